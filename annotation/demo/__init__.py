@@ -1,0 +1,149 @@
+"""The demo: a Portuguese Causal_QA.PT-style project, its people, a round of judgments and some gold.
+
+``demo_load()`` is idempotent: users are created once, and a project that exists is left alone.
+"""
+
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from ..importing.funnel import text_key
+from ..models import Assignment, CurationDecision, Item, Judgment, Membership, Option, Project, Topic
+
+DEMO_DIR = Path(__file__).resolve().parent
+
+# (username, password, project role, expertise); documented in the README and printed by `make run`.
+DEMO_USERS = [
+    ("admin", "admin", Membership.Role.OWNER, []),
+    ("curator", "curator", Membership.Role.CURATOR, []),
+    ("annotator1", "annotator1", Membership.Role.ANNOTATOR, ["education"]),
+    ("annotator2", "annotator2", Membership.Role.ANNOTATOR, ["technology"]),
+    ("annotator3", "annotator3", Membership.Role.ANNOTATOR, ["animals"]),
+]
+OPTION_ORDER = ["correct", "contradictory", "unfounded", "reversal", "irrelevant"]
+
+
+@dataclass
+class DemoResult:
+    project: Project
+    created: bool
+
+
+def demo_users() -> dict:
+    User = get_user_model()
+    users = {}
+    for username, password, role, _expertise in DEMO_USERS:
+        user, created = User.objects.get_or_create(username=username)
+        if created:
+            user.set_password(password)
+            user.is_staff = user.is_superuser = role == Membership.Role.OWNER
+            user.save()
+        users[username] = user
+    return users
+
+
+@transaction.atomic
+def demo_load(path: Path = DEMO_DIR / "causal_qa_pt.json", seed: int = 7) -> DemoResult:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    users = demo_users()
+    existing = Project.objects.filter(slug=data["project"]["slug"]).first()
+    if existing:
+        return DemoResult(existing, created=False)
+
+    project = Project.objects.create(
+        **data["project"],
+        class_targets={"associational": 20, "interventional": 20, "counterfactual": 20},
+        created_by=users["admin"],
+    )
+    for username, _password, role, expertise in DEMO_USERS:
+        Membership.objects.create(user=users[username], project=project, role=role, expertise=expertise)
+    topics = {
+        spec["label"]: Topic.objects.create(
+            project=project, label=spec["label"], top_words=spec["top_words"], selected=True, cluster=number
+        )
+        for number, spec in enumerate(data["topics"])
+    }
+    items = [_demo_item(project, topics, spec, users) for spec in data["items"]]
+    for topic in topics.values():
+        topic.size = sum(1 for item in items if item.topic_id == topic.pk)
+        topic.save(update_fields=["size"])
+    _demo_round(project, [item for item in items if item.reference_answer], users, random.Random(seed))
+    return DemoResult(project, created=True)
+
+
+def _demo_item(project, topics, spec, users) -> Item:
+    answer = spec.get("answer") or ""
+    by_model = spec.get("answer_by") == "model"
+    item = Item.objects.create(
+        project=project,
+        question=spec["question"],
+        context=spec.get("context", ""),
+        causal_class=spec["causal_class"],
+        topic=topics.get(spec.get("topic")),
+        origin=spec.get("origin", Item.Origin.NATURAL),
+        source=spec.get("source", ""),
+        external_id=spec["external_id"],
+        text_key=text_key(spec["question"]),
+        reference_answer=answer,
+        answer_by=(Item.AnswerBy.MODEL if by_model else Item.AnswerBy.HUMAN) if answer else Item.AnswerBy.NOBODY,
+        answer_author=None if by_model or not answer else users["annotator1"],
+        answer_provenance={"kind": "model", "model": "demo-llama-70b", "template": "answer/class-agnostic v1"}
+        if answer and by_model
+        else ({"kind": "human"} if answer else {}),
+        status=Item.Status.IN_REVIEW if answer else Item.Status.PENDING,
+        round=1 if answer else 0,
+    )
+    options = spec.get("options") or []
+    options = sorted(options, key=lambda option: OPTION_ORDER.index(option["role"]))
+    # Letter positions are shuffled per item with a fixed seed, so the correct answer is not always A.
+    positions = list(range(len(options)))
+    random.Random(item.external_id).shuffle(positions)
+    Option.objects.bulk_create(
+        Option(item=item, text=option["text"], role=option["role"], rationale=option.get("rationale", ""), position=pos)
+        for option, pos in zip(options, positions)
+    )
+    return item
+
+
+def _demo_round(project, answered: list[Item], users, rng: random.Random) -> None:
+    """Round 1: three annotators judge most answered items; the curator approves the clear ones."""
+    annotators = [users["annotator1"], users["annotator2"], users["annotator3"]]
+    now = timezone.now()
+    judged = answered[: max(len(answered) * 2 // 3, 1)]
+    for index, item in enumerate(judged):
+        good = index % 4 != 3  # every fourth item draws criticism
+        how_many = 3 if index % 5 else 2  # a few items are still waiting for their third judgment
+        for annotator in annotators[:how_many]:
+            assignment = Assignment.objects.create(
+                item=item, annotator=annotator, round=1, status=Assignment.Status.SUBMITTED, finished_at=now
+            )
+            ratings = {
+                key: max(1, min(5, (4 if good else 2) + rng.choice([-1, 0, 0, 1]))) for key in project.criterion_keys
+            }
+            vote = rng.choice(
+                [Judgment.Vote.ACCEPT] * 4 + [Judgment.Vote.NEEDS_REVISION]
+                if good
+                else [Judgment.Vote.REJECT, Judgment.Vote.NEEDS_REVISION, Judgment.Vote.NEEDS_REVISION]
+            )
+            Judgment.objects.create(
+                item=item,
+                annotator=annotator,
+                assignment=assignment,
+                round=1,
+                ratings=ratings,
+                vote=vote,
+                causal_class=item.causal_class if rng.random() > 0.15 else rng.choice(project.label_set),
+                comment="" if good else "A resposta não explica o mecanismo causal.",
+            )
+    approved = [item for index, item in enumerate(judged) if index % 4 != 3 and index % 5][:6]
+    for item in approved:
+        CurationDecision.objects.create(
+            item=item, curator=users["curator"], round=1, decision=CurationDecision.Decision.APPROVE
+        )
+        item.status = Item.Status.APPROVED
+        item.save(update_fields=["status", "updated_at"])

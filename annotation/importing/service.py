@@ -1,0 +1,232 @@
+"""``questions_import``: read a file, run the funnel, store items and every dropped row, in one go."""
+
+import json
+from collections import Counter
+from collections.abc import Callable
+
+from django.db import transaction
+from django.utils import timezone
+
+from ..bulk import fast_insert
+from ..models import DroppedRow, ImportBatch, Item, Project, Topic
+from .funnel import length_bounds, text_key, word_count
+from .read import ImportFileError, LabelResolver, RowError, SourceRow, read_source
+
+Stage = DroppedRow.Stage
+MAX_STORED_ERRORS = 1000
+
+
+class ImportRejected(Exception):
+    """The file has errors and ``skip_invalid`` was not given: nothing was imported."""
+
+    def __init__(self, batch: ImportBatch, errors: list[RowError]):
+        self.batch = batch
+        self.errors = errors
+        shown = "\n".join(f"  {error}" for error in errors[:20])
+        more = f"\n  … and {len(errors) - 20} more" if len(errors) > 20 else ""
+        super().__init__(f"{len(errors)} problem(s) in {batch.filename}; nothing was imported:\n{shown}{more}")
+
+
+def questions_import(
+    *,
+    project: Project,
+    data: bytes,
+    filename: str,
+    user=None,
+    skip_invalid: bool = False,
+    batch: ImportBatch | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> ImportBatch:
+    """Import source questions into ``project`` and return the batch with its funnel report.
+
+    Raises ``ImportRejected`` (after recording the failed batch) when the file has errors
+    and ``skip_invalid`` is false; then no item is written.
+    """
+    if batch is None:
+        batch = ImportBatch.objects.create(
+            project=project, created_by=user, filename=filename, skip_invalid=skip_invalid
+        )
+    say = progress or (lambda message: None)
+    say("reading")
+    try:
+        rows, errors = read_source(data, filename, LabelResolver(project.label_set))
+    except ImportFileError as exc:
+        _reject(batch, exc.errors)
+        raise ImportRejected(batch, exc.errors) from exc
+    if errors and not skip_invalid:
+        _reject(batch, errors)
+        raise ImportRejected(batch, errors)
+
+    say("filtering")
+    plan = _plan(project, rows, errors)
+    say("writing")
+    with transaction.atomic():
+        topic_ids = _topic_ids(project, {row.topic for row in plan.keep if row.topic})
+        now = timezone.now()
+        fast_insert(
+            Item,
+            ITEM_FIELDS,
+            (_item_values(row, topic_ids) for row in plan.keep),
+            constants={
+                "project_id": project.pk,
+                "import_batch_id": batch.pk,
+                "origin": Item.Origin.NATURAL,
+                "position_in_group": 0,
+                "version": 1,
+                "created_at": now,
+                "updated_at": now,
+            },
+        )
+        fast_insert(
+            DroppedRow,
+            ["line", "stage", "field", "reason", "question", "external_id"],
+            plan.dropped,
+            constants={"batch_id": batch.pk},
+        )
+        batch.funnel = plan.funnel
+        batch.errors = [error.as_dict() for error in errors[:MAX_STORED_ERRORS]]
+        batch.status = ImportBatch.Status.DONE
+        batch.finished_at = timezone.now()
+        batch.save(update_fields=["funnel", "errors", "status", "finished_at"])
+    say("done")
+    return batch
+
+
+ITEM_FIELDS = [
+    "question",
+    "context",
+    "causal_class",
+    "topic_id",
+    "source",
+    "external_id",
+    "text_key",
+    "reference_answer",
+    "answer_by",
+    "answer_provenance",
+    "status",
+    "round",
+    "metadata",
+]
+
+
+_IMPORTED_ANSWER = json.dumps({"kind": "import"})
+
+
+def _item_values(row: SourceRow, topic_ids: dict[str, int]) -> tuple:
+    # An item with a reference answer is ready for review (round 1); one without waits for an answer.
+    has_answer = bool(row.answer)
+    return (
+        row.question,
+        row.context,
+        row.causal_class,
+        topic_ids.get(row.topic),
+        row.source,
+        row.external_id,
+        row.text_key,
+        row.answer,
+        Item.AnswerBy.HUMAN if has_answer else Item.AnswerBy.NOBODY,
+        _IMPORTED_ANSWER if has_answer else "{}",
+        Item.Status.IN_REVIEW if has_answer else Item.Status.PENDING,
+        1 if has_answer else 0,
+        json.dumps(row.metadata, ensure_ascii=False) if row.metadata else "{}",
+    )
+
+
+class _Plan:
+    def __init__(self):
+        self.keep: list[SourceRow] = []
+        self.dropped: list[tuple] = []
+        self.funnel: dict = {}
+
+    def drop(self, row: SourceRow, stage: str, reason: str, field: str = ""):
+        self.dropped.append((row.line, stage, field, reason, row.question, row.external_id))
+
+
+def _plan(project: Project, rows: list[SourceRow], errors: list[RowError]) -> _Plan:
+    plan = _Plan()
+    for error in errors:
+        plan.dropped.append((error.line, Stage.INVALID, error.field, error.reason, "", ""))
+    invalid_lines = {error.line for error in errors}
+
+    causal = []
+    for row in rows:
+        if row.is_causal is False:
+            plan.drop(row, Stage.NOT_CAUSAL, "is_causal is false", "is_causal")
+        else:
+            causal.append(row)
+
+    unique, first_by_key, first_by_id = [], {}, {}
+    for row in causal:
+        row.text_key = text_key(row.question)
+        if row.text_key in first_by_key:
+            plan.drop(row, Stage.DUPLICATE, f"same text as line {first_by_key[row.text_key]}", "question")
+        elif row.external_id and row.external_id in first_by_id:
+            plan.drop(row, Stage.DUPLICATE, f"same id as line {first_by_id[row.external_id]}", "id")
+        else:
+            first_by_key[row.text_key] = row.line
+            if row.external_id:
+                first_by_id[row.external_id] = row.line
+            unique.append(row)
+
+    counts = [word_count(row.question) for row in unique]
+    bounds = length_bounds(counts)
+    in_length = []
+    for row, words in zip(unique, counts):
+        if words < bounds.min_words:
+            plan.drop(row, Stage.TOO_SHORT, f"{words} words (fewer than {bounds.min_words})", "question")
+        elif words > bounds.max_words:
+            plan.drop(
+                row,
+                Stage.TOO_LONG,
+                f"{words} words (more than {bounds.max_words:g} = Q3 + 1.5·IQR)",
+                "question",
+            )
+        else:
+            in_length.append(row)
+
+    existing_by_key, existing_by_id = {}, {}
+    for item_id, key, external_id in Item.objects.filter(project=project).values_list(
+        "id", "text_key", "external_id"
+    ):
+        existing_by_key.setdefault(key, item_id)
+        if external_id:
+            existing_by_id.setdefault(external_id, item_id)
+    for row in in_length:
+        if row.external_id and row.external_id in existing_by_id:
+            plan.drop(row, Stage.ALREADY_PRESENT, f"same id as item #{existing_by_id[row.external_id]}", "id")
+        elif row.text_key in existing_by_key:
+            plan.drop(
+                row, Stage.ALREADY_PRESENT, f"same text as item #{existing_by_key[row.text_key]}", "question"
+            )
+        else:
+            plan.keep.append(row)
+
+    plan.dropped.sort(key=lambda dropped: dropped[0])
+    plan.funnel = {
+        "read": len(rows) + len(invalid_lines),
+        "invalid": len(invalid_lines),
+        "causal": len(causal),
+        "unique": len(unique),
+        "in_length": len(in_length),
+        "imported": len(plan.keep),
+        "already_present": len(in_length) - len(plan.keep),
+        "bounds": bounds.as_dict(),
+        "classes": dict(Counter(row.causal_class or "unlabelled" for row in plan.keep)),
+    }
+    return plan
+
+
+def _topic_ids(project: Project, labels: set[str]) -> dict[str, int]:
+    existing = dict(Topic.objects.filter(project=project, label__in=labels).values_list("label", "id"))
+    missing = [Topic(project=project, label=label) for label in sorted(labels - existing.keys())]
+    Topic.objects.bulk_create(missing)
+    existing.update(Topic.objects.filter(project=project, label__in=labels).values_list("label", "id"))
+    return existing
+
+
+def _reject(batch: ImportBatch, errors: list[RowError]) -> None:
+    batch.status = ImportBatch.Status.FAILED
+    batch.errors = [error.as_dict() for error in errors[:MAX_STORED_ERRORS]]
+    batch.funnel = {"invalid": len({error.line for error in errors})}
+    batch.finished_at = timezone.now()
+    batch.save(update_fields=["status", "errors", "funnel", "finished_at"])

@@ -1,0 +1,404 @@
+"""The annotation domain: projects, their people, items and every judgment made of them."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
+
+PEARL_LABELS = ["associational", "interventional", "counterfactual"]
+
+DEFAULT_CRITERIA = [
+    {"key": "adherence", "label": "Adherence to the question", "min": 1, "max": 5},
+    {"key": "fluency", "label": "Fluency and correctness", "min": 1, "max": 5},
+    {"key": "coherence", "label": "Coherence and logical progression", "min": 1, "max": 5},
+    {"key": "relevance", "label": "Relevance and objectivity", "min": 1, "max": 5},
+]
+
+
+def default_label_set() -> list[str]:
+    return list(PEARL_LABELS)
+
+
+def default_criteria() -> list[dict]:
+    return [dict(criterion) for criterion in DEFAULT_CRITERIA]
+
+
+class Project(models.Model):
+    class AnswerFormat(models.TextChoices):
+        OPEN = "open", _("Open answer")
+        MULTIPLE_CHOICE = "multiple_choice", _("Multiple choice")
+        YES_NO = "yes_no", _("Yes / no")
+        RATING = "rating", _("Rating scale")
+
+    class Design(models.TextChoices):
+        """Which benchmark design the project follows (item shape, stages, exports)."""
+
+        CAUSAL_QA_PT = "causal_qa_pt", "Causal_QA.PT"
+        METER = "meter", "METER"
+        CAUSALBENCH = "causalbench", "CausalBench"
+        CAUSALITYCHECK = "causalitycheck", "CausalityCheck"
+        EXPLICA = "explica", "ExpliCa"
+
+    class ApprovalPolicy(models.TextChoices):
+        CURATOR = "curator", _("A curator decides every item")
+        MAJORITY = "majority", _("Majority vote approves; a curator confirms")
+
+    name = models.CharField(_("name"), max_length=200)
+    slug = models.SlugField(_("slug"), max_length=80, unique=True)
+    description = models.TextField(_("description"), blank=True)
+    language = models.CharField(_("language"), max_length=16, default="pt-BR")
+    design = models.CharField(_("design"), max_length=32, choices=Design.choices, default=Design.CAUSAL_QA_PT)
+    answer_format = models.CharField(
+        _("answer format"), max_length=32, choices=AnswerFormat.choices, default=AnswerFormat.OPEN
+    )
+    label_set = models.JSONField(_("causal labels"), default=default_label_set)
+    criteria = models.JSONField(_("rating criteria"), default=default_criteria)
+    overlap = models.PositiveSmallIntegerField(_("judgments per item per round"), default=3)
+    approval_policy = models.CharField(
+        _("approval policy"), max_length=32, choices=ApprovalPolicy.choices, default=ApprovalPolicy.CURATOR
+    )
+    assignment_timeout_minutes = models.PositiveIntegerField(_("assignment timeout (minutes)"), default=30)
+    class_targets = models.JSONField(_("target count per causal class"), default=dict, blank=True)
+    guidelines = models.TextField(_("guidelines (Markdown)"), blank=True)
+    design_settings = models.JSONField(_("design settings"), default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [models.CheckConstraint(condition=Q(overlap__gte=1), name="project_overlap_positive")]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def criterion_keys(self) -> list[str]:
+        return [criterion["key"] for criterion in self.criteria]
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        ANNOTATOR = "annotator", _("Annotator")
+        CURATOR = "curator", _("Curator")
+        OWNER = "owner", _("Owner")
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.ANNOTATOR)
+    expertise = models.JSONField(_("expertise tags"), default=list, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "project"], name="membership_unique_user_project")]
+
+    def __str__(self) -> str:
+        return f"{self.user} · {self.project} · {self.role}"
+
+
+class Topic(models.Model):
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="topics")
+    label = models.CharField(max_length=200)
+    cluster = models.IntegerField(null=True, blank=True, help_text=_("Cluster number; -1 is the residual topic."))
+    top_words = models.JSONField(default=list, blank=True)
+    seed_words = models.JSONField(default=list, blank=True)
+    size = models.PositiveIntegerField(default=0)
+    is_residual = models.BooleanField(default=False)
+    selected = models.BooleanField(_("selected for annotation"), default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["project", "-size", "label"]
+        constraints = [models.UniqueConstraint(fields=["project", "label"], name="topic_unique_label")]
+
+    def __str__(self) -> str:
+        return self.label
+
+
+class ItemGroup(models.Model):
+    """Shared context of grouped items: a METER entry, a CausalBench scenario, a seed and its variants."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="groups")
+    kind = models.CharField(max_length=32, default="group")
+    external_id = models.CharField(max_length=200, blank=True)
+    context = models.TextField(blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"], condition=~Q(external_id=""), name="group_unique_external_id"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id or f"{self.kind} #{self.pk}"
+
+
+class ImportBatch(models.Model):
+    """One upload of source questions, with its preprocessing funnel."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    filename = models.CharField(max_length=255)
+    source_file = models.FileField(upload_to="imports/%Y/%m/", blank=True)
+    skip_invalid = models.BooleanField(default=False)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    funnel = models.JSONField(default=dict, blank=True)
+    errors = models.JSONField(default=list, blank=True, help_text=_("Row errors that stopped the import."))
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.filename} → {self.project}"
+
+
+class DroppedRow(models.Model):
+    """A source row the import left out, and why (kept so the funnel can be audited)."""
+
+    class Stage(models.TextChoices):
+        INVALID = "invalid", _("Invalid")
+        NOT_CAUSAL = "not_causal", _("Not causal")
+        DUPLICATE = "duplicate", _("Duplicate")
+        TOO_SHORT = "too_short", _("Too short")
+        TOO_LONG = "too_long", _("Too long")
+        ALREADY_PRESENT = "already_present", _("Already in the project")
+
+    batch = models.ForeignKey(ImportBatch, on_delete=models.CASCADE, related_name="dropped_rows")
+    line = models.PositiveIntegerField()
+    stage = models.CharField(max_length=24, choices=Stage.choices)
+    field = models.CharField(max_length=64, blank=True)
+    reason = models.TextField()
+    question = models.TextField(blank=True)
+    external_id = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["batch", "line"]
+
+
+class Item(models.Model):
+    class Origin(models.TextChoices):
+        NATURAL = "natural", _("Natural")
+        GENERATED = "generated", _("Generated")
+
+    class Status(models.TextChoices):
+        PENDING = "pending", _("Pending")
+        IN_REVIEW = "in_review", _("In review")
+        NEEDS_REVISION = "needs_revision", _("Needs revision")
+        APPROVED = "approved", _("Approved")
+        REJECTED = "rejected", _("Rejected")
+
+    class AnswerBy(models.TextChoices):
+        NOBODY = "", _("No answer yet")
+        HUMAN = "human", _("A person")
+        MODEL = "model", _("A model")
+
+    # The composite indexes below all start with project, so its own index would be redundant.
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items", db_index=False)
+    group = models.ForeignKey(ItemGroup, null=True, blank=True, on_delete=models.SET_NULL, related_name="items")
+    position_in_group = models.PositiveSmallIntegerField(default=0)
+    question = models.TextField()
+    context = models.TextField(blank=True)
+    causal_class = models.CharField(max_length=64, blank=True)
+    topic = models.ForeignKey(Topic, null=True, blank=True, on_delete=models.SET_NULL, related_name="items")
+    origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.NATURAL)
+    source = models.CharField(max_length=200, blank=True)
+    external_id = models.CharField(max_length=200, blank=True)
+    text_key = models.CharField(max_length=40, help_text=_("Hash of the normalised question, for finding duplicates."))
+    reference_answer = models.TextField(blank=True)
+    answer_by = models.CharField(max_length=8, choices=AnswerBy.choices, blank=True, default=AnswerBy.NOBODY)
+    answer_author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
+    )
+    # Which model and prompt version wrote the answer: {"model": ..., "template": ..., "call_id": ...}.
+    answer_provenance = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    round = models.PositiveIntegerField(default=0)
+    version = models.PositiveIntegerField(default=1, help_text=_("Bumped on every edit; guards concurrent saves."))
+    # Provenance only, so no database constraint: checking it for each of 100,000 imported rows
+    # costs a third of the import on PostgreSQL. Django still nulls it when a batch is deleted.
+    import_batch = models.ForeignKey(
+        ImportBatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="items", db_constraint=False
+    )
+    metadata = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        indexes = [
+            models.Index(fields=["project", "status", "round"], name="item_project_status_round"),
+            models.Index(fields=["project", "causal_class"], name="item_project_class"),
+            models.Index(fields=["project", "text_key"], name="item_project_text_key"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "external_id"], condition=~Q(external_id=""), name="item_unique_external_id"
+            ),
+            models.CheckConstraint(condition=Q(version__gte=1), name="item_version_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return self.question[:80]
+
+    @property
+    def is_multiple_choice(self) -> bool:
+        return self.options.exists()
+
+
+class Option(models.Model):
+    class Role(models.TextChoices):
+        CORRECT = "correct", _("Correct")
+        CONTRADICTORY = "contradictory", _("Contradictory")
+        UNFOUNDED = "unfounded", _("Unfounded")
+        REVERSAL = "reversal", _("Causal reversal")
+        IRRELEVANT = "irrelevant", _("Irrelevant fact")
+        OTHER = "other", _("Other")
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="options")
+    text = models.TextField()
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.OTHER)
+    rationale = models.TextField(blank=True)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["item", "position"]
+        constraints = [models.UniqueConstraint(fields=["item", "position"], name="option_unique_position")]
+
+    def __str__(self) -> str:
+        return f"{self.letter}. {self.text[:60]}"
+
+    @property
+    def letter(self) -> str:
+        return chr(ord("A") + self.position)
+
+
+class Revision(models.Model):
+    """Append-only history: the item as it stood after each change, and who or what made it."""
+
+    class Kind(models.TextChoices):
+        CREATED = "created", _("Created")
+        EDIT = "edit", _("Edited by a person")
+        ANSWER = "answer", _("Answered by a person")
+        MODEL = "model", _("Written by a model")
+        DECISION = "decision", _("Curation decision")
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    round = models.PositiveIntegerField(default=0)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.EDIT)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    # Set when a model made the change; the generation app's LLMCall with this id holds prompt and output.
+    llm_call_id = models.BigIntegerField(null=True, blank=True, db_index=True)
+    provenance = models.JSONField(default=dict, blank=True)
+    snapshot = models.JSONField(help_text=_("Question, context, answer, class and options after the change."))
+    changed_fields = models.JSONField(default=list, blank=True)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item", "number"]
+        constraints = [models.UniqueConstraint(fields=["item", "number"], name="revision_unique_number")]
+
+    def __str__(self) -> str:
+        return f"{self.item_id} r{self.number}"
+
+
+class Assignment(models.Model):
+    """An item handed to an annotator in a round (round 0: write the answer of a natural question)."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active", _("Active")
+        SUBMITTED = "submitted", _("Submitted")
+        SKIPPED = "skipped", _("Skipped")
+        EXPIRED = "expired", _("Expired")
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    round = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    skip_reason = models.TextField(blank=True)
+    assigned_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["annotator", "status"], name="assignment_annotator_status"),
+            models.Index(fields=["item", "round", "status"], name="assignment_item_round_status"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["item", "annotator", "round"], name="assignment_unique_item_annotator_round"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.item_id} → {self.annotator} (round {self.round})"
+
+
+class Judgment(models.Model):
+    class Vote(models.TextChoices):
+        ACCEPT = "accept", _("Accept")
+        REJECT = "reject", _("Reject")
+        NEEDS_REVISION = "needs_revision", _("Needs revision")
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="judgments")
+    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judgments")
+    assignment = models.OneToOneField(
+        Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="judgment"
+    )
+    round = models.PositiveIntegerField()
+    ratings = models.JSONField(default=dict, blank=True, help_text=_("Criterion key → rating."))
+    vote = models.CharField(max_length=16, choices=Vote.choices, blank=True)
+    causal_class = models.CharField(max_length=64, blank=True)
+    comment = models.TextField(blank=True)
+    edited = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["item", "round"], name="judgment_item_round")]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "annotator", "round"], name="judgment_unique_item_annotator_round")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} on {self.item_id} (round {self.round})"
+
+
+class CurationDecision(models.Model):
+    class Decision(models.TextChoices):
+        APPROVE = "approve", _("Approve")
+        REJECT = "reject", _("Reject")
+        REVISE = "revise", _("Revise")
+
+    item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="decisions")
+    curator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    round = models.PositiveIntegerField()
+    decision = models.CharField(max_length=16, choices=Decision.choices)
+    note = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item", "round"]
+        constraints = [models.UniqueConstraint(fields=["item", "round"], name="decision_unique_item_round")]
+
+    def __str__(self) -> str:
+        return f"{self.decision} {self.item_id} (round {self.round})"

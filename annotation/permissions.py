@@ -1,0 +1,54 @@
+"""Who may do what in a project. Pages, the API and commands all ask here.
+
+Roles are ordered: annotator < curator < owner. Superusers act as owners everywhere.
+A user who is not a member of a project gets a 404 for it, so its existence does not leak.
+"""
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import QuerySet
+from django.http import Http404
+
+from .models import Membership, Project
+
+Role = Membership.Role
+
+ROLE_RANK = {Role.ANNOTATOR: 1, Role.CURATOR: 2, Role.OWNER: 3}
+
+
+def project_role(user, project: Project) -> str | None:
+    """The user's role in the project, or None for an outsider. Cached on the user per project."""
+    if not user.is_authenticated:
+        return None
+    if user.is_superuser:
+        return Role.OWNER
+    cache = user.__dict__.setdefault("_project_roles", {})
+    if project.pk not in cache:
+        cache[project.pk] = (
+            Membership.objects.filter(user=user, project=project).values_list("role", flat=True).first()
+        )
+    return cache[project.pk]
+
+
+def has_role(user, project: Project, minimum: str) -> bool:
+    role = project_role(user, project)
+    return role is not None and ROLE_RANK[role] >= ROLE_RANK[minimum]
+
+
+def projects_for_user(user) -> QuerySet[Project]:
+    if not user.is_authenticated:
+        return Project.objects.none()
+    if user.is_superuser:
+        return Project.objects.all()
+    return Project.objects.filter(memberships__user=user)
+
+
+def get_project_for_user(user, slug: str, minimum: str = Role.ANNOTATOR) -> Project:
+    """The project a request may touch: 404 for outsiders, 403 for members without the role."""
+    project = Project.objects.filter(slug=slug).first()
+    if project is None or project_role(user, project) is None:
+        raise Http404("No such project.")
+    if not has_role(user, project, minimum):
+        raise PermissionDenied(f"This needs the {Role(minimum).label.lower()} role in {project.name}.")
+    project.user_role = project_role(user, project)
+    project.user_role_label = Role(project.user_role).label
+    return project

@@ -1,0 +1,55 @@
+"""Reads for pages and the API: one query per figure, never one per row."""
+
+from django.db.models import Count, Q, QuerySet
+
+from .models import ImportBatch, Item, Membership, Project
+from .permissions import projects_for_user
+
+
+def projects_overview(user) -> QuerySet[Project]:
+    """The user's projects with item counts by status, in one query."""
+    Status = Item.Status
+    return projects_for_user(user).annotate(
+        n_items=Count("items", distinct=True),
+        n_gold=Count("items", filter=Q(items__status=Status.APPROVED), distinct=True),
+        n_in_review=Count("items", filter=Q(items__status=Status.IN_REVIEW), distinct=True),
+        n_members=Count("memberships", distinct=True),
+    )
+
+
+def status_counts(project: Project) -> list[dict]:
+    counts = dict(project.items.values_list("status").annotate(n=Count("id")))
+    return [{"status": value, "label": label, "count": counts.get(value, 0)} for value, label in Item.Status.choices]
+
+
+def class_status_table(project: Project) -> list[dict]:
+    """Rows of causal class × status counts, with the project's target per class."""
+    cells: dict[str, dict[str, int]] = {}
+    for causal_class, status, n in project.items.values_list("causal_class", "status").annotate(n=Count("id")):
+        cells.setdefault(causal_class or "", {})[status] = n
+    labels = list(project.label_set) + sorted(key for key in cells if key not in project.label_set)
+    rows = []
+    for label in labels:
+        by_status = cells.get(label, {})
+        rows.append(
+            {
+                "label": label or "—",
+                "by_status": [by_status.get(value, 0) for value, _ in Item.Status.choices],
+                "total": sum(by_status.values()),
+                "gold": by_status.get(Item.Status.APPROVED, 0),
+                "target": project.class_targets.get(label),
+            }
+        )
+    return rows
+
+
+def members_by_role(project: Project) -> list[dict]:
+    """[{"role": label, "members": [membership, ...]}, ...] in the order annotator, curator, owner."""
+    by_role: dict[str, list] = {role: [] for role, _ in Membership.Role.choices}
+    for membership in project.memberships.select_related("user").order_by("user__username"):
+        by_role[membership.role].append(membership)
+    return [{"role": label, "members": by_role[role]} for role, label in Membership.Role.choices]
+
+
+def recent_imports(project: Project, limit: int = 20) -> QuerySet[ImportBatch]:
+    return project.imports.select_related("created_by")[:limit]

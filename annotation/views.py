@@ -1,0 +1,99 @@
+"""Pages of the annotation app: projects and imports. Views stay thin; services do the work."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.db.models import Count
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods
+
+from . import selectors
+from .forms import ImportForm
+from .models import ImportBatch, Item
+from .permissions import Role, get_project_for_user
+from .spreadsheet import csv_response
+from .tasks import import_questions_task
+
+# htmx polling stops when the server answers 286.
+STOP_POLLING = 286
+
+
+@login_required
+def home(request):
+    projects = selectors.projects_overview(request.user)
+    return render(request, "annotation/home.html", {"projects": projects})
+
+
+@login_required
+def project_detail(request, slug):
+    project = get_project_for_user(request.user, slug)
+    context = {
+        "project": project,
+        "status_counts": selectors.status_counts(project),
+        "class_rows": selectors.class_status_table(project),
+        "status_choices": Item.Status.choices,
+        "members": selectors.members_by_role(project),
+        "can_curate": project.user_role in (Role.CURATOR, Role.OWNER),
+    }
+    return render(request, "annotation/project_detail.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def import_list(request, slug):
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    form = ImportForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        upload = form.cleaned_data["file"]
+        with transaction.atomic():
+            batch = ImportBatch.objects.create(
+                project=project,
+                created_by=request.user,
+                filename=upload.name[:255],
+                skip_invalid=form.cleaned_data["skip_invalid"],
+                source_file=upload,
+            )
+            transaction.on_commit(lambda: import_questions_task.delay(batch.pk))
+        messages.info(request, _("The file is being imported."))
+        return redirect("annotation:import_detail", slug=project.slug, batch_id=batch.pk)
+    context = {"project": project, "form": form, "batches": selectors.recent_imports(project)}
+    return render(request, "annotation/import_list.html", context)
+
+
+@login_required
+def import_detail(request, slug, batch_id):
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    batch = get_object_or_404(ImportBatch, project=project, pk=batch_id)
+    stage_counts = dict(batch.dropped_rows.values_list("stage").annotate(n=Count("id")))
+    context = {
+        "project": project,
+        "batch": batch,
+        "stage_counts": stage_counts,
+        "dropped_preview": batch.dropped_rows.all()[:50],
+        "finished": batch.status in (ImportBatch.Status.DONE, ImportBatch.Status.FAILED),
+    }
+    if request.htmx:
+        response = render(request, "annotation/import_detail.html#report", context)
+        if context["finished"]:
+            response.status_code = STOP_POLLING
+        return response
+    return render(request, "annotation/import_detail.html", context)
+
+
+@login_required
+def import_dropped_csv(request, slug, batch_id):
+    """Every dropped row with its reason, streamed as CSV."""
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    batch = get_object_or_404(ImportBatch, project=project, pk=batch_id)
+    rows = batch.dropped_rows.values_list("line", "stage", "field", "reason", "external_id", "question")
+    return csv_response(
+        f"import-{batch.pk}-dropped.csv",
+        ["line", "stage", "field", "reason", "id", "question"],
+        rows.iterator(chunk_size=2000),
+    )
+
+
+def healthz(request):
+    return HttpResponse("ok", content_type="text/plain")

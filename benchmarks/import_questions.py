@@ -1,0 +1,104 @@
+"""Import 100,000 questions through the whole funnel and print rows per second.
+
+    .venv/bin/python benchmarks/import_questions.py [--rows 100000]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench .venv/bin/python benchmarks/import_questions.py
+
+The file is built here: varied Portuguese questions, with duplicates, non-causal rows,
+rows too short and too long, so every step of the funnel has work. Ends with one JSON line.
+"""
+
+import argparse
+import csv
+import io
+import json
+import random
+import time
+
+import _django
+
+STEMS = [
+    "Por que {a} aumenta quando {b} diminui em {c}",
+    "Se eu {d}, será que {a} melhora em {c}",
+    "O que teria acontecido com {a} se {b} não tivesse mudado em {c}",
+    "Qual a relação entre {a} e {b} no caso de {c}",
+    "Se o governo {d}, o que acontece com {a} em {c}",
+]
+WORDS_A = ["o desemprego", "a inflação", "a evasão escolar", "o salário", "a produtividade", "a saúde do gato"]
+WORDS_B = ["a taxa de juros", "o investimento", "o preço da ração", "a carga horária", "o número de vagas"]
+WORDS_C = ["São Paulo", "Fortaleza", "2020", "universidades públicas", "pequenas empresas", "home office"]
+WORDS_D = ["estudar à noite", "mudar de área", "cortar impostos", "contratar mais gente", "adotar um cachorro"]
+CLASSES = ["associativa", "intervencional", "contrafactual"]
+
+
+def build_file(rows: int, seed: int = 1) -> bytes:
+    rng = random.Random(seed)
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["id", "question", "causal_class", "is_causal", "source", "topic"])
+    for n in range(rows):
+        roll = rng.random()
+        if roll < 0.03:
+            question = "Por quê?"  # too short
+        elif roll < 0.05:
+            question = " ".join(["muito"] * 80) + "?"  # too long
+        else:
+            stem = rng.choice(STEMS)
+            question = stem.format(
+                a=rng.choice(WORDS_A), b=rng.choice(WORDS_B), c=rng.choice(WORDS_C), d=rng.choice(WORDS_D)
+            )
+            question += f" (caso {n if rng.random() > 0.05 else n // 2})?"  # ~5% near-duplicates
+        writer.writerow(
+            [f"q{n}", question, rng.choice(CLASSES), "false" if rng.random() < 0.1 else "true",
+             rng.choice(["Reddit", "ShareGPT", "WildChat"]), rng.choice(["Educação", "Economia", "Animais"])]
+        )
+    return buffer.getvalue().encode("utf-8")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=100_000)
+    args = parser.parse_args()
+    _django.setup("import")
+    from annotation.importing import questions_import
+    from annotation.models import Project
+
+    data = build_file(args.rows)
+    project = Project.objects.create(name="bench import", slug=f"bench-import-{int(time.time())}")
+    try:
+        started = time.perf_counter()
+        batch = questions_import(project=project, data=data, filename="bench.csv")
+        seconds = time.perf_counter() - started
+        again_started = time.perf_counter()
+        again = questions_import(project=project, data=data, filename="bench.csv")
+        again_seconds = time.perf_counter() - again_started
+    finally:
+        project.items.all().delete()
+        project.imports.all().delete()
+        project.delete()
+    funnel = batch.funnel
+    print(f"database: {_django.database_label()}; file: {len(data) / 1e6:.1f} MB, {args.rows:,} rows")
+    print(
+        "funnel: read {read} → causal {causal} → unique {unique} → in length {in_length} → imported {imported}".format(
+            **funnel
+        )
+    )
+    print(f"import: {seconds:.2f} s, {args.rows / seconds:,.0f} rows/s")
+    print(f"re-import of the same file: {again_seconds:.2f} s, {again.funnel['imported']} imported")
+    print(
+        json.dumps(
+            {
+                "benchmark": "import_questions",
+                "database": _django.database_label(),
+                "rows": args.rows,
+                "seconds": round(seconds, 3),
+                "rows_per_second": round(args.rows / seconds),
+                "imported": funnel["imported"],
+                "reimport_seconds": round(again_seconds, 3),
+                "reimport_imported": again.funnel["imported"],
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Pages of the evaluation app (agreement, releases, runs)."""

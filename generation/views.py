@@ -1,0 +1,1 @@
+"""Pages of the generation app (model endpoints, jobs, calls)."""

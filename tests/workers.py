@@ -1,0 +1,103 @@
+"""Real Celery worker processes for tests (no eager mode, no in-process fakes)."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+from django.db import connection
+
+from causalqa_site.celery import app, ping
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def database_url_for_current_connection() -> str:
+    """The URL of the database the tests are using right now (the test database)."""
+    cfg = connection.settings_dict
+    if connection.vendor == "sqlite":
+        return f"sqlite:///{Path(cfg['NAME']).resolve()}"
+    user = cfg.get("USER") or ""
+    password = f":{cfg['PASSWORD']}" if cfg.get("PASSWORD") else ""
+    auth = f"{user}{password}@" if user else ""
+    port = f":{cfg['PORT']}" if cfg.get("PORT") else ""
+    return f"postgres://{auth}{cfg.get('HOST') or 'localhost'}{port}/{cfg['NAME']}"
+
+
+class CeleryWorker:
+    """A worker process on a queue of its own; the test process sends to that queue while it runs."""
+
+    def __init__(self, log_path: Path, concurrency: int = 4, pool: str = "threads", extra_env: dict | None = None):
+        self.queue = f"test-{uuid.uuid4().hex[:10]}"
+        self.log_path = Path(log_path)
+        self.concurrency = concurrency
+        self.pool = pool
+        self.extra_env = extra_env or {}
+        self.process: subprocess.Popen | None = None
+        self._previous_queue = None
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable, "-m", "celery", "-A", "causalqa_site", "worker",
+            f"--pool={self.pool}", f"--concurrency={self.concurrency}", "-Q", self.queue,
+            "-n", f"{self.queue}@%h", "--without-heartbeat", "--without-gossip", "--without-mingle",
+            "--loglevel=INFO",
+        ]
+
+    def start(self, wait: float = 60.0) -> None:
+        if self._previous_queue is None:
+            self._previous_queue = app.conf.task_default_queue
+            app.conf.task_default_queue = self.queue
+        env = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "causalqa_site.settings",
+            "DATABASE_URL": database_url_for_current_connection(),
+            "CELERY_QUEUE": self.queue,
+            "PYTHONUNBUFFERED": "1",
+            **self.extra_env,
+        }
+        log = open(self.log_path, "ab")
+        self.process = subprocess.Popen(self.command(), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        log.close()
+        self.wait_ready(wait)
+
+    def wait_ready(self, wait: float) -> None:
+        result = ping.apply_async(args=["ready"], queue=self.queue)
+        try:
+            assert result.get(timeout=wait) == "ready"
+        except Exception as exc:  # noqa: BLE001 - show the worker's log with whatever went wrong
+            raise RuntimeError(f"worker did not start: {exc}\n{self.log()}") from exc
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def kill(self) -> None:
+        """SIGKILL: the worker gets no chance to clean up (as when a machine dies)."""
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=5)
+        if self._previous_queue is not None:
+            app.conf.task_default_queue = self._previous_queue
+            self._previous_queue = None
+
+    def wait_for(self, predicate, timeout: float = 30.0, interval: float = 0.1):
+        """Poll ``predicate()`` until it returns something truthy; fail with the worker log."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = predicate()
+            if value:
+                return value
+            time.sleep(interval)
+        raise AssertionError(f"condition not met within {timeout}s; worker log:\n{self.log()[-4000:]}")
