@@ -1,0 +1,157 @@
+"""Writes to items that every door shares: the annotator's page, the API, model tasks, commands.
+
+Every change to an item goes through ``item_update``: it bumps the item's version (so two
+people saving the same version cannot overwrite each other) and appends a ``Revision``
+holding the item as it stands after the change, with who or which model call made it.
+"""
+
+from dataclasses import dataclass
+
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from .models import Item, Option, Revision
+
+EDITABLE_FIELDS = ("question", "context", "reference_answer", "causal_class")
+OPTION_FIELDS = ("text", "role", "rationale")
+
+
+class EditConflict(Exception):
+    """Someone saved the item after ``expected_version``; ``current`` is the item as it is now."""
+
+    def __init__(self, current: Item, expected_version: int):
+        self.current = current
+        self.expected_version = expected_version
+        super().__init__(
+            f"item {current.pk} was changed by someone else (version {current.version}, expected {expected_version})"
+        )
+
+
+def item_snapshot(item: Item) -> dict:
+    options = [
+        {"position": option.position, "text": option.text, "role": option.role, "rationale": option.rationale}
+        for option in item.options.order_by("position")
+    ]
+    return {
+        "question": item.question,
+        "context": item.context,
+        "reference_answer": item.reference_answer,
+        "causal_class": item.causal_class,
+        "answer_by": item.answer_by,
+        "options": options,
+    }
+
+
+@dataclass(frozen=True)
+class Author:
+    """Who made a change: a person (``user``) or a model call (``llm_call_id`` + ``provenance``)."""
+
+    user: object = None
+    llm_call_id: int | None = None
+    provenance: dict | None = None
+
+    @property
+    def is_model(self) -> bool:
+        return self.llm_call_id is not None
+
+
+@transaction.atomic
+def item_update(
+    *,
+    item: Item,
+    changes: dict,
+    author: Author,
+    expected_version: int | None = None,
+    options: list[dict] | None = None,
+    kind: str = Revision.Kind.EDIT,
+    note: str = "",
+) -> Item:
+    """Apply ``changes`` (any of question, context, reference_answer, causal_class) and, when given,
+    replace the options with ``options`` (dicts with text, role, rationale, in letter order).
+
+    Raises ``EditConflict`` when ``expected_version`` is given and the item has moved on.
+    Returns the item as saved, with its new version.
+    """
+    unknown = set(changes) - set(EDITABLE_FIELDS)
+    if unknown:
+        raise ValueError(f"not editable: {', '.join(sorted(unknown))}")
+    current = Item.objects.select_for_update().get(pk=item.pk)
+    if expected_version is not None and current.version != expected_version:
+        raise EditConflict(current, expected_version)
+    before = item_snapshot(current)
+    _ensure_first_revision(current, before)
+
+    changed = [name for name, value in changes.items() if getattr(current, name) != value]
+    for name in changed:
+        setattr(current, name, changes[name])
+    if "reference_answer" in changed:
+        current.answer_by = Item.AnswerBy.MODEL if author.is_model else Item.AnswerBy.HUMAN
+        current.answer_author = None if author.is_model else author.user
+        current.answer_provenance = dict(author.provenance or {}) if author.is_model else {"kind": "human"}
+    if options is not None and _options_differ(before["options"], options):
+        current.options.all().delete()
+        Option.objects.bulk_create(
+            Option(item=current, position=position, **{field: spec.get(field, "") for field in OPTION_FIELDS})
+            for position, spec in enumerate(options)
+        )
+        changed.append("options")
+    if not changed:
+        return current
+
+    current.version = F("version") + 1
+    current.save(
+        update_fields=[*[name for name in changed if name != "options"], "answer_by", "answer_author",
+                       "answer_provenance", "version", "updated_at"]
+    )
+    current.refresh_from_db(fields=["version"])
+    Revision.objects.create(
+        item=current,
+        number=current.version,
+        round=current.round,
+        kind=kind,
+        author=author.user,
+        llm_call_id=author.llm_call_id,
+        provenance=dict(author.provenance or {}),
+        snapshot=item_snapshot(current),
+        changed_fields=changed,
+        note=note,
+    )
+    return current
+
+
+def _options_differ(before: list[dict], after: list[dict]) -> bool:
+    if len(before) != len(after):
+        return True
+    return any(old.get(f, "") != new.get(f, "") for old, new in zip(before, after) for f in OPTION_FIELDS)
+
+
+def _ensure_first_revision(item: Item, snapshot: dict) -> None:
+    """Imported and generated items have no revision yet; record how they started before the first change."""
+    if item.revisions.exists():
+        return
+    provenance = dict(item.answer_provenance or {})
+    if item.import_batch_id:
+        provenance.setdefault("import_batch", item.import_batch_id)
+    try:
+        with transaction.atomic():
+            Revision.objects.create(
+                item=item,
+                number=item.version,
+                round=item.round,
+                kind=Revision.Kind.CREATED,
+                provenance=provenance,
+                snapshot=snapshot,
+            )
+    except IntegrityError:
+        pass  # written by a concurrent first edit; both hold the same snapshot
+
+
+@transaction.atomic
+def item_start_round(*, item: Item) -> Item:
+    """Send the item (back) to review: the next round begins and needs fresh judgments."""
+    Item.objects.filter(pk=item.pk).update(
+        status=Item.Status.IN_REVIEW, round=F("round") + 1, updated_at=timezone.now()
+    )
+    item.refresh_from_db(fields=["status", "round", "updated_at"])
+    return item

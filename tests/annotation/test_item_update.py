@@ -1,0 +1,72 @@
+"""Every change to an item bumps its version and appends a revision; stale saves are refused."""
+
+import pytest
+
+from annotation.models import Item, Revision
+from annotation.services import Author, EditConflict, item_start_round, item_update
+from tests.factories import ItemFactory, OptionFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_an_edit_records_the_item_before_and_after(project, annotator):
+    item = ItemFactory(project=project, reference_answer="Antes.")
+    saved = item_update(item=item, changes={"reference_answer": "Depois."}, author=Author(user=annotator), expected_version=1)
+
+    assert saved.version == 2
+    first, second = Revision.objects.filter(item=item).order_by("number")
+    assert (first.number, first.kind, first.snapshot["reference_answer"]) == (1, "created", "Antes.")
+    assert (second.number, second.author, second.changed_fields) == (2, annotator, ["reference_answer"])
+    assert second.snapshot["reference_answer"] == "Depois."
+    saved.refresh_from_db()
+    assert (saved.answer_by, saved.answer_author) == (Item.AnswerBy.HUMAN, annotator)
+
+
+def test_a_save_based_on_an_old_version_is_refused_and_changes_nothing(project, annotators):
+    item = ItemFactory(project=project, question="Original?")
+    item_update(item=item, changes={"question": "Primeira edição?"}, author=Author(user=annotators[0]), expected_version=1)
+
+    with pytest.raises(EditConflict) as conflict:
+        item_update(item=item, changes={"question": "Segunda edição?"}, author=Author(user=annotators[1]), expected_version=1)
+
+    assert conflict.value.current.question == "Primeira edição?"
+    assert conflict.value.current.version == 2
+    item.refresh_from_db()
+    assert item.question == "Primeira edição?"
+
+
+def test_a_model_answer_is_marked_with_its_call(project):
+    item = ItemFactory(project=project, reference_answer="")
+    author = Author(llm_call_id=42, provenance={"model": "llama-70b", "template": "answer/class-agnostic v1"})
+    item_update(item=item, changes={"reference_answer": "Resposta do modelo."}, author=author, kind=Revision.Kind.MODEL)
+
+    item.refresh_from_db()
+    assert item.answer_by == Item.AnswerBy.MODEL and item.answer_provenance["model"] == "llama-70b"
+    revision = item.revisions.get(number=2)
+    assert revision.llm_call_id == 42 and revision.kind == "model"
+
+
+def test_options_are_replaced_and_recorded(project, annotator):
+    item = ItemFactory(project=project)
+    OptionFactory(item=item, text="Certa", role="correct", position=0)
+    OptionFactory(item=item, text="Errada", role="contradictory", position=1)
+    options = [{"text": "Certa", "role": "correct"}, {"text": "Errada, mas melhor", "role": "unfounded", "rationale": "r"}]
+    item_update(item=item, changes={}, options=options, author=Author(user=annotator))
+
+    assert list(item.options.values_list("text", "role", "position")) == [
+        ("Certa", "correct", 0), ("Errada, mas melhor", "unfounded", 1),
+    ]
+    assert item.revisions.get(number=2).changed_fields == ["options"]
+
+
+def test_saving_without_changes_writes_no_revision(project, annotator):
+    item = ItemFactory(project=project, question="Igual?")
+    saved = item_update(item=item, changes={"question": "Igual?"}, author=Author(user=annotator))
+    assert saved.version == 1
+    assert not item.revisions.filter(kind="edit").exists()
+
+
+def test_a_new_round_sends_the_item_back_to_review(project):
+    item = ItemFactory(project=project, status=Item.Status.NEEDS_REVISION, round=1)
+    item_start_round(item=item)
+    assert (item.status, item.round) == (Item.Status.IN_REVIEW, 2)
