@@ -217,6 +217,8 @@ class Item(models.Model):
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.NATURAL)
     source = models.CharField(max_length=200, blank=True)
     external_id = models.CharField(max_length=200, blank=True)
+    # Not indexed: duplicates are found by reading a project's keys in one pass, never one by one,
+    # and an index of random hashes would cost a third of a large import.
     text_key = models.CharField(max_length=40, help_text=_("Hash of the normalised question, for finding duplicates."))
     reference_answer = models.TextField(blank=True)
     answer_by = models.CharField(max_length=8, choices=AnswerBy.choices, blank=True, default=AnswerBy.NOBODY)
@@ -242,7 +244,6 @@ class Item(models.Model):
         indexes = [
             models.Index(fields=["project", "status", "round"], name="item_project_status_round"),
             models.Index(fields=["project", "causal_class"], name="item_project_class"),
-            models.Index(fields=["project", "text_key"], name="item_project_text_key"),
         ]
         constraints = [
             models.UniqueConstraint(

