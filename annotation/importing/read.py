@@ -112,13 +112,13 @@ class LabelResolver:
 
 def read_source(data: bytes, filename: str, labels: LabelResolver) -> tuple[list[SourceRow], list[RowError]]:
     """Parse ``data`` as CSV or JSONL (by extension, else by its first character)."""
-    lines, errors = _decode_lines(data)
-    if not any(line.strip() for line in lines):
+    text, errors = _decode(data)
+    if not text or text.isspace():
         raise ImportFileError([RowError(0, "", "the file is empty")])
-    if _looks_like_jsonl(filename, lines):
-        records = _jsonl_records(lines, errors)
+    if _looks_like_jsonl(filename, text):
+        records = _jsonl_records(text, errors)
     else:
-        records = _csv_records(lines, errors)
+        records = _csv_records(text, errors)
     rows = []
     for line_number, record in records:
         row = _check_record(line_number, record, labels, errors)
@@ -127,12 +127,12 @@ def read_source(data: bytes, filename: str, labels: LabelResolver) -> tuple[list
     return rows, errors
 
 
-def _decode_lines(data: bytes) -> tuple[list[str], list[RowError]]:
+def _decode(data: bytes) -> tuple[str, list[RowError]]:
     """Decode UTF-8 (BOM allowed). A line that is not UTF-8 becomes an error and an empty line."""
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     try:
-        return data.decode("utf-8").splitlines(keepends=True), []
+        return data.decode("utf-8"), []
     except UnicodeDecodeError:
         pass
     lines, errors = [], []
@@ -143,21 +143,21 @@ def _decode_lines(data: bytes) -> tuple[list[str], list[RowError]]:
             bad = raw[exc.start : exc.start + 1].hex()
             errors.append(RowError(number, "", f"invalid UTF-8 (byte 0x{bad} at column {exc.start + 1})"))
             lines.append("\n")
-    return lines, errors
+    return "".join(lines), errors
 
 
-def _looks_like_jsonl(filename: str, lines: list[str]) -> bool:
+def _looks_like_jsonl(filename: str, text: str) -> bool:
     lower = filename.lower()
     if lower.endswith((".jsonl", ".ndjson", ".json")):
         return True
     if lower.endswith((".csv", ".tsv", ".txt")):
         return False
-    first = next((line.strip() for line in lines if line.strip()), "")
-    return first.startswith("{")
+    return text.lstrip().startswith("{")
 
 
-def _jsonl_records(lines: list[str], errors: list[RowError]):
-    for number, line in enumerate(lines, start=1):
+def _jsonl_records(text: str, errors: list[RowError]):
+    # split on "\n" only: JSON strings may hold U+2028 and other characters splitlines() breaks on
+    for number, line in enumerate(text.split("\n"), start=1):
         if not line.strip():
             continue
         try:
@@ -181,8 +181,8 @@ def _canonical(record: dict) -> dict:
     return result
 
 
-def _csv_records(lines: list[str], errors: list[RowError]):
-    reader = csv.reader(io.StringIO("".join(lines)))
+def _csv_records(text: str, errors: list[RowError]):
+    reader = csv.reader(io.StringIO(text))
     try:
         header = next(reader)
     except csv.Error as exc:
