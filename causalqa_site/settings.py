@@ -227,6 +227,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "ItemStatusEnum": "annotation.models.Item.Status",
+        "ReleaseStatusEnum": "evaluation.models.Release.Status",
+    },
 }
 
 # --- Language models ----------------------------------------------------------------------
