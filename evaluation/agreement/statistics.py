@@ -18,7 +18,6 @@ from itertools import combinations
 import krippendorff
 import numpy as np
 from django.utils.translation import gettext as _
-from sklearn.metrics import cohen_kappa_score
 
 from .bootstrap import Bootstrap, Interval, percentile_interval
 from .table import LEVELS, MISSING, AgreementInputError, RatingTable
@@ -184,6 +183,9 @@ def _pair_kappa(codes_a: np.ndarray, codes_b: np.ndarray, k: int, weights: str |
     used = np.union1d(codes_a, codes_b)
     if len(used) == 1:
         return Estimate(None, n, _one_value_note(table.categories[used[0]], n))
+    # scikit-learn costs ~150 MB to import: only processes that compute agreement pay for it.
+    from sklearn.metrics import cohen_kappa_score
+
     value = cohen_kappa_score(codes_a, codes_b, labels=list(range(k)), weights=weights)
     return Estimate(float(value), n)
 

@@ -1,9 +1,9 @@
 """Freezing a project's approved items into a release, and the figures its card reports."""
 
-import json
 from collections import Counter, defaultdict
 from collections.abc import Callable
 
+import orjson
 from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
@@ -12,6 +12,7 @@ from annotation.bulk import fast_insert
 from annotation.models import ImportBatch, Item, Membership, Revision
 
 from ..models import Release, ReleaseItem
+from ..selectors.releases import release_split_texts
 from .records import answer_model_and_prompt, canonical_line, checksum, item_record
 from .splits import SPLITS, SplitUnit, assign_splits, group_stratum
 
@@ -69,7 +70,7 @@ def freeze_items(release: Release, placement: dict, progress: Callable[[int], No
             record = item_record(item, slug=slug, options=sorted(item.options.all(), key=lambda o: o.position),
                                  models_by_call=models_by_call)
             split, position = placement[item.pk]
-            rows.append((item.pk, split, position, item.causal_class, json.dumps(record, ensure_ascii=False)))
+            rows.append((item.pk, split, position, item.causal_class, canonical_line(record).decode().rstrip("\n")))
             _count(tally, item, record, split)
         with transaction.atomic():
             fast_insert(ReleaseItem, ["item_id", "split", "position", "causal_class", "data"], rows,
@@ -80,9 +81,10 @@ def freeze_items(release: Release, placement: dict, progress: Callable[[int], No
 
 
 def release_checksum(release: Release) -> str:
+    """The checksum of what was stored, read back exactly as the exports will read it."""
+
     def lines(split):
-        rows = release.items.filter(split=split).order_by("position").values_list("data", flat=True)
-        return (canonical_line(data) for data in rows.iterator(chunk_size=CHUNK))
+        return (canonical_line(orjson.loads(text)) for text in release_split_texts(release, split, CHUNK))
 
     return checksum(lines(split) for split in SPLITS)
 

@@ -4,8 +4,6 @@ Everything streams: records come from the database in chunks and go straight to 
 to a zip that is sent while it is written), so memory stays flat whatever the size of the release.
 """
 
-import codecs
-import csv
 import hashlib
 import io
 import zipfile
@@ -13,17 +11,20 @@ from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
 
+import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from annotation.spreadsheet import neutralise_formula
+from annotation.spreadsheet import FORMULA_PREFIXES
 
-from ..selectors.releases import release_split_records
+from ..selectors.releases import release_split_texts
 from .card import FORMATS, data_path, render_card
-from .records import ARROW_SCHEMA, FIELDS, canonical_line, csv_row
+from .records import ARROW_SCHEMA, FIELDS, canonical_line
 from .splits import SPLITS
 
-BATCH = 5000
+BATCH = 1000
 
 
 class ExportError(ValueError):
@@ -56,39 +57,80 @@ class _Hashing(io.RawIOBase):
         return self.raw.write(data)
 
 
+class Batch:
+    """A run of records in split order: parsed once, and turned once into canonical lines and an Arrow batch
+    that every writer shares."""
+
+    def __init__(self, texts: list[str]):
+        self.records = [orjson.loads(text) for text in texts]
+        self.lines = [canonical_line(record) for record in self.records]
+        self._arrow: pa.RecordBatch | None = None
+
+    @property
+    def arrow(self) -> pa.RecordBatch:
+        if self._arrow is None:
+            self._arrow = pa.RecordBatch.from_pylist(self.records, schema=ARROW_SCHEMA)
+        return self._arrow
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+
 class _JsonlWriter:
     def __init__(self, fh):
         self.fh = fh
 
-    def write(self, records: list[dict]) -> None:
-        self.fh.write("".join(canonical_line(record) for record in records).encode("utf-8"))
+    def write(self, batch: Batch) -> None:
+        self.fh.write(b"".join(batch.lines))
 
     def close(self) -> None:
         pass
 
 
+# annotation.spreadsheet.neutralise_formula, applied to whole columns at once: a cell that starts with
+# one of FORMULA_PREFIXES gets a leading "'" (tests check both give the same text).
+_FORMULA_START = "^[" + "".join("\\" + prefix if prefix in "-\\^]" else prefix for prefix in FORMULA_PREFIXES) + "]"
+
+
+def neutralise_column(column: pa.Array) -> pa.Array:
+    starts = pc.match_substring_regex(column, _FORMULA_START)
+    return pc.if_else(starts, pc.binary_join_element_wise("'", column, ""), column)
+
+
 class _CsvWriter:
-    """CSV with every cell neutralised against formula injection (see annotation.spreadsheet)."""
+    """CSV with every text cell that could start a formula neutralised; options as JSON text."""
 
     def __init__(self, fh):
-        self.text = codecs.getwriter("utf-8")(fh)
-        self.writer = csv.writer(self.text)
-        self.writer.writerow(FIELDS)
+        self.fh = fh
+        self.writer = None
 
-    def write(self, records: list[dict]) -> None:
-        self.writer.writerows([neutralise_formula(value) for value in csv_row(record)] for record in records)
+    def write(self, batch: Batch) -> None:
+        columns = []
+        for name, column in zip(batch.arrow.schema.names, batch.arrow.columns):
+            if name == "options":
+                column = pa.array([orjson.dumps(record["options"]).decode() for record in batch.records], pa.string())
+            if pa.types.is_string(column.type):
+                column = neutralise_column(column)
+            columns.append(column)
+        table = pa.RecordBatch.from_arrays(columns, names=batch.arrow.schema.names)
+        if self.writer is None:
+            self.writer = pacsv.CSVWriter(self.fh, table.schema, write_options=pacsv.WriteOptions(quoting_style="needed"))
+        self.writer.write_batch(table)
 
     def close(self) -> None:
-        self.text.flush()
+        if self.writer is None:  # an empty split still gets its header
+            self.fh.write((",".join(FIELDS) + "\n").encode())
+        else:
+            self.writer.close()
 
 
 class _ParquetWriter:
     def __init__(self, fh):
         self.writer = pq.ParquetWriter(fh, ARROW_SCHEMA, compression="zstd")
 
-    def write(self, records: list[dict]) -> None:
-        if records:
-            self.writer.write_batch(pa.RecordBatch.from_pylist(records, schema=ARROW_SCHEMA))
+    def write(self, batch: Batch) -> None:
+        if len(batch):
+            self.writer.write_batch(batch.arrow)
 
     def close(self) -> None:
         self.writer.close()
@@ -97,9 +139,10 @@ class _ParquetWriter:
 WRITERS = {"jsonl": _JsonlWriter, "csv": _CsvWriter, "parquet": _ParquetWriter}
 
 
-def _batches(records: Iterator[dict], size: int = BATCH) -> Iterator[list[dict]]:
-    while batch := list(islice(records, size)):
-        yield batch
+def _batches(release, split: str, size: int = BATCH) -> Iterator[Batch]:
+    texts = release_split_texts(release, split, chunk_size=size)
+    while chunk := list(islice(texts, size)):
+        yield Batch(chunk)
 
 
 def export_release(release, out_dir: Path | str, formats: tuple[str, ...] = FORMATS, progress=None) -> list[Path]:
@@ -118,7 +161,7 @@ def export_release(release, out_dir: Path | str, formats: tuple[str, ...] = FORM
         handles = {fmt: _Hashing(open(out / data_path(split, fmt), "wb")) for fmt in formats}
         writers = {fmt: WRITERS[fmt](handle) for fmt, handle in handles.items()}
         try:
-            for batch in _batches(release_split_records(release, split)):
+            for batch in _batches(release, split):
                 for writer in writers.values():
                     writer.write(batch)
                 done += len(batch)
@@ -168,7 +211,7 @@ def zip_stream(release, formats: tuple[str, ...] = FORMATS) -> Iterator[bytes]:
                 with archive.open(f"{root}/{name}", "w", force_zip64=True) as entry:
                     handle = _Hashing(entry)
                     writer = WRITERS[fmt](handle)
-                    for batch in _batches(release_split_records(release, split)):
+                    for batch in _batches(release, split):
                         writer.write(batch)
                         if sink.chunks:
                             yield sink.take()
@@ -181,8 +224,8 @@ def zip_stream(release, formats: tuple[str, ...] = FORMATS) -> Iterator[bytes]:
 
 def split_jsonl_stream(release, split: str) -> Iterator[bytes]:
     """One split as JSON lines, in the canonical form the checksum uses."""
-    for batch in _batches(release_split_records(release, split)):
-        yield "".join(canonical_line(record) for record in batch).encode("utf-8")
+    for batch in _batches(release, split):
+        yield b"".join(batch.lines)
 
 
 def _checksums_text(sums: dict[str, str]) -> str:

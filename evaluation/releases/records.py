@@ -8,6 +8,7 @@ import hashlib
 import json
 from collections.abc import Iterable
 
+import orjson
 import pyarrow as pa
 
 FIELDS = [
@@ -95,22 +96,19 @@ def answer_model_and_prompt(provenance: dict, models_by_call: dict) -> tuple[str
     return model, prompt
 
 
-def canonical_line(record: dict) -> str:
-    """One JSON line with sorted keys and no spaces: the form the checksum and the JSONL files share."""
-    return json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":")) + "\n"
+def canonical_line(record: dict) -> bytes:
+    """One UTF-8 JSON line, keys sorted, no spaces: the form the checksum and the JSONL files share.
+
+    (Byte for byte what ``json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))``
+    gives for these records; orjson is used because it is an order of magnitude faster.)
+    """
+    return orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
 
 
-def checksum(lines_by_split: Iterable[Iterable[str]]) -> str:
+def checksum(lines_by_split: Iterable[Iterable[bytes]]) -> str:
     """SHA-256 of the canonical lines of train, then dev, then test: of the three JSONL files concatenated."""
     digest = hashlib.sha256()
     for lines in lines_by_split:
         for line in lines:
-            digest.update(line.encode("utf-8"))
+            digest.update(line)
     return digest.hexdigest()
-
-
-def csv_row(record: dict) -> list:
-    """A flat row: the options list becomes JSON text."""
-    return [
-        json.dumps(record[name], ensure_ascii=False) if name == "options" else record[name] for name in FIELDS
-    ]

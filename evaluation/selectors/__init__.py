@@ -9,7 +9,7 @@ from .agreement import (
     agreement_criteria,
     project_agreement,
 )
-from .releases import release_for_user, release_split_records, releases_for_project
+from .releases import release_for_user, release_split_texts, releases_for_project
 
 __all__ = [
     "AGREEMENT_BOOTSTRAP",
@@ -20,6 +20,6 @@ __all__ = [
     "agreement_criteria",
     "project_agreement",
     "release_for_user",
-    "release_split_records",
+    "release_split_texts",
     "releases_for_project",
 ]

@@ -2,7 +2,8 @@
 
 from collections.abc import Iterator
 
-from django.db.models import QuerySet
+from django.db.models import QuerySet, TextField
+from django.db.models.functions import Cast
 from django.http import Http404
 
 from annotation.models import Project
@@ -25,7 +26,16 @@ def release_for_user(project: Project, version: str | int) -> Release:
     return release
 
 
-def release_split_records(release: Release, split: str, chunk_size: int = 2000) -> Iterator[dict]:
-    """The frozen records of one split in order, streamed from the database."""
-    rows = ReleaseItem.objects.filter(release=release, split=split).order_by("position").values_list("data", flat=True)
+def release_split_texts(release: Release, split: str, chunk_size: int = 2000) -> Iterator[str]:
+    """The frozen records of one split in order, as the JSON text the database holds, streamed.
+
+    Exports parse the text themselves (with orjson): several times faster than decoding every
+    record through the ORM and encoding it again.
+    """
+    rows = (
+        ReleaseItem.objects.filter(release=release, split=split)
+        .order_by("position")
+        .annotate(text=Cast("data", TextField()))
+        .values_list("text", flat=True)
+    )
     return rows.iterator(chunk_size=chunk_size)

@@ -66,6 +66,16 @@ def test_csv_cells_that_would_run_as_formulas_are_neutralised(release, tmp_path)
     assert any(record["question"] == "=HYPERLINK(\"http://evil\")" for record in lines)  # JSONL keeps the text
 
 
+def test_whole_columns_are_neutralised_exactly_like_single_cells():
+    import pyarrow as pa
+
+    from annotation.spreadsheet import neutralise_formula
+    from evaluation.releases.export import neutralise_column
+
+    cells = ["=1+1", "+3", "-2", "@SUM(A1)", "\tx", "\ry", "a=b", "", "'quoted", "^caret", "]", "\\back", "ação"]
+    assert neutralise_column(pa.array(cells)).to_pylist() == [neutralise_formula(cell) for cell in cells]
+
+
 def test_checksums_txt_lists_every_file(release, tmp_path):
     export_release(release, tmp_path)
     listed = dict(line.split("  ", 1)[::-1] for line in (tmp_path / "checksums.txt").read_text().splitlines())
