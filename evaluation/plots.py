@@ -90,7 +90,8 @@ def bar_chart(rows: list[tuple[str, list[tuple[str, int]]]], *, title: str, seri
         legend_x += 14 + 7 * len(name) + 18
     y = 24
     for label, parts in rows:
-        out.append(f'<text x="{label_width - 8}" y="{y + 12}" font-size="12" text-anchor="end">{escape(_short(label))}</text>')
+        out.append(f'<text x="{label_width - 8}" y="{y + 12}" font-size="12" text-anchor="end">'
+                   f"{escape(_short(label))}</text>")
         x = float(label_width)
         for name, n in parts:
             w = n / total_max * plot_width
@@ -98,7 +99,8 @@ def bar_chart(rows: list[tuple[str, list[tuple[str, int]]]], *, title: str, seri
             out.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="16" fill="{color}">'
                        f"<title>{escape(name)}: {n}</title></rect>")
             x += w
-        out.append(f'<text x="{x + 4:.1f}" y="{y + 12}" font-size="11" fill="#5f6b7a">{sum(n for _s, n in parts)}</text>')
+        total = sum(n for _s, n in parts)
+        out.append(f'<text x="{x + 4:.1f}" y="{y + 12}" font-size="11" fill="#5f6b7a">{total}</text>')
         y += 24
     out.append("</svg>")
     return mark_safe("".join(out))  # noqa: S308 - every interpolated text above is escaped

@@ -48,7 +48,9 @@ class ReleaseDetailOutputSerializer(ReleaseOutputSerializer):
     def get_split_urls(self, release) -> dict[str, str]:
         request = self.context["request"]
         return {
-            split: request.build_absolute_uri(reverse("api-release-split", args=[release.project.slug, release.tag, split]))
+            split: request.build_absolute_uri(
+                reverse("api-release-split", args=[release.project.slug, release.tag, split])
+            )
             for split in SPLITS
         }
 

@@ -129,7 +129,8 @@ def release_agreement(release: Release) -> list[dict]:
                 "n_judgments": row.summary.n_judgments,
                 "krippendorff_alpha": summary["krippendorff_alpha"],
                 "fleiss_kappa": summary["fleiss_kappa"],
-                "cohen_kappa": {"value": cohen["mean"], **{k: cohen[k] for k in ("ci95", "reading", "n_units", "note")}},
+                "cohen_kappa": {"value": cohen["mean"],
+                                **{key: cohen[key] for key in ("ci95", "reading", "n_units", "note")}},
             }
         )
     return rows
@@ -152,17 +153,22 @@ def token_key_visible_to(owner, member) -> bool:
     return all(has_role(owner, project, Role.OWNER) for project in projects)
 
 
-@transaction.atomic
-def token_issue(*, project: Project, issued_by, member) -> Token:
-    """A fresh API token for a member of ``project`` (any previous token of theirs stops working)."""
-    if not Membership.objects.filter(project=project, user=member).exists() and not member.is_superuser:
+def _ensure_member(project: Project, member) -> None:
+    if not Membership.objects.filter(project=project, user=member).exists():
         raise ValueError(f"{member} is not a member of {project.slug}")
+
+
+@transaction.atomic
+def token_issue(*, project: Project, member) -> Token:
+    """A fresh API token for a member of ``project`` (any previous token of theirs stops working)."""
+    _ensure_member(project, member)
     Token.objects.filter(user=member).delete()
     return Token.objects.create(user=member)
 
 
 @transaction.atomic
 def token_revoke(*, project: Project, member) -> bool:
-    """Delete the member's token; True when there was one."""
-    deleted, _ = Token.objects.filter(user=member).delete()
+    """Delete the token of a member of ``project``; True when there was one."""
+    _ensure_member(project, member)
+    deleted, _count = Token.objects.filter(user=member).delete()
     return bool(deleted)

@@ -21,7 +21,13 @@ from .forms import AgreementFilterForm, ReleaseForm
 from .models import Release
 from .releases.export import ExportError, parse_formats, zip_stream
 from .releases.splits import SPLITS
-from .selectors import AGREEMENT_BOOTSTRAP, agreement_breakdowns, project_agreement, release_for_user, releases_for_project
+from .selectors import (
+    AGREEMENT_BOOTSTRAP,
+    agreement_breakdowns,
+    project_agreement,
+    release_for_user,
+    releases_for_project,
+)
 from .services import ReleaseError, release_create, token_issue, token_key_visible_to, token_revoke
 from .tasks import release_build_task
 
@@ -166,7 +172,7 @@ def _token_context(project, **extra) -> dict:
 def api_token_issue(request, slug, user_id):
     project = get_project_for_user(request.user, slug, Role.OWNER)
     member = get_object_or_404(get_user_model(), pk=user_id, memberships__project=project)
-    token = token_issue(project=project, issued_by=request.user, member=member)
+    token = token_issue(project=project, member=member)
     if token_key_visible_to(request.user, member):
         # Shown once, on this response only; it is never put in a message or the session.
         return render(request, "evaluation/api_tokens.html", _token_context(project, new_token=token))

@@ -45,7 +45,9 @@ def read_long_csv(path: Path | str, *, level: str = "nominal", categories: list[
         )
     else:
         domain = None
-    judgments = [(unit, rater, (_number(value) if numeric else value) if value else None) for unit, rater, value, _ in rows]
+    judgments = [
+        (unit, rater, (_number(value) if numeric else value) if value else None) for unit, rater, value, _ in rows
+    ]
     try:
         return RatingTable.from_rows(judgments, categories=domain)
     except AgreementInputError as exc:

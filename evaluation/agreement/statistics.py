@@ -199,7 +199,9 @@ def _pair_replicates(weights: np.ndarray, cells: np.ndarray, k: int, weight_matr
 
 
 def _mean_replicates(weights: np.ndarray, pair_cells, k: int, weight_matrix: np.ndarray) -> np.ndarray:
-    per_pair = [_pair_replicates(weights[:, shared], cells, k, weight_matrix) for shared, cells in pair_cells if len(shared)]
+    per_pair = [
+        _pair_replicates(weights[:, shared], cells, k, weight_matrix) for shared, cells in pair_cells if len(shared)
+    ]
     stacked = np.vstack(per_pair)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # a resample where no pair is defined gives NaN

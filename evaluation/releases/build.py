@@ -61,7 +61,10 @@ def freeze_items(release: Release, placement: dict, progress: Callable[[int], No
     for start in range(0, len(ids), CHUNK):
         chunk = ids[start:start + CHUNK]
         items = list(
-            Item.objects.filter(pk__in=chunk).select_related("topic", "group").prefetch_related("options").order_by("pk")
+            Item.objects.filter(pk__in=chunk)
+            .select_related("topic", "group")
+            .prefetch_related("options")
+            .order_by("pk")
         )
         call_ids = {item.answer_provenance.get("call_id") for item in items if isinstance(item.answer_provenance, dict)}
         models_by_call = _calls(LLMCall, {call_id for call_id in call_ids if isinstance(call_id, int)})
@@ -174,7 +177,8 @@ def _funnel(project, released: int) -> list[dict]:
         "funnel", flat=True
     ):
         if isinstance(funnel, dict):
-            totals.update({key: funnel.get(key, 0) or 0 for key in ("read", "causal", "unique", "in_length", "imported")})
+            stages = ("read", "causal", "unique", "in_length", "imported")
+            totals.update({key: funnel.get(key, 0) or 0 for key in stages})
     items = Item.objects.filter(project=project).aggregate(
         total=Count("pk"),
         generated=Count("pk", filter=Q(origin=Item.Origin.GENERATED)),

@@ -142,8 +142,8 @@ def render_card(release, facts: dict, formats: tuple[str, ...] = FORMATS) -> str
         "- In the CSV files, a cell that starts with `=`, `+`, `-` or `@` is prefixed with `'` so spreadsheet "
         "programs do not run it as a formula; the JSONL and Parquet files hold the text unchanged.",
         "",
-        f"Load it with the Hugging Face `datasets` library: `datasets.load_dataset(\"path/to/this/folder\")` (the {default_format(formats)} "
-        "files). Another format loads by naming its files, e.g. "
+        "Load it with the Hugging Face `datasets` library: `datasets.load_dataset(\"path/to/this/folder\")` "
+        f"(the {default_format(formats)} files). Another format loads by naming its files, e.g. "
         "`datasets.load_dataset(\"json\", data_files={\"train\": \"data/train.jsonl\", \"dev\": \"data/dev.jsonl\", "
         "\"test\": \"data/test.jsonl\"})`.",
         "",

@@ -114,7 +114,8 @@ class _CsvWriter:
             columns.append(column)
         table = pa.RecordBatch.from_arrays(columns, names=batch.arrow.schema.names)
         if self.writer is None:
-            self.writer = pacsv.CSVWriter(self.fh, table.schema, write_options=pacsv.WriteOptions(quoting_style="needed"))
+            options = pacsv.WriteOptions(quoting_style="needed")
+            self.writer = pacsv.CSVWriter(self.fh, table.schema, write_options=options)
         self.writer.write_batch(table)
 
     def close(self) -> None:

@@ -22,7 +22,9 @@ def approved_items(project, counts: dict[str, int], *, groups_of: int = 0, answe
         group = None
         for index in range(n):
             if groups_of > 1 and index % groups_of == 0:
-                group = ItemGroup.objects.create(project=project, kind="scenario", external_id=f"{causal_class}-g{index}")
+                group = ItemGroup.objects.create(
+                    project=project, kind="scenario", external_id=f"{causal_class}-g{index}"
+                )
             by_model = answer_by_model_every and index % answer_by_model_every == 0
             items.append(
                 ItemFactory(

@@ -141,7 +141,9 @@ def test_a_category_nobody_used_changes_neither_kappa_nor_nominal_alpha_but_coun
     gap = {"a": [1, 5, 5, 1, 5], "b": [1, 5, 1, 1, 5], "c": [5, 5, 5, 1, 5]}
     with_gap = krippendorff_alpha(table_from_columns(gap, categories=[1, 2, 3, 4, 5]), level="ordinal")
     assert with_gap.value == pytest.approx(
-        krippendorff.alpha(value_counts=with_gap_counts(gap), value_domain=[1, 2, 3, 4, 5], level_of_measurement="ordinal")
+        krippendorff.alpha(
+            value_counts=with_gap_counts(gap), value_domain=[1, 2, 3, 4, 5], level_of_measurement="ordinal"
+        )
     )
 
 

@@ -79,7 +79,8 @@ def test_whole_columns_are_neutralised_exactly_like_single_cells():
 def test_checksums_txt_lists_every_file(release, tmp_path):
     export_release(release, tmp_path)
     listed = dict(line.split("  ", 1)[::-1] for line in (tmp_path / "checksums.txt").read_text().splitlines())
-    assert set(listed) == {"README.md"} | {f"data/{s}.{f}" for s in ("train", "dev", "test") for f in ("jsonl", "csv", "parquet")}
+    data_files = {f"data/{split}.{fmt}" for split in ("train", "dev", "test") for fmt in ("jsonl", "csv", "parquet")}
+    assert set(listed) == {"README.md"} | data_files
     for name, digest in listed.items():
         assert hashlib.sha256((tmp_path / name).read_bytes()).hexdigest() == digest
 
