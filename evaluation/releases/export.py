@@ -127,7 +127,7 @@ class _CsvWriter:
 
 class _ParquetWriter:
     def __init__(self, fh):
-        self.writer = pq.ParquetWriter(fh, ARROW_SCHEMA, compression="zstd")
+        self.writer = pq.ParquetWriter(fh, ARROW_SCHEMA, compression="snappy")
 
     def write(self, batch: Batch) -> None:
         if len(batch):
