@@ -61,4 +61,6 @@ def test_schemathesis_finds_no_server_error(celery_worker_process, live_server, 
     )
     summary = result.stdout[-3000:]
     assert result.returncode == 0, summary
-    assert "Selected: 8/8" in result.stdout and " failed" not in summary.split("Test cases:")[-1], summary
+    selected = re.search(r"Selected: (\d+)/(\d+)", result.stdout)
+    assert selected and selected[1] == selected[2] and int(selected[1]) >= 8, summary
+    assert " failed" not in summary.split("Test cases:")[-1], summary
