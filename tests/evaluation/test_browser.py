@@ -16,6 +16,17 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 
 
 @pytest.fixture
+def gold(project, annotators):
+    """Approved items, some judged. Built before the browser starts: ORM calls made while Playwright's event
+    loop runs would open a database connection that the test's teardown never closes."""
+    items = approved_items(project, {"associational": 16, "interventional": 8, "counterfactual": 8})
+    for item in items[::2]:  # judged items in every class
+        for annotator in annotators:
+            judge(item, annotator)
+    return project
+
+
+@pytest.fixture
 def chromium(monkeypatch):
     path = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
     if not os.path.exists(path):
@@ -38,12 +49,8 @@ def sign_in(page, live_server, username):
 
 
 @pytest.mark.services
-def test_a_curator_cuts_a_release_and_watches_it_build(celery_worker_process, live_server, project, annotators,
-                                                       curator, chromium):
-    items = approved_items(project, {"associational": 16, "interventional": 8})
-    for item in items[:4]:
-        for annotator in annotators:
-            judge(item, annotator)
+def test_a_curator_cuts_a_release_and_watches_it_build(celery_worker_process, live_server, gold, curator, chromium):
+    project = gold
     page = chromium.new_page()
     sign_in(page, live_server, "curator")
     page.goto(f"{live_server.url}/evaluation/p/{project.slug}/releases/")
@@ -58,18 +65,15 @@ def test_a_curator_cuts_a_release_and_watches_it_build(celery_worker_process, li
     assert download.value.suggested_filename == "causal-qa-v1.zip"
 
 
-def test_the_agreement_filters_swap_the_results_in_place(live_server, project, annotators, curator, chromium):
-    items = approved_items(project, {"associational": 6, "counterfactual": 6})
-    for item in items:
-        for annotator in annotators:
-            judge(item, annotator)
+def test_the_agreement_filters_swap_the_results_in_place(live_server, gold, curator, chromium):
+    project = gold
     page = chromium.new_page()
     sign_in(page, live_server, "curator")
     page.goto(f"{live_server.url}/evaluation/p/{project.slug}/agreement/")
     assert page.locator("#agreement-results section").count() == 1
     page.select_option("select[name=by]", "causal_class")
-    page.wait_for_function("document.querySelectorAll('#agreement-results section').length === 3")
-    assert "by=causal_class" in page.url and page.locator("svg.plot").count() == 3
+    page.wait_for_function("document.querySelectorAll('#agreement-results section').length === 4")
+    assert "by=causal_class" in page.url and page.locator("svg.plot").count() == 4
 
 
 @pytest.mark.parametrize(("path", "ready"), [("/api/docs/", ".opblock"), ("/api/redoc/", ".api-content")])
