@@ -1,28 +1,94 @@
 """REST endpoints of the annotation app. Permission checks go through ``annotation.permissions``."""
 
+from django.db.models import Count, Prefetch
+from drf_spectacular.utils import extend_schema
 from rest_framework import generics
 from rest_framework.pagination import CursorPagination
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.response import Response
 
-from .permissions import get_project_for_user, projects_for_user
-from .serializers import ProjectOutputSerializer
+from .api_permissions import ProjectRole
+from .api_strict import StrictQueryMixin
+from .models import Judgment
+from .permissions import Role, get_project_for_user, has_role, projects_for_user
+from .serializers import (
+    ItemFilterInputSerializer,
+    ItemOutputSerializer,
+    ItemWithJudgmentsOutputSerializer,
+    ProjectDetailOutputSerializer,
+    ProjectOutputSerializer,
+)
 
 
 class BySlugPagination(CursorPagination):
     ordering = "slug"
 
 
-class ProjectListApi(generics.ListAPIView):
+class ByIdPagination(CursorPagination):
+    ordering = "id"
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
+
+class ProjectListApi(StrictQueryMixin, generics.ListAPIView):
     """The projects the caller belongs to."""
 
     serializer_class = ProjectOutputSerializer
     pagination_class = BySlugPagination
+    query_params_allowed = {"cursor"}
 
     def get_queryset(self):
         return projects_for_user(self.request.user).order_by("slug")
 
 
-class ProjectDetailApi(generics.RetrieveAPIView):
-    serializer_class = ProjectOutputSerializer
+class ProjectDetailApi(StrictQueryMixin, generics.RetrieveAPIView):
+    """One project, with its items counted by status and by causal class."""
 
-    def get_object(self):
-        return get_project_for_user(self.request.user, self.kwargs["slug"])
+    serializer_class = ProjectDetailOutputSerializer
+
+    def retrieve(self, request, *args, **kwargs):
+        project = get_project_for_user(request.user, kwargs["slug"])
+        items = project.items.order_by()
+        counts = {
+            "status": dict(items.values_list("status").annotate(n=Count("id"))),
+            "class": dict(items.values_list("causal_class").annotate(n=Count("id"))),
+        }
+        context = {**self.get_serializer_context(), "counts": counts}
+        return Response(self.get_serializer_class()(project, context=context).data)
+
+
+@extend_schema(
+    parameters=[ItemFilterInputSerializer],
+    responses=ItemWithJudgmentsOutputSerializer(many=True),
+    description="Items of the project, oldest first, with cursor pagination. Filters: status, causal_class, "
+    "topic (label), origin, round. Curators and owners also get every judgment of each item; annotators "
+    "never see judgments here.",
+)
+class ItemListApi(StrictQueryMixin, generics.ListAPIView):
+    permission_classes = [IsAuthenticated, ProjectRole]
+    pagination_class = ByIdPagination
+    query_params_allowed = set(ItemFilterInputSerializer().fields)
+
+    def get_serializer_class(self):
+        if getattr(self, "swagger_fake_view", False):
+            return ItemWithJudgmentsOutputSerializer
+        if has_role(self.request.user, self.project, Role.CURATOR):
+            return ItemWithJudgmentsOutputSerializer
+        return ItemOutputSerializer
+
+    def get_queryset(self):
+        filters = ItemFilterInputSerializer(data=self.request.query_params)
+        filters.is_valid(raise_exception=True)
+        wanted = filters.validated_data
+        items = self.project.items.select_related("topic", "group").prefetch_related("options")
+        if has_role(self.request.user, self.project, Role.CURATOR):
+            items = items.prefetch_related(
+                Prefetch("judgments", queryset=Judgment.objects.select_related("annotator").order_by("round", "id"))
+            )
+        for name in ("status", "causal_class", "origin", "round"):
+            if name in wanted:
+                items = items.filter(**{name: wanted[name]})
+        if "topic" in wanted:
+            items = items.filter(topic__label=wanted["topic"])
+        return items

@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
-from .models import Project
+from .api_strict import StrictInputSerializer
+from .models import Item, Judgment, Option, Project
 from .permissions import project_role
 
 
@@ -26,3 +27,88 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
 
     def get_role(self, project) -> str | None:
         return project_role(self.context["request"].user, project)
+
+
+class ProjectDetailOutputSerializer(ProjectOutputSerializer):
+    item_counts = serializers.SerializerMethodField(help_text="Items by status.")
+    class_counts = serializers.SerializerMethodField(help_text="Items by causal class.")
+
+    class Meta(ProjectOutputSerializer.Meta):
+        fields = [*ProjectOutputSerializer.Meta.fields, "item_counts", "class_counts"]
+
+    def get_item_counts(self, project) -> dict[str, int]:
+        counts = self.context["counts"]["status"]
+        return {value: counts.get(value, 0) for value, _label in Item.Status.choices}
+
+    def get_class_counts(self, project) -> dict[str, int]:
+        return self.context["counts"]["class"]
+
+
+class OptionOutputSerializer(serializers.ModelSerializer):
+    letter = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = Option
+        fields = ["letter", "text", "role", "rationale"]
+
+
+class JudgmentOutputSerializer(serializers.ModelSerializer):
+    annotator = serializers.CharField(source="annotator.get_username", read_only=True)
+
+    class Meta:
+        model = Judgment
+        fields = ["annotator", "round", "ratings", "vote", "causal_class", "comment", "edited", "created_at"]
+
+
+class ItemOutputSerializer(serializers.ModelSerializer):
+    topic = serializers.CharField(source="topic.label", default="", read_only=True)
+    group = serializers.SerializerMethodField()
+    options = OptionOutputSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Item
+        fields = [
+            "id",
+            "external_id",
+            "question",
+            "context",
+            "causal_class",
+            "topic",
+            "origin",
+            "source",
+            "group",
+            "position_in_group",
+            "reference_answer",
+            "answer_by",
+            "status",
+            "round",
+            "version",
+            "metadata",
+            "options",
+            "created_at",
+            "updated_at",
+        ]
+
+    def get_group(self, item) -> str:
+        if item.group is None:
+            return ""
+        return item.group.external_id or f"group-{item.group_id}"
+
+
+class ItemWithJudgmentsOutputSerializer(ItemOutputSerializer):
+    """Curators and owners see every judgment; annotators never get this serializer."""
+
+    judgments = JudgmentOutputSerializer(many=True, read_only=True)
+
+    class Meta(ItemOutputSerializer.Meta):
+        fields = [*ItemOutputSerializer.Meta.fields, "judgments"]
+
+
+class ItemFilterInputSerializer(StrictInputSerializer):
+    status = serializers.ChoiceField(choices=Item.Status.choices, required=False)
+    causal_class = serializers.CharField(required=False, max_length=64)
+    topic = serializers.CharField(required=False, max_length=200, help_text="A topic label.")
+    origin = serializers.ChoiceField(choices=Item.Origin.choices, required=False)
+    round = serializers.IntegerField(required=False, min_value=0, max_value=1_000_000)
+    cursor = serializers.CharField(required=False, help_text="The page cursor from `next` or `previous`.")
+    page_size = serializers.IntegerField(required=False, min_value=1, max_value=1000)

@@ -7,10 +7,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def setup(name: str) -> None:
+def setup(name: str, migrate: bool = True) -> None:
+    """``migrate=False`` for a child process that reuses the database its parent prepared."""
     sys.path.insert(0, str(ROOT))
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "causalqa_site.settings")
-    if not os.environ.get("DATABASE_URL"):
+    if not os.environ.get("DATABASE_URL") and migrate:
         (ROOT / "var").mkdir(exist_ok=True)
         path = ROOT / "var" / f"bench-{name}.sqlite3"
         for suffix in ("", "-wal", "-shm"):
@@ -21,6 +22,8 @@ def setup(name: str) -> None:
     django.setup()
     from django.core.management import call_command
 
+    if not migrate:
+        return
     _create_postgres_database_if_missing()
 
     call_command("migrate", verbosity=0, interactive=False)

@@ -226,7 +226,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # No call to the online validator: the documentation page works offline.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "ItemStatusEnum": "annotation.models.Item.Status",
+        "ReleaseStatusEnum": "evaluation.models.Release.Status",
+    },
 }
 
 # --- Language models ----------------------------------------------------------------------

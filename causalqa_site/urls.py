@@ -20,3 +20,6 @@ if settings.DEBUG:
     from django.conf.urls.static import static
 
     urlpatterns += static(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
+
+handler404 = "causalqa_site.errors.not_found"
+handler500 = "causalqa_site.errors.server_error"

@@ -9,6 +9,9 @@ class ReleaseAdmin(admin.ModelAdmin):
     list_filter = ["project", "status"]
     readonly_fields = ["checksum", "counts", "card", "created_at"]
 
+    def has_change_permission(self, request, obj=None):
+        return False  # a release is immutable; cut a new one instead
+
 
 @admin.register(ReleaseItem)
 class ReleaseItemAdmin(admin.ModelAdmin):

@@ -14,6 +14,7 @@ def default_split_ratios() -> dict:
 
 class Release(models.Model):
     class Status(models.TextChoices):
+        QUEUED = "queued", _("Queued")
         BUILDING = "building", _("Building")
         READY = "ready", _("Ready")
         FAILED = "failed", _("Failed")
@@ -25,8 +26,17 @@ class Release(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.BUILDING)
     checksum = models.CharField(_("SHA-256 of the canonical content"), max_length=64, blank=True)
     card = models.TextField(_("dataset card (Markdown)"), blank=True)
+    # The figures of the card, frozen when the release is cut: counts, answers, agreement, funnel, models.
     counts = models.JSONField(default=dict, blank=True)
     notes = models.TextField(blank=True)
+    license = models.CharField(_("license"), max_length=64, default="cc-by-4.0",
+                               help_text=_("A Hugging Face license identifier, e.g. cc-by-4.0, mit, other."))
+    citation = models.TextField(_("how to cite (BibTeX)"), blank=True)
+    stage = models.CharField(max_length=32, blank=True, help_text=_("What the build is doing now."))
+    items_total = models.PositiveIntegerField(default=0)
+    items_done = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -45,6 +55,14 @@ class Release(models.Model):
     @property
     def tag(self) -> str:
         return f"v{self.version}"
+
+    @property
+    def is_ready(self) -> bool:
+        return self.status == self.Status.READY
+
+    @property
+    def progress_percent(self) -> int:
+        return int(100 * self.items_done / self.items_total) if self.items_total else 0
 
 
 class ReleaseItem(models.Model):

@@ -1,0 +1,176 @@
+"""Cut a release of 100,000 approved items, export it, and stream it as a zip; print speed and peak memory.
+
+    .venv/bin/python benchmarks/export_release.py [--items 100000]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench .venv/bin/python benchmarks/export_release.py
+
+The export (JSONL + CSV + Parquet into a folder) and the zip download (through the page's view)
+each run in a fresh child process, so their peak memory is their own. Ends with one JSON line.
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import _django
+
+CLASSES = ["associational", "interventional", "counterfactual"]
+
+
+def build_project(n_items: int):
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from annotation.bulk import fast_insert
+    from annotation.models import Item, ItemGroup, Membership, Option, Project, Topic
+
+    project = Project.objects.create(name="bench export", slug=f"bench-export-{int(time.time())}")
+    user, _ = get_user_model().objects.get_or_create(username="bench-owner")
+    Membership.objects.create(user=user, project=project, role=Membership.Role.OWNER)
+    topics = [Topic.objects.create(project=project, label=label) for label in ("Educação", "Economia", "Animais")]
+    groups = ItemGroup.objects.bulk_create(
+        ItemGroup(project=project, kind="scenario", external_id=f"g{n}", context=f"Cenário {n}") for n in range(2000)
+    )
+    now = timezone.now()
+    answer = "Porque " + " ".join(["o mecanismo causal explica o efeito observado"] * 6) + "."
+
+    def rows():
+        for n in range(n_items):
+            grouped = n % 10 == 0
+            by_model = n % 3 == 0
+            yield (
+                f"Por que o fenômeno {n} acontece quando a condição {n % 97} muda em {n % 13}?",
+                CLASSES[n % 3],
+                topics[n % 3].pk,
+                groups[(n // 10) % len(groups)].pk if grouped else None,
+                f"b{n}",
+                f"{n:040x}",
+                answer,
+                "model" if by_model else "human",
+                json.dumps({"kind": "model", "model": "llama-70b", "template": "answer/class-agnostic v1"}
+                           if by_model else {"kind": "human"}),
+                json.dumps({"source_row": n}),
+            )
+
+    fast_insert(
+        Item,
+        ["question", "causal_class", "topic_id", "group_id", "external_id", "text_key", "reference_answer",
+         "answer_by", "answer_provenance", "metadata"],
+        rows(),
+        constants={"project_id": project.pk, "status": Item.Status.APPROVED, "round": 1, "origin": "natural",
+                   "context": "", "source": "bench", "position_in_group": 0, "version": 1, "created_at": now,
+                   "updated_at": now},
+    )
+    mc_ids = list(Item.objects.filter(project=project).values_list("pk", flat=True)[: n_items // 5])
+    roles = ["correct", "contradictory", "unfounded", "reversal", "irrelevant"]
+    fast_insert(
+        Option,
+        ["item_id", "text", "role", "rationale", "position"],
+        ((pk, f"Opção {role}", role, f"Por que {role}", position) for pk in mc_ids
+         for position, role in enumerate(roles)),
+    )
+    return project, user
+
+
+def child(mode: str, release_id: int, out: str) -> None:
+    _django.setup("export", migrate=False)
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from evaluation.models import Release
+    from evaluation.releases.export import export_release
+
+    release = Release.objects.select_related("project").get(pk=release_id)
+    started = time.perf_counter()
+    figures = {}
+    if mode == "export":
+        export_release(release, out)
+        figures["bytes"] = sum(path.stat().st_size for path in Path(out).rglob("*") if path.is_file())
+    else:
+        client = Client()
+        client.force_login(get_user_model().objects.get(username="bench-owner"))
+        client.get("/healthz")  # a running server has its URLs and views loaded already
+        started = time.perf_counter()
+        response = client.get(f"/evaluation/p/{release.project.slug}/releases/{release.version}/download.zip")
+        size, first = 0, None
+        for chunk in response.streaming_content:
+            if first is None and chunk:
+                first = time.perf_counter() - started
+            size += len(chunk)
+        figures.update(first_byte_seconds=round(first, 3), bytes=size)
+    figures["seconds"] = round(time.perf_counter() - started, 3)
+    figures["peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    print(json.dumps(figures))
+
+
+def run_child(mode: str, release_id: int, out: str) -> dict:
+    result = subprocess.run(
+        [sys.executable, __file__, "--child", mode, "--release", str(release_id), "--out", out],
+        capture_output=True, text=True, env={**os.environ}, check=True,
+    )
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--items", type=int, default=100_000)
+    parser.add_argument("--child", choices=["export", "zip"])
+    parser.add_argument("--release", type=int)
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    if args.child:
+        child(args.child, args.release, args.out)
+        return
+
+    _django.setup("export")
+    from evaluation.models import Release
+    from evaluation.services import release_cut
+
+    started = time.perf_counter()
+    project, user = build_project(args.items)
+    setup_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    release = release_cut(project=project, user=user)
+    cut_seconds = time.perf_counter() - started
+    try:
+        with tempfile.TemporaryDirectory() as out:
+            export = run_child("export", release.pk, out)
+        zipped = run_child("zip", release.pk, "-")
+    finally:
+        release.items.all().delete()
+        Release.objects.filter(pk=release.pk).delete()
+        project.items.all().delete()
+        project.delete()
+
+    n = args.items
+    print(f"database: {_django.database_label()}; {n:,} approved items (built in {setup_seconds:.1f} s)")
+    print(f"cut release {release.tag}: {cut_seconds:.2f} s, {n / cut_seconds:,.0f} items/s")
+    print(f"export JSONL + CSV + Parquet: {export['seconds']:.2f} s, {n / export['seconds']:,.0f} items/s, "
+          f"{export['bytes'] / 1e6:.0f} MB written, peak memory {export['peak_mb']:.0f} MB")
+    print(f"zip download (all formats): first byte after {zipped['first_byte_seconds']:.3f} s, whole zip "
+          f"{zipped['seconds']:.2f} s ({zipped['bytes'] / 1e6:.0f} MB), peak memory {zipped['peak_mb']:.0f} MB")
+    print(
+        json.dumps(
+            {
+                "benchmark": "export_release",
+                "database": _django.database_label(),
+                "items": n,
+                "cut_seconds": round(cut_seconds, 3),
+                "export_seconds": export["seconds"],
+                "export_items_per_second": round(n / export["seconds"]),
+                "export_peak_mb": export["peak_mb"],
+                "zip_first_byte_seconds": zipped["first_byte_seconds"],
+                "zip_seconds": zipped["seconds"],
+                "zip_peak_mb": zipped["peak_mb"],
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

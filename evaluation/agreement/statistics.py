@@ -1,0 +1,338 @@
+"""Cohen's kappa (pairwise and its mean, weighted for ordered scales), Fleiss' kappa and Krippendorff's alpha.
+
+Point estimates come from maintained libraries where they exist: scikit-learn's
+``cohen_kappa_score`` and the ``krippendorff`` package. Fleiss' kappa is written here because
+the library versions (statsmodels) assume every unit has the same number of judgments, which
+review rounds with skips and late judgments do not give. The bootstrap recomputes each statistic
+on thousands of resampled count tables at once; the tests check those bulk formulas against the
+libraries resample by resample.
+
+A statistic that is undefined for the data (one rater, no unit judged twice, every judgment the
+same value…) is returned as ``None`` with a note saying why, never as a bare NaN.
+"""
+
+import warnings
+from dataclasses import dataclass, field
+from itertools import combinations
+
+import krippendorff
+import numpy as np
+from django.utils.translation import gettext as _
+
+from .bootstrap import Bootstrap, Interval, percentile_interval
+from .table import LEVELS, MISSING, AgreementInputError, RatingTable
+
+# Cohen's kappa weights by level of measurement: disagreements on an ordered scale count by distance.
+KAPPA_WEIGHTS = {"nominal": None, "ordinal": "linear", "interval": "quadratic", "ratio": "quadratic"}
+
+# Landis & Koch (1977), the usual reading of kappa.
+LANDIS_KOCH = [
+    (0.0, "poor"),
+    (0.20, "slight"),
+    (0.40, "fair"),
+    (0.60, "moderate"),
+    (0.80, "substantial"),
+    (1.0, "almost perfect"),
+]
+# Krippendorff (2004): rely on alpha ≥ .800, draw tentative conclusions from .667, discard below.
+KRIPPENDORFF_READING = [(0.667, "unreliable"), (0.800, "tentative"), (float("inf"), "reliable")]
+
+
+def landis_koch(value: float | None) -> str:
+    if value is None:
+        return ""
+    if value < 0:
+        return "poor"
+    for upper, reading in LANDIS_KOCH[1:]:
+        if value <= upper + 1e-12:
+            return reading
+    return "almost perfect"
+
+
+def krippendorff_reading(value: float | None) -> str:
+    if value is None:
+        return ""
+    for upper, reading in KRIPPENDORFF_READING:
+        if value < upper:
+            return reading
+    return "reliable"
+
+
+@dataclass
+class Estimate:
+    """One figure: its value (None when undefined, and ``note`` says why), its interval and its units."""
+
+    value: float | None
+    n_units: int
+    note: str = ""
+    interval: Interval | None = None
+    scale: str = "kappa"  # "kappa" reads by Landis–Koch, "alpha" by Krippendorff
+
+    @property
+    def reading(self) -> str:
+        return landis_koch(self.value) if self.scale == "kappa" else krippendorff_reading(self.value)
+
+    def as_dict(self) -> dict:
+        return {
+            "value": None if self.value is None else round(self.value, 4),
+            "ci95": self.interval.as_list() if self.interval else None,
+            "reading": self.reading,
+            "n_units": self.n_units,
+            "note": " ".join(part for part in (self.note, self.interval.note if self.interval else "") if part),
+        }
+
+
+@dataclass
+class PairKappa:
+    rater_a: object
+    rater_b: object
+    estimate: Estimate
+
+    def as_dict(self) -> dict:
+        return {"raters": [str(self.rater_a), str(self.rater_b)], "kappa": self.estimate.as_dict()["value"],
+                **{key: value for key, value in self.estimate.as_dict().items() if key != "value"}}
+
+
+@dataclass
+class CohenKappa:
+    mean: Estimate
+    weights: str | None
+    pairs: list[PairKappa] = field(default_factory=list)
+
+    def as_dict(self) -> dict:
+        mean = self.mean.as_dict()
+        return {"mean": mean.pop("value"), **mean, "weights": self.weights, "pairs": [p.as_dict() for p in self.pairs]}
+
+
+# --- Cohen's kappa -------------------------------------------------------------------------------
+
+
+def kappa_weight_matrix(n_categories: int, weights: str | None) -> np.ndarray:
+    """Disagreement weights as scikit-learn defines them: by the distance between category ranks."""
+    ranks = np.arange(n_categories)
+    distance = np.abs(ranks[:, None] - ranks[None, :]).astype(float)
+    if weights is None:
+        return (distance > 0).astype(float)
+    if weights == "linear":
+        return distance
+    if weights == "quadratic":
+        return distance**2
+    raise ValueError(f"unknown kappa weights {weights!r}")
+
+
+def kappa_from_confusion(confusion: np.ndarray, weight_matrix: np.ndarray) -> np.ndarray:
+    """Kappa of each confusion matrix in a (…, K, K) stack; NaN where chance disagreement is zero."""
+    confusion = confusion.astype(float)
+    total = confusion.sum(axis=(-2, -1))
+    rows, cols = confusion.sum(axis=-1), confusion.sum(axis=-2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = rows[..., :, None] * cols[..., None, :] / total[..., None, None]
+        observed_d = (weight_matrix * confusion).sum(axis=(-2, -1))
+        expected_d = (weight_matrix * expected).sum(axis=(-2, -1))
+        kappa = 1 - observed_d / expected_d
+    return np.where(expected_d > 1e-12, kappa, np.nan)
+
+
+def cohen_kappa(
+    table: RatingTable, *, weights: str | None = None, bootstrap: Bootstrap | None = None
+) -> CohenKappa:
+    """Kappa for every pair of raters on the units both judged, and the mean of the defined ones (Light's kappa)."""
+    table = table.pairable()
+    k = len(table.categories)
+    weight_matrix = kappa_weight_matrix(k, weights)
+    pairs: list[PairKappa] = []
+    pair_cells: list[tuple[np.ndarray, np.ndarray]] = []  # (shared unit indices, confusion cell of each)
+    for a, b in combinations(range(table.n_raters), 2):
+        shared = np.flatnonzero((table.codes[a] != MISSING) & (table.codes[b] != MISSING))
+        codes_a, codes_b = table.codes[a, shared], table.codes[b, shared]
+        pairs.append(PairKappa(table.raters[a], table.raters[b], _pair_kappa(codes_a, codes_b, k, weights, table)))
+        pair_cells.append((shared, codes_a * k + codes_b))
+
+    defined = [pair.estimate.value for pair in pairs if pair.estimate.value is not None]
+    if table.n_raters < 2:
+        mean = Estimate(None, 0, _single_rater_note(table))
+    elif not pairs or all(len(shared) == 0 for shared, _cells in pair_cells):
+        mean = Estimate(None, 0, _("No two raters judged the same unit."))
+    elif not defined:
+        mean = Estimate(None, table.n_units, _("No pair of raters has a defined kappa (see the pairs)."))
+    else:
+        note = ""
+        if len(defined) < len(pairs):
+            note = _("Mean of the %(defined)d of %(pairs)d pairs whose kappa is defined.") % {
+                "defined": len(defined), "pairs": len(pairs)
+            }
+        mean = Estimate(float(np.mean(defined)), table.n_units, note)
+
+    if bootstrap is not None:
+        for pair, (shared, cells) in zip(pairs, pair_cells):
+            if pair.estimate.value is not None:  # the pair's own units are resampled
+                pair.estimate.interval = percentile_interval(
+                    lambda w, c=cells: _pair_replicates(w, c, k, weight_matrix), len(shared), bootstrap
+                )
+        if mean.value is not None:
+            mean.interval = percentile_interval(
+                lambda w: _mean_replicates(w, pair_cells, k, weight_matrix), table.n_units, bootstrap
+            )
+    return CohenKappa(mean=mean, weights=weights, pairs=pairs)
+
+
+def _pair_kappa(codes_a: np.ndarray, codes_b: np.ndarray, k: int, weights: str | None, table: RatingTable) -> Estimate:
+    n = len(codes_a)
+    if n == 0:
+        return Estimate(None, 0, _("These two raters judged no unit in common."))
+    used = np.union1d(codes_a, codes_b)
+    if len(used) == 1:
+        return Estimate(None, n, _one_value_note(table.categories[used[0]], n))
+    # scikit-learn costs ~150 MB to import: only processes that compute agreement pay for it.
+    from sklearn.metrics import cohen_kappa_score
+
+    value = cohen_kappa_score(codes_a, codes_b, labels=list(range(k)), weights=weights)
+    return Estimate(float(value), n)
+
+
+def _pair_replicates(weights: np.ndarray, cells: np.ndarray, k: int, weight_matrix: np.ndarray) -> np.ndarray:
+    """Kappa of one pair in each resample: the resampled confusion matrix is the draw count of each cell."""
+    one_hot = np.zeros((len(cells), k * k))
+    one_hot[np.arange(len(cells)), cells] = 1
+    confusion = weights.astype(float) @ one_hot
+    return kappa_from_confusion(confusion.reshape(-1, k, k), weight_matrix)
+
+
+def _mean_replicates(weights: np.ndarray, pair_cells, k: int, weight_matrix: np.ndarray) -> np.ndarray:
+    per_pair = [
+        _pair_replicates(weights[:, shared], cells, k, weight_matrix) for shared, cells in pair_cells if len(shared)
+    ]
+    stacked = np.vstack(per_pair)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # a resample where no pair is defined gives NaN
+        return np.nanmean(stacked, axis=0)
+
+
+# --- Fleiss' kappa -------------------------------------------------------------------------------
+
+
+def fleiss_from_counts(counts: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Fleiss' kappa of a (units × categories) count table under each row of unit ``weights``.
+
+    Units may have different numbers of judgments n_i (each at least 2): the agreement of a
+    unit is P_i = (Σ_j n_ij² − n_i) / (n_i (n_i − 1)), P̄ is their mean, and chance agreement is
+    Σ_j p_j² with p_j the share of all judgments in category j. With equal n_i this is Fleiss (1971).
+    """
+    counts = counts.astype(float)
+    n_i = counts.sum(axis=1)
+    p_unit = ((counts**2).sum(axis=1) - n_i) / (n_i * (n_i - 1))
+    weights = np.atleast_2d(weights).astype(float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p_bar = weights @ p_unit / weights.sum(axis=1)
+        p_category = (weights @ counts) / (weights @ n_i)[:, None]
+        p_chance = (p_category**2).sum(axis=1)
+        kappa = (p_bar - p_chance) / (1 - p_chance)
+    return np.where(1 - p_chance > 1e-12, kappa, np.nan)
+
+
+def fleiss_kappa(table: RatingTable, *, bootstrap: Bootstrap | None = None) -> Estimate:
+    """Fleiss' kappa on the units with at least two judgments (``n_units`` says how many)."""
+    if table.n_raters < 2:
+        return Estimate(None, 0, _single_rater_note(table))
+    table = table.pairable()
+    if table.n_units == 0:
+        return Estimate(None, 0, _("No unit has two judgments."))
+    counts = table.value_counts
+    used = np.flatnonzero(counts.sum(axis=0))
+    if len(used) == 1:
+        return Estimate(None, table.n_units, _one_value_note(table.categories[used[0]], table.n_units))
+    value = float(fleiss_from_counts(counts, np.ones(table.n_units))[0])
+    estimate = Estimate(value, table.n_units)
+    if bootstrap is not None:
+        estimate.interval = percentile_interval(lambda w: fleiss_from_counts(counts, w), table.n_units, bootstrap)
+    return estimate
+
+
+# --- Krippendorff's alpha ------------------------------------------------------------------------
+
+
+def krippendorff_alpha(table: RatingTable, *, level: str = "nominal", bootstrap: Bootstrap | None = None) -> Estimate:
+    """Krippendorff's alpha at the given level of measurement (the ``krippendorff`` package)."""
+    if level not in LEVELS:
+        raise AgreementInputError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
+    if table.n_raters < 2:
+        return Estimate(None, 0, _single_rater_note(table), scale="alpha")
+    table = table.pairable()
+    if table.n_units == 0:
+        return Estimate(None, 0, _("No unit has two judgments."), scale="alpha")
+    counts = table.value_counts
+    used = np.flatnonzero(counts.sum(axis=0))
+    if len(used) == 1:
+        return Estimate(None, table.n_units, _one_value_note(table.categories[used[0]], table.n_units), scale="alpha")
+    domain = _alpha_domain(table, level)
+    value = float(krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=level))
+    estimate = Estimate(value, table.n_units, scale="alpha")
+    if bootstrap is not None:
+        contributions = _unit_coincidences(counts)
+        estimate.interval = percentile_interval(
+            lambda w: alpha_replicates(contributions, w, domain, level), table.n_units, bootstrap
+        )
+    return estimate
+
+
+def _alpha_domain(table: RatingTable, level: str) -> np.ndarray:
+    if level in ("interval", "ratio"):
+        return table.numeric_categories()
+    return np.arange(len(table.categories))  # nominal and ordinal distances only use the order
+
+
+def _unit_coincidences(counts: np.ndarray) -> np.ndarray:
+    """Each unit's share of the coincidence matrix, flattened: (units × V²)."""
+    counts = counts.astype(float)
+    pairable = np.maximum(counts.sum(axis=1), 2)
+    outer = counts[:, :, None] * counts[:, None, :]
+    outer -= counts[:, :, None] * np.eye(counts.shape[1])[None]
+    return (outer / (pairable - 1)[:, None, None]).reshape(len(counts), -1)
+
+
+def alpha_replicates(contributions: np.ndarray, weights: np.ndarray, domain: np.ndarray, level: str) -> np.ndarray:
+    """Alpha for each row of unit ``weights``: 1 − Σ o·δ / Σ e·δ, as the krippendorff package computes it."""
+    v = len(domain)
+    observed = (np.atleast_2d(weights).astype(float) @ contributions).reshape(-1, v, v)
+    n_v = observed.sum(axis=1)
+    n = n_v.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected = (n_v[:, :, None] * n_v[:, None, :] - n_v[:, :, None] * np.eye(v)[None]) / (n - 1)[:, None, None]
+        delta = _distances(domain, level, n_v)
+        alpha = 1 - (observed * delta).sum(axis=(1, 2)) / (expected * delta).sum(axis=(1, 2))
+        defined = (expected * delta).sum(axis=(1, 2)) > 1e-12
+    return np.where(defined, alpha, np.nan)
+
+
+def _distances(domain: np.ndarray, level: str, n_v: np.ndarray) -> np.ndarray:
+    """δ² between every two values; for the ordinal level it depends on how often each value was used."""
+    a, b = domain[:, None].astype(float), domain[None, :].astype(float)
+    if level == "nominal":
+        return (a != b).astype(float)[None]
+    if level == "interval":
+        return ((a - b) ** 2)[None]
+    if level == "ratio":
+        total = a + b
+        return np.divide(a - b, total, out=np.zeros_like(total), where=total != 0)[None] ** 2
+    # ordinal: (Σ_{g=c..k} n_g − (n_c + n_k)/2)²
+    cumulative = np.concatenate([np.zeros((n_v.shape[0], 1)), np.cumsum(n_v, axis=1)], axis=1)
+    idx = np.arange(len(domain))
+    low, high = np.minimum(idx[:, None], idx[None, :]), np.maximum(idx[:, None], idx[None, :])
+    between = cumulative[:, high + 1] - cumulative[:, low]
+    return (between - (n_v[:, :, None] + n_v[:, None, :]) / 2) ** 2
+
+
+# --- notes ---------------------------------------------------------------------------------------
+
+
+def _single_rater_note(table: RatingTable) -> str:
+    if table.n_raters == 0:
+        return _("There are no judgments.")
+    return _("Agreement needs at least two raters; these data have one.")
+
+
+def _one_value_note(value, n_units: int) -> str:
+    return _(
+        "Every judgment on the %(n)d units is “%(value)s”: observed agreement is total, but so is the "
+        "agreement expected by chance, so the statistic is undefined (0/0)."
+    ) % {"n": n_units, "value": value}

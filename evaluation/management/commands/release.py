@@ -1,0 +1,46 @@
+"""``manage.py release PROJECT``: cut the next gold release of a project and print its version."""
+
+from django.core.management.base import BaseCommand, CommandError
+from tqdm import tqdm
+
+from annotation.models import Project
+from evaluation.releases.splits import SplitRatioError
+from evaluation.services import ReleaseError, release_cut
+
+
+class Command(BaseCommand):
+    help = "Freeze the project's approved items into release vN with seeded, stratified train/dev/test splits."
+
+    def add_arguments(self, parser):
+        parser.add_argument("project", help="the project's slug")
+        parser.add_argument("--seed", type=int, default=13)
+        parser.add_argument("--splits", default="0.8,0.1,0.1", help="train,dev,test ratios adding up to 1")
+        parser.add_argument("--license", default="cc-by-4.0", help="Hugging Face license id for the card")
+        parser.add_argument("--notes", default="")
+
+    def handle(self, *args, **options):
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"no project with slug {options['project']!r}")
+        bar = tqdm(total=0, unit="item", desc="freezing", disable=options["verbosity"] == 0, file=self.stderr)
+
+        def progress(release):
+            bar.total = release.items_total
+            bar.set_description(release.stage or "done")
+            bar.n = release.items_done
+            bar.refresh()
+
+        try:
+            release = release_cut(
+                project=project, seed=options["seed"], split_ratios=options["splits"],
+                license=options["license"], notes=options["notes"], on_progress=progress,
+            )
+        except (ReleaseError, SplitRatioError) as exc:
+            raise CommandError(str(exc)) from exc
+        finally:
+            bar.close()
+        splits = ", ".join(f"{name} {n}" for name, n in release.counts["splits"].items())
+        self.stdout.write(f"{release.tag}")
+        if options["verbosity"]:
+            self.stderr.write(f"{project.slug} {release.tag}: {release.counts['n_items']} items ({splits}); "
+                              f"sha256 {release.checksum}")

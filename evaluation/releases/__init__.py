@@ -1,0 +1,1 @@
+"""Gold releases: splits, frozen records, the dataset card, and exports."""

@@ -1,0 +1,233 @@
+"""Exports of a release: JSONL, CSV and Parquet, one file per split, the card and ``checksums.txt``.
+
+Everything streams: records come from the database in chunks and go straight to the files (or
+to a zip that is sent while it is written), so memory stays flat whatever the size of the release.
+"""
+
+import hashlib
+import io
+import zipfile
+from collections.abc import Iterable, Iterator
+from itertools import islice
+from pathlib import Path
+
+import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from annotation.spreadsheet import FORMULA_PREFIXES
+
+from ..selectors.releases import release_split_texts
+from .card import FORMATS, data_path, render_card
+from .records import ARROW_SCHEMA, FIELDS, canonical_line
+from .splits import SPLITS
+
+BATCH = 1000
+
+
+class ExportError(ValueError):
+    pass
+
+
+def parse_formats(text: str | Iterable[str] | None) -> tuple[str, ...]:
+    """``"jsonl,csv"`` → ("jsonl", "csv"), in the order of FORMATS; unknown names are refused."""
+    if text is None:
+        return FORMATS
+    names = [part.strip().lower() for part in (text.split(",") if isinstance(text, str) else text) if part.strip()]
+    unknown = sorted(set(names) - set(FORMATS))
+    if unknown or not names:
+        raise ExportError(f"unknown format(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(FORMATS)}")
+    return tuple(fmt for fmt in FORMATS if fmt in names)
+
+
+class _Hashing(io.RawIOBase):
+    """A binary file wrapper that keeps the SHA-256 of what goes through it."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.sha256 = hashlib.sha256()
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        self.sha256.update(data)
+        return self.raw.write(data)
+
+
+class Batch:
+    """A run of records in split order: parsed once, and turned once into canonical lines and an Arrow batch
+    that every writer shares."""
+
+    def __init__(self, texts: list[str]):
+        self.records = [orjson.loads(text) for text in texts]
+        self.lines = [canonical_line(record) for record in self.records]
+        self._arrow: pa.RecordBatch | None = None
+
+    @property
+    def arrow(self) -> pa.RecordBatch:
+        if self._arrow is None:
+            self._arrow = pa.RecordBatch.from_pylist(self.records, schema=ARROW_SCHEMA)
+        return self._arrow
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+
+class _JsonlWriter:
+    def __init__(self, fh):
+        self.fh = fh
+
+    def write(self, batch: Batch) -> None:
+        self.fh.write(b"".join(batch.lines))
+
+    def close(self) -> None:
+        pass
+
+
+# annotation.spreadsheet.neutralise_formula, applied to whole columns at once: a cell that starts with
+# one of FORMULA_PREFIXES gets a leading "'" (tests check both give the same text).
+_FORMULA_START = "^[" + "".join("\\" + prefix if prefix in "-\\^]" else prefix for prefix in FORMULA_PREFIXES) + "]"
+
+
+def neutralise_column(column: pa.Array) -> pa.Array:
+    starts = pc.match_substring_regex(column, _FORMULA_START)
+    return pc.if_else(starts, pc.binary_join_element_wise("'", column, ""), column)
+
+
+class _CsvWriter:
+    """CSV with every text cell that could start a formula neutralised; options as JSON text."""
+
+    def __init__(self, fh):
+        self.fh = fh
+        self.writer = None
+
+    def write(self, batch: Batch) -> None:
+        columns = []
+        for name, column in zip(batch.arrow.schema.names, batch.arrow.columns):
+            if name == "options":
+                column = pa.array([orjson.dumps(record["options"]).decode() for record in batch.records], pa.string())
+            if pa.types.is_string(column.type):
+                column = neutralise_column(column)
+            columns.append(column)
+        table = pa.RecordBatch.from_arrays(columns, names=batch.arrow.schema.names)
+        if self.writer is None:
+            options = pacsv.WriteOptions(quoting_style="needed")
+            self.writer = pacsv.CSVWriter(self.fh, table.schema, write_options=options)
+        self.writer.write_batch(table)
+
+    def close(self) -> None:
+        if self.writer is None:  # an empty split still gets its header
+            self.fh.write((",".join(FIELDS) + "\n").encode())
+        else:
+            self.writer.close()
+
+
+class _ParquetWriter:
+    def __init__(self, fh):
+        self.writer = pq.ParquetWriter(fh, ARROW_SCHEMA, compression="snappy")
+
+    def write(self, batch: Batch) -> None:
+        if len(batch):
+            self.writer.write_batch(batch.arrow)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+WRITERS = {"jsonl": _JsonlWriter, "csv": _CsvWriter, "parquet": _ParquetWriter}
+
+
+def _batches(release, split: str, size: int = BATCH) -> Iterator[Batch]:
+    texts = release_split_texts(release, split, chunk_size=size)
+    while chunk := list(islice(texts, size)):
+        yield Batch(chunk)
+
+
+def export_release(release, out_dir: Path | str, formats: tuple[str, ...] = FORMATS, progress=None) -> list[Path]:
+    """Write the release into ``out_dir``: data/<split>.<format>, README.md (the card), checksums.txt.
+
+    One pass over each split's records feeds every format at once. Returns the files written.
+    """
+    out = Path(out_dir)
+    (out / "data").mkdir(parents=True, exist_ok=True)
+    sums: dict[str, str] = {}
+    readme = render_card(release, release.counts, formats).encode("utf-8")
+    (out / "README.md").write_bytes(readme)
+    sums["README.md"] = hashlib.sha256(readme).hexdigest()
+    done = 0
+    for split in SPLITS:
+        handles = {fmt: _Hashing(open(out / data_path(split, fmt), "wb")) for fmt in formats}
+        writers = {fmt: WRITERS[fmt](handle) for fmt, handle in handles.items()}
+        try:
+            for batch in _batches(release, split):
+                for writer in writers.values():
+                    writer.write(batch)
+                done += len(batch)
+                if progress:
+                    progress(done)
+        finally:
+            for writer in writers.values():
+                writer.close()
+            for handle in handles.values():
+                handle.raw.close()
+        sums.update({data_path(split, fmt): handle.sha256.hexdigest() for fmt, handle in handles.items()})
+    (out / "checksums.txt").write_text(_checksums_text(sums), encoding="utf-8")
+    return [out / name for name in sums] + [out / "checksums.txt"]
+
+
+class _Sink(io.RawIOBase):
+    """Collects what the zip writer produces until the response generator hands it on."""
+
+    def __init__(self):
+        self.chunks: list[bytes] = []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        self.chunks.append(bytes(data))
+        return len(data)
+
+    def take(self) -> bytes:
+        data, self.chunks = b"".join(self.chunks), []
+        return data
+
+
+def zip_stream(release, formats: tuple[str, ...] = FORMATS) -> Iterator[bytes]:
+    """The export as a zip, produced while it is sent: the card first, then each split file, then checksums."""
+    root = f"{release.project.slug}-{release.tag}"
+    sink = _Sink()
+    sums: dict[str, str] = {}
+    with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        readme = render_card(release, release.counts, formats).encode("utf-8")
+        archive.writestr(f"{root}/README.md", readme)
+        sums["README.md"] = hashlib.sha256(readme).hexdigest()
+        yield sink.take()
+        for split in SPLITS:
+            for fmt in formats:
+                name = data_path(split, fmt)
+                with archive.open(f"{root}/{name}", "w", force_zip64=True) as entry:
+                    handle = _Hashing(entry)
+                    writer = WRITERS[fmt](handle)
+                    for batch in _batches(release, split):
+                        writer.write(batch)
+                        if sink.chunks:
+                            yield sink.take()
+                    writer.close()
+                sums[name] = handle.sha256.hexdigest()
+                yield sink.take()
+        archive.writestr(f"{root}/checksums.txt", _checksums_text(sums))
+    yield sink.take()
+
+
+def split_jsonl_stream(release, split: str) -> Iterator[bytes]:
+    """One split as JSON lines, in the canonical form the checksum uses."""
+    for batch in _batches(release, split):
+        yield b"".join(batch.lines)
+
+
+def _checksums_text(sums: dict[str, str]) -> str:
+    return "".join(f"{digest}  {name}\n" for name, digest in sums.items())

@@ -1,0 +1,114 @@
+"""The exported record of an item, frozen into a release, and its canonical form for the checksum.
+
+Every record has the same fields with the same types, so the JSONL, CSV and Parquet files of a
+release load with one schema. ``metadata`` is a JSON string for that reason (its keys vary).
+"""
+
+import hashlib
+import json
+from collections.abc import Iterable
+
+import orjson
+import pyarrow as pa
+
+FIELDS = [
+    "id",
+    "question",
+    "context",
+    "answer",
+    "answer_by",
+    "answer_model",
+    "answer_prompt",
+    "causal_class",
+    "topic",
+    "origin",
+    "source",
+    "group",
+    "position_in_group",
+    "options",
+    "correct_option",
+    "review_rounds",
+    "metadata",
+]
+
+OPTION_FIELDS = ["letter", "text", "role", "rationale"]
+
+ARROW_SCHEMA = pa.schema(
+    [
+        pa.field(name, pa.int32() if name in ("position_in_group", "review_rounds") else pa.string())
+        for name in FIELDS
+        if name != "options"
+    ]
+)
+ARROW_SCHEMA = ARROW_SCHEMA.insert(
+    FIELDS.index("options"),
+    pa.field("options", pa.list_(pa.struct([pa.field(name, pa.string()) for name in OPTION_FIELDS]))),
+)
+
+# Hugging Face `datasets` features, written into the card so every format loads with the same types.
+FEATURES_YAML = [
+    {"name": name, "dtype": "int32" if name in ("position_in_group", "review_rounds") else "string"}
+    if name != "options"
+    else {"name": "options", "list": [{"name": field, "dtype": "string"} for field in OPTION_FIELDS]}
+    for name in FIELDS
+]
+
+
+def item_record(item, *, slug: str, options: list, models_by_call: dict | None = None) -> dict:
+    """The release record of an approved item (with ``topic`` and ``group`` loaded, options in letter order)."""
+    provenance = item.answer_provenance if isinstance(item.answer_provenance, dict) else {}
+    model, prompt = answer_model_and_prompt(provenance, models_by_call or {})
+    group = item.group
+    correct = [chr(ord("A") + option.position) for option in options if option.role == "correct"]
+    return {
+        "id": item.external_id or f"{slug}-{item.pk}",
+        "question": item.question,
+        "context": item.context or (group.context if group else ""),
+        "answer": item.reference_answer,
+        "answer_by": item.answer_by or "",
+        "answer_model": model if item.answer_by == "model" else "",
+        "answer_prompt": prompt if item.answer_by == "model" else "",
+        "causal_class": item.causal_class,
+        "topic": item.topic.label if item.topic else "",
+        "origin": item.origin,
+        "source": item.source,
+        "group": (group.external_id or f"group-{group.pk}") if group else "",
+        "position_in_group": item.position_in_group if group else 0,
+        "options": [
+            {"letter": chr(ord("A") + option.position), "text": option.text, "role": option.role,
+             "rationale": option.rationale}
+            for option in options
+        ],
+        "correct_option": ",".join(correct),
+        "review_rounds": item.round,
+        "metadata": json.dumps(item.metadata or {}, ensure_ascii=False, sort_keys=True),
+    }
+
+
+def answer_model_and_prompt(provenance: dict, models_by_call: dict) -> tuple[str, str]:
+    """Which model and prompt version wrote an answer, from its provenance or the model call it names."""
+    call = models_by_call.get(provenance.get("call_id") or provenance.get("llm_call_id")) or {}
+    model = str(provenance.get("model") or call.get("model") or "")
+    prompt = str(provenance.get("template") or provenance.get("prompt") or call.get("template") or "")
+    version = provenance.get("template_version") or provenance.get("prompt_version")
+    if prompt and version and f"v{version}" not in prompt:
+        prompt = f"{prompt} v{version}"
+    return model, prompt
+
+
+def canonical_line(record: dict) -> bytes:
+    """One UTF-8 JSON line, keys sorted, no spaces: the form the checksum and the JSONL files share.
+
+    (Byte for byte what ``json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))``
+    gives for these records; orjson is used because it is an order of magnitude faster.)
+    """
+    return orjson.dumps(record, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
+
+
+def checksum(lines_by_split: Iterable[Iterable[bytes]]) -> str:
+    """SHA-256 of the canonical lines of train, then dev, then test: of the three JSONL files concatenated."""
+    digest = hashlib.sha256()
+    for lines in lines_by_split:
+        for line in lines:
+            digest.update(line)
+    return digest.hexdigest()

@@ -1,0 +1,25 @@
+"""Reads of the evaluation app, for pages, the API, commands and the dataset card."""
+
+from .agreement import (
+    AGREEMENT_BOOTSTRAP,
+    AgreementRow,
+    AgreementSection,
+    Criterion,
+    agreement_breakdowns,
+    agreement_criteria,
+    project_agreement,
+)
+from .releases import release_for_user, release_split_texts, releases_for_project
+
+__all__ = [
+    "AGREEMENT_BOOTSTRAP",
+    "AgreementRow",
+    "AgreementSection",
+    "Criterion",
+    "agreement_breakdowns",
+    "agreement_criteria",
+    "project_agreement",
+    "release_for_user",
+    "release_split_texts",
+    "releases_for_project",
+]

@@ -1,0 +1,183 @@
+"""Serializers of the evaluation API: separate input and output, and shapes for the documentation."""
+
+from django.urls import reverse
+from rest_framework import serializers
+
+from annotation.api_strict import StrictInputSerializer
+
+from .agreement import LEVELS
+from .models import Release
+from .releases.records import FIELDS, OPTION_FIELDS
+from .releases.splits import SPLITS, SplitRatioError, parse_ratios
+
+
+class ReleaseOutputSerializer(serializers.ModelSerializer):
+    tag = serializers.CharField(read_only=True)
+    created_by = serializers.CharField(source="created_by.get_username", default=None, read_only=True)
+    n_items = serializers.SerializerMethodField()
+    splits = serializers.SerializerMethodField(help_text="Items per split.")
+    url = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Release
+        fields = ["version", "tag", "status", "seed", "split_ratios", "checksum", "license", "n_items", "splits",
+                  "progress", "error", "created_by", "created_at", "finished_at", "url"]
+
+    def get_n_items(self, release) -> int:
+        return int(release.counts.get("n_items", 0))
+
+    def get_splits(self, release) -> dict[str, int]:
+        return {split: int(release.counts.get("splits", {}).get(split, 0)) for split in SPLITS}
+
+    def get_progress(self, release) -> dict:
+        return {"stage": release.stage, "items_done": release.items_done, "items_total": release.items_total}
+
+    def get_url(self, release) -> str:
+        path = reverse("api-release-detail", args=[release.project.slug, release.tag])
+        return self.context["request"].build_absolute_uri(path)
+
+
+class ReleaseDetailOutputSerializer(ReleaseOutputSerializer):
+    counts = serializers.JSONField(read_only=True, help_text="The card's figures, frozen when the release was cut.")
+    split_urls = serializers.SerializerMethodField()
+
+    class Meta(ReleaseOutputSerializer.Meta):
+        fields = [*ReleaseOutputSerializer.Meta.fields, "notes", "citation", "card", "counts", "split_urls"]
+
+    def get_split_urls(self, release) -> dict[str, str]:
+        request = self.context["request"]
+        return {
+            split: request.build_absolute_uri(
+                reverse("api-release-split", args=[release.project.slug, release.tag, split])
+            )
+            for split in SPLITS
+        }
+
+
+class SplitRatiosInputSerializer(StrictInputSerializer):
+    train = serializers.FloatField(min_value=0, max_value=1)
+    dev = serializers.FloatField(min_value=0, max_value=1)
+    test = serializers.FloatField(min_value=0, max_value=1)
+
+
+class ReleaseCreateInputSerializer(StrictInputSerializer):
+    seed = serializers.IntegerField(required=False, default=13, min_value=-(2**31), max_value=2**31 - 1)
+    splits = SplitRatiosInputSerializer(required=False, help_text="Shares of train, dev and test; they add up to 1.")
+    license = serializers.CharField(required=False, default="cc-by-4.0", max_length=64)
+    citation = serializers.CharField(required=False, default="", allow_blank=True, max_length=5000)
+    notes = serializers.CharField(required=False, default="", allow_blank=True, max_length=5000)
+
+    def validate_splits(self, value):
+        try:
+            return parse_ratios(value)
+        except SplitRatioError as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+
+
+class OptionRecordSerializer(serializers.Serializer):
+    letter = serializers.CharField()
+    text = serializers.CharField()
+    role = serializers.CharField()
+    rationale = serializers.CharField()
+
+
+class ReleaseRecordSerializer(serializers.Serializer):
+    """One frozen item, exactly as the release's files hold it."""
+
+    id = serializers.CharField()
+    question = serializers.CharField()
+    context = serializers.CharField()
+    answer = serializers.CharField()
+    answer_by = serializers.CharField()
+    answer_model = serializers.CharField()
+    answer_prompt = serializers.CharField()
+    causal_class = serializers.CharField()
+    topic = serializers.CharField()
+    origin = serializers.CharField()
+    source = serializers.CharField()
+    group = serializers.CharField()
+    position_in_group = serializers.IntegerField()
+    options = OptionRecordSerializer(many=True)
+    correct_option = serializers.CharField()
+    review_rounds = serializers.IntegerField()
+    metadata = serializers.CharField(help_text="Other item fields as a JSON object in a string.")
+
+    def to_representation(self, instance):
+        return instance.data  # the frozen record, untouched
+
+
+assert list(ReleaseRecordSerializer().fields) == FIELDS and list(OptionRecordSerializer().fields) == OPTION_FIELDS
+
+
+class SplitQueryInputSerializer(StrictInputSerializer):
+    format = serializers.ChoiceField(choices=["json", "jsonl"], required=False,
+                                     help_text="`jsonl` streams the whole split as JSON lines.")
+    cursor = serializers.CharField(required=False)
+    page_size = serializers.IntegerField(required=False, min_value=1, max_value=1000)
+
+
+class AgreementQueryInputSerializer(StrictInputSerializer):
+    round = serializers.IntegerField(required=False, min_value=0, max_value=1_000_000,
+                                     help_text="Only this review round (default: all rounds).")
+    by = serializers.CharField(required=False, max_length=200,
+                               help_text="Break down by round, causal_class, origin, topic, answer_by or meta:<key>.")
+    level = serializers.ChoiceField(choices=[level for level in LEVELS if level != "nominal"], required=False,
+                                    default="ordinal", help_text="Level of measurement of the rating criteria.")
+
+
+class EstimateSerializer(serializers.Serializer):
+    value = serializers.FloatField(allow_null=True)
+    ci95 = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    reading = serializers.CharField()
+    n_units = serializers.IntegerField()
+    note = serializers.CharField()
+
+
+class PairSerializer(serializers.Serializer):
+    raters = serializers.ListField(child=serializers.CharField())
+    kappa = serializers.FloatField(allow_null=True)
+    ci95 = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    reading = serializers.CharField()
+    n_units = serializers.IntegerField()
+    note = serializers.CharField()
+
+
+class CohenSerializer(serializers.Serializer):
+    mean = serializers.FloatField(allow_null=True)
+    ci95 = serializers.ListField(child=serializers.FloatField(), allow_null=True)
+    reading = serializers.CharField()
+    n_units = serializers.IntegerField()
+    note = serializers.CharField()
+    weights = serializers.CharField(allow_null=True)
+    pairs = PairSerializer(many=True)
+
+
+class AgreementRowSerializer(serializers.Serializer):
+    criterion = serializers.CharField()
+    label = serializers.CharField()
+    level = serializers.CharField()
+    n_units = serializers.IntegerField()
+    n_raters = serializers.IntegerField()
+    n_judgments = serializers.IntegerField()
+    krippendorff_alpha = EstimateSerializer()
+    fleiss_kappa = EstimateSerializer()
+    cohen_kappa = CohenSerializer()
+
+
+class AgreementSectionSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    label = serializers.CharField()
+    n_items = serializers.IntegerField()
+    n_judgments = serializers.IntegerField()
+    rows = AgreementRowSerializer(many=True)
+
+
+class AgreementOutputSerializer(serializers.Serializer):
+    project = serializers.CharField()
+    round = serializers.IntegerField(allow_null=True)
+    by = serializers.CharField(allow_null=True)
+    rating_level = serializers.CharField()
+    bootstrap = serializers.JSONField()
+    breakdowns = serializers.ListField(child=serializers.CharField())
+    sections = AgreementSectionSerializer(many=True)

@@ -1,0 +1,174 @@
+"""Writes of the evaluation app: cutting releases and issuing API tokens. Pages, the API, tasks and commands
+all call these."""
+
+from collections.abc import Callable
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone, translation
+from rest_framework.authtoken.models import Token
+
+from annotation.models import Item, Membership, Project
+from annotation.permissions import Role, has_role
+
+from .models import Release, ReleaseItem
+from .releases.build import approved_units, freeze_items, plan_positions, release_checksum, release_facts
+from .releases.card import render_card
+from .releases.splits import DEFAULT_RATIOS, parse_ratios
+from .selectors import AGREEMENT_BOOTSTRAP, project_agreement
+
+
+class ReleaseError(Exception):
+    """A release cannot be cut; the message says why."""
+
+
+def release_create(
+    *,
+    project: Project,
+    user=None,
+    seed: int = 13,
+    split_ratios: dict | str | None = None,
+    license: str = "cc-by-4.0",
+    citation: str = "",
+    notes: str = "",
+) -> Release:
+    """Reserve the next version (``vN``) of the project's release; ``release_build`` fills it.
+
+    Raises ``ReleaseError`` when the project has no approved item, ``SplitRatioError`` for bad ratios.
+    """
+    ratios = parse_ratios(split_ratios if split_ratios is not None else DEFAULT_RATIOS)
+    if not Item.objects.filter(project=project, status=Item.Status.APPROVED).exists():
+        raise ReleaseError(f"{project.slug} has no approved items to release")
+    with transaction.atomic():
+        # Two curators cutting at once get consecutive versions: the project row serialises them.
+        Project.objects.select_for_update().filter(pk=project.pk).first()
+        version = (Release.objects.filter(project=project).aggregate(last=Max("version"))["last"] or 0) + 1
+        return Release.objects.create(
+            project=project,
+            version=version,
+            seed=seed,
+            split_ratios=ratios,
+            status=Release.Status.QUEUED,
+            license=license or "other",
+            citation=citation,
+            notes=notes,
+            created_by=user,
+        )
+
+
+def release_build(*, release: Release, on_progress: Callable[[Release], None] | None = None) -> Release:
+    """Freeze the approved items into ``release`` with their splits, checksum and card.
+
+    Claims the release (queued → building), so a duplicate task does nothing. On failure every
+    frozen item is removed and the release is marked failed with the error.
+    """
+    claimed = Release.objects.filter(pk=release.pk, status=Release.Status.QUEUED).update(
+        status=Release.Status.BUILDING, stage="planning"
+    )
+    release.refresh_from_db()
+    if not claimed:
+        return release
+    report = on_progress or (lambda release: None)
+    try:
+        ReleaseItem.objects.filter(release=release).delete()
+        units, item_ids = approved_units(release.project)
+        placement = plan_positions(units, item_ids, release.split_ratios, release.seed)
+        _progress(release, stage="freezing", items_total=len(placement), items_done=0)
+        report(release)
+
+        def frozen(done: int) -> None:
+            _progress(release, items_done=done)
+            report(release)
+
+        tally = freeze_items(release, placement, frozen)
+        _progress(release, stage="checksum")
+        report(release)
+        release.checksum = release_checksum(release)
+        _progress(release, stage="card")
+        report(release)
+        with translation.override("en"):
+            facts = release_facts(release, tally, release_agreement(release))
+            facts["agreement_bootstrap"] = AGREEMENT_BOOTSTRAP.as_dict()
+            release.counts = facts
+            release.card = render_card(release, facts)
+        release.status = Release.Status.READY
+        release.stage = ""
+        release.finished_at = timezone.now()
+        release.save(update_fields=["checksum", "counts", "card", "status", "stage", "finished_at"])
+    except Exception as exc:
+        ReleaseItem.objects.filter(release=release).delete()
+        Release.objects.filter(pk=release.pk).update(
+            status=Release.Status.FAILED, stage="", error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
+        )
+        release.refresh_from_db()
+        raise
+    report(release)
+    return release
+
+
+def release_cut(*, project: Project, user=None, on_progress=None, **options) -> Release:
+    """Create and build the next release in this process (the command line's way)."""
+    release = release_create(project=project, user=user, **options)
+    return release_build(release=release, on_progress=on_progress)
+
+
+def release_agreement(release: Release) -> list[dict]:
+    """Agreement on the released items (all rounds), as the card reports it."""
+    items = Item.objects.filter(release_items__release=release)
+    section = project_agreement(release.project, items=items, bootstrap=AGREEMENT_BOOTSTRAP)[0]
+    rows = []
+    for row in section.rows:
+        summary = row.summary.as_dict()
+        cohen = summary["cohen_kappa"]
+        rows.append(
+            {
+                "criterion": row.criterion.key,
+                "label": str(row.criterion.label),
+                "level": row.criterion.level,
+                "units": summary["krippendorff_alpha"]["n_units"],
+                "n_judgments": row.summary.n_judgments,
+                "krippendorff_alpha": summary["krippendorff_alpha"],
+                "fleiss_kappa": summary["fleiss_kappa"],
+                "cohen_kappa": {"value": cohen["mean"],
+                                **{key: cohen[key] for key in ("ci95", "reading", "n_units", "note")}},
+            }
+        )
+    return rows
+
+
+def _progress(release: Release, **fields) -> None:
+    for name, value in fields.items():
+        setattr(release, name, value)
+    Release.objects.filter(pk=release.pk).update(**fields)
+
+
+# --- API tokens ----------------------------------------------------------------------------------
+
+
+def token_key_visible_to(owner, member) -> bool:
+    """An owner may read a member's new key only if the key opens nothing the owner does not own."""
+    if owner.is_superuser or owner.pk == member.pk:
+        return True
+    projects = Project.objects.filter(memberships__user=member)
+    return all(has_role(owner, project, Role.OWNER) for project in projects)
+
+
+def _ensure_member(project: Project, member) -> None:
+    if not Membership.objects.filter(project=project, user=member).exists():
+        raise ValueError(f"{member} is not a member of {project.slug}")
+
+
+@transaction.atomic
+def token_issue(*, project: Project, member) -> Token:
+    """A fresh API token for a member of ``project`` (any previous token of theirs stops working)."""
+    _ensure_member(project, member)
+    Token.objects.filter(user=member).delete()
+    return Token.objects.create(user=member)
+
+
+@transaction.atomic
+def token_revoke(*, project: Project, member) -> bool:
+    """Delete the token of a member of ``project``; True when there was one."""
+    _ensure_member(project, member)
+    deleted, _count = Token.objects.filter(user=member).delete()
+    return bool(deleted)

@@ -1,0 +1,69 @@
+"""Releases cut from the page or the API are built by a real Celery worker, with progress the page follows."""
+
+import httpx
+import pytest
+from django.urls import reverse
+from rest_framework.authtoken.models import Token
+
+from evaluation.models import Release
+from tests.evaluation.helpers import approved_items
+
+pytestmark = pytest.mark.services
+
+
+def test_a_release_cut_on_the_page_is_built_by_the_worker(celery_worker_process, project, client_for, curator):
+    approved_items(project, {"associational": 30, "counterfactual": 20}, groups_of=2)
+    client = client_for(curator)
+    response = client.post(
+        reverse("evaluation:release_list", args=[project.slug]),
+        {"seed": 5, "train": 0.8, "dev": 0.1, "test": 0.1, "license": "cc-by-4.0", "notes": "primeira versão"},
+    )
+    release = Release.objects.get()
+    assert response.status_code == 302 and response["Location"].endswith(f"/releases/{release.version}/")
+
+    detail = reverse("evaluation:release_detail", args=[project.slug, release.version])
+
+    def finished():
+        polled = client.get(detail, headers={"HX-Request": "true"})
+        return polled if polled.status_code == 286 else None
+
+    polled = celery_worker_process.wait_for(finished, timeout=60)
+    assert "Ready" in polled.content.decode()
+    release.refresh_from_db()
+    assert release.status == Release.Status.READY and release.items_done == release.items_total == 50
+    assert release.items.count() == 50 and "primeira versão" in release.card
+    page = client.get(detail).content.decode()
+    assert release.checksum in page and "download.zip" in page
+
+
+def test_a_release_cut_through_the_api_is_built_by_the_worker(celery_worker_process, live_server, project, owner):
+    approved_items(project, {"interventional": 12})
+    headers = {"Authorization": f"Token {Token.objects.create(user=owner).key}"}
+    response = httpx.post(f"{live_server.url}/api/v1/projects/{project.slug}/releases/", headers=headers,
+                          json={"seed": 9, "splits": {"train": 0.5, "dev": 0.25, "test": 0.25}}, timeout=30)
+    assert response.status_code == 202 and response.json()["status"] == "queued"
+    url = response.headers["Location"]
+
+    def ready():
+        body = httpx.get(url, headers=headers, timeout=30).json()
+        return body if body["status"] == "ready" else None
+
+    body = celery_worker_process.wait_for(ready, timeout=60)
+    assert body["splits"] == {"train": 6, "dev": 3, "test": 3} and body["seed"] == 9
+
+
+def test_nothing_to_release_is_said_on_the_page(project, client_for, curator, db):
+    response = client_for(curator).post(
+        reverse("evaluation:release_list", args=[project.slug]),
+        {"seed": 5, "train": 0.8, "dev": 0.1, "test": 0.1, "license": "cc-by-4.0"},
+    )
+    assert response.status_code == 200 and "no approved items" in response.content.decode()
+    assert not Release.objects.exists()
+
+
+@pytest.mark.parametrize(("who", "get", "post"), [("annotator", 200, 403), ("outsider", 404, 404)])
+def test_annotators_see_releases_but_cannot_cut_them(request, project, client_for, db, who, get, post):
+    client = client_for(request.getfixturevalue(who))
+    url = reverse("evaluation:release_list", args=[project.slug])
+    assert client.get(url).status_code == get
+    assert client.post(url, {"seed": 1, "train": 1, "dev": 0, "test": 0, "license": "mit"}).status_code == post
