@@ -8,7 +8,7 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404
 
-from .models import Membership, Project
+from .models import Assignment, Item, Membership, Project
 
 Role = Membership.Role
 
@@ -52,3 +52,44 @@ def get_project_for_user(user, slug: str, minimum: str = Role.ANNOTATOR) -> Proj
     project.user_role = project_role(user, project)
     project.user_role_label = Role(project.user_role).label
     return project
+
+
+def get_assignment_for_user(user, project: Project, assignment_id: int) -> Assignment:
+    """One of the user's own assignments in the project; anybody else's (even a curator's view) is a 404."""
+    assignment = (
+        Assignment.objects.select_related("item", "item__group", "item__answer_author")
+        .filter(pk=assignment_id, item__project=project, annotator=user)
+        .first()
+    )
+    if assignment is None:
+        raise Http404("No such assignment.")
+    return assignment
+
+
+def get_item_for_user(user, project: Project, item_id: int) -> Item:
+    """An item of a project the caller already may see (``get_project_for_user``); other projects' are a 404."""
+    item = Item.objects.select_related("group", "answer_author").filter(pk=item_id, project=project).first()
+    if item is None:
+        raise Http404("No such item.")
+    return item
+
+
+def can_edit_item(user, project: Project, item: Item) -> bool:
+    """Curators edit any item; an annotator edits an item they hold in its current round, or one that
+    needs revision (until a model rewrites it, people may)."""
+    if has_role(user, project, Role.CURATOR):
+        return True
+    if not has_role(user, project, Role.ANNOTATOR):
+        return False
+    if item.status == Item.Status.NEEDS_REVISION:
+        return True
+    return Assignment.objects.filter(
+        item=item, annotator=user, round=item.round, status=Assignment.Status.ACTIVE
+    ).exists()
+
+
+def get_item_for_editing(user, project: Project, item_id: int) -> Item:
+    item = get_item_for_user(user, project, item_id)
+    if not can_edit_item(user, project, item):
+        raise PermissionDenied("You may edit an item while it is assigned to you, or when it needs revision.")
+    return item

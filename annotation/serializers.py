@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from .models import Project
+from .models import Judgment, Project
 from .permissions import project_role
 
 
@@ -26,3 +26,12 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
 
     def get_role(self, project) -> str | None:
         return project_role(self.context["request"].user, project)
+
+
+class JudgmentOutputSerializer(serializers.ModelSerializer):
+    annotator = serializers.CharField(source="annotator.get_username", read_only=True)
+
+    class Meta:
+        model = Judgment
+        fields = ["id", "item", "round", "annotator", "ratings", "vote", "causal_class", "comment", "edited",
+                  "created_at"]

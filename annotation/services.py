@@ -149,9 +149,18 @@ def _ensure_first_revision(item: Item, snapshot: dict) -> None:
 
 @transaction.atomic
 def item_start_round(*, item: Item) -> Item:
-    """Send the item (back) to review: the next round begins and needs fresh judgments."""
+    """Send the item (back) to review: the next round begins and needs fresh judgments.
+
+    The round's counters start again from zero; assignments of the old round can no longer
+    be submitted (annotation.judging checks the round).
+    """
     Item.objects.filter(pk=item.pk).update(
-        status=Item.Status.IN_REVIEW, round=F("round") + 1, updated_at=timezone.now()
+        status=Item.Status.IN_REVIEW,
+        round=F("round") + 1,
+        round_assigned=0,
+        round_judged=0,
+        round_disagreement=None,
+        updated_at=timezone.now(),
     )
-    item.refresh_from_db(fields=["status", "round", "updated_at"])
+    item.refresh_from_db(fields=["status", "round", "round_assigned", "round_judged", "round_disagreement", "updated_at"])
     return item
