@@ -45,13 +45,10 @@
   }
 
   function rate(form, digit) {
-    var list = criteria(form);
-    var fieldset = list[current];
+    var fieldset = criteria(form)[current];
     if (!fieldset) return;
-    if (check(fieldset.querySelector('input[type=radio][value="' + digit + '"]'))) {
-      current = Math.min(current + 1, list.length - 1);
-      highlight(form);
-    }
+    // Checking fires "change", whose listener below moves the highlight to the next criterion.
+    check(fieldset.querySelector('input[type=radio][value="' + digit + '"]'));
   }
 
   function submit(form) {

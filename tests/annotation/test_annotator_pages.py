@@ -225,3 +225,11 @@ def test_a_submitted_item_shows_only_the_annotators_own_judgment(project, annota
     judge(assignment, comment="Meu comentário.", vote="reject")
     body = signed_in(annotator).get(reverse("annotation:assignment", args=[project.slug, assignment.pk])).content
     assert "You submitted this item." in body.decode() and "Meu comentário." in body.decode()
+
+
+def test_the_item_page_speaks_portuguese_on_request(project, annotator):
+    ItemFactory(project=project)
+    client = signed_in(annotator)
+    client.post(reverse("set_language"), {"language": "pt-br", "next": "/"})
+    body = client.get(take_next(client, project)).content.decode()
+    assert "Sua avaliação" in body and "Enviar" in body and "Diretrizes" in body and "associacional" in body

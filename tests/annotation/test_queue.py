@@ -242,3 +242,13 @@ def test_waiting_counts_match_what_the_queue_would_hand_out(project, annotators)
 
     assert waiting_counts(annotators[0], [project])[project.pk] == {REVIEW: 1, ANSWER: 1}
     assert waiting_counts(annotators[1], [project])[project.pk] == {REVIEW: 2, ANSWER: 1}
+
+
+def test_releasing_expired_assignments_from_the_command_line(project, annotator, capsys):
+    from django.core.management import call_command
+
+    ItemFactory(project=project)
+    assignment = assignment_next(project=project, annotator=annotator)
+    Assignment.objects.filter(pk=assignment.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    call_command("release_expired_assignments", "--project", project.slug)
+    assert "1 expired assignment(s) released" in capsys.readouterr().out
