@@ -4,6 +4,9 @@ and items that need revision by hand. Views stay thin: annotation.queue and anno
 Blind: nothing here renders anybody else's judgment; an annotator sees only the item and their own work.
 """
 
+import hashlib
+import json
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
@@ -77,6 +80,11 @@ def assignment_page(request, slug, assignment_id):
     elif assignment.status != Assignment.Status.SUBMITTED:
         context["form"] = JudgmentForm(project=project)
     return render(request, "annotation/annotate.html", context)
+
+
+def _form_key(project) -> str:
+    """Changes whenever what the judgment form shows changes (criteria, labels), for its cached HTML."""
+    return hashlib.sha1(json.dumps([project.criteria, project.label_set], sort_keys=True).encode()).hexdigest()[:16]
 
 
 @login_required
@@ -179,8 +187,7 @@ def item_part(request, slug, item_id, part):
     except EditConflict as conflict:
         return _render_part(request, project, conflict.current, part, "part_conflict", draft=values,
                             base_version=conflict.current.version)
-    _touch_holder(request.user, project, saved)
-    return _render_part(request, project, saved, part, "part_saved")
+    return _render_part(request, project, saved, part, "part_saved", can_edit=True)
 
 
 @login_required
@@ -252,6 +259,7 @@ def _item_context(request, project, item, assignment) -> dict:
         "can_edit": assignment is None or assignment.status == Assignment.Status.ACTIVE,
         "is_curator": has_role(request.user, project, Role.CURATOR),
         "role_choices": Option.Role.choices,
+        "form_key": _form_key(project),
         "own_judgment": getattr(assignment, "judgment", None) if assignment and assignment.status == "submitted"
         else None,
     }
@@ -275,13 +283,13 @@ def _int(value) -> int | None:
         return None
 
 
-def _render_part(request, project, item, part, partial, *, draft=None, errors=None, base_version=None):
+def _render_part(request, project, item, part, partial, *, draft=None, errors=None, base_version=None, can_edit=None):
     context = {
         "project": project,
         "item": item,
         "part": part,
-        "options": list(item.options.all()),
-        "can_edit": can_edit_item(request.user, project, item),
+        "options": list(item.options.all()) if part == "options" else [],
+        "can_edit": can_edit if can_edit is not None else can_edit_item(request.user, project, item),
         "is_curator": has_role(request.user, project, Role.CURATOR),
         "draft": draft,
         "errors": errors or {},
@@ -290,12 +298,6 @@ def _render_part(request, project, item, part, partial, *, draft=None, errors=No
     }
     status = 422 if errors else 409 if partial == "part_conflict" else 200
     return render(request, f"annotation/_part.html#{partial}", context, status=status)
-
-
-def _touch_holder(user, project, item) -> None:
-    held = Assignment.objects.filter(item=item, annotator=user, round=item.round, status=Assignment.Status.ACTIVE)
-    for assignment in held:
-        queue.assignment_touch(assignment=assignment, project=project)
 
 
 def _add_errors(form, error: ValidationError) -> None:

@@ -7,6 +7,7 @@ round's counters (see annotation.queue) right.
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -38,15 +39,13 @@ def judgment_submit(
     Raises ``ValidationError`` (by field) for bad input and ``AssignmentClosed`` when the
     round moved on or the slot was given to someone else.
     """
-    assignment, item, project = _lock(assignment)
+    item = _lock_item(assignment)
+    project = item.project
     if assignment.round == 0:
         raise AssignmentClosed(_("This question waits for its answer, not for a judgment."))
-    _ensure_open(assignment, item, project)
     clean_ratings = judgment_validate(project=project, ratings=ratings, vote=vote, causal_class=causal_class,
                                       comment=comment)
-    edited = Revision.objects.filter(
-        item=item, round=item.round, author_id=assignment.annotator_id, kind=Revision.Kind.EDIT
-    ).exists()
+    assignment = _claim(assignment, item, project)
     judgment = Judgment.objects.create(
         item=item,
         annotator_id=assignment.annotator_id,
@@ -56,9 +55,8 @@ def judgment_submit(
         vote=vote,
         causal_class=causal_class,
         comment=comment.strip(),
-        edited=edited,
+        edited=item.edited_by_annotator,
     )
-    _finish(assignment)
     item.round_judged += 1
     fields = ["round_judged"]
     if item.round_judged >= project.overlap:
@@ -108,10 +106,10 @@ def answer_submit(*, assignment: Assignment, answer: str, expected_version: int)
     answer = (answer or "").strip()
     if not answer:
         raise ValidationError({"answer": _("write the answer, or skip the question")})
-    assignment, item, project = _lock(assignment)
+    item = _lock_item(assignment)
     if assignment.round != 0:
         raise AssignmentClosed(_("This item is in review; judge it instead of answering it."))
-    _ensure_open(assignment, item, project)
+    assignment = _claim(assignment, item, item.project)
     item = item_update(
         item=item,
         changes={"reference_answer": answer},
@@ -119,7 +117,6 @@ def answer_submit(*, assignment: Assignment, answer: str, expected_version: int)
         expected_version=expected_version,
         kind=Revision.Kind.ANSWER,
     )
-    _finish(assignment)
     return item_start_round(item=item)
 
 
@@ -159,29 +156,47 @@ def _rating_error(criterion: dict, low: int, high: int) -> str:
     }
 
 
-def _lock(assignment: Assignment) -> tuple[Assignment, Item, Project]:
-    assignment = Assignment.objects.select_for_update().select_related("annotator").get(pk=assignment.pk)
-    item = Item.objects.select_for_update().get(pk=assignment.item_id)
-    project = Project.objects.get(pk=item.project_id)
-    return assignment, item, project
+def _lock_item(assignment: Assignment) -> Item:
+    """Lock the assignment's item (always before its assignments, the order every writer keeps), and read
+    whether the annotator edited it in this round (for ``Judgment.edited``) in the same query."""
+    edits = Revision.objects.filter(
+        item=OuterRef("pk"), round=OuterRef("round"), author_id=assignment.annotator_id, kind=Revision.Kind.EDIT
+    )
+    return (
+        Item.objects.select_for_update(of=("self",)).select_related("project")
+        .annotate(edited_by_annotator=Exists(edits)).get(pk=assignment.item_id)
+    )
 
 
-def _ensure_open(assignment: Assignment, item: Item, project: Project) -> None:
-    if assignment.status == Assignment.Status.SUBMITTED:
-        raise AssignmentClosed(_("You already submitted this item."))
-    if assignment.status == Assignment.Status.SKIPPED:
-        raise AssignmentClosed(_("You skipped this question."))
+def _claim(assignment: Assignment, item: Item, project: Project) -> Assignment:
+    """Mark the assignment submitted if it is still the annotator's in the item's current round.
+
+    The usual case is one conditional update; anything else (submitted already, skipped, expired
+    and released, a round that moved on) is looked at row by row to say why, or to reclaim a place.
+    """
     expected_status = Item.Status.PENDING if assignment.round == 0 else Item.Status.IN_REVIEW
     if item.round != assignment.round or item.status != expected_status:
         raise AssignmentClosed(
             _("This item has moved on since it was handed to you (it was decided or a new round began).")
         )
-    overdue = assignment.expires_at is not None and assignment.expires_at <= timezone.now()
-    if assignment.status == Assignment.Status.ACTIVE and overdue:
-        # Expired on the clock but not yet released: the slot is still held, so release it for reclaiming.
-        assignment.status = Assignment.Status.EXPIRED
-        item.round_assigned -= 1
-        Item.objects.filter(pk=item.pk).update(round_assigned=item.round_assigned)
+    now = timezone.now()
+    if Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.ACTIVE).update(
+        status=Assignment.Status.SUBMITTED, finished_at=now
+    ):
+        assignment.status, assignment.finished_at = Assignment.Status.SUBMITTED, now
+        return assignment
+    assignment = Assignment.objects.get(pk=assignment.pk)
+    _ensure_open(assignment, item, project)  # raises, or takes a released place back
+    _finish(assignment)
+    return assignment
+
+
+def _ensure_open(assignment: Assignment, item: Item, project: Project) -> None:
+    """Raise AssignmentClosed unless the assignment can still be submitted; reclaim a released place if free."""
+    if assignment.status == Assignment.Status.SUBMITTED:
+        raise AssignmentClosed(_("You already submitted this item."))
+    if assignment.status == Assignment.Status.SKIPPED:
+        raise AssignmentClosed(_("You skipped this question."))
     if assignment.status == Assignment.Status.EXPIRED and not assignment_reclaim(assignment, item, project):
         raise AssignmentClosed(_("Your time on this item ran out and others have taken its places."))
 

@@ -25,7 +25,7 @@ The rules:
   SQLite every transaction is IMMEDIATE (see settings), so such requests run one after the other.
   One annotator's own requests (two tabs) are serialised by locking their membership row.
 - **Abandonment.** An assignment expires ``project.assignment_timeout_minutes`` after it was
-  handed out or last worked on; its slot returns to the pool the next time anybody asks for an item
+  handed out or last opened; its slot returns to the pool the next time anybody asks for an item
   (and with ``python manage.py release_expired_assignments``).
 """
 
@@ -34,7 +34,7 @@ from datetime import timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Case, Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Value, When
+from django.db.models import Case, Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -52,18 +52,34 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
     """
     if kind is not None and kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
-    assignments_release_expired(project=project)  # its own transaction: no lock held while picking
     with transaction.atomic():
-        membership = Membership.objects.select_for_update().filter(project=project, user=annotator).first()
-        current = active_assignment(project=project, annotator=annotator, kind=kind)
-        if current is not None:
-            return current
+        _commit_without_waiting_for_disk()
+        # One query (this runs on every "next item"): lock the membership, and learn whether the annotator
+        # holds an item already, whether the project selected topics, and whether any assignment expired.
+        now = timezone.now()
+        membership = (
+            Membership.objects.select_for_update(of=("self",))
+            .filter(project=project, user=annotator)
+            .annotate(
+                held=Subquery(_active(project, annotator, kind).order_by("assigned_at", "pk").values("pk")[:1]),
+                topics_selected=Exists(Topic.objects.filter(project=project, selected=True)),
+                overdue=Exists(_overdue(project, now)),
+            )
+            .first()
+        )
+        if membership is None or membership.overdue:
+            assignments_release_expired(project=project)
+        if membership is None or membership.held:
+            current = active_assignment(project=project, annotator=annotator, kind=kind)
+            if current is not None:
+                return current
         tags = [str(tag) for tag in (membership.expertise or [])] if membership else []
+        topics_selected = membership.topics_selected if membership else None
         # First skip what others are handing out this instant; if everything left was locked, wait for
         # those locks (PostgreSQL then re-checks each row, so a slot filled meanwhile is passed over).
         for skip_locked in (True, False):
-            for candidates in _candidate_passes(project, annotator, kind, tags):
-                item = candidates.select_for_update(skip_locked=skip_locked).first()
+            for candidates in _candidate_passes(project, annotator, kind, tags, topics_selected):
+                item = candidates.select_for_update(skip_locked=skip_locked, of=("self",)).first()
                 if item is not None:
                     return _assign(project, item, annotator)
             if not transaction.get_connection().features.has_select_for_update_skip_locked:
@@ -71,8 +87,21 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
     return None
 
 
+def _commit_without_waiting_for_disk() -> None:
+    """Handing out an item need not survive a database crash (the annotator would just get another one),
+    so on PostgreSQL this transaction does not wait for its commit to reach the disk. Judgments and edits do."""
+    connection = transaction.get_connection()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
 def active_assignment(*, project: Project, annotator, kind: str | None = None) -> Assignment | None:
     """The annotator's unfinished, unexpired assignment in the project (the oldest), if any."""
+    return _active(project, annotator, kind).select_related("item").order_by("assigned_at", "pk").first()
+
+
+def _active(project: Project, annotator, kind: str | None) -> QuerySet[Assignment]:
     assignments = Assignment.objects.filter(
         annotator=annotator,
         status=Assignment.Status.ACTIVE,
@@ -85,25 +114,34 @@ def active_assignment(*, project: Project, annotator, kind: str | None = None) -
         assignments = assignments.filter(round__gt=0)
     elif kind == ANSWER:
         assignments = assignments.filter(round=0)
-    return assignments.select_related("item").order_by("assigned_at", "pk").first()
+    return assignments
 
 
 def assignments_release_expired(*, project: Project | None = None) -> int:
-    """Mark active assignments past their expiry as expired and give their slots back; return how many."""
+    """Mark active assignments past their expiry as expired and give their slots back; return how many.
+
+    Each assignment is claimed with a conditional update, so two requests releasing at once
+    give a slot back only once. Reading first keeps the usual case (nothing expired) to one query.
+    """
     now = timezone.now()
-    with transaction.atomic():
-        overdue = Assignment.objects.filter(status=Assignment.Status.ACTIVE, expires_at__lte=now)
-        if project is not None:
-            overdue = overdue.filter(item__project=project)
-        rows = list(overdue.select_for_update(skip_locked=True, of=("self",)).values_list("pk", "item_id", "round"))
-        if not rows:
-            return 0
-        Assignment.objects.filter(pk__in=[pk for pk, _, _ in rows]).update(
-            status=Assignment.Status.EXPIRED, finished_at=now
-        )
-        for (item_id, round_number), n in Counter((item_id, rnd) for _, item_id, rnd in rows).items():
-            _give_back_slots(item_id, round_number, n)
-    return len(rows)
+    rows = list(_overdue(project, now).values_list("pk", "item_id", "round"))
+    released = 0
+    for pk, item_id, round_number in rows:
+        with transaction.atomic():
+            # The item first, then its assignment: the order every writer keeps, so none deadlock.
+            Item.objects.select_for_update().filter(pk=item_id).first()
+            claimed = Assignment.objects.filter(pk=pk, status=Assignment.Status.ACTIVE, expires_at__lte=now).update(
+                status=Assignment.Status.EXPIRED, finished_at=now
+            )
+            if claimed:
+                _give_back_slots(item_id, round_number, 1)
+                released += claimed
+    return released
+
+
+def _overdue(project: Project | None, now) -> QuerySet[Assignment]:
+    overdue = Assignment.objects.filter(status=Assignment.Status.ACTIVE, expires_at__lte=now)
+    return overdue.filter(item__project=project) if project is not None else overdue
 
 
 def assignment_touch(*, assignment: Assignment, project: Project) -> None:
@@ -124,7 +162,8 @@ def assignment_skip(*, assignment: Assignment, reason: str) -> Assignment:
     reason = (reason or "").strip()
     if not reason:
         raise ValidationError({"reason": _("say why the question is skipped")})
-    assignment = Assignment.objects.select_for_update().select_related("item").get(pk=assignment.pk)
+    Item.objects.select_for_update().filter(pk=assignment.item_id).first()  # the item first, as everywhere
+    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
     if assignment.round != 0:
         raise ValidationError({"reason": _("only a question waiting for its answer can be skipped")})
     if assignment.status not in (Assignment.Status.ACTIVE, Assignment.Status.EXPIRED):
@@ -180,14 +219,15 @@ def _assign(project: Project, item: Item, annotator) -> Assignment:
     return assignment
 
 
-def eligible_items(project: Project, annotator) -> QuerySet[Item]:
+def eligible_items(project: Project, annotator, topics_selected: bool | None = None) -> QuerySet[Item]:
     """Items of the project the annotator may be handed: selected topics only (if any), none seen this round."""
     items = Item.objects.filter(project=project).exclude(
         Exists(Assignment.objects.filter(item=OuterRef("pk"), annotator=annotator, round=OuterRef("round")))
     )
-    selected = list(Topic.objects.filter(project=project, selected=True).values_list("pk", flat=True))
-    if selected:
-        items = items.filter(topic_id__in=selected)
+    if topics_selected is None:
+        topics_selected = Topic.objects.filter(project=project, selected=True).exists()
+    if topics_selected:
+        items = items.filter(topic__selected=True)
     return items
 
 
@@ -201,9 +241,9 @@ def _answer_work(items: QuerySet[Item]) -> QuerySet[Item]:
     )
 
 
-def _candidate_passes(project: Project, annotator, kind: str | None, tags: list[str]):
+def _candidate_passes(project: Project, annotator, kind: str | None, tags: list[str], topics_selected=None):
     """Querysets to try in order; the first that yields an unlocked item wins."""
-    items = eligible_items(project, annotator)
+    items = eligible_items(project, annotator, topics_selected)
     work = []
     if kind in (None, REVIEW):
         work.append((_review_work(items, project), project.overlap))

@@ -80,7 +80,6 @@ def item_update(
     if expected_version is not None and current.version != expected_version:
         raise EditConflict(current, expected_version)
     before = item_snapshot(current)
-    _ensure_first_revision(current, before)
 
     changed = [name for name, value in changes.items() if getattr(current, name) != value]
     for name in changed:
@@ -98,13 +97,17 @@ def item_update(
         changed.append("options")
     if not changed:
         return current
+    _ensure_first_revision(current, before)
 
-    current.version = F("version") + 1
+    current.version += 1  # the row is locked until commit, so nobody else can bump it meanwhile
     current.save(
         update_fields=[*[name for name in changed if name != "options"], "answer_by", "answer_author",
                        "answer_provenance", "version", "updated_at"]
     )
-    current.refresh_from_db(fields=["version"])
+    snapshot = item_snapshot(current) if "options" in changed else {
+        **before, **{name: getattr(current, name) for name in ("question", "context", "reference_answer",
+                                                               "causal_class", "answer_by")}
+    }
     Revision.objects.create(
         item=current,
         number=current.version,
@@ -113,7 +116,7 @@ def item_update(
         author=author.user,
         llm_call_id=author.llm_call_id,
         provenance=dict(author.provenance or {}),
-        snapshot=item_snapshot(current),
+        snapshot=snapshot,
         changed_fields=changed,
         note=note,
     )
@@ -127,8 +130,11 @@ def _options_differ(before: list[dict], after: list[dict]) -> bool:
 
 
 def _ensure_first_revision(item: Item, snapshot: dict) -> None:
-    """Imported and generated items have no revision yet; record how they started before the first change."""
-    if item.revisions.exists():
+    """Imported and generated items have no revision yet; record how they started before the first change.
+
+    Every version after the first was written here with its revision, so only version 1 can lack one.
+    """
+    if item.version > 1:
         return
     provenance = dict(item.answer_provenance or {})
     if item.import_batch_id:
