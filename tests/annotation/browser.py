@@ -34,6 +34,8 @@ def browser():
         from playwright.sync_api import sync_playwright
     except ImportError:  # pragma: no cover - playwright is in the dev extra
         pytest.skip("the playwright package is not installed (pip install -e '.[dev]')")
+    from django.db import connections
+
     # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are still synchronous.
     previous = os.environ.get("DJANGO_ALLOW_ASYNC_UNSAFE")
     os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
@@ -46,6 +48,9 @@ def browser():
                 yield launched
             finally:
                 launched.close()
+                # The test ran inside Playwright's event loop, where the ORM opened connections of its own;
+                # left open, PostgreSQL could not drop the test database afterwards.
+                connections.close_all()
     finally:
         if previous is None:
             os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
