@@ -303,7 +303,8 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--annotators", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=20.0, help="duration of each phase")
-    parser.add_argument("--workers", type=int, default=4, help="gunicorn worker processes")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2,
+                        help="gunicorn worker processes (default: one per core)")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark project afterwards")
     args = parser.parse_args()
 

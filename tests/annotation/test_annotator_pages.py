@@ -233,3 +233,9 @@ def test_the_item_page_speaks_portuguese_on_request(project, annotator):
     client.post(reverse("set_language"), {"language": "pt-br", "next": "/"})
     body = client.get(take_next(client, project)).content.decode()
     assert "Sua avaliação" in body and "Enviar" in body and "Diretrizes" in body and "associacional" in body
+
+
+def test_home_counts_every_member_of_a_project_not_only_the_viewer(project, annotator):
+    body = signed_in(annotator).get(reverse("annotation:home")).content.decode()
+    members = re.findall(r'<td class="num">(\d+)</td>\s*<td class="num waiting"', body)
+    assert members == ["5"]  # owner, curator and three annotators
