@@ -91,7 +91,7 @@ def _form_key(project) -> str:
 @require_POST
 def assignment_judge(request, slug, assignment_id):
     project = get_project_for_user(request.user, slug)
-    assignment = get_assignment_for_user(request.user, project, assignment_id)
+    assignment = get_assignment_for_user(request.user, project, assignment_id, with_item=False)
     form = JudgmentForm(request.POST, project=project)
     if form.is_valid():
         try:
@@ -109,7 +109,7 @@ def assignment_judge(request, slug, assignment_id):
         else:
             messages.success(request, _("Judgment saved."))
             return _go_to_next(request, project)
-    assignment.refresh_from_db()
+    assignment = get_assignment_for_user(request.user, project, assignment_id)
     context = {**_item_context(request, project, assignment.item, assignment), "form": form}
     return render(request, "annotation/annotate.html", context, status=400)
 

@@ -62,13 +62,10 @@ def get_project_for_user(user, slug: str, minimum: str = Role.ANNOTATOR) -> Proj
     return project
 
 
-def get_assignment_for_user(user, project: Project, assignment_id: int) -> Assignment:
+def get_assignment_for_user(user, project: Project, assignment_id: int, *, with_item: bool = True) -> Assignment:
     """One of the user's own assignments in the project; anybody else's (even a curator's view) is a 404."""
-    assignment = (
-        Assignment.objects.select_related("item")
-        .filter(pk=assignment_id, item__project=project, annotator=user)
-        .first()
-    )
+    assignments = Assignment.objects.filter(pk=assignment_id, item__project=project, annotator=user)
+    assignment = (assignments.select_related("item") if with_item else assignments).first()
     if assignment is None:
         raise Http404("No such assignment.")
     return assignment
@@ -101,10 +98,7 @@ def get_item_for_editing(user, project: Project, item_id: int) -> Item:
     held = Assignment.objects.filter(
         item=OuterRef("pk"), annotator=user, round=OuterRef("round"), status=Assignment.Status.ACTIVE
     )
-    item = (
-        Item.objects.select_related("group", "answer_author").filter(pk=item_id, project=project)
-        .annotate(held_by_user=Exists(held)).first()
-    )
+    item = Item.objects.filter(pk=item_id, project=project).annotate(held_by_user=Exists(held)).first()
     if item is None:
         raise Http404("No such item.")
     allowed = has_role(user, project, Role.CURATOR) or (
