@@ -12,6 +12,7 @@ Targets: server median under 12 ms for one annotator, server p95 under 50 ms for
 """
 
 import argparse
+import http.client
 import json
 import os
 import random
@@ -24,7 +25,9 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
+from http.cookies import SimpleCookie
 from pathlib import Path
+from urllib.parse import urlencode
 
 import _django
 
@@ -135,17 +138,41 @@ def start_server(port: int, workers: int, log_path: Path) -> subprocess.Popen:
          "--access-logfile", str(log_path), "--access-logformat", "%(m)s %(U)s %(s)s %(D)s"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=open(log_path.with_name("server.log"), "ab"),
     )
-    import httpx
-
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+            if Http("127.0.0.1", port, {}).request("GET", "/healthz")[0] == 200:
                 return server
-        except httpx.HTTPError:
+        except OSError:
             time.sleep(0.2)
     server.kill()
     raise RuntimeError("gunicorn did not start")
+
+
+class Http:
+    """A small HTTP client on the standard library: the load generator should leave the CPU to the server."""
+
+    def __init__(self, host: str, port: int, cookies: dict[str, str]):
+        self.connection = http.client.HTTPConnection(host, port, timeout=30)
+        self.cookies = dict(cookies)
+
+    def request(self, method: str, path: str, data: dict | None = None, headers: dict | None = None):
+        body = urlencode(data) if data is not None else None
+        sent = {"Cookie": "; ".join(f"{name}={value}" for name, value in self.cookies.items()), **(headers or {})}
+        if body is not None:
+            sent["Content-Type"] = "application/x-www-form-urlencoded"
+        try:
+            self.connection.request(method, path, body, sent)
+            response = self.connection.getresponse()
+        except (http.client.HTTPException, OSError):
+            self.connection.close()  # the server closed a kept-alive connection: ask again on a new one
+            self.connection.request(method, path, body, sent)
+            response = self.connection.getresponse()
+        text = response.read().decode()
+        for header in response.headers.get_all("Set-Cookie") or []:
+            for name, morsel in SimpleCookie(header).items():
+                self.cookies[name] = morsel.value
+        return response.status, response.getheader("Location"), text
 
 
 class Annotator:
@@ -154,12 +181,8 @@ class Annotator:
     ITEM = re.compile(r"/items/(\d+)/parts/question/")
     VERSION = re.compile(r'id="item-version">(\d+)<')
 
-    def __init__(self, base: str, session_key: str, criteria: list[str]):
-        import httpx
-
-        self.base = base
-        self.http = httpx.Client(base_url=base, cookies={"sessionid": session_key}, timeout=30,
-                                 follow_redirects=False)
+    def __init__(self, port: int, session_key: str, criteria: list[str]):
+        self.http = Http("127.0.0.1", port, {"sessionid": session_key})
         self.criteria = criteria
         self.timings: dict[str, list[float]] = defaultdict(list)
         self.errors = 0
@@ -167,47 +190,47 @@ class Annotator:
         self.location = None
 
     def start(self) -> None:
-        home = self.http.get("/")
-        home.raise_for_status()
-        self.csrf = self.http.cookies.get("csrftoken")
+        status, _, _ = self.http.request("GET", "/")
+        assert status == 200, f"home page answered {status}"
+        self.csrf = self.http.cookies["csrftoken"]
 
     def _timed(self, op, method, url, **kwargs):
         started = time.perf_counter()
-        response = self.http.request(method, url, **kwargs)
+        status, location, text = self.http.request(method, url, **kwargs)
         self.timings[op].append((time.perf_counter() - started) * 1000)
-        if response.status_code == 409:
+        if status == 409:
             self.conflicts += 1  # two reviewers of one item edited its answer at once: shown side by side
-        elif response.status_code >= 400:
+        elif status >= 400:
             self.errors += 1
-        return response
+        return location, text
 
     def step(self) -> bool:
         """One item: (next if needed) → page → edit → submit, which answers with the next item. False when done."""
         headers = {"X-CSRFToken": self.csrf}
         if self.location is None:
-            response = self._timed("next", "POST", f"/p/{SLUG}/queue/next/", headers=headers,
-                                   data={"csrfmiddlewaretoken": self.csrf})
-            self.location = response.headers.get("location")
+            self.location, _ = self._timed("next", "POST", f"/p/{SLUG}/queue/next/", headers=headers,
+                                           data={"csrfmiddlewaretoken": self.csrf})
         if not self.location or "/assignments/" not in self.location:
             return False
-        page = self._timed("page", "GET", self.location)
-        item_id = int(self.ITEM.search(page.text).group(1))
-        version = self.VERSION.search(page.text).group(1)
+        _, page = self._timed("page", "GET", self.location)
+        item_id = int(self.ITEM.search(page).group(1))
+        version = self.VERSION.search(page).group(1)
         self._timed("edit", "POST", f"/p/{SLUG}/items/{item_id}/parts/answer/",
                     headers={**headers, "HX-Request": "true"},
                     data={"value": f"Porque a renda cai e os jovens trabalham mais cedo (revisão {version}).",
                           "version": version})
         ratings = {f"rating_{key}": random.choice("345") for key in self.criteria}
-        response = self._timed("submit", "POST", f"{self.location}judge/", headers=headers,
-                               data={**ratings, "vote": random.choice(["accept", "accept", "needs_revision"]),
-                                     "causal_class": "associational", "comment": "Falta citar a renda.",
-                                     "csrfmiddlewaretoken": self.csrf})
-        self.location = response.headers.get("location")
+        self.location, _ = self._timed(
+            "submit", "POST", f"{self.location}judge/", headers=headers,
+            data={**ratings, "vote": random.choice(["accept", "accept", "needs_revision"]),
+                  "causal_class": "associational", "comment": "Falta citar a renda.",
+                  "csrfmiddlewaretoken": self.csrf},
+        )
         return True
 
 
-def run_phase(base: str, sessions: list[str], criteria: list[str], seconds: float, warmup: int = 3) -> dict:
-    annotators = [Annotator(base, key, criteria) for key in sessions]
+def run_phase(port: int, sessions: list[str], criteria: list[str], seconds: float, warmup: int = 3) -> dict:
+    annotators = [Annotator(port, key, criteria) for key in sessions]
     for annotator in annotators:
         annotator.start()
         for _ in range(warmup):
@@ -319,15 +342,14 @@ def main() -> None:
     port = free_port()
     log_path = Path(tempfile.mkdtemp()) / "access.log"
     server = start_server(port, args.workers, log_path)
-    base = f"http://127.0.0.1:{port}"
     try:
         offset = 0
         log_path.touch()
-        one = run_phase(base, built["sessions"][:1], built["criteria"], args.seconds)
+        one = run_phase(port, built["sessions"][:1], built["criteria"], args.seconds)
         time.sleep(0.5)
         server_one, offset = server_times(log_path, offset)
         # The warm-up of the next phase is logged too; only what the timed phase asked for is kept.
-        many = run_phase(base, built["sessions"], built["criteria"], args.seconds)
+        many = run_phase(port, built["sessions"], built["criteria"], args.seconds)
         time.sleep(0.5)
         server_many, _ = server_times(log_path, offset)
         server_many = {op: values[-len(many["timings"][op]):] for op, values in server_many.items()
