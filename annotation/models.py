@@ -266,11 +266,21 @@ class Item(models.Model):
             models.Index(fields=["project", "status", "round"], name="item_project_status_round"),
             models.Index(fields=["project", "causal_class"], name="item_project_class"),
             models.Index(fields=["project", "text_key"], name="item_project_text_key"),
-            # The queue: fresh items in id order, and fresh items of one expertise tag in id order.
-            models.Index(fields=["project", "status", "round_assigned", "id"], name="item_queue"),
+            # The queue (annotation.queue): items already started, fullest first; fresh items oldest first,
+            # all of them or those of one expertise tag. Partial, so they stay small as rounds fill. Fresh
+            # items are ordered by (created_at, id), which only these indexes give: ordered by id alone, the
+            # planner would walk the primary key past every item already taken.
             models.Index(
-                F("project"), F("status"), F("round_assigned"), item_expertise_tag(), F("id"),
-                name="item_queue_expertise",
+                fields=["project", "status", "round_assigned"], condition=Q(round_assigned__gt=0),
+                name="item_queue_started",
+            ),
+            models.Index(
+                fields=["project", "status", "created_at", "id"], condition=Q(round_assigned=0),
+                name="item_queue_fresh",
+            ),
+            models.Index(
+                F("project"), F("status"), item_expertise_tag(), F("created_at"), F("id"),
+                condition=Q(round_assigned=0), name="item_queue_fresh_expertise",
             ),
             # The review queue: complete rounds, most disagreement first.
             models.Index(

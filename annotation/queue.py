@@ -10,6 +10,7 @@ The rules:
   expired or was skipped (a unique constraint backs this).
 - **Breadth-first.** Items that already have assignments in their round come before fresh ones,
   fullest first, so rounds complete instead of many items each waiting for one more judgment.
+  Fresh items go oldest first.
 - **Expertise.** An item's tag is ``item.metadata["expertise"]`` (one string; an import keeps an
   ``expertise`` column there). Fresh items whose tag is among the annotator's
   ``Membership.expertise`` come first, then untagged items, then items tagged for other
@@ -265,12 +266,13 @@ def _candidate_passes(project: Project, annotator, kind: str | None, tags: list[
             yield started.order_by(*order)
         fresh = candidates.filter(round_assigned=0)
         others = fresh.exclude(own_answer)
+        oldest_first = ("created_at", "id")  # served by the partial indexes item_queue_fresh*
         if tags:
-            yield others.filter(expertise__in=tags).order_by("id")
-        yield others.filter(expertise__isnull=True).order_by("id")
-        yield others.order_by("id")
+            yield others.filter(expertise__in=tags).order_by(*oldest_first)
+        yield others.filter(expertise__isnull=True).order_by(*oldest_first)
+        yield others.order_by(*oldest_first)
         # Whoever wrote the answer reviews it only when nothing else is left for them.
-        yield fresh.filter(own_answer).order_by("id")
+        yield fresh.filter(own_answer).order_by(*oldest_first)
 
 
 def waiting_counts(user, projects) -> dict[int, dict[str, int]]:

@@ -68,11 +68,15 @@ class Migration(migrations.Migration):
         ),
         migrations.AddIndex(
             model_name='item',
-            index=models.Index(fields=['project', 'status', 'round_assigned', 'id'], name='item_queue'),
+            index=models.Index(condition=models.Q(('round_assigned__gt', 0)), fields=['project', 'status', 'round_assigned'], name='item_queue_started'),
         ),
         migrations.AddIndex(
             model_name='item',
-            index=models.Index(models.F('project'), models.F('status'), models.F('round_assigned'), django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('expertise', 'metadata'), output_field=models.CharField()), models.F('id'), name='item_queue_expertise'),
+            index=models.Index(condition=models.Q(('round_assigned', 0)), fields=['project', 'status', 'created_at', 'id'], name='item_queue_fresh'),
+        ),
+        migrations.AddIndex(
+            model_name='item',
+            index=models.Index(models.F('project'), models.F('status'), django.db.models.functions.comparison.Cast(django.db.models.fields.json.KeyTextTransform('expertise', 'metadata'), output_field=models.CharField()), models.F('created_at'), models.F('id'), condition=models.Q(('round_assigned', 0)), name='item_queue_fresh_expertise'),
         ),
         migrations.AddIndex(
             model_name='item',
