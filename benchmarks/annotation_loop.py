@@ -232,7 +232,7 @@ class Annotator:
         return True
 
 
-def run_phase(port: int, sessions: list[str], criteria: list[str], seconds: float, warmup: int = 3) -> dict:
+def run_phase(port: int, sessions: list[str], criteria: list[str], seconds: float, cpu, warmup: int = 3) -> dict:
     annotators = [Annotator(port, key, criteria) for key in sessions]
     for annotator in annotators:
         annotator.start()
@@ -251,20 +251,36 @@ def run_phase(port: int, sessions: list[str], criteria: list[str], seconds: floa
     for thread in threads:
         thread.start()
     barrier.wait()
-    started = time.perf_counter()
+    started, cpu_before = time.perf_counter(), cpu()
     time.sleep(seconds)
     stop.set()
     for thread in threads:
         thread.join()
-    elapsed = time.perf_counter() - started
+    elapsed, cpu_used = time.perf_counter() - started, cpu() - cpu_before
     timings = defaultdict(list)
     for annotator in annotators:
         for op, values in annotator.timings.items():
             timings[op].extend(values)
     requests = sum(len(values) for values in timings.values())
-    return {"timings": timings, "seconds": elapsed, "requests": requests,
+    return {"timings": timings, "seconds": elapsed, "requests": requests, "cpu_seconds": cpu_used,
             "errors": sum(a.errors for a in annotators), "conflicts": sum(a.conflicts for a in annotators),
             "items_judged": len(timings["submit"])}
+
+
+def server_cpu_seconds(server: subprocess.Popen) -> float:
+    """CPU time used so far by gunicorn and its workers (user + system), from /proc: unlike wall time, it
+    does not grow when other programs share the machine."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid, ppid = int(stat.parent.name), int(fields[1])
+        if pid == server.pid or ppid == server.pid:
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / ticks
 
 
 def server_times(log_path: Path, offset: int) -> tuple[dict[str, list[float]], int]:
@@ -306,8 +322,12 @@ def report(name: str, phase: dict, server: dict) -> dict:
     print(f"\n{name}: {phase['requests']} requests in {phase['seconds']:.1f} s = "
           f"{phase['requests'] / phase['seconds']:.0f} req/s; {phase['items_judged']} items judged; "
           f"{phase['errors']} errors; {phase['conflicts']} edit conflicts (409, shown side by side)")
+    cpu_ms = 1000 * phase["cpu_seconds"] / max(phase["requests"], 1)
+    print(f"  server CPU: {cpu_ms:.1f} ms per request on average (user + system, all gunicorn processes; "
+          f"load average now {os.getloadavg()[0]:.1f})")
     print(f"  {'request':<8} {'n':>6}   {'server p50':>10} {'p95':>7} {'p99':>7}   {'client p50':>10} {'p95':>7} {'p99':>7}  (ms)")
     result = {"requests_per_second": round(phase["requests"] / phase["seconds"], 1), "errors": phase["errors"],
+              "cpu_ms_per_request": round(cpu_ms, 2),
               "conflicts": phase["conflicts"]}
     everything_server, everything_client = [], []
     for op in OPS:
@@ -348,11 +368,11 @@ def main() -> None:
     try:
         offset = 0
         log_path.touch()
-        one = run_phase(port, built["sessions"][:1], built["criteria"], args.seconds)
+        one = run_phase(port, built["sessions"][:1], built["criteria"], args.seconds, cpu=lambda: server_cpu_seconds(server))
         time.sleep(0.5)
         server_one, offset = server_times(log_path, offset)
         # The warm-up of the next phase is logged too; only what the timed phase asked for is kept.
-        many = run_phase(port, built["sessions"], built["criteria"], args.seconds)
+        many = run_phase(port, built["sessions"], built["criteria"], args.seconds, cpu=lambda: server_cpu_seconds(server))
         time.sleep(0.5)
         server_many, _ = server_times(log_path, offset)
         server_many = {op: values[-len(many["timings"][op]):] for op, values in server_many.items()
@@ -375,10 +395,13 @@ def main() -> None:
         "gunicorn_workers": args.workers,
         "one_annotator": {"server_p50_ms": single["all"]["server"]["p50"], "server_p95_ms": single["all"]["server"]["p95"],
                           "server_p99_ms": single["all"]["server"]["p99"], "client_p50_ms": single["all"]["client"]["p50"],
-                          "requests_per_second": single["requests_per_second"]},
+                          "requests_per_second": single["requests_per_second"],
+                          "server_cpu_ms_per_request": single["cpu_ms_per_request"]},
         "concurrent": {"server_p50_ms": crowd["all"]["server"]["p50"], "server_p95_ms": crowd["all"]["server"]["p95"],
                        "server_p99_ms": crowd["all"]["server"]["p99"], "client_p95_ms": crowd["all"]["client"]["p95"],
-                       "requests_per_second": crowd["requests_per_second"]},
+                       "requests_per_second": crowd["requests_per_second"],
+                       "server_cpu_ms_per_request": crowd["cpu_ms_per_request"]},
+        "load_average_at_end": round(os.getloadavg()[0], 2),
         "errors": single["errors"] + crowd["errors"],
         "edit_conflicts": single["conflicts"] + crowd["conflicts"],
         "targets_met": {
