@@ -81,6 +81,7 @@ def test_many_annotators_at_once_never_exceed_the_overlap():
         assert Item.objects.get(pk=item.pk).round_assigned == 3
 
 
+@pytest.mark.allow_skip  # SQLite has no row locks to skip; it serialises whole transactions instead (tested above)
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks with SKIP LOCKED exist on PostgreSQL only")
 def test_an_item_locked_by_someone_else_is_skipped_without_waiting():
     project = Project.objects.create(name="Locks", slug="locks", overlap=1)
