@@ -10,11 +10,12 @@ from rest_framework.response import Response
 from .api_permissions import ProjectRole
 from .api_strict import StrictQueryMixin
 from .models import Judgment
-from .permissions import Role, get_project_for_user, has_role, projects_for_user
+from .permissions import Role, get_item_for_user, get_project_for_user, has_role, projects_for_user
 from .serializers import (
     ItemFilterInputSerializer,
     ItemOutputSerializer,
     ItemWithJudgmentsOutputSerializer,
+    JudgmentOutputSerializer,
     ProjectDetailOutputSerializer,
     ProjectOutputSerializer,
 )
@@ -92,3 +93,19 @@ class ItemListApi(StrictQueryMixin, generics.ListAPIView):
         if "topic" in wanted:
             items = items.filter(topic__label=wanted["topic"])
         return items
+
+
+class ItemJudgmentListApi(generics.ListAPIView):
+    """Judgments of one item. Blind: an annotator sees only their own judgments; curators and owners see all."""
+
+    serializer_class = JudgmentOutputSerializer
+    pagination_class = ByIdPagination
+
+    def get_queryset(self):
+        user = self.request.user
+        project = get_project_for_user(user, self.kwargs["slug"])
+        item = get_item_for_user(user, project, self.kwargs["item_id"])
+        judgments = Judgment.objects.filter(item=item).select_related("annotator")
+        if not has_role(user, project, Role.CURATOR):
+            judgments = judgments.filter(annotator=user)
+        return judgments

@@ -22,3 +22,168 @@ class ImportForm(forms.Form):
         if upload.size > MAX_IMPORT_BYTES:
             raise forms.ValidationError(_("The file is larger than 200 MB."))
         return upload
+
+
+class JudgmentForm(forms.Form):
+    """Ratings for each of the project's criteria (fields ``rating_<key>``), a vote, a class label, a comment."""
+
+    vote = forms.ChoiceField(label=_("Vote"), widget=forms.RadioSelect)
+    causal_class = forms.ChoiceField(label=_("Causal class"), widget=forms.RadioSelect)
+    comment = forms.CharField(label=_("Comment"), required=False, max_length=5000, widget=forms.Textarea)
+
+    def __init__(self, *args, project, **kwargs):
+        from .models import Judgment
+
+        super().__init__(*args, **kwargs)
+        self.project = project
+        self.fields["vote"].choices = Judgment.Vote.choices
+        self.fields["causal_class"].choices = [(label, class_label_display(label)) for label in project.label_set]
+        for criterion in project.criteria:
+            low, high = int(criterion.get("min", 1)), int(criterion.get("max", 5))
+            self.fields[f"rating_{criterion['key']}"] = forms.TypedChoiceField(
+                label=criterion.get("label", criterion["key"]),
+                choices=[(n, str(n)) for n in range(low, high + 1)],
+                coerce=int,
+                widget=forms.RadioSelect,
+                error_messages={"required": _("Rate this criterion.")},
+            )
+
+    def criterion_rows(self) -> list[dict]:
+        """Each criterion with its choices and which is ticked, ready for the template (and the keyboard)."""
+        rows = []
+        for number, criterion in enumerate(self.project.criteria, start=1):
+            name = f"rating_{criterion['key']}"
+            rows.append({"number": number, "name": name, "key": criterion["key"], **self._choice_row(name)})
+        return rows
+
+    def vote_row(self) -> dict:
+        return self._choice_row("vote", keys={"accept": "a", "reject": "r", "needs_revision": "n"})
+
+    def class_row(self) -> dict:
+        return self._choice_row("causal_class", keys={label: f"⇧{n}" for n, label in enumerate(self.project.label_set, 1)})
+
+    def _choice_row(self, name: str, keys: dict | None = None) -> dict:
+        field = self.fields[name]
+        value = self[name].value()
+        chosen = "" if value is None else str(value)
+        return {
+            "name": name,
+            "label": field.label,
+            "errors": self.errors.get(name, []) if self.is_bound else [],
+            "choices": [
+                {"value": str(choice), "label": label, "checked": str(choice) == chosen, "id": f"id_{name}_{choice}",
+                 "key": (keys or {}).get(str(choice), "")}
+                for choice, label in field.choices
+            ],
+        }
+
+    def ratings(self) -> dict[str, int]:
+        return {criterion["key"]: self.cleaned_data[f"rating_{criterion['key']}"] for criterion in self.project.criteria}
+
+
+class AnswerForm(forms.Form):
+    answer = forms.CharField(label=_("Your answer"), max_length=20000, widget=forms.Textarea(attrs={"rows": 8}))
+    version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
+
+
+class SkipForm(forms.Form):
+    reason = forms.CharField(
+        label=_("Why skip it?"),
+        max_length=1000,
+        help_text=_("For example: needs expertise I do not have, or the question is unclear."),
+        error_messages={"required": _("Say why you skip the question.")},
+    )
+
+
+class PartForm(forms.Form):
+    """One text part of an item edited in place (question, context or answer)."""
+
+    value = forms.CharField(required=False, max_length=20000, widget=forms.Textarea(attrs={"rows": 4}), strip=True)
+    version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
+
+    def __init__(self, *args, part: str, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.part = part
+
+    def clean_value(self):
+        value = self.cleaned_data["value"]
+        if self.part in ("question", "answer") and not value:
+            raise forms.ValidationError(_("This cannot be empty."))
+        return value
+
+
+def options_from_post(data) -> tuple[list[dict], dict[int, str]]:
+    """The options of an options edit form (``option-<n>-text/role/rationale``) and errors by position."""
+    from .models import Option
+
+    count = 0
+    while f"option-{count}-text" in data and count < 26:
+        count += 1
+    options, errors = [], {}
+    for position in range(count):
+        text = data.get(f"option-{position}-text", "").strip()
+        role = data.get(f"option-{position}-role", Option.Role.OTHER)
+        rationale = data.get(f"option-{position}-rationale", "").strip()
+        if not text:
+            errors[position] = _("An option needs its text.")
+        if role not in Option.Role.values:
+            errors[position] = _("Unknown role.")
+        options.append({"text": text, "role": role, "rationale": rationale, "position": position,
+                        "letter": chr(ord("A") + position)})
+    return options, errors
+
+
+class DecisionForm(forms.Form):
+    decision = forms.ChoiceField(label=_("Decision"), widget=forms.RadioSelect)
+    note = forms.CharField(
+        label=_("Note"),
+        required=False,
+        max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("Required for “revise”: what should change. The rewrite starts from it."),
+    )
+
+    def __init__(self, *args, **kwargs):
+        from .models import CurationDecision
+
+        super().__init__(*args, **kwargs)
+        self.fields["decision"].choices = CurationDecision.Decision.choices
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("decision") == "revise" and not cleaned.get("note", "").strip():
+            self.add_error("note", _("Say what should be revised."))
+        return cleaned
+
+
+class ApprovalRuleForm(forms.Form):
+    votes = forms.ChoiceField(
+        label=_("Votes"),
+        choices=[("all_accept", _("every vote is “accept”")), ("majority_accept", _("the majority votes “accept”"))],
+        initial="all_accept",
+    )
+    min_mean_rating = forms.FloatField(
+        label=_("Every criterion's mean rating at least"), required=False, min_value=0, max_value=100, initial=4
+    )
+    class_agreed = forms.BooleanField(label=_("Every class label matches the item's class"), required=False)
+
+    def rule(self):
+        from .curation import ApprovalRule
+
+        return ApprovalRule(
+            votes=self.cleaned_data["votes"],
+            min_mean_rating=self.cleaned_data["min_mean_rating"],
+            class_agreed=self.cleaned_data["class_agreed"],
+        )
+
+
+PEARL_LABEL_NAMES = {
+    "associational": _("associational"),
+    "interventional": _("interventional"),
+    "counterfactual": _("counterfactual"),
+}
+
+
+def class_label_display(label: str) -> str:
+    """Pearl's three rungs in the interface language; a project's own labels as they are."""
+    return str(PEARL_LABEL_NAMES.get(label, label))

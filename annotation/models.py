@@ -2,7 +2,9 @@
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
 from django.utils.translation import gettext_lazy as _
 
 PEARL_LABELS = ["associational", "interventional", "counterfactual"]
@@ -13,6 +15,15 @@ DEFAULT_CRITERIA = [
     {"key": "coherence", "label": "Coherence and logical progression", "min": 1, "max": 5},
     {"key": "relevance", "label": "Relevance and objectivity", "min": 1, "max": 5},
 ]
+
+
+def item_expertise_tag():
+    """The expression for an item's expertise tag, ``metadata["expertise"]`` as text (the queue routes by it).
+
+    Cast to text so that lookups compare plain strings on every database; the same expression is
+    indexed, so queries must build it with this function.
+    """
+    return Cast(KeyTextTransform("expertise", "metadata"), output_field=models.CharField())
 
 
 def default_label_set() -> list[str]:
@@ -230,6 +241,18 @@ class Item(models.Model):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     round = models.PositiveIntegerField(default=0)
     version = models.PositiveIntegerField(default=1, help_text=_("Bumped on every edit; guards concurrent saves."))
+    # Counters of the current round, kept by the queue (annotation.queue) and the judgment services and
+    # reset by item_start_round. They let "next item" and the review queue use an index instead of counting
+    # assignments for every candidate. db_default: rows written by COPY (annotation.bulk) get them too.
+    round_assigned = models.PositiveSmallIntegerField(
+        default=0, db_default=0, help_text=_("Live assignments (active or submitted) in the current round.")
+    )
+    round_judged = models.PositiveSmallIntegerField(
+        default=0, db_default=0, help_text=_("Judgments submitted in the current round.")
+    )
+    round_disagreement = models.FloatField(
+        null=True, blank=True, help_text=_("0 (all agree) to 1; set when the round has all its judgments.")
+    )
     # Provenance only, so no database constraint: checking it for each of 100,000 imported rows
     # costs a third of the import on PostgreSQL. Django still nulls it when a batch is deleted.
     import_batch = models.ForeignKey(
@@ -244,12 +267,34 @@ class Item(models.Model):
         indexes = [
             models.Index(fields=["project", "status", "round"], name="item_project_status_round"),
             models.Index(fields=["project", "causal_class"], name="item_project_class"),
+            # The queue (annotation.queue): items already started, fullest first; fresh items oldest first,
+            # all of them or those of one expertise tag. Partial, so they stay small as rounds fill. Fresh
+            # items are ordered by (created_at, id), which only these indexes give: ordered by id alone, the
+            # planner would walk the primary key past every item already taken.
+            models.Index(
+                fields=["project", "status", "round_assigned"], condition=Q(round_assigned__gt=0),
+                name="item_queue_started",
+            ),
+            models.Index(
+                fields=["project", "status", "created_at", "id"], condition=Q(round_assigned=0),
+                name="item_queue_fresh",
+            ),
+            models.Index(
+                F("project"), F("status"), item_expertise_tag(), F("created_at"), F("id"),
+                condition=Q(round_assigned=0), name="item_queue_fresh_expertise",
+            ),
+            # The review queue: complete rounds, most disagreement first.
+            models.Index(
+                F("project"), F("status"), F("round_disagreement").desc(), F("id"),
+                name="item_review_queue",
+            ),
         ]
         constraints = [
             models.UniqueConstraint(
                 fields=["project", "external_id"], condition=~Q(external_id=""), name="item_unique_external_id"
             ),
             models.CheckConstraint(condition=Q(version__gte=1), name="item_version_positive"),
+            models.CheckConstraint(condition=Q(round_judged__lte=F("round_assigned")), name="item_judged_within_assigned"),
         ]
 
     def __str__(self) -> str:
@@ -342,6 +387,7 @@ class Assignment(models.Model):
         indexes = [
             models.Index(fields=["annotator", "status"], name="assignment_annotator_status"),
             models.Index(fields=["item", "round", "status"], name="assignment_item_round_status"),
+            models.Index(fields=["expires_at"], condition=Q(status="active"), name="assignment_active_expiry"),
         ]
         constraints = [
             models.UniqueConstraint(

@@ -5,10 +5,10 @@ A user who is not a member of a project gets a 404 for it, so its existence does
 """
 
 from django.core.exceptions import PermissionDenied
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet, Subquery
 from django.http import Http404
 
-from .models import Membership, Project
+from .models import Assignment, Item, Membership, Project
 
 Role = Membership.Role
 
@@ -44,7 +44,15 @@ def projects_for_user(user) -> QuerySet[Project]:
 
 def get_project_for_user(user, slug: str, minimum: str = Role.ANNOTATOR) -> Project:
     """The project a request may touch: 404 for outsiders, 403 for members without the role."""
-    project = Project.objects.filter(slug=slug).first()
+    projects = Project.objects.filter(slug=slug)
+    if user.is_authenticated and not user.is_superuser:
+        # The caller's role comes with the project, in the same query (this runs on every page).
+        projects = projects.annotate(
+            member_role=Subquery(Membership.objects.filter(project=OuterRef("pk"), user=user).values("role")[:1])
+        )
+    project = projects.first()
+    if project is not None and hasattr(project, "member_role"):
+        user.__dict__.setdefault("_project_roles", {})[project.pk] = project.member_role
     if project is None or project_role(user, project) is None:
         raise Http404("No such project.")
     if not has_role(user, project, minimum):
@@ -52,3 +60,50 @@ def get_project_for_user(user, slug: str, minimum: str = Role.ANNOTATOR) -> Proj
     project.user_role = project_role(user, project)
     project.user_role_label = Role(project.user_role).label
     return project
+
+
+def get_assignment_for_user(user, project: Project, assignment_id: int, *, with_item: bool = True) -> Assignment:
+    """One of the user's own assignments in the project; anybody else's (even a curator's view) is a 404."""
+    assignments = Assignment.objects.filter(pk=assignment_id, item__project=project, annotator=user)
+    assignment = (assignments.select_related("item") if with_item else assignments).first()
+    if assignment is None:
+        raise Http404("No such assignment.")
+    return assignment
+
+
+def get_item_for_user(user, project: Project, item_id: int) -> Item:
+    """An item of a project the caller already may see (``get_project_for_user``); other projects' are a 404."""
+    item = Item.objects.select_related("group", "answer_author").filter(pk=item_id, project=project).first()
+    if item is None:
+        raise Http404("No such item.")
+    return item
+
+
+def can_edit_item(user, project: Project, item: Item) -> bool:
+    """Curators edit any item; an annotator edits an item they hold in its current round, or one that
+    needs revision (until a model rewrites it, people may)."""
+    if has_role(user, project, Role.CURATOR):
+        return True
+    if not has_role(user, project, Role.ANNOTATOR):
+        return False
+    if item.status == Item.Status.NEEDS_REVISION:
+        return True
+    return Assignment.objects.filter(
+        item=item, annotator=user, round=item.round, status=Assignment.Status.ACTIVE
+    ).exists()
+
+
+def get_item_for_editing(user, project: Project, item_id: int) -> Item:
+    """An item the user may edit now (see ``can_edit_item``), read with that answer in one query."""
+    held = Assignment.objects.filter(
+        item=OuterRef("pk"), annotator=user, round=OuterRef("round"), status=Assignment.Status.ACTIVE
+    )
+    item = Item.objects.filter(pk=item_id, project=project).annotate(held_by_user=Exists(held)).first()
+    if item is None:
+        raise Http404("No such item.")
+    allowed = has_role(user, project, Role.CURATOR) or (
+        has_role(user, project, Role.ANNOTATOR) and (item.status == Item.Status.NEEDS_REVISION or item.held_by_user)
+    )
+    if not allowed:
+        raise PermissionDenied("You may edit an item while it is assigned to you, or when it needs revision.")
+    return item

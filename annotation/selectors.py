@@ -9,7 +9,8 @@ from .permissions import projects_for_user
 def projects_overview(user) -> QuerySet[Project]:
     """The user's projects with item counts by status, in one query."""
     Status = Item.Status
-    return projects_for_user(user).annotate(
+    # By id, so the membership join that picks the user's projects does not also limit the member count.
+    return Project.objects.filter(pk__in=projects_for_user(user).values("pk")).annotate(
         n_items=Count("items", distinct=True),
         n_gold=Count("items", filter=Q(items__status=Status.APPROVED), distinct=True),
         n_in_review=Count("items", filter=Q(items__status=Status.IN_REVIEW), distinct=True),

@@ -57,7 +57,9 @@ class JudgmentOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Judgment
-        fields = ["annotator", "round", "ratings", "vote", "causal_class", "comment", "edited", "created_at"]
+        fields = ["id", "item", "round", "annotator", "ratings", "vote", "causal_class", "comment", "edited",
+                  "created_at"]
+
 
 
 class ItemOutputSerializer(serializers.ModelSerializer):

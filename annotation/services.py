@@ -80,7 +80,6 @@ def item_update(
     if expected_version is not None and current.version != expected_version:
         raise EditConflict(current, expected_version)
     before = item_snapshot(current)
-    _ensure_first_revision(current, before)
 
     changed = [name for name, value in changes.items() if getattr(current, name) != value]
     for name in changed:
@@ -98,13 +97,17 @@ def item_update(
         changed.append("options")
     if not changed:
         return current
+    _ensure_first_revision(current, before)
 
-    current.version = F("version") + 1
+    current.version += 1  # the row is locked until commit, so nobody else can bump it meanwhile
     current.save(
         update_fields=[*[name for name in changed if name != "options"], "answer_by", "answer_author",
                        "answer_provenance", "version", "updated_at"]
     )
-    current.refresh_from_db(fields=["version"])
+    snapshot = item_snapshot(current) if "options" in changed else {
+        **before, **{name: getattr(current, name) for name in ("question", "context", "reference_answer",
+                                                               "causal_class", "answer_by")}
+    }
     Revision.objects.create(
         item=current,
         number=current.version,
@@ -113,7 +116,7 @@ def item_update(
         author=author.user,
         llm_call_id=author.llm_call_id,
         provenance=dict(author.provenance or {}),
-        snapshot=item_snapshot(current),
+        snapshot=snapshot,
         changed_fields=changed,
         note=note,
     )
@@ -127,8 +130,11 @@ def _options_differ(before: list[dict], after: list[dict]) -> bool:
 
 
 def _ensure_first_revision(item: Item, snapshot: dict) -> None:
-    """Imported and generated items have no revision yet; record how they started before the first change."""
-    if item.revisions.exists():
+    """Imported and generated items have no revision yet; record how they started before the first change.
+
+    Every version after the first was written here with its revision, so only version 1 can lack one.
+    """
+    if item.version > 1:
         return
     provenance = dict(item.answer_provenance or {})
     if item.import_batch_id:
@@ -149,9 +155,18 @@ def _ensure_first_revision(item: Item, snapshot: dict) -> None:
 
 @transaction.atomic
 def item_start_round(*, item: Item) -> Item:
-    """Send the item (back) to review: the next round begins and needs fresh judgments."""
+    """Send the item (back) to review: the next round begins and needs fresh judgments.
+
+    The round's counters start again from zero; assignments of the old round can no longer
+    be submitted (annotation.judging checks the round).
+    """
     Item.objects.filter(pk=item.pk).update(
-        status=Item.Status.IN_REVIEW, round=F("round") + 1, updated_at=timezone.now()
+        status=Item.Status.IN_REVIEW,
+        round=F("round") + 1,
+        round_assigned=0,
+        round_judged=0,
+        round_disagreement=None,
+        updated_at=timezone.now(),
     )
-    item.refresh_from_db(fields=["status", "round", "updated_at"])
+    item.refresh_from_db(fields=["status", "round", "round_assigned", "round_judged", "round_disagreement", "updated_at"])
     return item

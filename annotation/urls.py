@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import annotator_views, curator_views, views
 
 app_name = "annotation"
 
@@ -11,4 +11,26 @@ urlpatterns = [
     path("p/<slug:slug>/imports/", views.import_list, name="import_list"),
     path("p/<slug:slug>/imports/<int:batch_id>/", views.import_detail, name="import_detail"),
     path("p/<slug:slug>/imports/<int:batch_id>/dropped.csv", views.import_dropped_csv, name="import_dropped_csv"),
+    # The annotator.
+    path("p/<slug:slug>/queue/", annotator_views.queue_page, name="queue"),
+    path("p/<slug:slug>/queue/next/", annotator_views.queue_next, name="queue_next"),
+    path("p/<slug:slug>/assignments/<int:assignment_id>/", annotator_views.assignment_page, name="assignment"),
+    path("p/<slug:slug>/assignments/<int:assignment_id>/judge/", annotator_views.assignment_judge,
+         name="assignment_judge"),
+    path("p/<slug:slug>/assignments/<int:assignment_id>/answer/", annotator_views.assignment_answer,
+         name="assignment_answer"),
+    path("p/<slug:slug>/assignments/<int:assignment_id>/skip/", annotator_views.assignment_skip,
+         name="assignment_skip"),
+    path("p/<slug:slug>/items/<int:item_id>/parts/<slug:part>/", annotator_views.item_part, name="item_part"),
+    path("p/<slug:slug>/guidelines/", annotator_views.guidelines, name="guidelines"),
+    path("p/<slug:slug>/revisions/", annotator_views.revision_list, name="revision_list"),
+    path("p/<slug:slug>/items/<int:item_id>/revise/", annotator_views.item_revise, name="item_revise"),
+    path("p/<slug:slug>/items/<int:item_id>/return/", annotator_views.item_return, name="item_return"),
+    # The curator.
+    path("p/<slug:slug>/review/", curator_views.review_queue, name="review_queue"),
+    path("p/<slug:slug>/review/approve/", curator_views.bulk_approve, name="bulk_approve"),
+    path("p/<slug:slug>/items/<int:item_id>/", curator_views.item_review, name="item_review"),
+    path("p/<slug:slug>/items/<int:item_id>/decide/", curator_views.item_decide_view, name="item_decide"),
+    path("p/<slug:slug>/items/<int:item_id>/history/", curator_views.item_history, name="item_history"),
+    path("p/<slug:slug>/dashboard/", curator_views.project_dashboard, name="dashboard"),
 ]

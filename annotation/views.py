@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
-from . import selectors
+from . import queue, selectors
 from .forms import ImportForm
 from .models import ImportBatch, Item
 from .permissions import Role, get_project_for_user
@@ -22,7 +22,13 @@ STOP_POLLING = 286
 
 @login_required
 def home(request):
-    projects = selectors.projects_overview(request.user)
+    """The user's projects; for each, what waits for them in the queue and what they did today."""
+    projects = list(selectors.projects_overview(request.user))
+    waiting = queue.waiting_counts(request.user, projects)
+    today = queue.done_today(request.user, projects)
+    for project in projects:
+        project.waiting = waiting.get(project.pk, {})
+        project.today = today.get(project.pk, {})
     return render(request, "annotation/home.html", {"projects": projects})
 
 

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from ..importing.funnel import text_key
 from ..models import Assignment, CurationDecision, Item, Judgment, Membership, Option, Project, Topic
+from ..queue import items_recount_rounds
 
 DEMO_DIR = Path(__file__).resolve().parent
 
@@ -26,6 +27,9 @@ DEMO_USERS = [
     ("annotator3", "annotator3", Membership.Role.ANNOTATOR, ["animals"]),
 ]
 OPTION_ORDER = ["correct", "contradictory", "unfounded", "reversal", "irrelevant"]
+# Items are tagged with the expertise of their topic (item.metadata["expertise"]), so the queue
+# routes each demo annotator to their own topic first (see annotation.queue).
+TOPIC_EXPERTISE = {"Educação e carreira": "education", "Tecnologia": "technology", "Animais de estimação": "animals"}
 
 
 @dataclass
@@ -73,6 +77,7 @@ def demo_load(path: Path = DEMO_DIR / "causal_qa_pt.json", seed: int = 7) -> Dem
         topic.size = sum(1 for item in items if item.topic_id == topic.pk)
         topic.save(update_fields=["size"])
     _demo_round(project, [item for item in items if item.reference_answer], users, random.Random(seed))
+    items_recount_rounds(items=Item.objects.filter(project=project))
     return DemoResult(project, created=True)
 
 
@@ -97,6 +102,7 @@ def _demo_item(project, topics, spec, users) -> Item:
         else ({"kind": "human"} if answer else {}),
         status=Item.Status.IN_REVIEW if answer else Item.Status.PENDING,
         round=1 if answer else 0,
+        metadata={"expertise": TOPIC_EXPERTISE[spec["topic"]]} if spec.get("topic") in TOPIC_EXPERTISE else {},
     )
     options = spec.get("options") or []
     options = sorted(options, key=lambda option: OPTION_ORDER.index(option["role"]))

@@ -1,0 +1,207 @@
+"""What an annotator does with an assignment: edit the item, judge it, or write its answer.
+
+Every door (the item page, the API, commands) calls these. They lock the assignment and the
+item, check that the assignment still belongs to the item's current round, and keep the
+round's counters (see annotation.queue) right.
+"""
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Exists, OuterRef
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from .agreement import item_agreement
+from .models import Assignment, Item, Judgment, Project, Revision
+from .queue import assignment_reclaim
+from .services import Author, EditConflict, item_snapshot, item_start_round, item_update
+
+# The parts of an item a person edits one at a time, and the item fields each one holds.
+EDIT_PARTS = {
+    "question": ("question",),
+    "context": ("context",),
+    "answer": ("reference_answer",),
+    "options": ("options",),
+}
+
+
+class AssignmentClosed(Exception):
+    """The assignment can no longer be submitted; the message says why, for the person."""
+
+
+@transaction.atomic
+def judgment_submit(
+    *, assignment: Assignment, ratings: dict, vote: str, causal_class: str, comment: str = ""
+) -> Judgment:
+    """Record the annotator's judgment of the item in this round and close the assignment.
+
+    ``ratings`` maps every criterion key of the project to a whole number within its scale.
+    Raises ``ValidationError`` (by field) for bad input and ``AssignmentClosed`` when the
+    round moved on or the slot was given to someone else.
+    """
+    item = _lock_item(assignment)
+    project = item.project
+    if assignment.round == 0:
+        raise AssignmentClosed(_("This question waits for its answer, not for a judgment."))
+    clean_ratings = judgment_validate(project=project, ratings=ratings, vote=vote, causal_class=causal_class,
+                                      comment=comment)
+    assignment = _claim(assignment, item, project)
+    judgment = Judgment.objects.create(
+        item=item,
+        annotator_id=assignment.annotator_id,
+        assignment=assignment,
+        round=item.round,
+        ratings=clean_ratings,
+        vote=vote,
+        causal_class=causal_class,
+        comment=comment.strip(),
+        edited=item.edited_by_annotator,
+    )
+    item.round_judged += 1
+    fields = ["round_judged"]
+    if item.round_judged >= project.overlap:
+        round_judgments = Judgment.objects.filter(item=item, round=item.round)
+        item.round_disagreement = item_agreement(round_judgments, project.criteria).disagreement
+        fields.append("round_disagreement")
+    item.save(update_fields=fields)
+    return judgment
+
+
+def judgment_validate(*, project: Project, ratings: dict, vote: str, causal_class: str, comment: str) -> dict:
+    """Check a judgment against the project; return the ratings as whole numbers or raise ValidationError."""
+    errors: dict[str, str] = {}
+    clean: dict[str, int] = {}
+    unknown = sorted(set(ratings) - set(project.criterion_keys))
+    if unknown:
+        errors["ratings"] = _("unknown criteria: %(keys)s") % {"keys": ", ".join(unknown)}
+    for criterion in project.criteria:
+        key, low, high = criterion["key"], int(criterion.get("min", 1)), int(criterion.get("max", 5))
+        value = ratings.get(key)
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            errors[f"rating_{key}"] = _rating_error(criterion, low, high)
+            continue
+        if not low <= number <= high or str(value).strip() not in (str(number), f"{number}.0"):
+            errors[f"rating_{key}"] = _rating_error(criterion, low, high)
+            continue
+        clean[key] = number
+    if vote not in Judgment.Vote.values:
+        errors["vote"] = _("vote accept, reject or needs revision")
+    if causal_class not in project.label_set:
+        errors["causal_class"] = _("choose the causal class among %(labels)s") % {"labels": ", ".join(project.label_set)}
+    if vote == Judgment.Vote.NEEDS_REVISION and not (comment or "").strip():
+        errors["comment"] = _("say in the comment what needs revising")
+    if errors:
+        raise ValidationError(errors)
+    return clean
+
+
+@transaction.atomic
+def answer_submit(*, assignment: Assignment, answer: str, expected_version: int) -> Item:
+    """Write the reference answer of a natural question; the item then enters review (round 1).
+
+    Raises ``EditConflict`` when someone changed the item since ``expected_version``.
+    """
+    answer = (answer or "").strip()
+    if not answer:
+        raise ValidationError({"answer": _("write the answer, or skip the question")})
+    item = _lock_item(assignment)
+    if assignment.round != 0:
+        raise AssignmentClosed(_("This item is in review; judge it instead of answering it."))
+    assignment = _claim(assignment, item, item.project)
+    item = item_update(
+        item=item,
+        changes={"reference_answer": answer},
+        author=Author(user=assignment.annotator),
+        expected_version=expected_version,
+        kind=Revision.Kind.ANSWER,
+    )
+    return item_start_round(item=item)
+
+
+def item_edit(*, item: Item, user, part: str, values: dict | list, base_version: int) -> Item:
+    """Save one part of the item (question, context, answer or options) edited from ``base_version``.
+
+    When someone else saved meanwhile but left this part as it was, the edit applies on top of
+    theirs. When they changed this same part, ``EditConflict`` is raised and nothing is saved:
+    the page shows both versions so the person can merge.
+    """
+    if part not in EDIT_PARTS:
+        raise ValueError(f"unknown part {part!r}; editable: {', '.join(EDIT_PARTS)}")
+    changes, options = ({}, values) if part == "options" else ({EDIT_PARTS[part][0]: values}, None)
+    author = Author(user=user)
+    try:
+        return item_update(item=item, changes=changes, options=options, author=author, expected_version=base_version)
+    except EditConflict as conflict:
+        if not part_unchanged_since(item=conflict.current, part=part, version=base_version):
+            raise
+        return item_update(
+            item=item, changes=changes, options=options, author=author, expected_version=conflict.current.version
+        )
+
+
+def part_unchanged_since(*, item: Item, part: str, version: int) -> bool:
+    """Whether ``part`` of the item is as it was at ``version`` (read from that version's revision)."""
+    base = Revision.objects.filter(item=item, number=version).values_list("snapshot", flat=True).first()
+    if base is None:
+        return False
+    now = item_snapshot(item)
+    return all(base.get(field) == now.get(field) for field in EDIT_PARTS[part])
+
+
+def _rating_error(criterion: dict, low: int, high: int) -> str:
+    return _("rate %(criterion)s with a whole number from %(low)s to %(high)s") % {
+        "criterion": criterion.get("label", criterion["key"]), "low": low, "high": high,
+    }
+
+
+def _lock_item(assignment: Assignment) -> Item:
+    """Lock the assignment's item (always before its assignments, the order every writer keeps), and read
+    whether the annotator edited it in this round (for ``Judgment.edited``) in the same query."""
+    edits = Revision.objects.filter(
+        item=OuterRef("pk"), round=OuterRef("round"), author_id=assignment.annotator_id, kind=Revision.Kind.EDIT
+    )
+    return (
+        Item.objects.select_for_update(of=("self",)).select_related("project")
+        .annotate(edited_by_annotator=Exists(edits)).get(pk=assignment.item_id)
+    )
+
+
+def _claim(assignment: Assignment, item: Item, project: Project) -> Assignment:
+    """Mark the assignment submitted if it is still the annotator's in the item's current round.
+
+    The usual case is one conditional update; anything else (submitted already, skipped, expired
+    and released, a round that moved on) is looked at row by row to say why, or to reclaim a place.
+    """
+    expected_status = Item.Status.PENDING if assignment.round == 0 else Item.Status.IN_REVIEW
+    if item.round != assignment.round or item.status != expected_status:
+        raise AssignmentClosed(
+            _("This item has moved on since it was handed to you (it was decided or a new round began).")
+        )
+    now = timezone.now()
+    if Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.ACTIVE).update(
+        status=Assignment.Status.SUBMITTED, finished_at=now
+    ):
+        assignment.status, assignment.finished_at = Assignment.Status.SUBMITTED, now
+        return assignment
+    assignment = Assignment.objects.get(pk=assignment.pk)
+    _ensure_open(assignment, item, project)  # raises, or takes a released place back
+    _finish(assignment)
+    return assignment
+
+
+def _ensure_open(assignment: Assignment, item: Item, project: Project) -> None:
+    """Raise AssignmentClosed unless the assignment can still be submitted; reclaim a released place if free."""
+    if assignment.status == Assignment.Status.SUBMITTED:
+        raise AssignmentClosed(_("You already submitted this item."))
+    if assignment.status == Assignment.Status.SKIPPED:
+        raise AssignmentClosed(_("You skipped this question."))
+    if assignment.status == Assignment.Status.EXPIRED and not assignment_reclaim(assignment, item, project):
+        raise AssignmentClosed(_("Your time on this item ran out and others have taken its places."))
+
+
+def _finish(assignment: Assignment) -> None:
+    assignment.status = Assignment.Status.SUBMITTED
+    assignment.finished_at = timezone.now()
+    assignment.save(update_fields=["status", "finished_at"])

@@ -1,0 +1,353 @@
+"""The annotator's queue: which item to hand out next, and what happens to abandoned assignments.
+
+The rules:
+
+- **Work.** An item in review needs judgments while its current round has fewer than
+  ``project.overlap`` live assignments (active or submitted). A natural question without a
+  reference answer (round 0, pending) needs one person to write the answer. Reviewing comes
+  first; answering when nothing is left to review (or when the annotator asks for it).
+- **No repeats.** Nobody gets the same item twice in a round, not even after their assignment
+  expired or was skipped (a unique constraint backs this).
+- **Breadth-first.** Items that already have assignments in their round come before fresh ones,
+  fullest first, so rounds complete instead of many items each waiting for one more judgment.
+  Fresh items go oldest first.
+- **Expertise.** An item's tag is ``item.metadata["expertise"]`` (one string; an import keeps an
+  ``expertise`` column there). Fresh items whose tag is among the annotator's
+  ``Membership.expertise`` come first, then untagged items, then items tagged for other
+  expertise. Expertise decides who starts an item; breadth-first decides who finishes it, so a
+  round with more judgments than the project has experts still completes.
+- **Own answers last.** Whoever wrote an item's answer is handed it for review only when nothing
+  else is left for them (small teams need everyone, so it is not forbidden).
+- **Topics.** When the project has topics marked selected, only items of those topics are served.
+- **At the same instant.** Candidates are locked with ``SELECT … FOR UPDATE SKIP LOCKED`` on
+  PostgreSQL: two annotators asking for the last open slot of an item get different items; when
+  every candidate left is locked by someone else, the request waits for those locks instead of
+  answering "nothing left" while slots are about to be free. On
+  SQLite every transaction is IMMEDIATE (see settings), so such requests run one after the other.
+  One annotator's own requests (two tabs) are serialised by locking their membership row.
+- **Abandonment.** An assignment expires ``project.assignment_timeout_minutes`` after it was
+  handed out or last opened; its slot returns to the pool the next time anybody asks for an item
+  (and with ``python manage.py release_expired_assignments``).
+"""
+
+from collections import Counter
+from datetime import timedelta
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Case, Count, Exists, F, IntegerField, OuterRef, Q, QuerySet, Subquery, Value, When
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from .models import Assignment, Item, Membership, Project, Topic, item_expertise_tag
+
+REVIEW = "review"
+ANSWER = "answer"
+KINDS = (REVIEW, ANSWER)
+
+
+def assignment_next(*, project: Project, annotator, kind: str | None = None) -> Assignment | None:
+    """The annotator's current assignment in the project, or a new one; None when nothing waits for them.
+
+    ``kind`` narrows the work to ``"review"`` or ``"answer"``; by default reviewing comes first.
+    """
+    if kind is not None and kind not in KINDS:
+        raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    with transaction.atomic():
+        _commit_without_waiting_for_disk()
+        # One query (this runs on every "next item"): lock the membership, and learn whether the annotator
+        # holds an item already, whether the project selected topics, and whether any assignment expired.
+        now = timezone.now()
+        membership = (
+            Membership.objects.select_for_update(of=("self",))
+            .filter(project=project, user=annotator)
+            .annotate(
+                held=Subquery(_active(project, annotator, kind).order_by("assigned_at", "pk").values("pk")[:1]),
+                topics_selected=Exists(Topic.objects.filter(project=project, selected=True)),
+                overdue=Exists(_overdue(project, now)),
+            )
+            .first()
+        )
+        if membership is None or membership.overdue:
+            assignments_release_expired(project=project)
+        if membership is None or membership.held:
+            current = active_assignment(project=project, annotator=annotator, kind=kind)
+            if current is not None:
+                return current
+        tags = [str(tag) for tag in (membership.expertise or [])] if membership else []
+        topics_selected = membership.topics_selected if membership else None
+        # First skip what others are handing out this instant; if everything left was locked, wait for
+        # those locks (PostgreSQL then re-checks each row, so a slot filled meanwhile is passed over).
+        for skip_locked in (True, False):
+            for candidates in _candidate_passes(project, annotator, kind, tags, topics_selected):
+                item = candidates.select_for_update(skip_locked=skip_locked, of=("self",)).first()
+                if item is not None:
+                    return _assign(project, item, annotator)
+            if not transaction.get_connection().features.has_select_for_update_skip_locked:
+                break
+    return None
+
+
+def _commit_without_waiting_for_disk() -> None:
+    """Handing out an item need not survive a database crash (the annotator would just get another one),
+    so on PostgreSQL this transaction does not wait for its commit to reach the disk. Judgments and edits do."""
+    connection = transaction.get_connection()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
+def active_assignment(*, project: Project, annotator, kind: str | None = None) -> Assignment | None:
+    """The annotator's unfinished, unexpired assignment in the project (the oldest), if any."""
+    return _active(project, annotator, kind).select_related("item").order_by("assigned_at", "pk").first()
+
+
+def _active(project: Project, annotator, kind: str | None) -> QuerySet[Assignment]:
+    assignments = Assignment.objects.filter(
+        annotator=annotator,
+        status=Assignment.Status.ACTIVE,
+        item__project=project,
+        item__round=F("round"),
+        item__status__in=[Item.Status.IN_REVIEW, Item.Status.PENDING],
+        expires_at__gt=timezone.now(),
+    )
+    if kind == REVIEW:
+        assignments = assignments.filter(round__gt=0)
+    elif kind == ANSWER:
+        assignments = assignments.filter(round=0)
+    return assignments
+
+
+def assignments_release_expired(*, project: Project | None = None) -> int:
+    """Mark active assignments past their expiry as expired and give their slots back; return how many.
+
+    Each assignment is claimed with a conditional update, so two requests releasing at once
+    give a slot back only once. Reading first keeps the usual case (nothing expired) to one query.
+    """
+    now = timezone.now()
+    rows = list(_overdue(project, now).values_list("pk", "item_id", "round"))
+    released = 0
+    for pk, item_id, round_number in rows:
+        with transaction.atomic():
+            # The item first, then its assignment: the order every writer keeps, so none deadlock.
+            Item.objects.select_for_update().filter(pk=item_id).first()
+            claimed = Assignment.objects.filter(pk=pk, status=Assignment.Status.ACTIVE, expires_at__lte=now).update(
+                status=Assignment.Status.EXPIRED, finished_at=now
+            )
+            if claimed:
+                _give_back_slots(item_id, round_number, 1)
+                released += claimed
+    return released
+
+
+def _overdue(project: Project | None, now) -> QuerySet[Assignment]:
+    overdue = Assignment.objects.filter(status=Assignment.Status.ACTIVE, expires_at__lte=now)
+    return overdue.filter(item__project=project) if project is not None else overdue
+
+
+def assignment_touch(*, assignment: Assignment, project: Project) -> None:
+    """Keep an assignment someone is working on from expiring (written only when half its time is gone)."""
+    if assignment.status != Assignment.Status.ACTIVE:
+        return
+    timeout = timedelta(minutes=project.assignment_timeout_minutes)
+    now = timezone.now()
+    if assignment.expires_at and assignment.expires_at - now > timeout / 2:
+        return
+    assignment.expires_at = now + timeout
+    Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.ACTIVE).update(expires_at=assignment.expires_at)
+
+
+@transaction.atomic
+def assignment_skip(*, assignment: Assignment, reason: str) -> Assignment:
+    """Skip a question as too hard to answer; the reason is kept, and the item returns to the pool for others."""
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError({"reason": _("say why the question is skipped")})
+    Item.objects.select_for_update().filter(pk=assignment.item_id).first()  # the item first, as everywhere
+    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    if assignment.round != 0:
+        raise ValidationError({"reason": _("only a question waiting for its answer can be skipped")})
+    if assignment.status not in (Assignment.Status.ACTIVE, Assignment.Status.EXPIRED):
+        raise ValidationError({"reason": _("this question is no longer yours to skip")})
+    was_active = assignment.status == Assignment.Status.ACTIVE
+    assignment.status = Assignment.Status.SKIPPED
+    assignment.skip_reason = reason
+    assignment.finished_at = timezone.now()
+    assignment.save(update_fields=["status", "skip_reason", "finished_at"])
+    if was_active:
+        _give_back_slots(assignment.item_id, assignment.round, 1)
+    return assignment
+
+
+def assignment_reclaim(assignment: Assignment, item: Item, project: Project) -> bool:
+    """Re-activate an expired assignment whose slot is still free; call inside a transaction holding the item.
+
+    Lets someone who left an item open past the timeout still submit, unless others took the place.
+    """
+    if item.round != assignment.round or item.round_assigned >= _slots(project, item):
+        return False
+    assignment.status = Assignment.Status.ACTIVE
+    assignment.finished_at = None
+    assignment.expires_at = timezone.now() + timedelta(minutes=project.assignment_timeout_minutes)
+    assignment.save(update_fields=["status", "finished_at", "expires_at"])
+    Item.objects.filter(pk=item.pk).update(round_assigned=F("round_assigned") + 1)
+    item.round_assigned += 1
+    return True
+
+
+def _slots(project: Project, item: Item) -> int:
+    return 1 if item.round == 0 else project.overlap
+
+
+def _give_back_slots(item_id: int, round_number: int, n: int) -> None:
+    # Only while the item is still in that round: a new round starts its counters from zero.
+    Item.objects.filter(pk=item_id, round=round_number, round_assigned__gte=F("round_judged") + n).update(
+        round_assigned=F("round_assigned") - n
+    )
+
+
+def _assign(project: Project, item: Item, annotator) -> Assignment:
+    now = timezone.now()
+    assignment = Assignment.objects.create(
+        item=item,
+        annotator=annotator,
+        round=item.round,
+        expires_at=now + timedelta(minutes=project.assignment_timeout_minutes),
+    )
+    Item.objects.filter(pk=item.pk).update(round_assigned=F("round_assigned") + 1)
+    item.round_assigned += 1
+    assignment.item = item
+    return assignment
+
+
+def eligible_items(project: Project, annotator, topics_selected: bool | None = None) -> QuerySet[Item]:
+    """Items of the project the annotator may be handed: selected topics only (if any), none seen this round."""
+    items = Item.objects.filter(project=project).exclude(
+        Exists(Assignment.objects.filter(item=OuterRef("pk"), annotator=annotator, round=OuterRef("round")))
+    )
+    if topics_selected is None:
+        topics_selected = Topic.objects.filter(project=project, selected=True).exists()
+    if topics_selected:
+        items = items.filter(topic__selected=True)
+    return items
+
+
+def _review_work(items: QuerySet[Item], project: Project) -> QuerySet[Item]:
+    return items.filter(status=Item.Status.IN_REVIEW, round__gt=0, round_assigned__lt=project.overlap)
+
+
+def _answer_work(items: QuerySet[Item]) -> QuerySet[Item]:
+    return items.filter(
+        status=Item.Status.PENDING, round=0, origin=Item.Origin.NATURAL, reference_answer="", round_assigned__lt=1
+    )
+
+
+def _candidate_passes(project: Project, annotator, kind: str | None, tags: list[str], topics_selected=None):
+    """Querysets to try in order; the first that yields an unlocked item wins."""
+    items = eligible_items(project, annotator, topics_selected)
+    work = []
+    if kind in (None, REVIEW):
+        work.append((_review_work(items, project), project.overlap))
+    if kind in (None, ANSWER):
+        work.append((_answer_work(items), 1))
+    own_answer = Q(answer_author=annotator)
+    for candidates, slots in work:
+        candidates = candidates.alias(expertise=item_expertise_tag())
+        if slots > 1:
+            started = candidates.filter(round_assigned__gte=1).alias(
+                own=Case(When(own_answer, then=Value(1)), default=Value(0), output_field=IntegerField())
+            )
+            order = ["own", "-round_assigned", "id"]
+            if tags:
+                started = started.alias(
+                    mine=Case(When(expertise__in=tags, then=Value(0)), default=Value(1), output_field=IntegerField())
+                )
+                order.insert(1, "mine")
+            yield started.order_by(*order)
+        fresh = candidates.filter(round_assigned=0)
+        others = fresh.exclude(own_answer)
+        oldest_first = ("created_at", "id")  # served by the partial indexes item_queue_fresh*
+        if tags:
+            yield others.filter(expertise__in=tags).order_by(*oldest_first)
+        yield others.filter(expertise__isnull=True).order_by(*oldest_first)
+        yield others.order_by(*oldest_first)
+        # Whoever wrote the answer reviews it only when nothing else is left for them.
+        yield fresh.filter(own_answer).order_by(*oldest_first)
+
+
+def waiting_counts(user, projects) -> dict[int, dict[str, int]]:
+    """For each project: how many items wait for this user now, to review and to answer (one query)."""
+    projects = list(projects)
+    if not projects:
+        return {}
+    mine = Assignment.objects.filter(item=OuterRef("pk"), annotator=user, round=OuterRef("round"))
+    any_selected = Exists(Topic.objects.filter(project=OuterRef("project"), selected=True))
+    rows = (
+        Item.objects.filter(project__in=projects)
+        .filter(~any_selected | Q(topic__selected=True))
+        .exclude(Exists(mine))
+        .values("project_id")
+        .annotate(
+            review=Count(
+                "pk",
+                filter=Q(status=Item.Status.IN_REVIEW, round__gt=0, round_assigned__lt=F("project__overlap")),
+            ),
+            answer=Count(
+                "pk",
+                filter=Q(status=Item.Status.PENDING, round=0, origin=Item.Origin.NATURAL, reference_answer="",
+                         round_assigned__lt=1),
+            ),
+        )
+    )
+    counts = {project.pk: {REVIEW: 0, ANSWER: 0} for project in projects}
+    for row in rows:
+        counts[row["project_id"]] = {REVIEW: row["review"], ANSWER: row["answer"]}
+    return counts
+
+
+def done_today(user, projects) -> dict[int, dict[str, int]]:
+    """For each project: what the user finished today (judged, answered, skipped), in one query."""
+    start = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+    rows = (
+        Assignment.objects.filter(annotator=user, finished_at__gte=start, item__project__in=list(projects))
+        .values("item__project_id")
+        .annotate(
+            judged=Count("pk", filter=Q(status=Assignment.Status.SUBMITTED, round__gt=0)),
+            answered=Count("pk", filter=Q(status=Assignment.Status.SUBMITTED, round=0)),
+            skipped=Count("pk", filter=Q(status=Assignment.Status.SKIPPED)),
+        )
+    )
+    return {row["item__project_id"]: row for row in rows}
+
+
+def items_recount_rounds(*, items) -> None:
+    """Recount the round counters of ``items`` from their assignments and judgments.
+
+    For data written around the services (the demo, fixtures, repairs); the services keep them
+    right as they go.
+    """
+    from .agreement import item_agreement
+    from .models import Judgment
+
+    items = list(items)
+    rounds = {item.pk: item.round for item in items}
+    live = Counter(
+        item_id
+        for item_id, round_number in Assignment.objects.filter(
+            item_id__in=list(rounds), status__in=[Assignment.Status.ACTIVE, Assignment.Status.SUBMITTED]
+        ).values_list("item_id", "round")
+        if rounds[item_id] == round_number
+    )
+    judged: dict[int, list] = {}
+    for judgment in Judgment.objects.filter(item_id__in=list(rounds)):
+        if rounds[judgment.item_id] == judgment.round:
+            judged.setdefault(judgment.item_id, []).append(judgment)
+    projects = {project.pk: project for project in Project.objects.filter(items__in=items).distinct()}
+    for item in items:
+        project = projects[item.project_id]
+        round_judgments = judged.get(item.pk, [])
+        item.round_judged = len(round_judgments)
+        item.round_assigned = max(live.get(item.pk, 0), item.round_judged)
+        complete = item.status == Item.Status.IN_REVIEW and item.round_judged >= project.overlap
+        item.round_disagreement = item_agreement(round_judgments, project.criteria).disagreement if complete else None
+    Item.objects.bulk_update(items, ["round_assigned", "round_judged", "round_disagreement"])

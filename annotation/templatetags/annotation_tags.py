@@ -1,0 +1,33 @@
+"""Small formatting filters for the annotation pages."""
+
+from django import template
+from django.utils.formats import number_format
+
+register = template.Library()
+
+
+@register.filter
+def percent(value) -> str:
+    """0.667 → "67%"; None → "—"."""
+    if value is None or value == "":
+        return "—"
+    return f"{round(float(value) * 100)}%"
+
+
+@register.filter
+def one_decimal(value) -> str:
+    """A mean rating with one decimal, or "—" when there is none."""
+    if value is None or value == "":
+        return "—"
+    return number_format(round(float(value), 1), 1)  # number_format cuts; it does not round
+
+
+@register.filter
+def vote_label(value) -> str:
+    """A vote's name in the interface language ("accept" → "Accept")."""
+    from annotation.models import Judgment
+
+    try:
+        return Judgment.Vote(value).label
+    except ValueError:
+        return value or "—"

@@ -1,0 +1,152 @@
+/* Keyboard shortcuts of the item page (CausalQA Studio). No dependencies.
+ *
+ *   1–9        rate the highlighted criterion, then move to the next one
+ *   a / r / n  vote accept / reject / needs revision
+ *   Shift+1–9  choose the causal class
+ *   c          write a comment;  Esc leaves a text box
+ *   Enter      submit (Ctrl+Enter inside a text box)
+ *   h          show or hide the guidelines;  ?  list these keys
+ */
+(function () {
+  "use strict";
+
+  function isTextBox(element) {
+    if (!element || element === document.body) return false;
+    if (element.isContentEditable) return true;
+    if (element.tagName === "TEXTAREA" || element.tagName === "SELECT") return true;
+    return element.tagName === "INPUT" && !/^(radio|checkbox|button|submit)$/.test(element.type);
+  }
+
+  function criteria(form) {
+    return form ? Array.prototype.slice.call(form.querySelectorAll("fieldset.criterion")) : [];
+  }
+
+  var current = 0;
+
+  function highlight(form) {
+    criteria(form).forEach(function (fieldset, index) {
+      fieldset.classList.toggle("current", index === current);
+    });
+  }
+
+  function firstUnrated(form) {
+    var list = criteria(form);
+    for (var i = 0; i < list.length; i++) {
+      if (!list[i].querySelector("input:checked")) return i;
+    }
+    return Math.max(list.length - 1, 0);
+  }
+
+  function check(input) {
+    if (!input) return false;
+    input.checked = true;
+    input.dispatchEvent(new Event("change", { bubbles: true }));
+    return true;
+  }
+
+  function rate(form, digit) {
+    var fieldset = criteria(form)[current];
+    if (!fieldset) return;
+    // Checking fires "change", whose listener below moves the highlight to the next criterion.
+    check(fieldset.querySelector('input[type=radio][value="' + digit + '"]'));
+  }
+
+  function submit(form) {
+    if (!form) return;
+    if (form.requestSubmit) form.requestSubmit();
+    else form.submit();
+  }
+
+  function toggleGuidelines() {
+    var panel = document.getElementById("guidelines");
+    if (!panel) return;
+    panel.open = !panel.open;
+    if (panel.open) panel.scrollIntoView({ block: "nearest" });
+  }
+
+  function toggleShortcuts() {
+    var help = document.getElementById("shortcuts");
+    if (help) help.hidden = !help.hidden;
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    var judgment = document.getElementById("judgment-form");
+    if (judgment) {
+      current = firstUnrated(judgment);
+      highlight(judgment);
+      judgment.addEventListener("change", function (event) {
+        var fieldset = event.target.closest("fieldset.criterion");
+        if (!fieldset) return;
+        var list = criteria(judgment);
+        current = Math.min(list.indexOf(fieldset) + 1, list.length - 1);
+        highlight(judgment);
+      });
+    }
+    var toggle = document.querySelector("[data-toggle-shortcuts]");
+    if (toggle) toggle.addEventListener("click", toggleShortcuts);
+  });
+
+  document.addEventListener("keydown", function (event) {
+    var judgment = document.getElementById("judgment-form");
+    var answer = document.getElementById("answer-form");
+    var target = event.target;
+
+    if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+      var form = target.closest && target.closest("form");
+      if (form && (form === judgment || form === answer)) {
+        event.preventDefault();
+        submit(form);
+      }
+      return;
+    }
+    if (isTextBox(target)) {
+      if (event.key === "Escape") target.blur();
+      return;
+    }
+    if (event.ctrlKey || event.metaKey || event.altKey) return;
+    // Keys pressed on a button or a link keep their usual meaning.
+    if (event.key === "Enter" && target.closest && target.closest("button, a, summary")) return;
+
+    var digit = /^Digit([1-9])$/.exec(event.code || "");
+    if (digit && event.shiftKey && judgment) {
+      var classes = judgment.querySelectorAll('input[name="causal_class"]');
+      if (check(classes[Number(digit[1]) - 1])) event.preventDefault();
+      return;
+    }
+    if (digit && judgment) {
+      event.preventDefault();
+      rate(judgment, digit[1]);
+      return;
+    }
+    switch (event.key) {
+      case "a":
+      case "r":
+      case "n":
+        if (judgment && check(judgment.querySelector('input[name="vote"][data-key="' + event.key + '"]'))) {
+          event.preventDefault();
+        }
+        break;
+      case "c":
+        var comment = judgment && judgment.querySelector("textarea[name=comment]");
+        if (comment) {
+          event.preventDefault();
+          comment.focus();
+        }
+        break;
+      case "h":
+        event.preventDefault();
+        toggleGuidelines();
+        break;
+      case "?":
+        event.preventDefault();
+        toggleShortcuts();
+        break;
+      case "Enter":
+        if (judgment) {
+          event.preventDefault();
+          submit(judgment);
+        }
+        break;
+    }
+  });
+})();
