@@ -21,6 +21,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 _SCHEMA_BLOCK = re.compile(r"```json\n(\{.*?\})\n```", re.DOTALL)
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # the listen backlog: dozens of clients may connect at the same moment
+
+
 @dataclass
 class Reply:
     status: int = 200
@@ -106,9 +111,7 @@ class FakeLLM:
         self._slots = threading.BoundedSemaphore(max_concurrency) if max_concurrency else None
         self._stop = threading.Event()
         self._counter = itertools.count(1)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._server.daemon_threads = True
-        self._server.request_queue_size = 256
+        self._server = _Server(("127.0.0.1", 0), self._handler_class())
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     @property
@@ -163,6 +166,9 @@ class FakeLLM:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body leave in separate writes; without this, Nagle's algorithm and the
+            # client's delayed ACK hold every body back ~40 ms.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args):  # quiet
                 pass

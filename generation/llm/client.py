@@ -19,7 +19,7 @@ import email.utils
 import random
 import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 import httpx
@@ -81,7 +81,7 @@ class Attempt:
     wait_seconds: float = 0.0
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        return dict(self.__dict__)
 
 
 @dataclass
@@ -294,13 +294,15 @@ class LLMClient:
         extra = {}
         for key, value in self.config.params.items():
             (kwargs if key in KNOWN_PARAMS else extra)[key] = value
-        if extra:
-            kwargs["extra_body"] = extra
         if self.structured and prompt.schema:
-            kwargs["response_format"] = {
+            # In extra_body, not response_format=: the SDK would walk the whole schema to "transform"
+            # it, about a millisecond per call at a hundred calls a second. The JSON sent is the same.
+            extra["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": prompt.schema_name, "schema": prompt.schema, "strict": False},
             }
+        if extra:
+            kwargs["extra_body"] = extra
         return kwargs
 
     def _describe(self, messages: list[dict], prompt: PromptRequest) -> dict:

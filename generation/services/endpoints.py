@@ -82,8 +82,10 @@ def limiter_for(endpoint: ModelEndpoint):
         limiter = _limiters.get(endpoint.pk)
         if limiter is None:
             if settings.REDIS_URL:
+                # Endpoint ids are per database; a Redis shared by several databases must not mix them.
+                database = settings.DATABASES["default"]["NAME"]
                 limiter = RedisLimiter(
-                    _redis_client(), key=f"endpoint-{endpoint.pk}", limits=limits,
+                    _redis_client(), key=f"{database}:endpoint-{endpoint.pk}", limits=limits,
                     lease_seconds=settings.GENERATION_LEASE_SECONDS,
                 )
             else:

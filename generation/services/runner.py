@@ -2,9 +2,9 @@
 
 One runner holds a job at a time (its ``owner`` token, checked on every heartbeat). The
 model calls run in a thread pool and touch no database; this thread renders prompts,
-hands calls to the pool and records results in small batches, each result in a savepoint:
-the call row turns succeeded and its output is applied to the items in the same
-transaction, and only if the row was not already succeeded. So a job resumed after its
+hands calls to the pool and records results as they arrive, in batches: the call rows
+turn succeeded and their outputs are applied to the items in the same transaction, and
+only for rows that were not already recorded. So a job resumed after its
 worker died redoes only the calls whose results were never committed, and applies
 nothing twice; a result that was committed is never asked for again.
 """
@@ -13,25 +13,28 @@ import logging
 import queue
 import threading
 import time
-from collections import Counter, deque
+from collections import deque
 
 from django.conf import settings
 from django.db import OperationalError, transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
+from annotation.bulk import fast_update
+
 from ..llm import CallResult, LLMClient, PromptRequest, render
 from ..models import GenerationJob, LLMCall
 from .endpoints import endpoint_config, limiter_for
-from .work import NotApplied, work_for
+from .work import Applied, work_for
 
 logger = logging.getLogger(__name__)
 Status = GenerationJob.Status
 CallStatus = LLMCall.Status
 OPEN = (CallStatus.PENDING, CallStatus.RUNNING)
-COMMIT_EVERY_SECONDS = 0.1
-COMMIT_BATCH = 100
+RECORD_FIELDS = ["status", "parsed", "error", "request", "attempts", "n_attempts", "raw_response", "tokens_in",
+                 "tokens_out", "cost", "latency_ms", "finished_at"]
 CANCEL_CHECK_SECONDS = 0.5
+COMMIT_EVERY_SECONDS = 0.05
 SYSTEMATIC_CLIENT_ERRORS = 5
 
 
@@ -52,6 +55,61 @@ def job_counters(job_id: int) -> dict:
     return {key: value or 0 for key, value in totals.items()}
 
 
+class _Lane:
+    """One endpoint of a job: its client, the prompts ready to send, and threads that send them.
+
+    ``budget`` holds twice the endpoint's concurrency in tokens: a thread takes one before it
+    sends a call, and the runner gives it back once the call's result is recorded. So at
+    most ``concurrency`` calls are under way and at most ``concurrency`` results wait to be
+    recorded, whatever the database is doing; a worker killed at any moment leaves no more
+    than that many results received but unrecorded (made again when the job resumes).
+    """
+
+    def __init__(self, client: LLMClient, concurrency: int, name: str):
+        self.client = client
+        self.concurrency = concurrency
+        self.waiting: deque = deque()
+        self.ready: queue.Queue = queue.Queue()
+        self.budget = threading.Semaphore(2 * concurrency)
+        self.threads = [threading.Thread(target=self._serve, name=f"{name}-{n}", daemon=True)
+                        for n in range(concurrency)]
+        self.finished: queue.Queue | None = None
+
+    def start(self, finished: queue.Queue) -> None:
+        self.finished = finished
+        for thread in self.threads:
+            thread.start()
+
+    def stop(self) -> None:
+        for _ in self.threads:
+            self.ready.put(None)
+
+    def _serve(self) -> None:
+        cancel = self.client.cancel
+        while True:
+            task = self.ready.get()
+            if task is None:
+                return
+            call_id, prompt = task
+            took = False
+            while not took and not cancel.is_set():
+                took = self.budget.acquire(timeout=0.1)
+            if not took:
+                self.finished.put((call_id, NOT_SENT, False))
+                continue
+            try:
+                result = self.client.complete(prompt)
+            except Exception as exc:  # noqa: BLE001 - a bug in one call must not stall the job
+                logger.exception("model call %s raised", call_id)
+                result = CallResult(request={}, attempts=[], error=f"internal error: {type(exc).__name__}: {exc}")
+            if result.fatal:
+                cancel.set()  # a wrong key or model name: the other threads send nothing more
+            self.finished.put((call_id, result, True))
+
+
+NOT_SENT = CallResult(request={}, attempts=[], cancelled=True, error="cancelled before it was sent")
+
+
 class JobRunner:
     def __init__(self, *, job_id: int, owner: str):
         self.job = GenerationJob.objects.select_related(
@@ -63,35 +121,38 @@ class JobRunner:
         self.cancelled = False
         self.lost = False
         self.fatal_error = ""
-        self.queues: dict[int, deque] = {}
-        self.in_flight: dict[int, LLMCall] = {}
-        self.in_flight_by_endpoint: Counter = Counter()
+        self.lanes: dict[int, _Lane] = {}
+        self.sent: dict[int, LLMCall] = {}  # handed to a lane, result not yet collected
         self.finished: queue.Queue = queue.Queue()
         self.results: list[tuple[LLMCall, CallResult]] = []
-        self.clients: dict[int, LLMClient] = {}
+        self.tokens: list[int] = []  # endpoint of each collected result that holds a budget token
         self.limiters: list = []
-        self.concurrency: dict[int, int] = {}
         self.client_errors = 0
         self.results_seen = 0
 
+    @property
+    def clients(self) -> dict[int, LLMClient]:
+        return {endpoint_id: lane.client for endpoint_id, lane in self.lanes.items()}
+
     def run(self) -> dict:
         try:
+            self._open_lanes()
             self._plan()
-            self._open_clients()
-            threads = max(1, min(settings.GENERATION_MAX_THREADS, sum(self.concurrency.values())))
-            self.pool = _Pool(threads, name=f"job-{self.job.pk}")
+            for lane in self.lanes.values():
+                lane.start(self.finished)
             try:
                 self._loop()
             finally:
                 self.cancel.set()
-                self.pool.shutdown()
+                for lane in self.lanes.values():
+                    lane.stop()
         except Exception as exc:
             logger.exception("generation job %s stopped by an internal error", self.job.pk)
             self._finish(Status.FAILED, f"internal error: {type(exc).__name__}: {exc}")
             raise
         finally:
-            for client in self.clients.values():
-                client.close()
+            for lane in self.lanes.values():
+                lane.client.close()
         if self.lost:
             logger.warning("generation job %s was taken over by another worker; this run stops", self.job.pk)
             return {"job": self.job.pk, "status": "taken over"}
@@ -110,32 +171,37 @@ class JobRunner:
             .order_by("pk")
         )
         for call in open_calls:
-            self.queues.setdefault(call.endpoint_id, deque()).append(call)
+            self.lanes[call.endpoint_id].waiting.append(call)
 
-    def _open_clients(self) -> None:
+    def _open_lanes(self) -> None:
         endpoints = [self.job.endpoint] + ([self.job.answer_endpoint] if self.job.answer_endpoint else [])
         for endpoint in endpoints:
-            if endpoint.pk in self.clients:
+            if endpoint.pk in self.lanes:
                 continue
             limiter = limiter_for(endpoint)
             self.limiters.append(limiter)
-            self.clients[endpoint.pk] = LLMClient(endpoint_config(endpoint), limiter=limiter, cancel=self.cancel)
-            self.concurrency[endpoint.pk] = max(1, endpoint.max_concurrency)
+            client = LLMClient(endpoint_config(endpoint), limiter=limiter, cancel=self.cancel)
+            concurrency = max(1, min(endpoint.max_concurrency, settings.GENERATION_MAX_THREADS))
+            self.lanes[endpoint.pk] = _Lane(client, concurrency, name=f"job-{self.job.pk}-{endpoint.pk}")
 
     # --- the loop -------------------------------------------------------------------------
     def _loop(self) -> None:
-        last_commit = last_beat = last_check = time.monotonic()
+        last_beat = last_check = last_commit = time.monotonic()
+        enough = max(1, sum(lane.concurrency for lane in self.lanes.values()) // 2)
         self._heartbeat()
         while True:
             if not self.cancel.is_set():
-                self._fill()
-            idle = not self.in_flight and (self.cancel.is_set() or not any(self.queues.values()))
-            if idle and not self.results:
+                self._top_up()
+            nothing_left = self.cancel.is_set() or not any(lane.waiting for lane in self.lanes.values())
+            if not self.sent and not self.results and nothing_left:
                 return
-            self._collect(timeout=0.05 if self.in_flight else 0)
+            self._collect(timeout=0.02 if self.sent else 0)
             now = time.monotonic()
+            # Results are recorded in batches: a batch costs about the same few queries whatever its
+            # size. Waiting is bounded: by time, and by the lanes' budgets (they stop sending while
+            # a concurrency's worth of results waits).
             if self.results and (
-                len(self.results) >= COMMIT_BATCH or now - last_commit >= COMMIT_EVERY_SECONDS or not self.in_flight
+                len(self.results) >= enough or now - last_commit >= COMMIT_EVERY_SECONDS or not self.sent
             ):
                 self._commit()
                 last_commit = now
@@ -146,22 +212,18 @@ class JobRunner:
                 self._check_cancel()
                 last_check = now
 
-    def _fill(self) -> None:
-        started = []
-        for endpoint_id, waiting in self.queues.items():
-            while waiting and self.in_flight_by_endpoint[endpoint_id] < self.concurrency[endpoint_id]:
-                call = waiting.popleft()
+    def _top_up(self) -> None:
+        """Keep a concurrency's worth of rendered prompts ready in each lane, so sending never waits on us."""
+        for lane in self.lanes.values():
+            while lane.waiting and lane.ready.qsize() < lane.concurrency:
+                call = lane.waiting.popleft()
                 try:
                     prompt = self._prompt(call)
                 except Exception as exc:  # noqa: BLE001 - a template that cannot be filled fails its call
                     self.results.append((call, CallResult(request={}, attempts=[], error=f"prompt: {exc}")))
                     continue
-                self.in_flight[call.pk] = call
-                self.in_flight_by_endpoint[endpoint_id] += 1
-                self.pool.submit(self.clients[endpoint_id], call.pk, prompt, self.finished)
-                started.append(call.pk)
-        if started:
-            LLMCall.objects.filter(pk__in=started, status=CallStatus.PENDING).update(status=CallStatus.RUNNING)
+                self.sent[call.pk] = call
+                lane.ready.put((call.pk, prompt))
 
     def _prompt(self, call: LLMCall) -> PromptRequest:
         variables = self.work.variables(call)
@@ -184,69 +246,89 @@ class JobRunner:
                 batch.append(self.finished.get_nowait())
             except queue.Empty:
                 break
-        for call_id, result in batch:
-            call = self.in_flight.pop(call_id)
-            self.in_flight_by_endpoint[call.endpoint_id] -= 1
+        for call_id, result, took in batch:
+            call = self.sent.pop(call_id)
             self.results.append((call, result))
-            self._watch_for_endpoint_failure(result)  # before anything else is sent
+            if took:
+                self.tokens.append(call.endpoint_id)
+            self._watch_for_endpoint_failure(result)  # stop the others before they send more
 
     # --- recording ------------------------------------------------------------------------
     def _commit(self) -> None:
         batch, self.results = self.results, []
+        together = True
         for attempt in range(5):
             try:
                 with transaction.atomic():
-                    follow_ups = [new for call, result in batch for new in self._record(call, result)]
+                    follow_ups = self._record(batch, together=together)
                 break
             except OperationalError:  # a locked SQLite database, a dropped connection: the batch is all or nothing
                 if attempt == 4:
                     raise
                 logger.warning("job %s: recording results failed, trying again", self.job.pk, exc_info=True)
                 time.sleep(0.5 * (attempt + 1))
+            except Exception:  # noqa: BLE001 - writing the outputs together failed: again, one by one
+                if not together:
+                    raise
+                logger.warning("job %s: applying %s outputs together failed; one by one now", self.job.pk,
+                               len(batch), exc_info=True)
+                together = False
+        for endpoint_id in self.tokens:
+            self.lanes[endpoint_id].budget.release()
+        self.tokens = []
         if follow_ups:
             fresh = LLMCall.objects.filter(pk__in=[call.pk for call in follow_ups]).select_related(
                 "item", "endpoint", "template"
             )
             for call in fresh.order_by("pk"):
-                self.queues.setdefault(call.endpoint_id, deque()).append(call)
+                self.lanes[call.endpoint_id].waiting.append(call)
 
-    def _record(self, call: LLMCall, result: CallResult) -> list[LLMCall]:
-        config = self.clients[call.endpoint_id].config if call.endpoint_id in self.clients else None
-        fields = {
-            "attempts": [attempt.as_dict() for attempt in result.attempts],
-            "n_attempts": len(result.attempts),
-            "raw_response": result.raw,
-            "tokens_in": result.tokens_in,
-            "tokens_out": result.tokens_out,
-            "cost": config.cost(result.tokens_in, result.tokens_out) if config else 0,
-            "latency_ms": result.latency_ms,
-            "finished_at": timezone.now(),
-        }
+    def _record(self, batch: list[tuple[LLMCall, CallResult]], together: bool = True) -> list[LLMCall]:
+        """Record a batch of results and apply the valid outputs, in the caller's transaction."""
+        unrecorded = set(
+            LLMCall.objects.select_for_update()
+            .filter(pk__in=[call.pk for call, _result in batch], status__in=OPEN)
+            .values_list("pk", flat=True)
+        )
+        rows, succeeded, failed = [], [], []
+        for call, result in batch:
+            if call.pk not in unrecorded:
+                continue  # recorded by an earlier run: never applied twice
+            self._fill_record(call, result)
+            rows.append(call)
+            if result.ok:
+                succeeded.append(call)
+            elif not result.cancelled:
+                failed.append(call)
+        applied = self.work.apply_many(succeeded, together=together) if succeeded else Applied()
+        for call in succeeded:
+            if call.pk in applied.problems:
+                call.status, call.error = applied.problems[call.pk]
+        for call in failed:
+            self.work.on_failed(call)
+        fast_update(LLMCall, RECORD_FIELDS, rows)
+        return applied.follow_ups
+
+    def _fill_record(self, call: LLMCall, result: CallResult) -> None:
+        lane = self.lanes.get(call.endpoint_id)
+        config = lane.client.config if lane is not None else None
         if result.request:
-            fields["request"] = {**result.request, **{k: v for k, v in call.request.items() if k == "planned"}}
-        unrecorded = LLMCall.objects.filter(pk=call.pk, status__in=OPEN)
-        if result.cancelled:
-            if result.attempts:  # what was spent is kept; the call can be made again
-                unrecorded.update(status=CallStatus.PENDING, error=result.error, **fields)
-            else:
-                unrecorded.update(status=CallStatus.PENDING)
-            return []
-        if not result.ok:
-            if unrecorded.update(status=CallStatus.FAILED, error=result.error, parsed=None, **fields):
-                self.work.on_failed(call)
-            return []
-        try:
-            with transaction.atomic():
-                if not unrecorded.update(status=CallStatus.SUCCEEDED, parsed=result.parsed, error="", **fields):
-                    return []  # recorded by an earlier run: never applied twice
-                return self.work.apply(call, result.parsed)
-        except NotApplied as exc:
-            unrecorded.update(status=CallStatus.SUCCEEDED, parsed=result.parsed, error=f"not applied: {exc}", **fields)
-        except Exception as exc:  # noqa: BLE001 - the output was paid for: keep it, say why it was not used
-            logger.exception("job %s: output of call %s could not be applied", self.job.pk, call.pk)
-            unrecorded.update(status=CallStatus.FAILED, parsed=result.parsed,
-                              error=f"not applied: {type(exc).__name__}: {exc}", **fields)
-        return []
+            call.request = {**result.request, **{k: v for k, v in call.request.items() if k == "planned"}}
+        call.attempts = [attempt.as_dict() for attempt in result.attempts]
+        call.n_attempts = len(result.attempts)
+        call.raw_response = result.raw
+        call.tokens_in, call.tokens_out = result.tokens_in, result.tokens_out
+        call.cost = config.cost(result.tokens_in, result.tokens_out) if config else 0
+        call.latency_ms = result.latency_ms
+        call.finished_at = timezone.now()
+        call.parsed = result.parsed if result.ok else None
+        call.error = "" if result.ok else result.error
+        if result.ok:
+            call.status = CallStatus.SUCCEEDED
+        elif result.cancelled:  # what was spent is kept; the call can be made again
+            call.status = CallStatus.PENDING
+        else:
+            call.status = CallStatus.FAILED
 
     def _watch_for_endpoint_failure(self, result: CallResult) -> None:
         if result.cancelled:
@@ -303,39 +385,3 @@ class JobRunner:
             status=status, error=error[:5000], finished_at=now, heartbeat_at=now,
             **(counters if counters is not None else job_counters(self.job.pk)),
         )
-
-
-class _Pool:
-    """Daemon threads taking (client, call id, prompt) and putting (call id, result) on a queue.
-
-    Not a ThreadPoolExecutor: its threads are not daemons, so a call hanging past its
-    timeout would hold the worker process at exit.
-    """
-
-    def __init__(self, size: int, name: str):
-        self.tasks: queue.SimpleQueue = queue.SimpleQueue()
-        self.threads = [
-            threading.Thread(target=self._serve, name=f"{name}-{n}", daemon=True) for n in range(size)
-        ]
-        for thread in self.threads:
-            thread.start()
-
-    def submit(self, client: LLMClient, call_id: int, prompt: PromptRequest, done: queue.Queue) -> None:
-        self.tasks.put((client, call_id, prompt, done))
-
-    def _serve(self) -> None:
-        while True:
-            task = self.tasks.get()
-            if task is None:
-                return
-            client, call_id, prompt, done = task
-            try:
-                result = client.complete(prompt)
-            except Exception as exc:  # noqa: BLE001 - a bug in one call must not stall the job
-                logger.exception("model call %s raised", call_id)
-                result = CallResult(request={}, attempts=[], error=f"internal error: {type(exc).__name__}: {exc}")
-            done.put((call_id, result))
-
-    def shutdown(self) -> None:
-        for _ in self.threads:
-            self.tasks.put(None)

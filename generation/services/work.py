@@ -7,17 +7,28 @@ succeeded, so an output is applied exactly once, together with the record that i
 """
 
 import copy
+import logging
 import random
+from dataclasses import dataclass, field
 
+from django.db import transaction
 from django.db.models import F, Q
 
 from annotation.importing.funnel import text_key
 from annotation.models import Item, Option, Revision
-from annotation.services import Author, item_snapshot, item_start_round, item_update
+from annotation.services import (
+    Author,
+    ItemChange,
+    item_snapshot,
+    item_start_round,
+    item_update,
+    items_update,
+)
 
 from ..models import GenerationJob, LLMCall, PromptTemplate
 from .templates import class_definitions
 
+logger = logging.getLogger(__name__)
 Kind = PromptTemplate.Kind
 DISTRACTOR_ROLES = [Option.Role.CONTRADICTORY, Option.Role.UNFOUNDED, Option.Role.REVERSAL, Option.Role.IRRELEVANT]
 ANSWERABLE = (Item.Status.PENDING, Item.Status.NEEDS_REVISION)
@@ -27,6 +38,14 @@ MAX_EXAMPLES = 20
 
 class NotApplied(Exception):
     """The output is valid but no longer fits the item (it moved on); the call keeps it."""
+
+
+@dataclass
+class Applied:
+    """What applying a batch of outputs gave: new calls to make, and per call why it was not used."""
+
+    follow_ups: list = field(default_factory=list)
+    problems: dict = field(default_factory=dict)  # call id -> (call status, error)
 
 
 def provenance(call: LLMCall) -> dict:
@@ -85,6 +104,23 @@ class Work:
     def apply(self, call: LLMCall, parsed) -> list[LLMCall]:
         raise NotImplementedError
 
+    def apply_many(self, calls: list[LLMCall], together: bool = True) -> Applied:
+        """Apply each call's output in its own savepoint, so one that cannot be used spoils nothing else.
+
+        Kinds whose outputs can be written together in a few queries do so when ``together``.
+        """
+        applied = Applied()
+        for call in calls:
+            try:
+                with transaction.atomic():
+                    applied.follow_ups += self.apply(call, call.parsed)
+            except NotApplied as exc:
+                applied.problems[call.pk] = (LLMCall.Status.SUCCEEDED, f"not applied: {exc}")
+            except Exception as exc:  # noqa: BLE001 - the output was paid for: keep it, say why it was not used
+                logger.exception("job %s: output of call %s could not be applied", call.job_id, call.pk)
+                applied.problems[call.pk] = (LLMCall.Status.FAILED, f"not applied: {type(exc).__name__}: {exc}")
+        return applied
+
     def on_failed(self, call: LLMCall) -> None:
         """A call failed for good; nothing to undo by default."""
 
@@ -96,6 +132,34 @@ class AnswerWork(Work):
 
     def apply(self, call, parsed):
         return answer_apply(call, parsed["answer"])
+
+    def apply_many(self, calls, together=True):
+        return answers_apply_many(calls, fallback=super().apply_many, together=together)
+
+
+def answers_apply_many(calls: list[LLMCall], fallback, together: bool = True) -> Applied:
+    """Answers arrive by the hundred: write them in a few queries (``together``), else one by one.
+
+    Together, a failure spoils the caller's whole transaction (no savepoint: they cost a round
+    trip each); the runner then records the batch again with ``together=False``.
+    """
+    return _answers_apply(calls) if together else fallback(calls)
+
+
+def _answers_apply(calls: list[LLMCall]) -> Applied:
+    applied = Applied()
+    _changed, left_alone = items_update(
+        changes=[ItemChange(call.item_id, {"reference_answer": call.parsed["answer"]}, author_of(call),
+                            note=f"answer by {call.endpoint.model}") for call in calls],
+        kind=Revision.Kind.MODEL, only_if_status=ANSWERABLE, start_round=True,
+    )
+    for call in calls:
+        if call.item_id in left_alone:
+            status = left_alone[call.item_id]
+            reason = "was deleted" if status is None else f"is {Item.Status(status).label.lower()} now"
+            applied.problems[call.pk] = (LLMCall.Status.SUCCEEDED,
+                                         f"not applied: item {call.item_id} {reason}; its answer was not replaced")
+    return applied
 
 
 def answer_apply(call: LLMCall, answer: str) -> list:
@@ -202,6 +266,15 @@ class QuestionsWork(Work):
             )
         GenerationJob.objects.filter(pk=self.job.pk).update(**updates)
         return follow_ups
+
+    def apply_many(self, calls, together=True):
+        answers = [call for call in calls if call.purpose == "answer"]
+        applied = (answers_apply_many(answers, fallback=super().apply_many, together=together)
+                   if answers else Applied())
+        rest = super().apply_many([call for call in calls if call.purpose != "answer"])
+        applied.follow_ups += rest.follow_ups
+        applied.problems.update(rest.problems)
+        return applied
 
     def on_failed(self, call):
         if call.purpose.startswith("questions:") and self.job.answer_endpoint_id is not None:
