@@ -8,4 +8,5 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
     path("v1/", include("annotation.api_urls")),
+    path("v1/", include("generation.api_urls")),
 ]

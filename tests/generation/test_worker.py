@@ -115,3 +115,15 @@ def test_two_workers_together_respect_the_endpoints_concurrency_limit(transactio
     assert fake_llm.max_seen_concurrency == 2
     owners = {GenerationJob.objects.get(pk=j.pk).owner.split(":")[1] for j in jobs}
     assert len(owners) == 2  # two processes really ran them
+
+
+def test_the_generate_command_hands_the_job_to_a_worker_and_follows_it(worker, project, endpoint, fake_llm, capsys):
+    from django.core.management import call_command
+
+    waiting_items(project, 5)
+
+    call_command("generate", "answers", "--project", project.slug, "--all-waiting")
+
+    captured = capsys.readouterr()
+    assert "succeeded: 5 done, 0 failed" in captured.out
+    assert "5/5" in captured.err  # the progress bar reached the end
