@@ -9,6 +9,7 @@ from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from annotation.models import Item, Project
 
@@ -111,7 +112,7 @@ class PromptTemplate(models.Model):
         BENCHMARK_ANSWER = "benchmark_answer", _("Benchmark answer")
         JUDGE_SCORE = "judge_score", _("Judge: score an answer")
         JUDGE_RANKING = "judge_ranking", _("Judge: rank answers")
-        OTHER = "other", _("Other")
+        OTHER = "other", pgettext_lazy("kind of prompt template", "Other")
 
     kind = models.CharField(max_length=32, choices=Kind.choices)
     name = models.CharField(max_length=100, help_text=_("Variant within a kind, e.g. class-agnostic."))

@@ -227,3 +227,11 @@ def test_owners_choose_which_endpoint_revises_answers(project, client_for, owner
     assert ProjectGenerationSettings.objects.get(project=project).revision_endpoint == endpoint
     body = client_for(owner).get(page(project.slug)).content.decode()
     assert "rewrites its answer from the reviewers" in body
+
+
+def test_the_generation_pages_speak_portuguese_on_request(project, client_for, owner, endpoint):
+    client = client_for(owner)
+    client.post(reverse("set_language"), {"language": "pt-br", "next": "/"})
+    body = client.get(page(project.slug)).content.decode()
+    assert "Geração" in body and "Perguntas novas de uma classe" in body and "Gerar perguntas" in body
+    assert "Endpoints que este projeto pode usar" in client.get(page(project.slug, "endpoint_list")).content.decode()
