@@ -237,7 +237,7 @@ LLM_MODEL = env_str("LLM_MODEL")
 # A running job writes a heartbeat this often; a running job silent for GENERATION_STALE_SECONDS
 # is taken over by another worker (its own died). Slots of a dead worker's limiter expire
 # after GENERATION_LEASE_SECONDS.
-GENERATION_HEARTBEAT_SECONDS = float(env_str("GENERATION_HEARTBEAT_SECONDS") or 2.0)
+GENERATION_HEARTBEAT_SECONDS = float(env_str("GENERATION_HEARTBEAT_SECONDS") or 1.0)
 GENERATION_STALE_SECONDS = float(env_str("GENERATION_STALE_SECONDS") or 30.0)
 GENERATION_QUEUED_STALE_SECONDS = float(env_str("GENERATION_QUEUED_STALE_SECONDS") or 300.0)
 GENERATION_LEASE_SECONDS = float(env_str("GENERATION_LEASE_SECONDS") or 10 * GENERATION_HEARTBEAT_SECONDS)

@@ -1,14 +1,15 @@
 """Running a generation job: model calls in parallel up to each endpoint's limit, results recorded once.
 
-One runner holds a job at a time (its ``owner`` token, checked on every heartbeat). The
-model calls run in a thread pool and touch no database; this thread renders prompts,
-hands calls to the pool and records results as they arrive, in batches: the call rows
-turn succeeded and their outputs are applied to the items in the same transaction, and
-only for rows that were not already recorded. So a job resumed after its
-worker died redoes only the calls whose results were never committed, and applies
-nothing twice; a result that was committed is never asked for again.
+One runner holds a job at a time (its ``owner`` token, checked on every heartbeat). Each
+endpoint of the job gets a lane: as many threads as the endpoint's concurrency, sending
+the prompts this thread renders for them, touching no database. This thread records the
+results as they arrive, in batches: the call rows turn succeeded and their outputs are
+applied to the items in the same transaction, and only for rows not already recorded.
+So a job resumed after its worker died redoes only the calls whose results were never
+committed, and applies nothing twice; a result that was committed is never asked again.
 """
 
+import json
 import logging
 import queue
 import threading
@@ -20,7 +21,7 @@ from django.db import OperationalError, transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
-from annotation.bulk import fast_update
+from annotation.bulk import fast_insert, fast_update
 
 from ..llm import CallResult, LLMClient, PromptRequest, render
 from ..models import GenerationJob, LLMCall
@@ -55,6 +56,19 @@ def job_counters(job_id: int) -> dict:
     return {key: value or 0 for key, value in totals.items()}
 
 
+def _insert_calls(calls: list[LLMCall]) -> None:
+    """Store planned calls in one statement (a job may plan a hundred thousand)."""
+    fast_insert(
+        LLMCall,
+        ["job", "item", "purpose", "endpoint", "template", "request"],
+        ((call.job_id, call.item_id, call.purpose, call.endpoint_id, call.template_id, json.dumps(call.request))
+         for call in calls),
+        constants={"status": CallStatus.PENDING, "attempts": [], "raw_response": "", "n_attempts": 0,
+                   "tokens_in": 0, "tokens_out": 0, "cost": 0, "latency_ms": 0, "error": "",
+                   "created_at": timezone.now()},
+    )
+
+
 class _Lane:
     """One endpoint of a job: its client, the prompts ready to send, and threads that send them.
 
@@ -68,7 +82,8 @@ class _Lane:
     def __init__(self, client: LLMClient, concurrency: int, name: str):
         self.client = client
         self.concurrency = concurrency
-        self.waiting: deque = deque()
+        self.waiting: deque[int] = deque()  # ids of calls to make
+        self.loaded: deque[LLMCall] = deque()  # the next of them, read from the database
         self.ready: queue.Queue = queue.Queue()
         self.budget = threading.Semaphore(2 * concurrency)
         self.threads = [threading.Thread(target=self._serve, name=f"{name}-{n}", daemon=True)
@@ -160,21 +175,29 @@ class JobRunner:
 
     # --- planning -------------------------------------------------------------------------
     def _plan(self) -> None:
+        """Store the job's calls the first time it runs; then queue, by id, every call not yet recorded."""
         with transaction.atomic():
             if not LLMCall.objects.filter(job=self.job).exists():
                 planned = self.work.plan()
-                LLMCall.objects.bulk_create(planned, ignore_conflicts=True)
+                _insert_calls(planned)
                 GenerationJob.objects.filter(pk=self.job.pk).update(total=self.work.expected_total(planned))
-        open_calls = (
-            LLMCall.objects.filter(job=self.job, status__in=OPEN)
-            .select_related("item", "endpoint", "template")
-            .order_by("pk")
-        )
-        for call in open_calls:
-            self.lanes[call.endpoint_id].waiting.append(call)
+        open_calls = LLMCall.objects.filter(job=self.job, status__in=OPEN).order_by("pk")
+        for call_id, endpoint_id in open_calls.values_list("pk", "endpoint_id"):
+            self.lanes[endpoint_id].waiting.append(call_id)
+
+    def _load(self, call_ids: list[int]) -> list[LLMCall]:
+        """The calls with their items; endpoints and templates come from this run's own copies."""
+        calls = list(LLMCall.objects.filter(pk__in=call_ids).select_related("item").order_by("pk"))
+        for call in calls:
+            call.endpoint = self.endpoints[call.endpoint_id]
+            call.template = self.templates[call.template_id]
+        return calls
 
     def _open_lanes(self) -> None:
         endpoints = [self.job.endpoint] + ([self.job.answer_endpoint] if self.job.answer_endpoint else [])
+        self.endpoints = {endpoint.pk: endpoint for endpoint in endpoints}
+        templates = [self.job.template] + ([self.job.answer_template] if self.job.answer_template else [])
+        self.templates = {template.pk: template for template in templates}
         for endpoint in endpoints:
             if endpoint.pk in self.lanes:
                 continue
@@ -192,7 +215,7 @@ class JobRunner:
         while True:
             if not self.cancel.is_set():
                 self._top_up()
-            nothing_left = self.cancel.is_set() or not any(lane.waiting for lane in self.lanes.values())
+            nothing_left = self.cancel.is_set() or not any(lane.waiting or lane.loaded for lane in self.lanes.values())
             if not self.sent and not self.results and nothing_left:
                 return
             self._collect(timeout=0.02 if self.sent else 0)
@@ -215,8 +238,12 @@ class JobRunner:
     def _top_up(self) -> None:
         """Keep a concurrency's worth of rendered prompts ready in each lane, so sending never waits on us."""
         for lane in self.lanes.values():
-            while lane.waiting and lane.ready.qsize() < lane.concurrency:
-                call = lane.waiting.popleft()
+            while lane.ready.qsize() < lane.concurrency and (lane.loaded or lane.waiting):
+                if not lane.loaded:
+                    chunk = [lane.waiting.popleft() for _ in range(min(len(lane.waiting), 4 * lane.concurrency))]
+                    lane.loaded.extend(self._load(chunk))
+                    continue
+                call = lane.loaded.popleft()
                 try:
                     prompt = self._prompt(call)
                 except Exception as exc:  # noqa: BLE001 - a template that cannot be filled fails its call
@@ -276,12 +303,8 @@ class JobRunner:
         for endpoint_id in self.tokens:
             self.lanes[endpoint_id].budget.release()
         self.tokens = []
-        if follow_ups:
-            fresh = LLMCall.objects.filter(pk__in=[call.pk for call in follow_ups]).select_related(
-                "item", "endpoint", "template"
-            )
-            for call in fresh.order_by("pk"):
-                self.lanes[call.endpoint_id].waiting.append(call)
+        for call in follow_ups:
+            self.lanes[call.endpoint_id].waiting.append(call.pk)
 
     def _record(self, batch: list[tuple[LLMCall, CallResult]], together: bool = True) -> list[LLMCall]:
         """Record a batch of results and apply the valid outputs, in the caller's transaction."""
@@ -294,6 +317,8 @@ class JobRunner:
         for call, result in batch:
             if call.pk not in unrecorded:
                 continue  # recorded by an earlier run: never applied twice
+            if result.cancelled and not result.attempts:
+                continue  # never sent: the call stays as it was, to be made by a later run
             self._fill_record(call, result)
             rows.append(call)
             if result.ok:

@@ -195,7 +195,7 @@ def test_cancelling_stops_a_call_waiting_to_retry(fake_llm):
     assert len(fake_llm.requests) == 1
 
 
-def test_default_parameters_are_sent_and_unknown_ones_go_in_the_body(fake_llm):
+def test_the_endpoints_default_parameters_are_sent_with_each_request(fake_llm):
     client_for(fake_llm, params={"temperature": 0.2, "max_tokens": 300, "seed": 7, "top_k": 40}).complete(PROMPT)
 
     body = fake_llm.requests[0].body
@@ -208,3 +208,27 @@ def test_a_reply_cut_off_by_the_token_limit_is_asked_again(fake_llm):
     result = client_for(fake_llm).complete(PROMPT)
 
     assert result.ok and "token limit" in result.attempts[0].error
+
+
+def test_the_record_of_a_re_asked_call_holds_the_whole_exchange(fake_llm):
+    fake_llm.script(Reply.json({"wrong": 1}), Reply.json({"answer": "certo"}))
+
+    result = client_for(fake_llm).complete(PROMPT)
+
+    roles = [message["role"] for message in result.request["messages"]]
+    assert roles == ["system", "user", "assistant", "user"]
+
+
+def test_a_call_cancelled_while_waiting_for_a_slot_is_not_sent(fake_llm):
+    from generation.llm import Limits, LocalLimiter
+
+    limiter = LocalLimiter(Limits(max_concurrency=1, requests_per_minute=0))
+    held = limiter.acquire()
+    cancel = threading.Event()
+    client = LLMClient(EndpointConfig(base_url=fake_llm.base_url, model="m"), limiter=limiter, cancel=cancel)
+    threading.Timer(0.2, cancel.set).start()
+
+    result = client.complete(PROMPT)
+
+    assert result.cancelled and result.attempts == [] and fake_llm.requests == []
+    limiter.release(held)
