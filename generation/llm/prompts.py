@@ -9,6 +9,7 @@ error (never a silent blank), and model-facing text must not be HTML-escaped.
 
 import json
 import re
+from functools import lru_cache
 
 PLACEHOLDER = re.compile(r"\{\{\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}")
 SECTION = re.compile(r"\{\{([#^])\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*\}\}(.*?)\{\{/\s*\2\s*\}\}", re.DOTALL)
@@ -24,6 +25,7 @@ class MissingVariables(KeyError):
         return self.args[0]
 
 
+@lru_cache(maxsize=256)
 def placeholders(text: str) -> list[str]:
     text = text or ""
     return sorted(set(PLACEHOLDER.findall(text)) | set(SECTION_NAME.findall(text)))

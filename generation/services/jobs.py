@@ -109,7 +109,9 @@ def job_create(
             total=len(params.get("item_ids", [])), heartbeat_at=timezone.now(),
         )
         if enqueue:
-            transaction.on_commit(lambda: job_enqueue(job.pk))
+            # robust: with the broker down the job stays queued (the stale-job watch sends it again
+            # later) and the page that started it still answers.
+            transaction.on_commit(lambda: job_enqueue(job.pk), robust=True)
     return job
 
 

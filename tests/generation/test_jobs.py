@@ -5,7 +5,7 @@ import time
 from decimal import Decimal
 
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from annotation.models import CurationDecision, Item, Judgment, Option, Project, Revision, Topic
 from annotation.signals import revision_requested
@@ -269,6 +269,7 @@ def test_cancelling_a_running_job_stops_new_calls_promptly(project, endpoint, fa
         time.sleep(0.5)
         GenerationJob.objects.filter(pk=job.pk).update(cancel_requested=True)
         stopped["at"] = time.monotonic()
+        connection.close()
 
     from generation.services import job_run
 
@@ -320,7 +321,11 @@ def test_a_run_that_lost_its_job_to_another_worker_stops(project, endpoint, fake
     endpoint.save()
     job = job_create(project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], enqueue=False)
     job_claim(job_id=job.pk, owner="first")
-    threading.Timer(0.4, lambda: GenerationJob.objects.filter(pk=job.pk).update(owner="second")).start()
+    def take_over():
+        GenerationJob.objects.filter(pk=job.pk).update(owner="second")
+        connection.close()
+
+    threading.Timer(0.4, take_over).start()
 
     from generation.services import job_run
 
