@@ -52,7 +52,8 @@ class ModelEndpoint(models.Model):
         help_text=_("The key itself is never stored; leave empty for servers that need none."),
     )
     default_params = models.JSONField(
-        default=dict, blank=True, help_text=_('For example {"temperature": 0.7, "max_tokens": 1024, "seed": 1}.')
+        _("default parameters"), default=dict, blank=True,
+        help_text=_('For example {"temperature": 0.7, "max_tokens": 1024, "seed": 1}.'),
     )
     supports_json_schema = models.BooleanField(
         _("supports structured output"), default=True, help_text=_("Send response_format with the JSON schema.")
@@ -250,6 +251,7 @@ class ProjectGenerationSettings(models.Model):
     project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="generation_settings")
     revision_endpoint = models.ForeignKey(
         ModelEndpoint, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        verbose_name=_("revision endpoint"),
         help_text=_("Empty: the endpoint set up from the environment, if there is one."),
     )
     revise_automatically = models.BooleanField(

@@ -214,7 +214,7 @@ class QuestionsWork(Work):
             "class_definitions": "\n".join(f"- {text}" for text in self.definitions.values()),
             "topic": topic.label if topic else "",
             "topic_words": ", ".join(topic.top_words[:10]) if topic else "",
-            "examples": "\n".join(f"- {question}" for question in self._examples(label, topic)),
+            "examples": "\n".join(f"    - {question}" for question in self._examples(label, topic)),
             "language": self.project.language,
         }
 
