@@ -14,6 +14,7 @@ validated, recorded and applied to its item as a revision. Ends with one JSON li
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -60,6 +61,7 @@ def main() -> None:
     try:
         worker.start()
         item_ids = list(project.items.values_list("pk", flat=True))
+        cpu_before = _cpu_seconds(worker.process.pid)
         submitted = time.perf_counter()
         job = job_create(project=project, kind="answer", endpoint=endpoint, item_ids=item_ids)
         last = -1
@@ -72,6 +74,7 @@ def main() -> None:
                 break
             time.sleep(0.5)
         wall = time.perf_counter() - submitted
+        worker_cpu = _cpu_seconds(worker.process.pid) - cpu_before
         print()
         if job.status != GenerationJob.Status.SUCCEEDED:
             raise SystemExit(f"job {job.status}: {job.error}\n{worker.log()[-3000:]}")
@@ -91,6 +94,7 @@ def main() -> None:
           f"{wall:.2f} s from submitting to seeing it done)")
     print(f"throughput: {rate:,.1f} calls/s, ratio to concurrency/latency: {rate / ideal:.3f}")
     print(f"most calls at once seen by the server: {server.max_seen_concurrency}; items applied: {applied:,}")
+    print(f"worker CPU: {1000 * worker_cpu / job.done:.2f} ms per call; load average {os.getloadavg()[0]:.2f}")
     result = {
         "benchmark": "generation_throughput",
         "database": _django.database_label(),
@@ -102,11 +106,19 @@ def main() -> None:
         "calls_per_second": round(rate, 1),
         "ratio": round(rate / ideal, 3),
         "max_seen_concurrency": server.max_seen_concurrency,
+        "worker_cpu_ms_per_call": round(1000 * worker_cpu / job.done, 2),
+        "load_average": round(os.getloadavg()[0], 2),
         "recorded_calls": calls.count(),
     }
     project.delete()
     endpoint.delete()
     print(json.dumps(result))
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (Linux), to show what each call costs the worker."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 if __name__ == "__main__":

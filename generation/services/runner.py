@@ -35,7 +35,7 @@ OPEN = (CallStatus.PENDING, CallStatus.RUNNING)
 RECORD_FIELDS = ["status", "parsed", "error", "request", "attempts", "n_attempts", "raw_response", "tokens_in",
                  "tokens_out", "cost", "latency_ms", "finished_at"]
 CANCEL_CHECK_SECONDS = 0.5
-COMMIT_EVERY_SECONDS = 0.05
+COMMIT_EVERY_SECONDS = 0.1
 SYSTEMATIC_CLIENT_ERRORS = 5
 
 
@@ -210,7 +210,7 @@ class JobRunner:
     # --- the loop -------------------------------------------------------------------------
     def _loop(self) -> None:
         last_beat = last_check = last_commit = time.monotonic()
-        enough = max(1, sum(lane.concurrency for lane in self.lanes.values()) // 2)
+        enough = sum(lane.concurrency for lane in self.lanes.values())
         self._heartbeat()
         while True:
             if not self.cancel.is_set():
