@@ -134,6 +134,7 @@ class LLMClient:
         self.cancel = cancel or threading.Event()
         self.rng = rng or random.Random()
         self.structured = config.structured_output
+        self._local = threading.local()  # the limiter slot this thread holds, if any
         self._http = httpx.Client(
             timeout=httpx.Timeout(config.timeout, connect=min(config.timeout, 10.0)),
             limits=httpx.Limits(
@@ -152,7 +153,39 @@ class LLMClient:
     def close(self) -> None:
         self._http.close()
 
-    def complete(self, prompt: PromptRequest) -> CallResult:
+    def release_slot(self) -> None:
+        """Give back the limiter slot this thread kept (see ``complete(keep_slot=True)``)."""
+        lease = getattr(self._local, "lease", None)
+        if lease is not None:
+            self._local.lease = None
+            self.limiter.release(lease)
+
+    def _take_slot(self) -> None:
+        if self.limiter is None:
+            return
+        if getattr(self._local, "lease", None) is not None:
+            if not self.limiter.pace(self.cancel):  # the slot is ours already; only the rate applies
+                raise _Cancelled()
+            return
+        lease = self.limiter.acquire(self.cancel)
+        if lease is None:
+            raise _Cancelled()
+        self._local.lease = lease
+
+    def complete(self, prompt: PromptRequest, keep_slot: bool = False) -> CallResult:
+        """Make the call, with every attempt it takes.
+
+        ``keep_slot``: keep the endpoint's concurrency slot for this thread's next call instead
+        of giving it back (a thread with a queue of calls saves two limiter round trips a call);
+        the caller gives it back with ``release_slot()`` when it has nothing more to send.
+        """
+        try:
+            return self._complete(prompt)
+        finally:
+            if not keep_slot:
+                self.release_slot()
+
+    def _complete(self, prompt: PromptRequest) -> CallResult:
         started = time.monotonic()
         messages = build_messages(
             system=prompt.system, user=prompt.user, schema=prompt.schema, structured=self.structured
@@ -180,6 +213,7 @@ class LLMClient:
                     result.status = exc.attempt.status
                     break
                 exc.attempt.wait_seconds = self._backoff(temporary_failures, exc.retry_after)
+                self.release_slot()  # nobody should wait for a slot this thread only sleeps on
                 self.cancel.wait(exc.attempt.wait_seconds)  # a cancellation is recorded at the top of the loop
                 continue
             except _Final as exc:
@@ -224,9 +258,7 @@ class LLMClient:
     # One HTTP request. Returns (attempt, content) or raises _Temporary / _Final.
     def _attempt(self, number: int, messages: list[dict], prompt: PromptRequest):
         attempt = Attempt(number=number, outcome="ok", structured=self.structured)
-        lease = self.limiter.acquire(self.cancel) if self.limiter is not None else "none"
-        if lease is None:
-            raise _Cancelled()
+        self._take_slot()
         started = time.monotonic()
         try:
             # The SDK's own request method, with the chat-completions body as JSON: auth, base URL,
@@ -254,8 +286,6 @@ class LLMClient:
             raise _Temporary(attempt) from None
         finally:
             attempt.latency_ms = int((time.monotonic() - started) * 1000)
-            if self.limiter is not None:
-                self.limiter.release(lease)
         attempt.tokens_in = int(usage.get("prompt_tokens") or 0)
         attempt.tokens_out = int(usage.get("completion_tokens") or 0)
         content = message.get("content")

@@ -55,6 +55,14 @@ class LocalLimiter:
             return None
         return "local"
 
+    def pace(self, cancel: threading.Event | None = None) -> bool:
+        """For a caller that keeps its slot between calls: wait for the rate only. False if cancelled."""
+        if self.limits.requests_per_minute <= 0:
+            return True
+        with self._lock:
+            delay = self._reserve_start()
+        return not (delay > 0 and _wait(delay, cancel))
+
     def _reserve_start(self) -> float:
         limits = self.limits
         if limits.requests_per_minute <= 0:
@@ -99,6 +107,19 @@ redis.call('SET', KEYS[2], tat + interval, 'PX', math.floor(tat + interval - now
 return delay
 """
 
+# KEYS[1] theoretical arrival time (ms); ARGV: interval ms, burst. Returns the wait in ms.
+_PACE = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local interval = tonumber(ARGV[1])
+local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
+if tat < now then tat = now end
+local delay = tat - (tonumber(ARGV[2]) - 1) * interval - now
+if delay < 0 then delay = 0 end
+redis.call('SET', KEYS[1], tat + interval, 'PX', math.floor(tat + interval - now + 60000))
+return delay
+"""
+
 # KEYS[1] leases; ARGV: ttl ms, lease ids...
 _REFRESH = """
 local t = redis.call('TIME')
@@ -121,6 +142,7 @@ class RedisLimiter:
         self._leases_key = f"causalqa:limiter:{key}:leases"
         self._rate_key = f"causalqa:limiter:{key}:tat"
         self._acquire = redis_client.register_script(_ACQUIRE)
+        self._pace = redis_client.register_script(_PACE)
         self._refresh = redis_client.register_script(_REFRESH)
         self._held: set[str] = set()
         self._held_lock = threading.Lock()
@@ -147,6 +169,14 @@ class RedisLimiter:
             self.release(lease)
             return None
         return lease
+
+    def pace(self, cancel: threading.Event | None = None) -> bool:
+        """For a caller that keeps its slot between calls: wait for the rate only. False if cancelled."""
+        limits = self.limits
+        if limits.requests_per_minute <= 0:
+            return True
+        delay_ms = self._pace(keys=[self._rate_key], args=[int(limits.interval * 1000), limits.burst])
+        return not (delay_ms > 0 and _wait(delay_ms / 1000, cancel))
 
     def release(self, lease: str | None) -> None:
         if lease is None:

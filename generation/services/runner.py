@@ -100,20 +100,28 @@ class _Lane:
             self.ready.put(None)
 
     def _serve(self) -> None:
-        cancel = self.client.cancel
+        client = self.client
+        cancel = client.cancel
         while True:
-            task = self.ready.get()
+            try:
+                task = self.ready.get_nowait()
+            except queue.Empty:
+                client.release_slot()  # nothing to send: the endpoint's slot is free for others
+                task = self.ready.get()
             if task is None:
+                client.release_slot()
                 return
             call_id, prompt = task
-            took = False
+            took = self.budget.acquire(blocking=False)
+            if not took:
+                client.release_slot()  # results wait to be recorded: hold no slot meanwhile
             while not took and not cancel.is_set():
                 took = self.budget.acquire(timeout=0.1)
             if not took:
                 self.finished.put((call_id, NOT_SENT, False))
                 continue
             try:
-                result = self.client.complete(prompt)
+                result = client.complete(prompt, keep_slot=True)
             except Exception as exc:  # noqa: BLE001 - a bug in one call must not stall the job
                 logger.exception("model call %s raised", call_id)
                 result = CallResult(request={}, attempts=[], error=f"internal error: {type(exc).__name__}: {exc}")

@@ -232,3 +232,33 @@ def test_a_call_cancelled_while_waiting_for_a_slot_is_not_sent(fake_llm):
 
     assert result.cancelled and result.attempts == [] and fake_llm.requests == []
     limiter.release(held)
+
+
+def test_a_thread_may_keep_its_slot_between_calls_but_the_rate_still_applies(fake_llm):
+    from generation.llm import Limits, LocalLimiter
+
+    limiter = LocalLimiter(Limits(max_concurrency=1, requests_per_minute=120))  # 2 at once, then 2 a second
+    client = LLMClient(EndpointConfig(base_url=fake_llm.base_url, model="m"), limiter=limiter)
+
+    started = time.monotonic()
+    for _ in range(4):
+        assert client.complete(PROMPT, keep_slot=True).ok
+        assert limiter._active == 1  # kept for this thread's next call
+    assert time.monotonic() - started >= 0.9
+    client.release_slot()
+    assert limiter._active == 0
+    assert client.complete(PROMPT).ok and limiter._active == 0  # given back by default
+
+
+def test_a_thread_waiting_to_retry_holds_no_slot(fake_llm):
+    from generation.llm import Limits, LocalLimiter
+
+    limiter = LocalLimiter(Limits(max_concurrency=1, requests_per_minute=0))
+    client = LLMClient(EndpointConfig(base_url=fake_llm.base_url, model="m", backoff_base=0.5, backoff_max=0.5),
+                       limiter=limiter)
+    fake_llm.script(Reply.server_error(), Reply.json({"answer": "ok"}))
+    seen = []
+    threading.Timer(0.15, lambda: seen.append(limiter._active)).start()
+
+    assert client.complete(PROMPT).ok
+    assert seen == [0]
