@@ -235,3 +235,15 @@ def test_the_generation_pages_speak_portuguese_on_request(project, client_for, o
     body = client.get(page(project.slug)).content.decode()
     assert "Geração" in body and "Perguntas novas de uma classe" in body and "Gerar perguntas" in body
     assert "Endpoints que este projeto pode usar" in client.get(page(project.slug, "endpoint_list")).content.decode()
+
+
+def test_the_admin_pages_of_the_generation_models_open(admin_client, project, endpoint, fake_llm):
+    item = ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="")
+    job = job_create(project=project, kind="answer", endpoint=endpoint, item_ids=[item.pk], enqueue=False)
+    run_now(job)
+    objects = {"modelendpoint": endpoint, "generationjob": job, "llmcall": LLMCall.objects.get(),
+               "prompttemplate": job.template}
+    for name, obj in objects.items():
+        assert admin_client.get(reverse(f"admin:generation_{name}_changelist")).status_code == 200, name
+        assert admin_client.get(reverse(f"admin:generation_{name}_change", args=[obj.pk])).status_code == 200, name
+    assert admin_client.get(reverse("admin:generation_prompttemplate_add")).status_code == 200
