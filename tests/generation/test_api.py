@@ -13,12 +13,17 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 @pytest.fixture
 def api(live_server):
+    clients = []
+
     def client(user):
         token, _created = Token.objects.get_or_create(user=user)
-        return httpx.Client(base_url=f"{live_server.url}/api/v1", headers={"Authorization": f"Token {token.key}"},
-                            timeout=30)
+        clients.append(httpx.Client(base_url=f"{live_server.url}/api/v1",
+                                    headers={"Authorization": f"Token {token.key}"}, timeout=30))
+        return clients[-1]
 
-    return client
+    yield client
+    for opened in clients:  # a kept-alive connection holds a server thread, and its database connection
+        opened.close()
 
 
 def test_a_curator_starts_a_questions_job_and_follows_it(api, project, curator, endpoint):
