@@ -17,7 +17,7 @@ from annotation.models import CurationDecision, Item, Judgment, Project, Topic
 from ..models import GenerationJob, ModelEndpoint, ProjectGenerationSettings, PromptTemplate
 from .endpoints import endpoint_from_environment
 from .templates import template_latest
-from .work import ANSWERABLE, FINAL, JOB_KINDS, items_needing_distractors
+from .work import ANSWERABLE, FINAL, JOB_KINDS, chunks, items_needing_distractors
 
 logger = logging.getLogger(__name__)
 Kind = PromptTemplate.Kind
@@ -148,8 +148,10 @@ def _checked_items(project, errors, item_ids, *, allowed=None, excluded=None, qu
     except (TypeError, ValueError):
         errors["item_ids"] = "item ids must be whole numbers"
         return []
-    rows = dict((queryset if queryset is not None else Item.objects.filter(project=project))
-                .filter(pk__in=wanted).values_list("pk", "status"))
+    rows = {}
+    for chunk in chunks(wanted):
+        rows.update((queryset if queryset is not None else Item.objects.filter(project=project))
+                    .filter(pk__in=chunk).values_list("pk", "status"))
     missing = [pk for pk in wanted if pk not in rows]
     wrong = [pk for pk, status in rows.items()
              if (allowed is not None and status not in allowed) or (excluded is not None and status in excluded)]
@@ -240,6 +242,13 @@ def revision_endpoint_for(project: Project) -> ModelEndpoint | None:
 
 def revision_feedback_for(item_ids: list[int]) -> dict[int, str]:
     """For each item: the curator's note and the reviewers' comments of its latest round, as lines."""
+    feedback = {}
+    for chunk in chunks(item_ids):
+        feedback.update(_feedback(chunk))
+    return feedback
+
+
+def _feedback(item_ids: list[int]) -> dict[int, str]:
     decisions = {}
     for decision in CurationDecision.objects.filter(item_id__in=item_ids).order_by("item_id", "round"):
         decisions[decision.item_id] = decision  # the latest round wins

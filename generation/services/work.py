@@ -48,6 +48,12 @@ class Applied:
     problems: dict = field(default_factory=dict)  # call id -> (call status, error)
 
 
+def chunks(ids: list, size: int = 10_000):
+    """Id lists in pieces a query's IN (...) can take on every database (SQLite stops at 32,766)."""
+    for start in range(0, len(ids), size):
+        yield ids[start:start + size]
+
+
 def provenance(call: LLMCall) -> dict:
     return {
         "kind": "model",
@@ -77,8 +83,12 @@ class Work:
         )
 
     def plan(self) -> list[LLMCall]:
-        items = Item.objects.filter(project=self.project, pk__in=self.job.params.get("item_ids", [])).order_by("pk")
-        return [self.new_call(item_id=item_id) for item_id in items.values_list("pk", flat=True)]
+        """A call per chosen item that still exists."""
+        wanted = self.job.params.get("item_ids", [])
+        existing = set()
+        for chunk in chunks(wanted):
+            existing.update(Item.objects.filter(project=self.project, pk__in=chunk).values_list("pk", flat=True))
+        return [self.new_call(item_id=item_id) for item_id in sorted(existing)]
 
     def expected_total(self, planned: list[LLMCall]) -> int:
         return len(planned)

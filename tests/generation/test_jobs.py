@@ -366,3 +366,17 @@ def test_an_endpoint_of_another_project_cannot_be_used(project, endpoint):
     [item] = waiting_items(project, 1)
     with pytest.raises(JobInvalid, match="endpoint"):
         job_create(project=project, kind="answer", endpoint=endpoint, item_ids=[item.pk], enqueue=False)
+
+
+def test_a_job_may_name_more_items_than_one_query_can_list(project, endpoint):
+    from annotation.importing.funnel import text_key
+
+    Item.objects.bulk_create(
+        Item(project=project, question=f"Pergunta longa número {n}?", text_key=text_key(f"longa {n}"))
+        for n in range(33_000)
+    )
+    ids = list(project.items.values_list("pk", flat=True))
+    job = job_create(project=project, kind="answer", endpoint=endpoint, item_ids=ids, enqueue=False)
+    from generation.services.work import work_for
+
+    assert len(work_for(job).plan()) == job.total == 33_000

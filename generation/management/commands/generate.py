@@ -120,6 +120,7 @@ class Command(BaseCommand):
         return thread
 
     def _follow(self, job, runner, quiet):
+        # tqdm writes carriage returns; the command's OutputWrapper would add a newline to each.
         bar = tqdm(total=job.total or 1, unit="call", disable=quiet, file=self.stderr._out, dynamic_ncols=True)
         warned = False
         started = time.monotonic()
