@@ -5,15 +5,19 @@ people saving the same version cannot overwrite each other) and appends a ``Revi
 holding the item as it stands after the change, with who or which model call made it.
 """
 
+import json
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from .bulk import fast_insert, fast_update
 from .models import Item, Option, Revision
 
 EDITABLE_FIELDS = ("question", "context", "reference_answer", "causal_class")
+REVISION_COLUMNS = ("item", "number", "round", "kind", "author", "llm_call_id", "provenance", "snapshot",
+                    "changed_fields", "note")
 OPTION_FIELDS = ("text", "role", "rationale")
 
 
@@ -28,10 +32,11 @@ class EditConflict(Exception):
         )
 
 
-def item_snapshot(item: Item) -> dict:
+def item_snapshot(item: Item, options: list[Option] | None = None) -> dict:
+    """The item's content as a revision stores it (``options``: already fetched, in position order)."""
     options = [
         {"position": option.position, "text": option.text, "role": option.role, "rationale": option.rationale}
-        for option in item.options.order_by("position")
+        for option in (item.options.order_by("position") if options is None else options)
     ]
     return {
         "question": item.question,
@@ -170,3 +175,100 @@ def item_start_round(*, item: Item) -> Item:
     )
     item.refresh_from_db(fields=["status", "round", "round_assigned", "round_judged", "round_disagreement", "updated_at"])
     return item
+
+
+@dataclass(frozen=True)
+class ItemChange:
+    """One item's part in ``items_update``."""
+
+    item_id: int
+    changes: dict
+    author: Author
+    note: str = ""
+
+
+@transaction.atomic(savepoint=False)  # all or nothing with the caller's transaction
+def items_update(
+    *,
+    changes: list[ItemChange],
+    kind: str = Revision.Kind.EDIT,
+    only_if_status: tuple[str, ...] | None = None,
+    start_round: bool = False,
+) -> tuple[list[Item], dict[int, str | None]]:
+    """``item_update`` for many items in a handful of queries, whatever their number.
+
+    For writers that deliver in batches (model output): the same rules as ``item_update``
+    (versions bumped, a revision per changed item, a first revision for items that had
+    none), without ``expected_version`` and without options. With ``only_if_status``, items
+    in another status are left alone; with ``start_round``, the items written then start
+    their next review round, as ``item_start_round`` does.
+
+    Returns the changed items and, for each item left alone, its status (None: no such item).
+    """
+    for change in changes:
+        unknown = set(change.changes) - set(EDITABLE_FIELDS)
+        if unknown:
+            raise ValueError(f"not editable: {', '.join(sorted(unknown))}")
+    ids = [change.item_id for change in changes]
+    items = {item.pk: item for item in Item.objects.select_for_update().filter(pk__in=ids)}
+    left_alone = {pk: None for pk in ids if pk not in items}
+    if only_if_status is not None:
+        left_alone.update({pk: item.status for pk, item in items.items() if item.status not in only_if_status})
+    changes = [change for change in changes if change.item_id not in left_alone]
+    ids = [change.item_id for change in changes]
+    options: dict[int, list[Option]] = {pk: [] for pk in ids}
+    for option in Option.objects.filter(item_id__in=ids).order_by("item_id", "position"):
+        options[option.item_id].append(option)
+    with_history = set(
+        Revision.objects.filter(item_id__in=ids).order_by().values_list("item_id", flat=True).distinct()
+    )
+    first_revisions, revisions, changed_items, fields = [], [], [], set()
+    now = timezone.now()
+    for change in changes:
+        item = items[change.item_id]
+        before = item_snapshot(item, options[item.pk])
+        if item.pk not in with_history:
+            with_history.add(item.pk)
+            provenance = dict(item.answer_provenance or {})
+            if item.import_batch_id:
+                provenance.setdefault("import_batch", item.import_batch_id)
+            first_revisions.append(Revision(item=item, number=item.version, round=item.round,
+                                            kind=Revision.Kind.CREATED, provenance=provenance, snapshot=before))
+        changed = [name for name, value in change.changes.items() if getattr(item, name) != value]
+        if not changed:
+            continue
+        author = change.author
+        revision_round = item.round
+        for name in changed:
+            setattr(item, name, change.changes[name])
+        if "reference_answer" in changed:
+            item.answer_by = Item.AnswerBy.MODEL if author.is_model else Item.AnswerBy.HUMAN
+            item.answer_author = None if author.is_model else author.user
+            item.answer_provenance = dict(author.provenance or {}) if author.is_model else {"kind": "human"}
+        item.version += 1  # the row is locked: nobody else can move it meanwhile
+        item.updated_at = now
+        if start_round:
+            item.status, item.round = Item.Status.IN_REVIEW, item.round + 1
+        fields.update(changed)
+        changed_items.append(item)
+        revisions.append(Revision(
+            item=item, number=item.version, round=revision_round, kind=kind, author=author.user,
+            llm_call_id=author.llm_call_id, provenance=dict(author.provenance or {}),
+            snapshot=item_snapshot(item, options[item.pk]), changed_fields=changed, note=change.note,
+        ))
+    if changed_items:
+        fields.update(["answer_by", "answer_author", "answer_provenance", "version", "updated_at"])
+        if start_round:
+            fields.update(["status", "round"])
+        fast_update(Item, sorted(fields), changed_items)
+    # Revision numbers are versions of rows this transaction holds, so they cannot collide, except
+    # with a first revision a concurrent first edit wrote meanwhile: then the insert fails and the
+    # caller's transaction with it (item_update, one at a time, copes with that race).
+    fast_insert(
+        Revision, REVISION_COLUMNS,
+        ((r.item_id, r.number, r.round, r.kind, r.author_id, r.llm_call_id, json.dumps(r.provenance),
+          json.dumps(r.snapshot), json.dumps(r.changed_fields), r.note) for r in first_revisions + revisions),
+        constants={"created_at": now},
+    )
+    return changed_items, left_alone
+

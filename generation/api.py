@@ -1,0 +1,136 @@
+"""REST endpoints of the generation app: jobs (start, follow, cancel), their calls, endpoints, templates."""
+
+from django.db.models import Q
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, status
+from rest_framework.pagination import CursorPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from annotation.permissions import Role, get_project_for_user
+
+from . import selectors
+from .models import ModelEndpoint, PromptTemplate
+from .serializers import (
+    CallOutputSerializer,
+    EndpointOutputSerializer,
+    JobCreateInputSerializer,
+    JobOutputSerializer,
+    TemplateOutputSerializer,
+)
+from .services import JobInvalid, job_cancel, job_create
+
+
+class NewestFirst(CursorPagination):
+    ordering = "-pk"
+
+
+class OldestFirst(CursorPagination):
+    ordering = "pk"
+
+
+class JobListCreateApi(generics.ListAPIView):
+    """A project's generation jobs (newest first); POST starts one. Curators and owners."""
+
+    serializer_class = JobOutputSerializer
+    pagination_class = NewestFirst
+
+    def get_queryset(self):
+        project = get_project_for_user(self.request.user, self.kwargs["slug"], Role.CURATOR)
+        return selectors.jobs_for_project(project).select_related("answer_template")
+
+    @extend_schema(request=JobCreateInputSerializer, responses={201: JobOutputSerializer})
+    def post(self, request, slug):
+        project = get_project_for_user(request.user, slug, Role.CURATOR)
+        given = JobCreateInputSerializer(data=request.data)
+        given.is_valid(raise_exception=True)
+        data = given.validated_data
+        usable = selectors.endpoints_for_project(project)
+        errors = {}
+        endpoint = usable.filter(pk=data["endpoint"]).first()
+        answer_endpoint = None
+        if data.get("answer_endpoint") is not None:
+            answer_endpoint = usable.filter(pk=data["answer_endpoint"]).first()
+            if answer_endpoint is None:
+                errors["answer_endpoint"] = ["no active endpoint with this id for the project"]
+        template = None
+        if data.get("template") is not None:
+            template = PromptTemplate.objects.filter(pk=data["template"]).first()
+            if template is None:
+                errors["template"] = ["no prompt template with this id"]
+        topic = None
+        if data.get("topic") is not None:
+            topic = project.topics.filter(pk=data["topic"]).first()
+            if topic is None:
+                errors["topic"] = ["no topic with this id in the project"]
+        if endpoint is None:
+            errors["endpoint"] = ["no active endpoint with this id for the project"]
+        if errors:
+            return Response(errors, status=status.HTTP_400_BAD_REQUEST)
+        try:
+            job = job_create(
+                project=project, kind=data["kind"], endpoint=endpoint, user=request.user, template=template,
+                count=data.get("count"), causal_class=data["causal_class"], topic=topic,
+                batch_size=data["batch_size"], item_ids=data.get("item_ids"), answer_endpoint=answer_endpoint,
+                answer_variant=data["answer_variant"],
+            )
+        except JobInvalid as exc:
+            return Response({field: [message] for field, message in exc.errors.items()},
+                            status=status.HTTP_400_BAD_REQUEST)
+        job = selectors.job_for_project(project, job.pk)
+        return Response(JobOutputSerializer(job).data, status=status.HTTP_201_CREATED)
+
+
+class JobDetailApi(generics.RetrieveAPIView):
+    serializer_class = JobOutputSerializer
+
+    def get_object(self):
+        project = get_project_for_user(self.request.user, self.kwargs["slug"], Role.CURATOR)
+        return selectors.job_for_project(project, self.kwargs["job_id"])
+
+
+class JobCancelApi(APIView):
+    """Stop a job: a queued one at once, a running one makes no new calls."""
+
+    @extend_schema(request=None, responses={200: JobOutputSerializer})
+    def post(self, request, slug, job_id):
+        project = get_project_for_user(request.user, slug, Role.CURATOR)
+        job = job_cancel(job=selectors.job_for_project(project, job_id))
+        return Response(JobOutputSerializer(selectors.job_for_project(project, job.pk)).data)
+
+
+class JobCallListApi(generics.ListAPIView):
+    """The model calls of a job, with their parsed outputs (the call page has prompts and raw output)."""
+
+    serializer_class = CallOutputSerializer
+    pagination_class = OldestFirst
+
+    def get_queryset(self):
+        project = get_project_for_user(self.request.user, self.kwargs["slug"], Role.CURATOR)
+        job = selectors.job_for_project(project, self.kwargs["job_id"])
+        return job.calls.defer("request", "attempts", "raw_response")
+
+
+class EndpointListApi(generics.ListAPIView):
+    """The active model endpoints a project's jobs may use (its own and the site's)."""
+
+    serializer_class = EndpointOutputSerializer
+    pagination_class = OldestFirst
+
+    def get_queryset(self):
+        project = get_project_for_user(self.request.user, self.kwargs["slug"], Role.CURATOR)
+        return ModelEndpoint.objects.filter(Q(project__isnull=True) | Q(project=project), is_active=True)
+
+
+class TemplateListApi(generics.ListAPIView):
+    """Every version of every prompt template; filter with ?kind=…&language=…."""
+
+    serializer_class = TemplateOutputSerializer
+    pagination_class = OldestFirst
+
+    def get_queryset(self):
+        templates = PromptTemplate.objects.all()
+        for name in ("kind", "language", "name"):
+            if self.request.query_params.get(name):
+                templates = templates.filter(**{name: self.request.query_params[name]})
+        return templates

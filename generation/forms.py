@@ -1,0 +1,117 @@
+import re
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from .models import ModelEndpoint, ProjectGenerationSettings
+from .services.jobs import ANSWER_VARIANTS, MAX_BATCH, MAX_QUESTIONS
+
+VARIANT_CHOICES = [
+    ("class-agnostic", _("Class-agnostic (the question only)")),
+    ("class-informed", _("Class-informed (the causal class and its description added)")),
+]
+assert [value for value, _label in VARIANT_CHOICES] == list(ANSWER_VARIANTS)
+
+
+class EndpointChoiceField(forms.ModelChoiceField):
+    def label_from_instance(self, endpoint):
+        return endpoint.label
+
+
+class JobForm(forms.Form):
+    endpoint = EndpointChoiceField(queryset=ModelEndpoint.objects.none(), label=_("Model"), empty_label=None)
+
+    def __init__(self, *args, project, endpoints, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.project = project
+        self.fields["endpoint"].queryset = endpoints
+
+
+class QuestionsJobForm(JobForm):
+    causal_class = forms.ChoiceField(label=_("Causal class"))
+    topic = forms.ModelChoiceField(queryset=None, required=False, label=_("Topic"), empty_label=_("Any subject"))
+    count = forms.IntegerField(label=_("How many questions"), min_value=1, max_value=MAX_QUESTIONS, initial=10)
+    batch_size = forms.IntegerField(
+        label=_("Questions per call"), min_value=1, max_value=MAX_BATCH, initial=10,
+        help_text=_("Large requests are split into calls of this size."),
+    )
+    answer_endpoint = EndpointChoiceField(
+        queryset=ModelEndpoint.objects.none(), required=False, label=_("Answered by"),
+        empty_label=_("Nobody yet (the questions wait for an answer)"),
+    )
+    answer_variant = forms.ChoiceField(label=_("Answer prompt"), choices=VARIANT_CHOICES)
+
+    def __init__(self, *args, project, endpoints, **kwargs):
+        super().__init__(*args, project=project, endpoints=endpoints, **kwargs)
+        self.fields["causal_class"].choices = [(label, label) for label in project.label_set]
+        self.fields["topic"].queryset = project.topics.order_by("label")
+        self.fields["answer_endpoint"].queryset = endpoints
+
+
+class AnswerJobForm(JobForm):
+    variant = forms.ChoiceField(label=_("Answer prompt"), choices=VARIANT_CHOICES)
+    item_ids = forms.CharField(
+        label=_("Items"), required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=_("Item numbers separated by commas or spaces; empty: every item waiting for an answer."),
+    )
+
+    def clean_item_ids(self):
+        text = self.cleaned_data["item_ids"].strip()
+        if not text:
+            return None
+        parts = [part for part in re.split(r"[\s,;]+", text) if part]
+        bad = [part for part in parts if not part.isdigit()]
+        if bad:
+            raise forms.ValidationError(_("Not an item number: %(bad)s"), params={"bad": ", ".join(bad[:5])})
+        return [int(part) for part in parts]
+
+
+class DistractorsJobForm(JobForm):
+    pass
+
+
+class EndpointForm(forms.ModelForm):
+    class Meta:
+        model = ModelEndpoint
+        fields = [
+            "name", "base_url", "model", "api_key_env", "default_params", "supports_json_schema",
+            "max_concurrency", "requests_per_minute", "timeout_seconds", "max_attempts", "max_retries",
+            "price_input_per_mtok", "price_output_per_mtok", "is_active",
+        ]
+        widgets = {"default_params": forms.Textarea(attrs={"rows": 2})}
+
+    def __init__(self, *args, project, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.project = project
+
+    def clean_default_params(self):
+        params = self.cleaned_data["default_params"] or {}
+        if not isinstance(params, dict):
+            raise forms.ValidationError(_('Enter a JSON object, such as {"temperature": 0.7}.'))
+        return params
+
+    def clean_name(self):
+        name = self.cleaned_data["name"].strip()
+        taken = ModelEndpoint.objects.filter(project=self.project, name=name).exclude(pk=self.instance.pk)
+        if taken.exists():
+            raise forms.ValidationError(_("This project already has an endpoint with this name."))
+        return name
+
+    def save(self, commit=True):
+        endpoint = super().save(commit=False)
+        endpoint.project = self.project
+        if commit:
+            endpoint.save()
+        return endpoint
+
+
+class RevisionSettingsForm(forms.ModelForm):
+    class Meta:
+        model = ProjectGenerationSettings
+        fields = ["revise_automatically", "revision_endpoint"]
+
+    def __init__(self, *args, endpoints, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["revision_endpoint"].queryset = endpoints
+        self.fields["revision_endpoint"].label_from_instance = lambda endpoint: endpoint.label
+        self.fields["revision_endpoint"].empty_label = _("The endpoint from the environment, if any")

@@ -1,0 +1,79 @@
+"""Reads for the generation pages and API: a few queries per page, never one per row."""
+
+from django.db.models import Q, QuerySet
+from django.http import Http404
+
+from annotation.models import Item, Project
+from annotation.permissions import Role, get_project_for_user
+
+from .models import GenerationJob, LLMCall, ModelEndpoint, ProjectGenerationSettings
+from .services.work import ANSWERABLE, items_needing_distractors
+
+
+def endpoints_for_project(project: Project, *, active_only: bool = True) -> QuerySet[ModelEndpoint]:
+    """Site-wide endpoints and the project's own."""
+    endpoints = ModelEndpoint.objects.filter(Q(project__isnull=True) | Q(project=project))
+    if active_only:
+        endpoints = endpoints.filter(is_active=True)
+    return endpoints.order_by("project_id", "name")
+
+
+def jobs_for_project(project: Project) -> QuerySet[GenerationJob]:
+    return project.generation_jobs.select_related("endpoint", "answer_endpoint", "template", "created_by")
+
+
+def job_for_project(project: Project, job_id: int) -> GenerationJob:
+    job = jobs_for_project(project).select_related("answer_template").filter(pk=job_id).first()
+    if job is None:
+        raise Http404("No such job in this project.")
+    return job
+
+
+def recent_calls(job: GenerationJob, limit: int = 20) -> list[LLMCall]:
+    """The calls that finished last, newest first, without their bulky request and attempts."""
+    return list(
+        job.calls.exclude(status=LLMCall.Status.PENDING)
+        .select_related("item")
+        .defer("request", "attempts", "raw_response", "parsed")
+        .order_by("-finished_at", "-pk")[:limit]
+    )
+
+
+def items_created_by(job: GenerationJob, limit: int = 50) -> list[Item]:
+    return list(
+        Item.objects.filter(project_id=job.project_id, metadata__generation__job_id=job.pk).order_by("pk")[:limit]
+    )
+
+
+def items_waiting_for_answer(project: Project) -> QuerySet[Item]:
+    """Items with no answer yet that wait for one (round 0), or were sent back for revision."""
+    return Item.objects.filter(project=project, status__in=ANSWERABLE, reference_answer="").order_by("pk")
+
+
+def distractor_candidates(project: Project) -> QuerySet[Item]:
+    return items_needing_distractors(project)
+
+
+def generation_settings(project: Project) -> ProjectGenerationSettings:
+    return ProjectGenerationSettings.objects.filter(project=project).first() or ProjectGenerationSettings(
+        project=project
+    )
+
+
+def call_for_user(user, call_id: int) -> LLMCall:
+    """The call, if the user is a member of its project (404 otherwise); project-less calls: staff only."""
+    call = (
+        LLMCall.objects.select_related("job__project", "item__project", "endpoint", "template")
+        .filter(pk=call_id)
+        .first()
+    )
+    if call is None:
+        raise Http404("No such call.")
+    project = call.job.project if call.job_id else (call.item.project if call.item_id else None)
+    if project is None:
+        if not user.is_staff:
+            raise Http404("No such call.")
+        call.project = None
+        return call
+    call.project = get_project_for_user(user, project.slug, Role.ANNOTATOR)
+    return call

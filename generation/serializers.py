@@ -1,0 +1,83 @@
+from rest_framework import serializers
+
+from .models import GenerationJob, LLMCall, ModelEndpoint, PromptTemplate
+from .services.jobs import ANSWER_VARIANTS
+from .services.work import JOB_KINDS
+
+
+class EndpointOutputSerializer(serializers.ModelSerializer):
+    site_wide = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ModelEndpoint
+        # The key's variable name is shown to owners on their page; the API leaves it out entirely.
+        fields = ["id", "name", "model", "base_url", "supports_json_schema", "max_concurrency",
+                  "requests_per_minute", "price_input_per_mtok", "price_output_per_mtok", "is_active", "site_wide"]
+
+    def get_site_wide(self, endpoint) -> bool:
+        return endpoint.project_id is None
+
+
+class TemplateOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PromptTemplate
+        fields = ["id", "kind", "name", "language", "version", "system", "user", "output_schema", "notes",
+                  "created_at"]
+
+
+class _EndpointRefSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ModelEndpoint
+        fields = ["id", "name", "model"]
+
+
+class _TemplateRefSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PromptTemplate
+        fields = ["id", "kind", "name", "language", "version"]
+
+
+class JobOutputSerializer(serializers.ModelSerializer):
+    endpoint = _EndpointRefSerializer()
+    template = _TemplateRefSerializer()
+    answer_endpoint = _EndpointRefSerializer(allow_null=True)
+    answer_template = _TemplateRefSerializer(allow_null=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    percent = serializers.IntegerField()
+
+    class Meta:
+        model = GenerationJob
+        fields = [
+            "id", "kind", "status", "endpoint", "template", "answer_endpoint", "answer_template", "params",
+            "total", "done", "failed", "retried", "percent", "tokens_in", "tokens_out", "cost",
+            "items_created", "duplicates_skipped", "error", "cancel_requested", "resumed", "created_by",
+            "created_at", "started_at", "finished_at",
+        ]
+
+
+class JobCreateInputSerializer(serializers.Serializer):
+    # The same choices as the model's field (one enum in the schema); job_create refuses the kinds jobs do not run.
+    kind = serializers.ChoiceField(
+        choices=PromptTemplate.Kind.choices, help_text=f"One of: {', '.join(JOB_KINDS)}."
+    )
+    endpoint = serializers.IntegerField(help_text="Id of a model endpoint of the project or of the site.")
+    template = serializers.IntegerField(required=False, help_text="Prompt template id; default: the latest of the kind.")
+    count = serializers.IntegerField(required=False, help_text="questions: how many to write.")
+    causal_class = serializers.CharField(required=False, default="", help_text="questions: one of the project's labels.")
+    topic = serializers.IntegerField(required=False, allow_null=True, help_text="questions: a topic id.")
+    batch_size = serializers.IntegerField(required=False, default=10, help_text="questions: questions per call.")
+    answer_endpoint = serializers.IntegerField(
+        required=False, allow_null=True, help_text="questions: an endpoint that answers the new questions."
+    )
+    answer_variant = serializers.ChoiceField(choices=list(ANSWER_VARIANTS), required=False, default="class-agnostic")
+    item_ids = serializers.ListField(
+        child=serializers.IntegerField(), required=False, allow_null=True,
+        help_text="answer, revision: the items; distractors: default all eligible items.",
+    )
+
+
+class CallOutputSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = LLMCall
+        fields = ["id", "item", "purpose", "status", "n_attempts", "tokens_in", "tokens_out", "cost", "latency_ms",
+                  "parsed", "error", "finished_at"]

@@ -1,0 +1,299 @@
+"""A small OpenAI-compatible chat-completions server for tests and benchmarks (real sockets).
+
+    with FakeLLM(latency=0.2, max_concurrency=32) as server:
+        server.script(Reply.rate_limited(retry_after=1), Reply.json({"answer": "..."}))
+        ... point an endpoint at server.base_url ...
+
+Scripted replies are served first come, first served; when the script is empty the
+default responder answers with JSON that satisfies the schema the request asked for
+(from ``response_format``, or from the schema block a text-mode prompt carries), with
+distinct strings so generated questions never repeat. Every request is recorded.
+"""
+
+import itertools
+import json
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+_SCHEMA_BLOCK = re.compile(r"```json\n(\{.*?\})\n```", re.DOTALL)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 256  # the listen backlog: dozens of clients may connect at the same moment
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    content: str | None = None  # the model's text, for 200 replies
+    body: str | None = None  # a whole raw body instead (errors, broken replies)
+    headers: dict = field(default_factory=dict)
+    delay: float | None = None  # overrides the server's latency
+    finish_reason: str = "stop"
+
+    @classmethod
+    def json(cls, value, **kwargs) -> "Reply":
+        return cls(content=json.dumps(value, ensure_ascii=False), **kwargs)
+
+    @classmethod
+    def text(cls, text: str, **kwargs) -> "Reply":
+        return cls(content=text, **kwargs)
+
+    @classmethod
+    def error(cls, status: int, message: str, code: str = "error", headers: dict | None = None) -> "Reply":
+        body = json.dumps({"error": {"message": message, "type": "invalid_request_error", "code": code}})
+        return cls(status=status, body=body, headers=headers or {})
+
+    @classmethod
+    def rate_limited(cls, retry_after: float = 1) -> "Reply":
+        return cls.error(429, "Rate limit reached, slow down.", "rate_limit_exceeded", {"Retry-After": f"{retry_after:g}"})
+
+    @classmethod
+    def server_error(cls, status: int = 500) -> "Reply":
+        return cls.error(status, "The server had an error while processing your request.", "server_error")
+
+    @classmethod
+    def unauthorized(cls) -> "Reply":
+        return cls.error(401, "Incorrect API key provided.", "invalid_api_key")
+
+    @classmethod
+    def model_not_found(cls, model: str = "no-such-model") -> "Reply":
+        return cls.error(404, f"The model `{model}` does not exist.", "model_not_found")
+
+    @classmethod
+    def no_response_format(cls) -> "Reply":
+        return cls.error(400, "response_format of type json_schema is not supported by this server", "bad_request")
+
+    @classmethod
+    def hang(cls, seconds: float) -> "Reply":
+        """Answer only after ``seconds`` (longer than the client's timeout, so it gives up first)."""
+        return cls(content="{}", delay=seconds)
+
+
+@dataclass
+class Received:
+    body: dict
+    headers: dict
+    started: float
+    finished: float = 0.0
+    concurrent: int = 0
+
+    @property
+    def messages(self) -> list[dict]:
+        return self.body.get("messages", [])
+
+    @property
+    def prompt(self) -> str:
+        return "\n".join(message.get("content") or "" for message in self.messages)
+
+    @property
+    def structured(self) -> bool:
+        return (self.body.get("response_format") or {}).get("type") == "json_schema"
+
+
+class FakeLLM:
+    def __init__(self, latency: float = 0.0, max_concurrency: int | None = None, over_capacity: str = "queue"):
+        """``over_capacity``: "queue" (wait for a free slot) or "reject" (429) beyond ``max_concurrency``."""
+        self.latency = latency
+        self.max_concurrency = max_concurrency
+        self.over_capacity = over_capacity
+        self.responder = None  # callable(Received) -> Reply, instead of the schema-driven default
+        self.requests: list[Received] = []
+        self.max_seen_concurrency = 0
+        self.rejected = 0
+        self._script: list[Reply] = []
+        self._lock = threading.Lock()
+        self._active = 0
+        self._slots = threading.BoundedSemaphore(max_concurrency) if max_concurrency else None
+        self._stop = threading.Event()
+        self._counter = itertools.count(1)
+        self._server = _Server(("127.0.0.1", 0), self._handler_class())
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def start(self) -> "FakeLLM":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> "FakeLLM":
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def script(self, *replies: Reply) -> None:
+        with self._lock:
+            self._script.extend(replies)
+
+    def reset(self) -> None:
+        with self._lock:
+            self._script.clear()
+            self.requests.clear()
+            self.max_seen_concurrency = 0
+            self.rejected = 0
+
+    @property
+    def completions(self) -> list[Received]:
+        with self._lock:
+            return list(self.requests)
+
+    def _next_reply(self, received: Received) -> Reply:
+        with self._lock:
+            if self._script:
+                return self._script.pop(0)
+        if self.responder is not None:
+            return self.responder(received)
+        return Reply.json(self.example_for(_requested_schema(received)))
+
+    def example_for(self, schema: dict | None):
+        return _example(schema or {}, self._counter)
+
+    def _handler_class(self):
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            # Headers and body leave in separate writes; without this, Nagle's algorithm and the
+            # client's delayed ACK hold every body back ~40 ms.
+            disable_nagle_algorithm = True
+
+            def log_message(self, *args):  # quiet
+                pass
+
+            def do_GET(self):
+                if self.path.rstrip("/").endswith("/models"):
+                    self._send(200, json.dumps({"object": "list", "data": [{"id": "fake-model", "object": "model"}]}))
+                else:
+                    self._send(404, json.dumps({"error": {"message": "not found"}}))
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                if not self.path.rstrip("/").endswith("/chat/completions"):
+                    self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
+                    return
+                body = json.loads(raw or b"{}")
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                received = Received(body=body, headers=headers, started=time.monotonic())
+                if fake._slots is not None and fake.over_capacity == "reject":
+                    if not fake._slots.acquire(blocking=False):
+                        with fake._lock:
+                            fake.rejected += 1
+                        self._send(429, json.dumps({"error": {"message": "too many concurrent requests"}}),
+                                   {"Retry-After": "0.1"})
+                        return
+                elif fake._slots is not None:
+                    fake._slots.acquire()
+                try:
+                    with fake._lock:
+                        fake._active += 1
+                        received.concurrent = fake._active
+                        fake.max_seen_concurrency = max(fake.max_seen_concurrency, fake._active)
+                        fake.requests.append(received)
+                    reply = fake._next_reply(received)
+                    delay = fake.latency if reply.delay is None else reply.delay
+                    if delay:
+                        fake._stop.wait(delay)
+                finally:
+                    with fake._lock:
+                        fake._active -= 1
+                    if fake._slots is not None:
+                        fake._slots.release()
+                received.finished = time.monotonic()
+                if reply.body is not None or reply.status != 200:
+                    self._send(reply.status, reply.body or "", reply.headers)
+                    return
+                self._send(200, json.dumps(_completion(body, reply)), reply.headers)
+
+            def _send(self, status: int, text: str, headers: dict | None = None):
+                data = text.encode("utf-8")
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up (a timeout test)
+
+        return Handler
+
+
+def _completion(request: dict, reply: Reply) -> dict:
+    prompt = "\n".join(message.get("content") or "" for message in request.get("messages", []))
+    content = reply.content or ""
+    return {
+        "id": f"chatcmpl-fake-{time.monotonic_ns()}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.get("model", "fake-model"),
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": reply.finish_reason}
+        ],
+        "usage": {
+            "prompt_tokens": len(prompt) // 4 + 1,
+            "completion_tokens": len(content) // 4 + 1,
+            "total_tokens": len(prompt) // 4 + len(content) // 4 + 2,
+        },
+    }
+
+
+def _requested_schema(received: Received) -> dict | None:
+    response_format = received.body.get("response_format") or {}
+    if response_format.get("type") == "json_schema":
+        return response_format.get("json_schema", {}).get("schema")
+    blocks = _SCHEMA_BLOCK.findall(received.prompt)
+    return json.loads(blocks[-1]) if blocks else None
+
+
+def example_for_schema(schema: dict):
+    """A value valid against ``schema``, without a server."""
+    return _example(schema, itertools.count(1))
+
+
+def _example(schema: dict, counter):
+    """A value valid against ``schema`` (the subset templates use), with distinct strings."""
+    if "const" in schema:
+        return schema["const"]
+    if schema.get("enum"):
+        return schema["enum"][0]
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        kind = kind[0]
+    if kind == "object" or "properties" in schema:
+        properties = schema.get("properties", {})
+        names = schema.get("required") or list(properties)
+        return {name: _example(properties.get(name, {}), counter) for name in names}
+    if kind == "array":
+        items = schema.get("items", {})
+        size = max(schema.get("minItems", 1), 1)
+        if items.get("enum") and schema.get("uniqueItems"):
+            return list(items["enum"])[:size]
+        if items.get("pattern") == "^[A-Z]$":  # labels of answers to rank
+            return [chr(ord("A") + n) for n in range(size)]
+        return [_example(items, counter) for _ in range(size)]
+    if kind == "integer":
+        return int(schema.get("minimum", 1))
+    if kind == "number":
+        return float(schema.get("minimum", 1))
+    if kind == "boolean":
+        return True
+    if kind == "string":
+        text = f"Texto gerado número {next(counter)}, com um mecanismo causal explicado."
+        return text.ljust(schema.get("minLength", 0), ".")
+    return None
