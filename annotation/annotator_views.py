@@ -12,11 +12,13 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.utils.functional import SimpleLazyObject
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from . import queue
 from .curation import DecisionRefused, item_return_to_review
+from .designs import design_for, design_item_context
 from .forms import AnswerForm, JudgmentForm, PartForm, SkipForm, options_from_post
 from .guidelines import render_markdown
 from .judging import EDIT_PARTS, AssignmentClosed, answer_submit, item_edit, judgment_submit
@@ -78,21 +80,34 @@ def assignment_page(request, slug, assignment_id):
         context["answer_form"] = AnswerForm(initial={"version": item.version, "answer": item.reference_answer})
         context["skip_form"] = SkipForm()
     elif assignment.status != Assignment.Status.SUBMITTED:
-        context["form"] = JudgmentForm(project=project)
+        # Built only when the cached HTML of the empty form is missing (see annotate.html).
+        context["form"] = SimpleLazyObject(lambda: _judgment_form(project, item))
+        context["form_is_bound"] = False
     return render(request, "annotation/annotate.html", context)
 
 
-def _form_key(project) -> str:
+def _judgment_form(project, item, data=None) -> JudgmentForm:
+    """The judgment form for this item: the criteria and labels its design asks for (by default the project's)."""
+    design = design_for(project)
+    item.project = project  # already loaded: the hooks read it
+    return JudgmentForm(data, project=project, criteria=design.judgment_criteria(item),
+                        labels=design.judgment_labels(item))
+
+
+def _form_key(project, item) -> str:
     """Changes whenever what the judgment form shows changes (criteria, labels), for its cached HTML."""
-    return hashlib.sha1(json.dumps([project.criteria, project.label_set], sort_keys=True).encode()).hexdigest()[:16]
+    design = design_for(project)
+    item.project = project
+    shown = [design.judgment_criteria(item), design.judgment_labels(item)]
+    return hashlib.sha1(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:16]
 
 
 @login_required
 @require_POST
 def assignment_judge(request, slug, assignment_id):
     project = get_project_for_user(request.user, slug)
-    assignment = get_assignment_for_user(request.user, project, assignment_id, with_item=False)
-    form = JudgmentForm(request.POST, project=project)
+    assignment = get_assignment_for_user(request.user, project, assignment_id)
+    form = _judgment_form(project, assignment.item, request.POST)
     if form.is_valid():
         try:
             judgment_submit(
@@ -110,7 +125,7 @@ def assignment_judge(request, slug, assignment_id):
             messages.success(request, _("Judgment saved."))
             return _go_to_next(request, project)
     assignment = get_assignment_for_user(request.user, project, assignment_id)
-    context = {**_item_context(request, project, assignment.item, assignment), "form": form}
+    context = {**_item_context(request, project, assignment.item, assignment), "form": form, "form_is_bound": True}
     return render(request, "annotation/annotate.html", context, status=400)
 
 
@@ -251,6 +266,7 @@ def item_return(request, slug, item_id):
 def _item_context(request, project, item, assignment) -> dict:
     options = list(item.options.all())
     return {
+        **design_item_context(project, item),
         "project": project,
         "item": item,
         "assignment": assignment,
@@ -259,7 +275,7 @@ def _item_context(request, project, item, assignment) -> dict:
         "can_edit": assignment is None or assignment.status == Assignment.Status.ACTIVE,
         "is_curator": has_role(request.user, project, Role.CURATOR),
         "role_choices": Option.Role.choices,
-        "form_key": _form_key(project),
+        "form_key": _form_key(project, item),
         "own_judgment": getattr(assignment, "judgment", None) if assignment and assignment.status == "submitted"
         else None,
     }

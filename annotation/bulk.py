@@ -49,7 +49,20 @@ def fast_insert(
             if batch:
                 cursor.executemany(sql, batch)
                 written += len(batch)
+            if written >= ANALYZE_AFTER_ROWS:
+                _sqlite_analyze(cursor, table)
     return written
+
+
+# SQLite keeps no statistics unless asked (PostgreSQL's autovacuum gathers its own). Without them its
+# planner guesses, and for the queue's queries on a project of 100,000 items it guessed a scan of the
+# whole project (50–250 ms) where a partial index answers in 1 ms. A sampled ANALYZE costs ~0.1 s.
+ANALYZE_AFTER_ROWS = 10_000
+
+
+def _sqlite_analyze(cursor, table: str) -> None:
+    cursor.execute("PRAGMA analysis_limit = 1000")  # sample each index instead of reading all of it
+    cursor.execute(f"ANALYZE {table}")
 
 
 def fast_update(model: type[models.Model], fields: Sequence[str], objects: Iterable[models.Model]) -> int:

@@ -4,6 +4,7 @@
 ``column_chart`` lays out one column per point (a day, a round). No chart library, no JS.
 """
 
+import math
 from dataclasses import dataclass, field
 
 
@@ -91,3 +92,25 @@ def column_chart(points: list[tuple[str, float]], *, width: int = 640, height: i
             }
         )
     return {"width": width, "height": height, "plot_height": plot_height, "columns": columns, "scale_max": scale_max}
+
+
+# Distinguishable colours for clusters (the residual is grey); colours repeat after ten.
+CLUSTER_COLOURS = ["#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#bf3989", "#0a7ea4", "#bc4c00",
+                   "#57606a", "#4d2d00"]
+RESIDUAL_COLOUR = "#afb8c1"
+
+
+def scatter_chart(points: list[tuple[float, float, int | None]], *, groups: dict[int, str], width: int = 640,
+                  height: int = 420, margin: int = 10, max_points: int = 3000) -> dict:
+    """``points``: (x, y, group) with x and y in 0…1; ``groups``: group → label, in legend order
+    (a group missing from it is drawn grey, as the residual). Above ``max_points``, an even sample is drawn."""
+    step = max(1, math.ceil(len(points) / max_points))
+    colours = {group: CLUSTER_COLOURS[index % len(CLUSTER_COLOURS)] for index, group in enumerate(groups)}
+    dots = [
+        {"x": round(margin + x * (width - 2 * margin), 1), "y": round(margin + (1 - y) * (height - 2 * margin), 1),
+         "colour": colours.get(group, RESIDUAL_COLOUR), "group": group}
+        for x, y, group in points[::step]
+    ]
+    legend = [{"label": label, "colour": colours[group]} for group, label in groups.items()]
+    return {"width": width, "height": height, "dots": dots, "legend": legend, "shown": len(dots),
+            "total": len(points), "residual_colour": RESIDUAL_COLOUR}

@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 
 from . import dashboard, review
 from .curation import DecisionRefused, bulk_approval_matches, item_decide, items_bulk_approve
+from .designs import design_item_context
 from .forms import ApprovalRuleForm, DecisionForm
 from .models import Item, Option
 from .permissions import Role, get_item_for_user, get_project_for_user
@@ -125,6 +126,7 @@ def _render_item_review(request, project, item, form, status=200):
     requested_round = _int(request.GET.get("round"), item.round)
     round_review = review.item_round_review(project, item, requested_round)
     context = {
+        **design_item_context(project, item),
         "project": project,
         "item": item,
         "options": list(item.options.all()),

@@ -1,6 +1,8 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from .models import Project
+
 MAX_IMPORT_BYTES = 200 * 1024 * 1024
 
 
@@ -31,14 +33,17 @@ class JudgmentForm(forms.Form):
     causal_class = forms.ChoiceField(label=_("Causal class"), widget=forms.RadioSelect)
     comment = forms.CharField(label=_("Comment"), required=False, max_length=5000, widget=forms.Textarea)
 
-    def __init__(self, *args, project, **kwargs):
+    def __init__(self, *args, project, criteria: list[dict] | None = None, labels: list[str] | None = None, **kwargs):
         from .models import Judgment
 
         super().__init__(*args, **kwargs)
         self.project = project
+        self.criteria = project.criteria if criteria is None else criteria
+        self.labels = project.label_set if labels is None else labels
         self.fields["vote"].choices = Judgment.Vote.choices
-        self.fields["causal_class"].choices = [(label, class_label_display(label)) for label in project.label_set]
-        for criterion in project.criteria:
+        self.fields["causal_class"].choices = [(label, class_label_display(label)) for label in self.labels]
+        self.fields["causal_class"].required = bool(self.labels)
+        for criterion in self.criteria:
             low, high = int(criterion.get("min", 1)), int(criterion.get("max", 5))
             self.fields[f"rating_{criterion['key']}"] = forms.TypedChoiceField(
                 label=criterion.get("label", criterion["key"]),
@@ -51,7 +56,7 @@ class JudgmentForm(forms.Form):
     def criterion_rows(self) -> list[dict]:
         """Each criterion with its choices and which is ticked, ready for the template (and the keyboard)."""
         rows = []
-        for number, criterion in enumerate(self.project.criteria, start=1):
+        for number, criterion in enumerate(self.criteria, start=1):
             name = f"rating_{criterion['key']}"
             rows.append({"number": number, "name": name, "key": criterion["key"], **self._choice_row(name)})
         return rows
@@ -60,7 +65,7 @@ class JudgmentForm(forms.Form):
         return self._choice_row("vote", keys={"accept": "a", "reject": "r", "needs_revision": "n"})
 
     def class_row(self) -> dict:
-        return self._choice_row("causal_class", keys={label: f"⇧{n}" for n, label in enumerate(self.project.label_set, 1)})
+        return self._choice_row("causal_class", keys={label: f"⇧{n}" for n, label in enumerate(self.labels, 1)})
 
     def _choice_row(self, name: str, keys: dict | None = None) -> dict:
         field = self.fields[name]
@@ -78,7 +83,7 @@ class JudgmentForm(forms.Form):
         }
 
     def ratings(self) -> dict[str, int]:
-        return {criterion["key"]: self.cleaned_data[f"rating_{criterion['key']}"] for criterion in self.project.criteria}
+        return {criterion["key"]: self.cleaned_data[f"rating_{criterion['key']}"] for criterion in self.criteria}
 
 
 class AnswerForm(forms.Form):
@@ -187,3 +192,26 @@ PEARL_LABEL_NAMES = {
 def class_label_display(label: str) -> str:
     """Pearl's three rungs in the interface language; a project's own labels as they are."""
     return str(PEARL_LABEL_NAMES.get(label, label))
+
+
+class ProjectCreateForm(forms.Form):
+    """The "New project" page: a name, a slug, a language and the benchmark design to follow."""
+
+    name = forms.CharField(label=_("Name"), max_length=200)
+    slug = forms.SlugField(label=_("Slug"), max_length=80,
+                           help_text=_("Letters, digits and hyphens; it names the project in addresses and the API."))
+    language = forms.ChoiceField(label=_("Language of the items"), choices=[("pt-BR", "Português (pt-BR)"),
+                                                                            ("en", "English (en)")])
+    description = forms.CharField(label=_("Description"), required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    design = forms.ChoiceField(label=_("Design"), widget=forms.RadioSelect)
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["design"].choices = Project.Design.choices
+        self.fields["design"].initial = Project.Design.CAUSAL_QA_PT
+
+    def clean_slug(self):
+        slug = self.cleaned_data["slug"]
+        if Project.objects.filter(slug=slug).exists():
+            raise forms.ValidationError(_("A project with this slug already exists."))
+        return slug

@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from .agreement import item_agreement
+from .designs import design_for
 from .models import Assignment, Item, Judgment, Project, Revision
 from .queue import assignment_reclaim
 from .services import Author, EditConflict, item_snapshot, item_start_round, item_update
@@ -43,8 +44,10 @@ def judgment_submit(
     project = item.project
     if assignment.round == 0:
         raise AssignmentClosed(_("This question waits for its answer, not for a judgment."))
+    design = design_for(project)
+    criteria = design.judgment_criteria(item)
     clean_ratings = judgment_validate(project=project, ratings=ratings, vote=vote, causal_class=causal_class,
-                                      comment=comment)
+                                      comment=comment, criteria=criteria, labels=design.judgment_labels(item))
     assignment = _claim(assignment, item, project)
     judgment = Judgment.objects.create(
         item=item,
@@ -59,22 +62,29 @@ def judgment_submit(
     )
     item.round_judged += 1
     fields = ["round_judged"]
-    if item.round_judged >= project.overlap:
+    complete = item.round_judged >= project.overlap
+    if complete:
         round_judgments = Judgment.objects.filter(item=item, round=item.round)
-        item.round_disagreement = item_agreement(round_judgments, project.criteria).disagreement
+        item.round_disagreement = item_agreement(round_judgments, criteria).disagreement
         fields.append("round_disagreement")
     item.save(update_fields=fields)
+    if complete:
+        design.round_complete(item)
     return judgment
 
 
-def judgment_validate(*, project: Project, ratings: dict, vote: str, causal_class: str, comment: str) -> dict:
-    """Check a judgment against the project; return the ratings as whole numbers or raise ValidationError."""
+def judgment_validate(*, project: Project, ratings: dict, vote: str, causal_class: str, comment: str,
+                      criteria: list[dict] | None = None, labels: list[str] | None = None) -> dict:
+    """Check a judgment against the project (or the ``criteria`` and ``labels`` its design asks for this item);
+    return the ratings as whole numbers or raise ValidationError."""
+    criteria = project.criteria if criteria is None else criteria
+    labels = project.label_set if labels is None else labels
     errors: dict[str, str] = {}
     clean: dict[str, int] = {}
-    unknown = sorted(set(ratings) - set(project.criterion_keys))
+    unknown = sorted(set(ratings) - {criterion["key"] for criterion in criteria})
     if unknown:
         errors["ratings"] = _("unknown criteria: %(keys)s") % {"keys": ", ".join(unknown)}
-    for criterion in project.criteria:
+    for criterion in criteria:
         key, low, high = criterion["key"], int(criterion.get("min", 1)), int(criterion.get("max", 5))
         value = ratings.get(key)
         try:
@@ -88,8 +98,10 @@ def judgment_validate(*, project: Project, ratings: dict, vote: str, causal_clas
         clean[key] = number
     if vote not in Judgment.Vote.values:
         errors["vote"] = _("vote accept, reject or needs revision")
-    if causal_class not in project.label_set:
-        errors["causal_class"] = _("choose the causal class among %(labels)s") % {"labels": ", ".join(project.label_set)}
+    if labels and causal_class not in labels:
+        errors["causal_class"] = _("choose the causal class among %(labels)s") % {"labels": ", ".join(labels)}
+    elif not labels and causal_class:
+        errors["causal_class"] = _("this judgment asks for no causal class")
     if vote == Judgment.Vote.NEEDS_REVISION and not (comment or "").strip():
         errors["comment"] = _("say in the comment what needs revising")
     if errors:

@@ -117,6 +117,10 @@ class Topic(models.Model):
     size = models.PositiveIntegerField(default=0)
     is_residual = models.BooleanField(default=False)
     selected = models.BooleanField(_("selected for annotation"), default=False)
+    class_targets = models.JSONField(
+        _("target count per causal class in this topic"), default=dict, blank=True,
+        help_text=_("Empty: the project's targets apply."),
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -321,7 +325,8 @@ class Option(models.Model):
     position = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
-        ordering = ["item", "position"]
+        # item_id, not item: ordering by the relation would join the items table to sort by Item's own ordering.
+        ordering = ["item_id", "position"]
         constraints = [models.UniqueConstraint(fields=["item", "position"], name="option_unique_position")]
 
     def __str__(self) -> str:
@@ -358,7 +363,7 @@ class Revision(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["item", "number"]
+        ordering = ["item_id", "number"]
         constraints = [models.UniqueConstraint(fields=["item", "number"], name="revision_unique_number")]
 
     def __str__(self) -> str:
@@ -444,7 +449,7 @@ class CurationDecision(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["item", "round"]
+        ordering = ["item_id", "round"]
         constraints = [models.UniqueConstraint(fields=["item", "round"], name="decision_unique_item_round")]
 
     def __str__(self) -> str:

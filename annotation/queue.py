@@ -27,7 +27,7 @@ The rules:
   One annotator's own requests (two tabs) are serialised by locking their membership row.
 - **Abandonment.** An assignment expires ``project.assignment_timeout_minutes`` after it was
   handed out or last opened; its slot returns to the pool the next time anybody asks for an item
-  (and with ``python manage.py release_expired_assignments``).
+  in any project (and with ``python manage.py release_expired_assignments``).
 """
 
 from collections import Counter
@@ -64,12 +64,13 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
             .annotate(
                 held=Subquery(_active(project, annotator, kind).order_by("assigned_at", "pk").values("pk")[:1]),
                 topics_selected=Exists(Topic.objects.filter(project=project, selected=True)),
-                overdue=Exists(_overdue(project, now)),
+                # Any project's: the partial index of active assignments by expiry answers without a join.
+                overdue=Exists(_overdue(None, now)),
             )
             .first()
         )
         if membership is None or membership.overdue:
-            assignments_release_expired(project=project)
+            assignments_release_expired()
         if membership is None or membership.held:
             current = active_assignment(project=project, annotator=annotator, kind=kind)
             if current is not None:
@@ -233,7 +234,7 @@ def eligible_items(project: Project, annotator, topics_selected: bool | None = N
 
 
 def _review_work(items: QuerySet[Item], project: Project) -> QuerySet[Item]:
-    return items.filter(status=Item.Status.IN_REVIEW, round__gt=0, round_assigned__lt=project.overlap)
+    return items.filter(~Q(round=0), status=Item.Status.IN_REVIEW, round_assigned__lt=project.overlap)
 
 
 def _answer_work(items: QuerySet[Item]) -> QuerySet[Item]:
@@ -254,7 +255,7 @@ def _candidate_passes(project: Project, annotator, kind: str | None, tags: list[
     for candidates, slots in work:
         candidates = candidates.alias(expertise=item_expertise_tag())
         if slots > 1:
-            started = candidates.filter(round_assigned__gte=1).alias(
+            started = candidates.filter(round_assigned__gt=0).alias(
                 own=Case(When(own_answer, then=Value(1)), default=Value(0), output_field=IntegerField())
             )
             order = ["own", "-round_assigned", "id"]

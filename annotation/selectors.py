@@ -54,3 +54,37 @@ def members_by_role(project: Project) -> list[dict]:
 
 def recent_imports(project: Project, limit: int = 20) -> QuerySet[ImportBatch]:
     return project.imports.select_related("created_by")[:limit]
+
+
+def class_funnel(project: Project) -> list[dict]:
+    """The paper's Table 3 for the project, per class: natural questions answered by people and
+    generated questions answered by models, gold and all (not rejected); anything else as "other"."""
+    Origin, By = Item.Origin, Item.AnswerBy
+    cells: dict[str, dict] = {}
+    rows = (project.items.exclude(status=Item.Status.REJECTED)
+            .values_list("causal_class", "origin", "answer_by", "status").annotate(n=Count("id")).order_by())
+    for causal_class, origin, answer_by, status, n in rows:
+        if origin == Origin.NATURAL and answer_by == By.HUMAN:
+            path = "human"
+        elif origin == Origin.GENERATED and answer_by == By.MODEL:
+            path = "model"
+        elif not answer_by:
+            path = "unanswered"
+        else:
+            path = "other"
+        cell = cells.setdefault(causal_class or "", {})
+        cell[path] = cell.get(path, 0) + n
+        if status == Item.Status.APPROVED:
+            cell[f"{path}_gold"] = cell.get(f"{path}_gold", 0) + n
+    labels = list(project.label_set) + sorted(key for key in cells if key not in project.label_set)
+    table = []
+    for label in labels:
+        cell = cells.get(label, {})
+        gold = sum(cell.get(f"{path}_gold", 0) for path in ("human", "model", "other", "unanswered"))
+        table.append({"label": label or "—", "gold": gold, "target": project.class_targets.get(label),
+                      **{key: cell.get(key, 0) for key in ("human", "human_gold", "model", "model_gold",
+                                                           "other", "other_gold", "unanswered")}})
+    totals = {key: sum(row[key] for row in table) for key in
+              ("gold", "human", "human_gold", "model", "model_gold", "other", "other_gold", "unanswered")}
+    return table + [{"label": "total", "is_total": True, "target": sum(project.class_targets.values()) or None,
+                     **totals}] if table else []

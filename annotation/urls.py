@@ -1,12 +1,15 @@
 from django.urls import path
 
 from . import annotator_views, curator_views, views
+from .designs import urls as design_urls
 
 app_name = "annotation"
 
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
+    path("projects/new/", views.project_new, name="project_new"),
+    path("help/designs/", views.designs_help, name="designs_help"),
     path("p/<slug:slug>/", views.project_detail, name="project_detail"),
     path("p/<slug:slug>/imports/", views.import_list, name="import_list"),
     path("p/<slug:slug>/imports/<int:batch_id>/", views.import_detail, name="import_detail"),
@@ -34,3 +37,4 @@ urlpatterns = [
     path("p/<slug:slug>/items/<int:item_id>/history/", curator_views.item_history, name="item_history"),
     path("p/<slug:slug>/dashboard/", curator_views.project_dashboard, name="dashboard"),
 ]
+urlpatterns += design_urls.urlpatterns  # pages of individual designs (CausalBench's check and adjudication)

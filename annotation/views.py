@@ -2,6 +2,7 @@
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Count
 from django.http import HttpResponse
@@ -9,10 +10,12 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods
 
-from . import queue, selectors
-from .forms import ImportForm
+from . import dashboard, queue, selectors
+from .designs import design_for, designs
+from .forms import ImportForm, ProjectCreateForm
 from .models import ImportBatch, Item
 from .permissions import Role, get_project_for_user
+from .projects import can_create_projects, project_create
 from .spreadsheet import csv_response
 from .tasks import import_questions_task
 
@@ -29,16 +32,50 @@ def home(request):
     for project in projects:
         project.waiting = waiting.get(project.pk, {})
         project.today = today.get(project.pk, {})
-    return render(request, "annotation/home.html", {"projects": projects})
+    context = {"projects": projects, "can_create": can_create_projects(request.user)}
+    return render(request, "annotation/home.html", context)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_new(request):
+    """Start a project: its name, slug, language and the benchmark design it follows."""
+    if not can_create_projects(request.user):
+        raise PermissionDenied("Only staff and project owners may create projects.")
+    form = ProjectCreateForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            project = project_create(created_by=request.user, **form.cleaned_data)
+        except ValidationError as error:
+            for field, errors in error.message_dict.items():
+                form.add_error(field if field in form.fields else None, errors)
+        else:
+            messages.success(request, _("Project %(name)s created.") % {"name": project.name})
+            return redirect("annotation:project_detail", slug=project.slug)
+    return render(request, "annotation/project_new.html", {"form": form, "designs": designs()})
+
+
+@login_required
+def designs_help(request):
+    """What each design gives a project: item shape, stages, form, agreement, export, metrics."""
+    return render(request, "annotation/designs_help.html", {"designs": designs()})
 
 
 @login_required
 def project_detail(request, slug):
     project = get_project_for_user(request.user, slug)
+    design = design_for(project)
+    stage_counts = design.stage_counts(project)
     context = {
         "project": project,
+        "design": design,
+        "stage_rows": [{"stage": stage, "count": stage_counts.get(stage.key, 0)} for stage in design.stages()],
+        "stages_counted": bool(stage_counts),
+        "design_context": design.project_context(project),
         "status_counts": selectors.status_counts(project),
         "class_rows": selectors.class_status_table(project),
+        "balance": dashboard.class_balance(project),
+        "funnel": selectors.class_funnel(project),
         "status_choices": Item.Status.choices,
         "members": selectors.members_by_role(project),
         "can_curate": project.user_role in (Role.CURATOR, Role.OWNER),

@@ -25,6 +25,7 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
+from importlib import import_module
 from http.cookies import SimpleCookie
 from pathlib import Path
 from urllib.parse import urlencode
@@ -39,8 +40,8 @@ ROLES = ["correct", "contradictory", "unfounded", "reversal", "irrelevant"]
 
 def build(items: int, annotators: int, seed: int = 3) -> dict:
     """The project, its items (COPY on PostgreSQL) and annotators with sessions; returns what clients need."""
+    from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY, get_user_model
-    from django.contrib.sessions.backends.db import SessionStore
     from django.db import connection, transaction
     from django.utils import timezone
 
@@ -91,9 +92,9 @@ def build(items: int, annotators: int, seed: int = 3) -> dict:
         for number in range(annotators):
             user, _ = User.objects.get_or_create(username=f"bench-annotator-{number}")
             Membership.objects.get_or_create(user=user, project=project, defaults={"role": "annotator"})
-            session = SessionStore()
+            session = import_module(settings.SESSION_ENGINE).SessionStore()
             session[SESSION_KEY] = str(user.pk)
-            session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+            session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
             session[HASH_SESSION_KEY] = user.get_session_auth_hash()
             session.create()
             sessions.append(session.session_key)

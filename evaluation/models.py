@@ -1,4 +1,4 @@
-"""Gold releases (immutable snapshots with splits); evaluation runs come with their own issue."""
+"""Gold releases (immutable snapshots with splits) and benchmark runs of models on them."""
 
 from django.conf import settings
 from django.db import models
@@ -23,6 +23,9 @@ class Release(models.Model):
     version = models.PositiveIntegerField()
     seed = models.IntegerField(default=13)
     split_ratios = models.JSONField(default=default_split_ratios)
+    # {"field": metadata key, "max_per_stratum": N}: at most N approved items per value of that field, drawn with
+    # the seed (CausalityCheck: per task × variant cell). Empty: every approved item.
+    subsample = models.JSONField(_("subsample"), default=dict, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.BUILDING)
     checksum = models.CharField(_("SHA-256 of the canonical content"), max_length=64, blank=True)
     card = models.TextField(_("dataset card (Markdown)"), blank=True)
@@ -36,6 +39,9 @@ class Release(models.Model):
     items_total = models.PositiveIntegerField(default=0)
     items_done = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
+    # Written with every step of the build; a build silent for RELEASE_STALE_SECONDS lost its worker.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    resumed = models.PositiveIntegerField(default=0, help_text=_("Builds started again after a worker died."))
     finished_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -86,4 +92,158 @@ class ReleaseItem(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["release", "item"], name="releaseitem_unique_item"),
             models.UniqueConstraint(fields=["release", "split", "position"], name="releaseitem_unique_position"),
+        ]
+
+
+# --- benchmark runs ----------------------------------------------------------------------------------
+
+
+def default_metadata_keys() -> dict:
+    """Which key of an item's metadata holds its causal level, question type, task and variant."""
+    return {"level": "level", "type": "perspective", "task": "task", "variant": "variant"}
+
+
+class EvalRun(models.Model):
+    """Models answer the items of a release split under prompting conditions; judges and metrics follow.
+
+    The model calls are generation jobs owned by the run (``jobs``), so they get the runner's
+    concurrency, limits, retries, re-asking, resumption and cost records.
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        SUCCEEDED = "succeeded", _("Succeeded")
+        FAILED = "failed", _("Failed")
+        CANCELLED = "cancelled", _("Cancelled")
+
+    class Stage(models.TextChoices):
+        ANSWERING = "answering", _("Models answer")
+        JUDGING = "judging", _("The judge scores and ranks")
+        SCORING = "scoring", _("Computing BERTScore")
+        DONE = "done", _("Done")
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="eval_runs")
+    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="eval_runs")
+    split = models.CharField(max_length=8, choices=ReleaseItem.Split.choices, default=ReleaseItem.Split.TEST)
+    answer_format = models.CharField(max_length=32, choices=Project.AnswerFormat.choices)
+    conditions = models.JSONField(default=list, help_text=_("Prompting conditions, e.g. class-agnostic."))
+    endpoints = models.ManyToManyField("generation.ModelEndpoint", related_name="eval_runs")
+    # condition → the id of the benchmark-answer template version used
+    templates = models.JSONField(default=dict)
+    judge_endpoint = models.ForeignKey(
+        "generation.ModelEndpoint", null=True, blank=True, on_delete=models.PROTECT, related_name="judged_runs"
+    )
+    judge_score_template = models.ForeignKey(
+        "generation.PromptTemplate", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    judge_ranking_template = models.ForeignKey(
+        "generation.PromptTemplate", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+    )
+    decoding = models.JSONField(default=dict, blank=True, help_text=_("temperature, max_tokens, top_p, seed"))
+    repetitions = models.PositiveSmallIntegerField(default=1)
+    seed = models.IntegerField(default=13, help_text=_("Seeds the order of the answers the judge ranks."))
+    few_shot = models.PositiveSmallIntegerField(default=3, help_text=_("Solved examples in few-shot prompts."))
+    bertscore_model = models.CharField(max_length=500, blank=True,
+                                       help_text=_("Local model directory; empty: the packaged MiniLM."))
+    metadata_keys = models.JSONField(default=default_metadata_keys, blank=True)
+    differences = models.TextField(
+        blank=True, help_text=_("One per line, e.g. Challenge 1 = AJ - PJ; Challenge 2 = VCR - mean(PS, PU, ID).")
+    )
+    jobs = models.ManyToManyField("generation.GenerationJob", related_name="eval_runs", blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.ANSWERING)
+    notes = models.TextField(blank=True, help_text=_("What the run could not do, e.g. BERTScore without the ml extra."))
+    error = models.TextField(blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    owner = models.CharField(max_length=200, blank=True)
+    resumed = models.PositiveIntegerField(default=0)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.CheckConstraint(condition=Q(repetitions__gte=1), name="evalrun_repetitions_positive")]
+
+    def __str__(self) -> str:
+        return f"run #{self.pk} on {self.release} {self.split}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.SUCCEEDED, self.Status.FAILED, self.Status.CANCELLED)
+
+
+class EvalResponse(models.Model):
+    """A model's answer to a released item under a condition, with what was read from it."""
+
+    run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="responses")
+    release_item = models.ForeignKey(ReleaseItem, on_delete=models.CASCADE, related_name="+")
+    endpoint = models.ForeignKey("generation.ModelEndpoint", on_delete=models.PROTECT, related_name="+")
+    condition = models.CharField(max_length=32)
+    repetition = models.PositiveSmallIntegerField(default=1)
+    call = models.ForeignKey("generation.LLMCall", null=True, on_delete=models.SET_NULL, related_name="+")
+    text = models.TextField(blank=True)
+    reasoning = models.TextField(blank=True)
+    choice = models.CharField(max_length=8, blank=True, help_text=_("Letter, or yes / no, read from the answer."))
+    correct = models.BooleanField(null=True, help_text=_("Closed formats; empty for open answers or failed calls."))
+    unparsed = models.BooleanField(default=False, help_text=_("A closed answer whose choice could not be read."))
+    error = models.TextField(blank=True, help_text=_("The call failed for good: why."))
+    bertscore_precision = models.FloatField(null=True, blank=True)
+    bertscore_recall = models.FloatField(null=True, blank=True)
+    bertscore_f1 = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "release_item", "endpoint", "condition", "repetition"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "release_item", "endpoint", "condition", "repetition"],
+                                    name="evalresponse_unique"),
+        ]
+
+
+class JudgeScore(models.Model):
+    """The judge's 1–5 scores of one answer: a model's response, or (no response) the reference answer."""
+
+    run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="judge_scores")
+    release_item = models.ForeignKey(ReleaseItem, on_delete=models.CASCADE, related_name="+")
+    response = models.ForeignKey(EvalResponse, null=True, blank=True, on_delete=models.CASCADE,
+                                 related_name="judge_scores")
+    call = models.ForeignKey("generation.LLMCall", null=True, on_delete=models.SET_NULL, related_name="+")
+    scores = models.JSONField(default=dict, blank=True)
+    justifications = models.JSONField(default=dict, blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["run", "release_item", "response"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "response"], name="judgescore_unique_response"),
+            models.UniqueConstraint(fields=["run", "release_item"], condition=Q(response__isnull=True),
+                                    name="judgescore_unique_reference"),
+        ]
+
+
+class Ranking(models.Model):
+    """The judge's order, best first, of the reference and one model's answers to a question.
+
+    ``shown`` is the order the answers were shown in (labels A, B, C… in this order), by source;
+    ``ranking`` the judge's order by source, so the shuffle is undone and can be checked.
+    """
+
+    run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="rankings")
+    release_item = models.ForeignKey(ReleaseItem, on_delete=models.CASCADE, related_name="+")
+    endpoint = models.ForeignKey("generation.ModelEndpoint", on_delete=models.PROTECT, related_name="+")
+    repetition = models.PositiveSmallIntegerField(default=1)
+    call = models.ForeignKey("generation.LLMCall", null=True, on_delete=models.SET_NULL, related_name="+")
+    shown = models.JSONField(default=list)
+    ranking = models.JSONField(default=list, blank=True)
+    justification = models.TextField(blank=True)
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["run", "release_item", "endpoint", "repetition"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "release_item", "endpoint", "repetition"], name="ranking_unique"),
         ]

@@ -74,7 +74,7 @@ def forest_plot(rows: list[tuple[str, list[Point]]], *, title: str, series: list
 
 def bar_chart(rows: list[tuple[str, list[tuple[str, int]]]], *, title: str, series: list[str]) -> SafeString:
     """Stacked horizontal bars: one bar per row, one colour per series (counts per class per split)."""
-    colors = ["#1f6feb", "#d4a72c", "#1a7f37", "#8250df", "#cf222e"]
+    colors = PALETTE
     label_width, plot_width = 150, 420
     total_max = max((sum(n for _s, n in parts) for _label, parts in rows), default=0) or 1
     height = 28 + len(rows) * 24
@@ -122,3 +122,95 @@ def _ticks(x_min: float) -> list[float]:
 
 def _short(text: str, limit: int = 34) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+PALETTE = ["#1f6feb", "#d4a72c", "#1a7f37", "#8250df", "#cf222e", "#0598bc", "#bf8700", "#57606a"]
+
+
+def grouped_bars(groups: list[tuple[str, list[tuple[str, float | None]]]], *, title: str, series: list[str],
+                 max_value: float | None = None, digits: int = 2) -> SafeString:
+    """Horizontal bars in groups (a class), one bar per series (model · condition), the value at its end."""
+    values = [v for _label, bars in groups for _s, v in bars if v is not None]
+    top = max_value or (max(values) if values else 1.0) or 1.0
+    label_width, plot_width, bar, gap = 170, 400, 11, 12
+    width = label_width + plot_width + 60
+    legend, legend_height = _legend(series, x0=10, width=width - 10)
+    top_margin = 8 + legend_height
+    height = top_margin + sum(len(bars) * (bar + 2) + gap for _label, bars in groups) + 22
+    out = [_svg_open(width, height, title), *legend]
+    y = top_margin
+    for label, bars in groups:
+        block = len(bars) * (bar + 2)
+        out.append(f'<text x="{label_width - 8}" y="{y + block / 2 + 4:.1f}" font-size="12" text-anchor="end">'
+                   f"{escape(_short(label, 26))}</text>")
+        for name, value in bars:
+            color = PALETTE[series.index(name) % len(PALETTE)] if name in series else PALETTE[-1]
+            if value is None:
+                out.append(f'<text x="{label_width + 4}" y="{y + bar - 2}" font-size="10" fill="#5f6b7a">—</text>')
+            else:
+                w = max(0.0, min(1.0, value / top)) * plot_width
+                out.append(f'<rect x="{label_width}" y="{y}" width="{w:.1f}" height="{bar}" fill="{color}">'
+                           f"<title>{escape(name)}: {value:.{digits}f}</title></rect>")
+                out.append(f'<text x="{label_width + w + 4:.1f}" y="{y + bar - 2}" font-size="10" fill="#5f6b7a">'
+                           f"{value:.{digits}f}</text>")
+            y += bar + 2
+        y += gap
+    axis_y = height - 16
+    out.append(f'<line x1="{label_width}" x2="{label_width + plot_width}" y1="{axis_y}" y2="{axis_y}" stroke="#c4cbd3"/>')
+    for fraction in (0, 0.25, 0.5, 0.75, 1):
+        x = label_width + fraction * plot_width
+        out.append(f'<text x="{x:.1f}" y="{height - 4}" font-size="10" text-anchor="middle" fill="#5f6b7a">'
+                   f"{fraction * top:g}</text>")
+    out.append("</svg>")
+    return mark_safe("".join(out))  # noqa: S308 - every interpolated text above is escaped
+
+
+def heatmap(rows: list[str], columns: list[str], values: dict[tuple[str, str], float | None], *, title: str,
+            caption: str = "") -> SafeString:
+    """A grid of cells shaded by a value in 0…1 (accuracy per task × variant), the value written in each."""
+    label_width, cell_w, cell_h, top = 150, 74, 26, 48
+    width, height = label_width + cell_w * max(len(columns), 1) + 10, top + cell_h * max(len(rows), 1) + 10
+    caption = caption or title
+    width = max(width, 16 + 7.5 * len(caption))
+    out = [_svg_open(width, height, title),
+           f'<text x="4" y="14" font-size="12" font-weight="600" fill="#1d2330">{escape(caption)}</text>']
+    for j, column in enumerate(columns):
+        out.append(f'<text x="{label_width + j * cell_w + cell_w / 2:.1f}" y="{top - 8}" font-size="11" '
+                   f'text-anchor="middle">{escape(_short(column, 11))}</text>')
+    for i, row in enumerate(rows):
+        y = top + i * cell_h
+        out.append(f'<text x="{label_width - 8}" y="{y + cell_h / 2 + 4:.1f}" font-size="12" text-anchor="end">'
+                   f"{escape(_short(row, 22))}</text>")
+        for j, column in enumerate(columns):
+            value = values.get((row, column))
+            x = label_width + j * cell_w
+            if value is None:
+                out.append(f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" fill="#f3f4f6"/>')
+                continue
+            ink = "#ffffff" if value > 0.6 else "#1d2330"
+            out.append(f'<rect x="{x}" y="{y}" width="{cell_w - 2}" height="{cell_h - 2}" fill="#1f6feb" '
+                       f'fill-opacity="{0.08 + 0.87 * max(0.0, min(1.0, value)):.2f}">'
+                       f"<title>{escape(row)} × {escape(column)}: {value:.3f}</title></rect>")
+            out.append(f'<text x="{x + cell_w / 2 - 1:.1f}" y="{y + cell_h / 2 + 3:.1f}" font-size="11" '
+                       f'text-anchor="middle" fill="{ink}">{value:.2f}</text>')
+    out.append("</svg>")
+    return mark_safe("".join(out))  # noqa: S308 - every interpolated text above is escaped
+
+
+def _legend(series: list[str], *, x0: float, width: float) -> tuple[list[str], int]:
+    """Colour keys with the series' whole names, flowing into as many lines as they need."""
+    parts, x, y = [], x0, 4
+    for index, name in enumerate(series):
+        text = _short(name, 60)
+        needed = 14 + 6.2 * len(text) + 16
+        if x > x0 and x + needed > x0 + width:
+            x, y = x0, y + 16
+        parts.append(f'<rect x="{x:.1f}" y="{y}" width="10" height="10" fill="{PALETTE[index % len(PALETTE)]}"/>')
+        parts.append(f'<text x="{x + 14:.1f}" y="{y + 9}" font-size="11">{escape(text)}</text>')
+        x += needed
+    return parts, (y + 16 if series else 0)
+
+
+def _svg_open(width: float, height: float, title: str) -> str:
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="plot" viewBox="0 0 {width} {height}" '
+            f'width="{width}" height="{height}" role="img" aria-label="{escape(title)}"><title>{escape(title)}</title>')

@@ -181,3 +181,76 @@ class AgreementOutputSerializer(serializers.Serializer):
     bootstrap = serializers.JSONField()
     breakdowns = serializers.ListField(child=serializers.CharField())
     sections = AgreementSectionSerializer(many=True)
+
+
+# --- benchmark runs -----------------------------------------------------------------------------------
+
+
+class RunCreateInputSerializer(StrictInputSerializer):
+    release = serializers.RegexField(r"^v?[0-9]{1,9}$", max_length=10,
+                                     help_text="The release to evaluate on: `v3` or `3`.")
+    split = serializers.ChoiceField(choices=list(SPLITS), default="test", required=False)
+    models = serializers.ListField(child=serializers.CharField(max_length=100), min_length=1, max_length=20,
+                                   help_text="Names (or ids) of the model endpoints to evaluate.")
+    conditions = serializers.ListField(
+        child=serializers.CharField(max_length=32), required=False, max_length=5,
+        help_text="Open answers: class-agnostic, class-informed; multiple choice: zero-shot, few-shot, "
+        "chain-of-thought; yes/no: zero-shot, chain-of-thought. Default: the format's usual ones.")
+    judge = serializers.CharField(required=False, allow_blank=True, max_length=100,
+                                  help_text="Name (or id) of the judge endpoint (open answers).")
+    repetitions = serializers.IntegerField(required=False, default=1, min_value=1, max_value=10)
+    decoding = serializers.DictField(required=False, default=dict,
+                                     help_text="temperature, top_p, max_tokens, seed for the evaluated models.")
+    seed = serializers.IntegerField(required=False, default=13, min_value=-(2**31), max_value=2**31 - 1)
+    few_shot = serializers.IntegerField(required=False, default=3, min_value=0, max_value=20)
+    template_versions = serializers.DictField(child=serializers.IntegerField(min_value=1), required=False,
+                                              default=dict,
+                                              help_text="Condition → version of its prompt template (default: latest).")
+    bertscore_model = serializers.CharField(required=False, default="", allow_blank=True, max_length=500)
+    metadata_keys = serializers.DictField(child=serializers.CharField(max_length=100), required=False, default=dict,
+                                          help_text="Item metadata keys of level, type, task and variant.")
+    differences = serializers.CharField(required=False, default="", allow_blank=True, max_length=5000)
+
+
+class RunOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    stage = serializers.CharField()
+    release = serializers.CharField(source="release.tag")
+    split = serializers.CharField()
+    answer_format = serializers.CharField()
+    conditions = serializers.ListField(child=serializers.CharField())
+    models = serializers.SerializerMethodField()
+    judge = serializers.CharField(source="judge_endpoint.label", default=None)
+    repetitions = serializers.IntegerField()
+    decoding = serializers.DictField()
+    seed = serializers.IntegerField()
+    error = serializers.CharField()
+    notes = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+    url = serializers.SerializerMethodField()
+
+    def get_models(self, run) -> list[str]:
+        return [endpoint.label for endpoint in run.endpoints.all()]
+
+    def get_url(self, run) -> str:
+        return self.context["request"].build_absolute_uri(reverse("api-run-detail", args=[run.project.slug, run.pk]))
+
+
+class ReportTableSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    title = serializers.CharField()
+    columns = serializers.ListField(child=serializers.CharField())
+    rows = serializers.ListField(child=serializers.DictField())
+    note = serializers.CharField()
+
+
+class RunDetailOutputSerializer(RunOutputSerializer):
+    progress = serializers.DictField(help_text="Calls done and failed, tokens and cost so far, per job.")
+    tables = ReportTableSerializer(many=True, help_text="The report's tables, as on the run's page.")
+    export_url = serializers.SerializerMethodField()
+
+    def get_export_url(self, run) -> str:
+        path = reverse("api-run-export", args=[run.project.slug, run.pk])
+        return self.context["request"].build_absolute_uri(path)

@@ -1,10 +1,13 @@
 """Writes of the evaluation app: cutting releases and issuing API tokens. Pages, the API, tasks and commands
 all call these."""
 
+import logging
 from collections.abc import Callable
+from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import F, Max, Q
 from django.utils import timezone, translation
 from rest_framework.authtoken.models import Token
 
@@ -12,10 +15,19 @@ from annotation.models import Item, Membership, Project
 from annotation.permissions import Role, has_role
 
 from .models import Release, ReleaseItem
-from .releases.build import approved_units, freeze_items, plan_positions, release_checksum, release_facts
+from .releases.build import (
+    approved_units,
+    freeze_items,
+    plan_positions,
+    releasable_items,
+    release_checksum,
+    release_facts,
+)
 from .releases.card import render_card
 from .releases.splits import DEFAULT_RATIOS, parse_ratios
 from .selectors import AGREEMENT_BOOTSTRAP, project_agreement
+
+logger = logging.getLogger(__name__)
 
 
 class ReleaseError(Exception):
@@ -31,13 +43,17 @@ def release_create(
     license: str = "cc-by-4.0",
     citation: str = "",
     notes: str = "",
+    subsample: dict | None = None,
 ) -> Release:
     """Reserve the next version (``vN``) of the project's release; ``release_build`` fills it.
 
-    Raises ``ReleaseError`` when the project has no approved item, ``SplitRatioError`` for bad ratios.
+    ``subsample`` ({"field": metadata key, "max_per_stratum": N}) keeps at most N approved items per value
+    of that field (CausalityCheck: per cell). Raises ``ReleaseError`` when the project has no approved item
+    or the subsample is malformed, ``SplitRatioError`` for bad ratios.
     """
     ratios = parse_ratios(split_ratios if split_ratios is not None else DEFAULT_RATIOS)
-    if not Item.objects.filter(project=project, status=Item.Status.APPROVED).exists():
+    subsample = _checked_subsample(subsample)
+    if not releasable_items(project).exists():
         raise ReleaseError(f"{project.slug} has no approved items to release")
     with transaction.atomic():
         # Two curators cutting at once get consecutive versions: the project row serialises them.
@@ -52,8 +68,20 @@ def release_create(
             license=license or "other",
             citation=citation,
             notes=notes,
+            subsample=subsample,
             created_by=user,
         )
+
+
+def _checked_subsample(subsample: dict | None) -> dict:
+    if not subsample:
+        return {}
+    field, limit = subsample.get("field"), subsample.get("max_per_stratum")
+    if not isinstance(field, str) or not field.strip():
+        raise ReleaseError("subsample: name the item metadata field to stratify by (e.g. cell)")
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise ReleaseError("subsample: max_per_stratum must be a whole number of at least 1")
+    return {"field": field.strip(), "max_per_stratum": limit}
 
 
 def release_build(*, release: Release, on_progress: Callable[[Release], None] | None = None) -> Release:
@@ -63,7 +91,7 @@ def release_build(*, release: Release, on_progress: Callable[[Release], None] | 
     frozen item is removed and the release is marked failed with the error.
     """
     claimed = Release.objects.filter(pk=release.pk, status=Release.Status.QUEUED).update(
-        status=Release.Status.BUILDING, stage="planning"
+        status=Release.Status.BUILDING, stage="planning", heartbeat_at=timezone.now()
     )
     release.refresh_from_db()
     if not claimed:
@@ -71,7 +99,7 @@ def release_build(*, release: Release, on_progress: Callable[[Release], None] | 
     report = on_progress or (lambda release: None)
     try:
         ReleaseItem.objects.filter(release=release).delete()
-        units, item_ids = approved_units(release.project)
+        units, item_ids = approved_units(release.project, release.subsample or None, release.seed)
         placement = plan_positions(units, item_ids, release.split_ratios, release.seed)
         _progress(release, stage="freezing", items_total=len(placement), items_done=0)
         report(release)
@@ -89,6 +117,8 @@ def release_build(*, release: Release, on_progress: Callable[[Release], None] | 
         with translation.override("en"):
             facts = release_facts(release, tally, release_agreement(release))
             facts["agreement_bootstrap"] = AGREEMENT_BOOTSTRAP.as_dict()
+            if release.subsample:
+                facts["subsample"] = release.subsample
             release.counts = facts
             release.card = render_card(release, facts)
         release.status = Release.Status.READY
@@ -137,9 +167,43 @@ def release_agreement(release: Release) -> list[dict]:
 
 
 def _progress(release: Release, **fields) -> None:
+    fields["heartbeat_at"] = timezone.now()
     for name, value in fields.items():
         setattr(release, name, value)
     Release.objects.filter(pk=release.pk).update(**fields)
+
+
+def releases_resume_stale() -> list[int]:
+    """Start again every build whose worker died (silent for RELEASE_STALE_SECONDS) and every queued
+    release nobody picked up for as long (its message was lost). Returns their ids.
+
+    A dead build's frozen items are removed first, so the new build starts from nothing: a release is
+    either whole or not ready, never half-written.
+    """
+    from .tasks import release_build_task
+
+    cutoff = timezone.now() - timedelta(seconds=settings.RELEASE_STALE_SECONDS)
+    stale = Release.objects.filter(
+        Q(status=Release.Status.BUILDING) | Q(status=Release.Status.QUEUED),
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, created_at__lt=cutoff),
+    )
+    resumed = []
+    for release_id, status in stale.values_list("pk", "status"):
+        with transaction.atomic():
+            taken = Release.objects.filter(pk=release_id, status=status).filter(
+                Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True)
+            ).update(
+                status=Release.Status.QUEUED, stage="", items_done=0, heartbeat_at=timezone.now(),
+                resumed=F("resumed") + (1 if status == Release.Status.BUILDING else 0),
+            )
+            if not taken:
+                continue
+            if status == Release.Status.BUILDING:
+                ReleaseItem.objects.filter(release_id=release_id).delete()
+                logger.warning("release %s lost its worker while building; it starts again", release_id)
+            transaction.on_commit(lambda release_id=release_id: release_build_task.delay(release_id))
+        resumed.append(release_id)
+    return resumed
 
 
 # --- API tokens ----------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.authtoken.models import Token
 
+from annotation.designs import design_for
 from annotation.models import Judgment
 from annotation.permissions import Role, get_project_for_user
 
@@ -23,11 +24,14 @@ from .releases.export import ExportError, parse_formats, zip_stream
 from .releases.splits import SPLITS
 from .selectors import (
     AGREEMENT_BOOTSTRAP,
+    METADATA_PREFIX,
     agreement_breakdowns,
+    agreement_criteria,
     project_agreement,
     release_for_user,
     releases_for_project,
 )
+from .selectors.cells import DEFAULT_THRESHOLD, cell_kappa_grid
 from .services import ReleaseError, release_create, token_issue, token_key_visible_to, token_revoke
 from .tasks import release_build_task
 
@@ -40,10 +44,14 @@ def agreement(request, slug):
     project = get_project_for_user(request.user, slug, Role.CURATOR)
     rounds = sorted(set(Judgment.objects.filter(item__project=project).values_list("round", flat=True)))
     breakdowns = agreement_breakdowns(project)
-    form = AgreementFilterForm(request.GET or None, rounds=rounds, breakdowns=breakdowns)
+    # A design with its own breakdown (METER: stage) shows it first, until the curator picks another.
+    design_fields = design_for(project).agreement_fields()
+    initial = {"by": METADATA_PREFIX + design_fields[0]} if design_fields else {}
+    form = AgreementFilterForm(request.GET or None, rounds=rounds, breakdowns=breakdowns, initial=initial)
     wanted = form.cleaned_data if form.is_valid() else {}
+    by = wanted.get("by") if form.is_bound else initial.get("by")
     sections = project_agreement(
-        project, round=wanted.get("round"), by=wanted.get("by") or None, rating_level=wanted.get("level") or "ordinal"
+        project, round=wanted.get("round"), by=by or None, rating_level=wanted.get("level") or "ordinal"
     )
     series = [_("Krippendorff's α"), _("Fleiss' κ"), _("mean Cohen's κ")]
     for section in sections:
@@ -74,6 +82,25 @@ def _points(summary, series) -> list[plots.Point]:
 
 
 @login_required
+def agreement_cells(request, slug):
+    """Cohen's kappa per cell of the design's two agreement fields (CausalityCheck: Table 3), weak cells flagged."""
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    fields = design_for(project).agreement_fields()
+    if len(fields) < 2:
+        raise Http404("this project's design has no cells to tabulate")
+    criteria = agreement_criteria(project)
+    criterion = request.GET.get("criterion") or "causal_class"
+    if criterion not in {spec.key for spec in criteria}:
+        criterion = "causal_class"
+    threshold = (project.design_settings or {}).get("kappa_threshold", DEFAULT_THRESHOLD)
+    grid = cell_kappa_grid(project, rows=fields[1], columns=fields[0], criterion=criterion, threshold=threshold)
+    return render(request, "evaluation/agreement_cells.html", {
+        "project": project, "grid": grid, "criteria": criteria, "criterion": criterion,
+        "has_judgments": bool(grid.cells),
+    })
+
+
+@login_required
 @require_http_methods(["GET", "POST"])
 def release_list(request, slug):
     project = get_project_for_user(request.user, slug, Role.ANNOTATOR if request.method == "GET" else Role.CURATOR)
@@ -85,7 +112,7 @@ def release_list(request, slug):
             with transaction.atomic():
                 release = release_create(
                     project=project, user=request.user, seed=data["seed"], split_ratios=data["split_ratios"],
-                    license=data["license"], notes=data["notes"],
+                    license=data["license"], notes=data["notes"], subsample=data["subsample"],
                 )
                 transaction.on_commit(lambda: release_build_task.delay(release.pk))
         except ReleaseError as exc:

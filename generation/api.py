@@ -18,7 +18,7 @@ from .serializers import (
     JobOutputSerializer,
     TemplateOutputSerializer,
 )
-from .services import JobInvalid, job_cancel, job_create
+from .services import JobInvalid, job_cancel, job_create, job_retry_failed
 
 
 class NewestFirst(CursorPagination):
@@ -53,6 +53,9 @@ class JobListCreateApi(generics.ListAPIView):
             answer_endpoint = usable.filter(pk=data["answer_endpoint"]).first()
             if answer_endpoint is None:
                 errors["answer_endpoint"] = ["no active endpoint with this id for the project"]
+        voters = list(usable.filter(pk__in=data.get("voters") or []))
+        if len(voters) != len(set(data.get("voters") or [])):
+            errors["voters"] = ["every voter must be an active endpoint of the project or of the site"]
         template = None
         if data.get("template") is not None:
             template = PromptTemplate.objects.filter(pk=data["template"]).first()
@@ -72,7 +75,9 @@ class JobListCreateApi(generics.ListAPIView):
                 project=project, kind=data["kind"], endpoint=endpoint, user=request.user, template=template,
                 count=data.get("count"), causal_class=data["causal_class"], topic=topic,
                 batch_size=data["batch_size"], item_ids=data.get("item_ids"), answer_endpoint=answer_endpoint,
-                answer_variant=data["answer_variant"],
+                answer_variant=data["answer_variant"], group_ids=data.get("group_ids"), voters=voters,
+                domain=data["domain"],
+                double_prompt=data["double_prompt"],
             )
         except JobInvalid as exc:
             return Response({field: [message] for field, message in exc.errors.items()},
@@ -97,6 +102,17 @@ class JobCancelApi(APIView):
         project = get_project_for_user(request.user, slug, Role.CURATOR)
         job = job_cancel(job=selectors.job_for_project(project, job_id))
         return Response(JobOutputSerializer(selectors.job_for_project(project, job.pk)).data)
+
+
+class JobRetryApi(APIView):
+    """Make a finished job's failed and unmade calls; ``retried`` says how many (0: running, or all done)."""
+
+    @extend_schema(request=None, responses={200: JobOutputSerializer})
+    def post(self, request, slug, job_id):
+        project = get_project_for_user(request.user, slug, Role.CURATOR)
+        retried = job_retry_failed(job=selectors.job_for_project(project, job_id))
+        data = JobOutputSerializer(selectors.job_for_project(project, job_id)).data
+        return Response({**data, "retried": retried})
 
 
 class JobCallListApi(generics.ListAPIView):

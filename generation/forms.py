@@ -3,7 +3,8 @@ import re
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from .models import ModelEndpoint, ProjectGenerationSettings
+from .models import API_KEY_ENV_NAME, ModelEndpoint, ProjectGenerationSettings
+from .services.endpoints import key_may_be_sent
 from .services.jobs import ANSWER_VARIANTS, MAX_BATCH, MAX_QUESTIONS
 
 VARIANT_CHOICES = [
@@ -70,6 +71,37 @@ class DistractorsJobForm(JobForm):
     pass
 
 
+class EndpointsChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, endpoint):
+        return endpoint.label
+
+
+class DecontaminationJobForm(JobForm):
+    """METER: ask several models, without the context, whether each waiting pair is causal."""
+
+    voters = EndpointsChoiceField(
+        queryset=ModelEndpoint.objects.none(), required=False, label=_("Also ask"),
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_("The paper asked three models; a pair stays only if every model answers no."),
+    )
+
+    def __init__(self, *args, project, endpoints, **kwargs):
+        super().__init__(*args, project=project, endpoints=endpoints, **kwargs)
+        self.fields["voters"].queryset = endpoints
+
+
+class MeterQuestionJobForm(JobForm):
+    """METER: the L1, L2 and L3 questions of every verified entry, with answers and distractors."""
+# --- CausalityCheck (issue 8, part C) ---
+class ChecklistJobForm(JobForm):
+    double_prompt = forms.BooleanField(
+        label=_("Double prompt"), required=False, initial=True,
+        help_text=_("Correct and corrupted versions in one request (the paper's pass rate rose from 0.29–0.51 to "
+                    "0.82–0.92)."),
+    )
+# --- end CausalityCheck ---
+
+
 class EndpointForm(forms.ModelForm):
     class Meta:
         model = ModelEndpoint
@@ -97,6 +129,19 @@ class EndpointForm(forms.ModelForm):
             raise forms.ValidationError(_("This project already has an endpoint with this name."))
         return name
 
+    def clean(self):
+        cleaned = super().clean()
+        variable, base_url = cleaned.get("api_key_env"), cleaned.get("base_url")
+        if variable and not API_KEY_ENV_NAME.regex.match(variable):
+            return cleaned  # the field's own validator says what is wrong with the name
+        if variable and base_url and not key_may_be_sent(project_id=self.project.pk, base_url=base_url,
+                                                         api_key_env=variable):
+            self.add_error("api_key_env", _(
+                "The server's key in %(variable)s may only go to the addresses an administrator set up for it. "
+                "Leave this empty, or ask an administrator to add a site-wide endpoint for %(url)s."
+            ) % {"variable": variable, "url": base_url})
+        return cleaned
+
     def save(self, commit=True):
         endpoint = super().save(commit=False)
         endpoint.project = self.project
@@ -115,3 +160,21 @@ class RevisionSettingsForm(forms.ModelForm):
         self.fields["revision_endpoint"].queryset = endpoints
         self.fields["revision_endpoint"].label_from_instance = lambda endpoint: endpoint.label
         self.fields["revision_endpoint"].empty_label = _("The endpoint from the environment, if any")
+
+
+# --- CausalBench (annotation.designs.causalbench) ---
+class CausalBenchJobForm(JobForm):
+    """One form for the three CausalBench jobs; the items of expansions and checks are chosen for the curator."""
+
+    MODES = [
+        ("causalbench_scenario", _("New scenarios, each with its four questions")),
+        ("causalbench_expand", _("Imported questions: name the perspective and write the other three")),
+        ("causalbench_check", _("A second answer to every question not yet checked (another model)")),
+    ]
+    mode = forms.ChoiceField(label=_("What to do"), choices=MODES)
+    domain = forms.ChoiceField(label=_("Domain (new scenarios)"), choices=[("text", "text"), ("math", "math"),
+                                                                            ("code", "code")])
+    count = forms.IntegerField(label=_("How many scenarios"), min_value=1, max_value=MAX_QUESTIONS, initial=5,
+                               required=False)
+# --- end CausalBench ---
+

@@ -18,6 +18,23 @@ def endpoints_for_project(project: Project, *, active_only: bool = True) -> Quer
     return endpoints.order_by("project_id", "name")
 
 
+def endpoint_named(project: Project, name: str) -> ModelEndpoint:
+    """The project's usable endpoint called ``name`` (or with that model name, or that id, when unambiguous).
+
+    Raises ``LookupError`` saying which endpoints there are.
+    """
+    usable = endpoints_for_project(project)
+    as_id = int(name) if str(name).isdigit() and len(str(name)) <= 18 else None
+    matches = list(usable.filter(Q(name=name) | Q(model=name) | Q(pk=as_id)))
+    exact = [endpoint for endpoint in matches if endpoint.name == name]
+    if len(exact) == 1 or len(matches) == 1:
+        return (exact or matches)[0]
+    if not matches:
+        names = ", ".join(usable.values_list("name", flat=True)) or "none"
+        raise LookupError(f"no active endpoint {name!r} for this project (usable: {names})")
+    raise LookupError(f"{name!r} matches several endpoints; use the endpoint's name")
+
+
 def jobs_for_project(project: Project) -> QuerySet[GenerationJob]:
     return project.generation_jobs.select_related("endpoint", "answer_endpoint", "template", "created_by")
 
@@ -77,3 +94,26 @@ def call_for_user(user, call_id: int) -> LLMCall:
         return call
     call.project = get_project_for_user(user, project.slug, Role.ANNOTATOR)
     return call
+
+
+# --- CausalBench ---
+def causalbench_job_arguments(project: Project, mode: str, *, endpoint, domain: str, count) -> dict:
+    """``job_create`` arguments for a CausalBench job started on the generation page: new scenarios of a domain;
+    every open question not yet in a scenario (to expand); or every question without its second answer whose
+    first answer was not written by ``endpoint``'s model (to check)."""
+    from annotation.designs.causalbench_checks import questions_to_check
+
+    from .services.jobs import MAX_ITEMS
+
+    if mode == "causalbench_scenario":
+        return {"kind": mode, "domain": domain, "count": count}
+    if mode == "causalbench_expand":
+        rows = (Item.objects.filter(project=project, group__isnull=True)
+                .exclude(status__in=[Item.Status.APPROVED, Item.Status.REJECTED]).values_list("pk", "answer_provenance"))
+    else:
+        rows = questions_to_check(project).values_list("pk", "answer_provenance")
+    ids = [pk for pk, provenance in rows.order_by("pk")[:MAX_ITEMS]
+           if mode != "causalbench_check" or (provenance or {}).get("model") != endpoint.model]
+    return {"kind": mode, "item_ids": ids}
+# --- end CausalBench ---
+

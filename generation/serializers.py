@@ -74,6 +74,20 @@ class JobCreateInputSerializer(serializers.Serializer):
         child=serializers.IntegerField(), required=False, allow_null=True,
         help_text="answer, revision: the items; distractors: default all eligible items.",
     )
+    group_ids = serializers.ListField(
+        child=serializers.IntegerField(), required=False, allow_null=True,
+        help_text="decontamination, meter_question (METER): the entries; default all waiting ones. "
+                  "checklist (CausalityCheck): the seed groups; default every seed without its checklist.",
+    )
+    voters = serializers.ListField(
+        child=serializers.IntegerField(), required=False, default=list,
+        help_text="decontamination: more endpoints asked besides `endpoint`; a pair stays only if all answer no.",
+    )
+    domain = serializers.ChoiceField(choices=["", "text", "math", "code"], required=False, default="",
+                                     help_text="causalbench_scenario: the scenarios' domain.")
+    double_prompt = serializers.BooleanField(
+        required=False, default=True, help_text="checklist: correct and corrupted versions in one request."
+    )
 
 
 class CallOutputSerializer(serializers.ModelSerializer):

@@ -7,11 +7,23 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from annotation.designs.meter import pipeline as meter
+from annotation.designs.causalitycheck_seeds import seeds_of
 from annotation.permissions import Role, get_project_for_user
 from annotation.selectors import class_status_table
 
 from . import selectors
-from .forms import AnswerJobForm, DistractorsJobForm, EndpointForm, QuestionsJobForm, RevisionSettingsForm
+from .forms import (
+    AnswerJobForm,
+    CausalBenchJobForm,
+    ChecklistJobForm,
+    DecontaminationJobForm,
+    DistractorsJobForm,
+    EndpointForm,
+    MeterQuestionJobForm,
+    QuestionsJobForm,
+    RevisionSettingsForm,
+)
 from .models import ModelEndpoint, PromptTemplate
 from .services import (
     JobInvalid,
@@ -19,19 +31,27 @@ from .services import (
     endpoint_from_environment,
     job_cancel,
     job_create,
+    job_retry_failed,
     revision_endpoint_for,
 )
 
 # htmx polling stops when the server answers 286.
 STOP_POLLING = 286
 Kind = PromptTemplate.Kind
-JOB_FORMS = {Kind.QUESTIONS: QuestionsJobForm, Kind.ANSWER: AnswerJobForm, Kind.DISTRACTORS: DistractorsJobForm}
+JOB_FORMS = {Kind.QUESTIONS: QuestionsJobForm, Kind.ANSWER: AnswerJobForm, Kind.DISTRACTORS: DistractorsJobForm,
+             "causalbench": CausalBenchJobForm, Kind.CHECKLIST: ChecklistJobForm}
+# Jobs only a METER project runs.
+METER_JOB_FORMS = {Kind.DECONTAMINATION: DecontaminationJobForm, Kind.METER_QUESTION: MeterQuestionJobForm}
+
+
+def _job_forms(project) -> dict:
+    return {**JOB_FORMS, **(METER_JOB_FORMS if project.design == project.Design.METER else {})}
 
 
 def _forms(project, endpoints, data=None, kind=None):
     return {
         name: form_class(data if name == kind else None, project=project, endpoints=endpoints, prefix=name)
-        for name, form_class in JOB_FORMS.items()
+        for name, form_class in _job_forms(project).items()
     }
 
 
@@ -46,9 +66,20 @@ def _generation_page(request, project, forms, status=200):
         "distractor_candidates": selectors.distractor_candidates(project).count(),
         "revision_endpoint": revision_endpoint_for(project),
         "jobs": selectors.jobs_for_project(project)[:30],
+        "meter_waiting": _meter_waiting(project),
         "is_owner": project.user_role == Role.OWNER,
+        "checklist_seeds": seeds_of(project).filter(items__isnull=True).distinct().count(),
     }
     return render(request, "generation/project.html", context, status=status)
+
+
+def _meter_waiting(project) -> dict:
+    """How many METER entries wait for each generation step (empty for other designs)."""
+    if project.design != project.Design.METER:
+        return {}
+    counts = meter.stage_counts(project)
+    return {"decontamination": counts.get("pair", 0) + counts.get("decontamination", 0),
+            "generation": counts.get("generation", 0)}
 
 
 @login_required
@@ -63,7 +94,7 @@ def project_generation(request, slug):
 @require_POST
 def job_start(request, slug, kind):
     project = get_project_for_user(request.user, slug, Role.CURATOR)
-    if kind not in JOB_FORMS:
+    if kind not in _job_forms(project):
         raise Http404("No such kind of job.")
     endpoints = selectors.endpoints_for_project(project)
     forms = _forms(project, endpoints, request.POST, kind)
@@ -82,6 +113,13 @@ def job_start(request, slug, kind):
             if item_ids is None:
                 item_ids = list(selectors.items_waiting_for_answer(project).values_list("pk", flat=True))
             arguments.update(item_ids=item_ids, answer_variant=data["variant"])
+        elif kind == Kind.DECONTAMINATION:
+            arguments.update(voters=list(data["voters"]))
+        elif kind == "causalbench":
+            arguments.update(selectors.causalbench_job_arguments(project, data["mode"], endpoint=data["endpoint"],
+                                                                domain=data["domain"], count=data["count"]))
+        elif kind == Kind.CHECKLIST:
+            arguments.update(double_prompt=data["double_prompt"])
         try:
             job = job_create(**arguments)
         except JobInvalid as exc:
@@ -119,6 +157,20 @@ def job_cancel_view(request, slug, job_id):
     if request.htmx:
         return job_detail(request, slug, job.pk)
     messages.info(request, _("The job stops making new calls."))
+    return redirect("generation:job_detail", slug=project.slug, job_id=job.pk)
+
+
+@login_required
+@require_POST
+def job_retry_view(request, slug, job_id):
+    """Make a finished job's failed and unmade calls, for example after the endpoint's key was fixed."""
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    job = selectors.job_for_project(project, job_id)
+    retried = job_retry_failed(job=job)
+    if retried:
+        messages.success(request, _("%(n)s calls will be made again.") % {"n": retried})
+    else:
+        messages.info(request, _("Nothing to make again: the job is still running or every call succeeded."))
     return redirect("generation:job_detail", slug=project.slug, job_id=job.pk)
 
 

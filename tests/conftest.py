@@ -37,6 +37,16 @@ def pytest_configure(config):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def default_language():
+    """Each test starts in the default language: a request in Portuguese leaves it active in the thread."""
+    from django.utils import translation
+
+    translation.deactivate()
+    yield
+    translation.deactivate()
+
+
 @pytest.fixture
 def owner(db):
     return UserFactory(username="owner")

@@ -8,10 +8,16 @@ Scripted replies are served first come, first served; when the script is empty t
 default responder answers with JSON that satisfies the schema the request asked for
 (from ``response_format``, or from the schema block a text-mode prompt carries), with
 distinct strings so generated questions never repeat. Every request is recorded.
+
+``POST /v1/embeddings`` answers with a deterministic bag-of-words vector per input (each word
+a fixed pseudo-random direction), so texts sharing words are close, or with the next scripted
+reply if that is an error; ``embedding_inputs`` counts the texts it was asked to embed.
 """
 
+import hashlib
 import itertools
 import json
+import math
 import re
 import threading
 import time
@@ -103,6 +109,7 @@ class FakeLLM:
         self.over_capacity = over_capacity
         self.responder = None  # callable(Received) -> Reply, instead of the schema-driven default
         self.requests: list[Received] = []
+        self.embedding_inputs = 0
         self.max_seen_concurrency = 0
         self.rejected = 0
         self._script: list[Reply] = []
@@ -182,6 +189,18 @@ class FakeLLM:
             def do_POST(self):
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
+                if self.path.rstrip("/").endswith("/embeddings"):
+                    body = json.loads(raw or b"{}")
+                    texts = body.get("input") or []
+                    texts = [texts] if isinstance(texts, str) else texts
+                    with fake._lock:
+                        fake.embedding_inputs += len(texts)
+                        scripted = fake._script.pop(0) if fake._script else None
+                    if scripted is not None and scripted.status != 200:
+                        self._send(scripted.status, scripted.body or "", scripted.headers)
+                        return
+                    self._send(200, json.dumps(_embeddings(body.get("model", "fake-embedding"), texts)))
+                    return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
                     return
@@ -250,6 +269,35 @@ def _completion(request: dict, reply: Reply) -> dict:
             "completion_tokens": len(content) // 4 + 1,
             "total_tokens": len(prompt) // 4 + len(content) // 4 + 2,
         },
+    }
+
+
+EMBEDDING_DIMENSIONS = 256
+
+
+def _word_direction(word: str) -> list[float]:
+    digest = hashlib.sha512(word.encode("utf-8")).digest() * 4
+    return [(byte - 127.5) / 127.5 for byte in digest[:EMBEDDING_DIMENSIONS]]
+
+
+def fake_embedding(text: str) -> list[float]:
+    """The sum of the text's word directions, unit length (all zeros for a text without words)."""
+    vector = [0.0] * EMBEDDING_DIMENSIONS
+    for word in re.findall(r"\w+", text.lower()):
+        for index, value in enumerate(_word_direction(word)):
+            vector[index] += value
+    norm = math.sqrt(sum(value * value for value in vector)) or 1.0
+    return [value / norm for value in vector]
+
+
+def _embeddings(model: str, texts: list[str]) -> dict:
+    return {
+        "object": "list",
+        "model": model,
+        "data": [{"object": "embedding", "index": index, "embedding": fake_embedding(text)}
+                 for index, text in enumerate(texts)],
+        "usage": {"prompt_tokens": sum(len(text) // 4 + 1 for text in texts),
+                  "total_tokens": sum(len(text) // 4 + 1 for text in texts)},
     }
 
 

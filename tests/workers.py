@@ -13,6 +13,13 @@ from django.db import connection
 from causalqa_site.celery import app, ping
 
 ROOT = Path(__file__).resolve().parent.parent
+# Settings for a worker that notices a dead colleague within seconds (tests that kill workers).
+QUICK_JOB_SETTINGS = {
+    "GENERATION_HEARTBEAT_SECONDS": "0.3",
+    "GENERATION_STALE_SECONDS": "2",
+    "GENERATION_LEASE_SECONDS": "3",
+    "GENERATION_BACKOFF_SECONDS": "0.05",
+}
 
 
 def database_url_for_current_connection() -> str:

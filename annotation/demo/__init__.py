@@ -1,4 +1,5 @@
-"""The demo: a Portuguese Causal_QA.PT-style project, its people, a round of judgments and some gold.
+"""The demo: one project per design, with the same people. The Causal_QA.PT one (the default) has a round
+of judgments and some gold; the others hold their design's example dataset (``annotation/demo/designs``).
 
 ``demo_load()`` is idempotent: users are created once, and a project that exists is left alone.
 """
@@ -12,11 +13,14 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from ..designs import design_for, designs
 from ..importing.funnel import text_key
 from ..models import Assignment, CurationDecision, Item, Judgment, Membership, Option, Project, Topic
+from ..projects import project_create
 from ..queue import items_recount_rounds
 
 DEMO_DIR = Path(__file__).resolve().parent
+CAUSAL_QA_PT_FILE = DEMO_DIR / "causal_qa_pt.json"
 
 # (username, password, project role, expertise); documented in the README and printed by `make run`.
 DEMO_USERS = [
@@ -52,20 +56,48 @@ def demo_users() -> dict:
 
 
 @transaction.atomic
-def demo_load(path: Path = DEMO_DIR / "causal_qa_pt.json", seed: int = 7) -> DemoResult:
-    data = json.loads(path.read_text(encoding="utf-8"))
+def demo_load(design_key: str = Project.Design.CAUSAL_QA_PT) -> DemoResult:
+    """The demo project of one design (Causal_QA.PT by default), with the demo users as members.
+
+    The project is created with ``project_create`` (the design's defaults), then filled by the design's
+    ``load_example``; a project that exists already is left alone.
+    """
     users = demo_users()
-    existing = Project.objects.filter(slug=data["project"]["slug"]).first()
+    design = design_for(design_key)
+    spec = design.demo_project()
+    existing = Project.objects.filter(slug=spec["slug"]).first()
     if existing:
         return DemoResult(existing, created=False)
-
-    project = Project.objects.create(
-        **data["project"],
-        class_targets={"associational": 20, "interventional": 20, "counterfactual": 20},
-        created_by=users["admin"],
+    project = project_create(
+        name=spec["name"], slug=spec["slug"], design=design.key, language=spec.get("language", "pt-BR"),
+        description=spec.get("description", ""), created_by=users["admin"],
     )
+    if spec.get("guidelines"):
+        project.guidelines = spec["guidelines"]
+        project.save(update_fields=["guidelines"])
     for username, _password, role, expertise in DEMO_USERS:
-        Membership.objects.create(user=users[username], project=project, role=role, expertise=expertise)
+        Membership.objects.update_or_create(
+            user=users[username], project=project, defaults={"role": role, "expertise": expertise}
+        )
+    design.load_example(project, users)
+    return DemoResult(project, created=True)
+
+
+def demo_load_all() -> list[DemoResult]:
+    """One demo project per design (``manage.py load_demo``, ``make run``)."""
+    return [demo_load(design.key) for design in designs()]
+
+
+def causal_qa_pt_project() -> dict:
+    """Name, slug, language, description and guidelines of the Causal_QA.PT demo project."""
+    return json.loads(CAUSAL_QA_PT_FILE.read_text(encoding="utf-8"))["project"]
+
+
+def causal_qa_pt_load(project: Project, users: dict, seed: int = 7) -> dict:
+    """The Causal_QA.PT example: topics, natural and generated questions, a round of judgments, some gold."""
+    data = json.loads(CAUSAL_QA_PT_FILE.read_text(encoding="utf-8"))
+    project.class_targets = {"associational": 20, "interventional": 20, "counterfactual": 20}
+    project.save(update_fields=["class_targets"])
     topics = {
         spec["label"]: Topic.objects.create(
             project=project, label=spec["label"], top_words=spec["top_words"], selected=True, cluster=number
@@ -78,7 +110,7 @@ def demo_load(path: Path = DEMO_DIR / "causal_qa_pt.json", seed: int = 7) -> Dem
         topic.save(update_fields=["size"])
     _demo_round(project, [item for item in items if item.reference_answer], users, random.Random(seed))
     items_recount_rounds(items=Item.objects.filter(project=project))
-    return DemoResult(project, created=True)
+    return {"topics": len(topics), "items": len(items)}
 
 
 def _demo_item(project, topics, spec, users) -> Item:

@@ -1,5 +1,6 @@
 """Freezing a project's approved items into a release, and the figures its card reports."""
 
+import random
 from collections import Counter, defaultdict
 from collections.abc import Callable
 
@@ -9,6 +10,7 @@ from django.db.models import Count, Q
 from django.utils import timezone
 
 from annotation.bulk import fast_insert
+from annotation.designs import design_for
 from annotation.models import ImportBatch, Item, Membership, Revision
 
 from ..models import Release, ReleaseItem
@@ -19,13 +21,21 @@ from .splits import SPLITS, SplitUnit, assign_splits, group_stratum
 CHUNK = 2000
 
 
-def approved_units(project) -> tuple[list[SplitUnit], dict[str, list[int]]]:
-    """The approved items as split units (a group, or one ungrouped item) and the item ids of each unit."""
+def releasable_items(project):
+    """The approved items the project's design lets into a release (METER: whole gold entries only)."""
+    return design_for(project).releasable(Item.objects.filter(project=project, status=Item.Status.APPROVED))
+
+
+def approved_units(project, subsample: dict | None = None, seed: int = 0) -> tuple[list[SplitUnit], dict[str, list[int]]]:
+    """The approved items as split units (a group, or one ungrouped item) and the item ids of each unit.
+
+    With ``subsample`` ({"field", "max_per_stratum"}), only the items ``subsample_ids`` keeps."""
+    keep = subsample_ids(project, subsample, seed) if subsample else None
     members: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
-    rows = Item.objects.filter(project=project, status=Item.Status.APPROVED).values_list(
-        "pk", "group_id", "position_in_group", "causal_class"
-    )
+    rows = releasable_items(project).values_list("pk", "group_id", "position_in_group", "causal_class")
     for pk, group_id, position, causal_class in rows.order_by("pk").iterator(chunk_size=10_000):
+        if keep is not None and pk not in keep:
+            continue
         key = f"g{group_id}" if group_id else f"i{pk}"
         members[key].append((position, pk, causal_class))
     units, item_ids = [], {}
@@ -34,6 +44,21 @@ def approved_units(project) -> tuple[list[SplitUnit], dict[str, list[int]]]:
         units.append(SplitUnit(key=key, stratum=group_stratum([c for _p, _pk, c in items]), size=len(items)))
         item_ids[key] = [pk for _p, pk, _c in items]
     return units, item_ids
+
+
+def subsample_ids(project, subsample: dict, seed: int) -> set[int]:
+    """At most ``max_per_stratum`` approved items per value of ``item.metadata[field]`` (items without it form
+    one stratum), drawn with ``seed``: the same seed and items keep the same ones."""
+    by_stratum: dict[str, list[int]] = defaultdict(list)
+    rows = Item.objects.filter(project=project, status=Item.Status.APPROVED).values_list("pk", "metadata")
+    for pk, metadata in rows.order_by("pk").iterator(chunk_size=10_000):
+        value = metadata.get(subsample["field"]) if isinstance(metadata, dict) else None
+        by_stratum["" if value is None else str(value)].append(pk)
+    keep: set[int] = set()
+    for stratum, ids in by_stratum.items():
+        random.Random(f"{seed}:{stratum}").shuffle(ids)
+        keep.update(ids[: subsample["max_per_stratum"]])
+    return keep
 
 
 def plan_positions(units, item_ids, ratios, seed) -> dict[int, tuple[str, int]]:

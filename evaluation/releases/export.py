@@ -1,4 +1,5 @@
-"""Exports of a release: JSONL, CSV and Parquet, one file per split, the card and ``checksums.txt``.
+"""Exports of a release: JSONL, CSV and Parquet, one file per split, the card, the files of the project's
+design (``annotation.designs``: its own field names) and ``checksums.txt`` over all of them.
 
 Everything streams: records come from the database in chunks and go straight to the files (or
 to a zip that is sent while it is written), so memory stays flat whatever the size of the release.
@@ -17,7 +18,8 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 
-from annotation.spreadsheet import FORMULA_PREFIXES
+from annotation.designs import ExportFile, design_for
+from annotation.spreadsheet import FORMULA_PREFIXES, csv_lines
 
 from ..selectors.releases import release_split_texts
 from .card import FORMATS, data_path, render_card
@@ -146,6 +148,42 @@ def _batches(release, split: str, size: int = BATCH) -> Iterator[Batch]:
         yield Batch(chunk)
 
 
+def design_files(release) -> list[ExportFile]:
+    """The files of the project's design (METER's own field names, one file per CausalityCheck cell…), checked:
+    a relative path inside the archive, not one of the common files, JSONL or CSV."""
+    files = design_for(release.project).export_files(release)
+    seen: set[str] = set()
+    for export_file in files:
+        path = export_file.path
+        parts = Path(path).parts
+        if not path or Path(path).is_absolute() or ".." in parts or "\\" in path:
+            raise ExportError(f"design file path {path!r} must be relative and stay inside the release")
+        if path in seen or path in ("README.md", "checksums.txt") or parts[0] == "data":
+            raise ExportError(f"design file path {path!r} clashes with another file of the release")
+        if not path.endswith((".jsonl", ".csv")):
+            raise ExportError(f"design file {path!r} must end in .jsonl or .csv")
+        seen.add(path)
+    return files
+
+
+def design_file_chunks(export_file: ExportFile) -> Iterator[bytes]:
+    """A design file's bytes: canonical JSON lines, or CSV (formula-safe) with ``fields`` as its header."""
+    if export_file.path.endswith(".jsonl"):
+        for row in export_file.rows:
+            yield canonical_line(row)
+        return
+    fields = export_file.fields
+    rows = ([_csv_cell(row.get(name)) for name in fields] for row in export_file.rows)
+    for line in csv_lines(fields, rows):
+        yield line.encode("utf-8")
+
+
+def _csv_cell(value):
+    if isinstance(value, (dict, list)):
+        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+    return value
+
+
 def export_release(release, out_dir: Path | str, formats: tuple[str, ...] = FORMATS, progress=None) -> list[Path]:
     """Write the release into ``out_dir``: data/<split>.<format>, README.md (the card), checksums.txt.
 
@@ -174,6 +212,14 @@ def export_release(release, out_dir: Path | str, formats: tuple[str, ...] = FORM
             for handle in handles.values():
                 handle.raw.close()
         sums.update({data_path(split, fmt): handle.sha256.hexdigest() for fmt, handle in handles.items()})
+    for export_file in design_files(release):
+        target = out / export_file.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open(target, "wb") as raw:
+            handle = _Hashing(raw)
+            for chunk in design_file_chunks(export_file):
+                handle.write(chunk)
+        sums[export_file.path] = handle.sha256.hexdigest()
     (out / "checksums.txt").write_text(_checksums_text(sums), encoding="utf-8")
     return [out / name for name in sums] + [out / "checksums.txt"]
 
@@ -197,8 +243,10 @@ class _Sink(io.RawIOBase):
 
 
 def zip_stream(release, formats: tuple[str, ...] = FORMATS) -> Iterator[bytes]:
-    """The export as a zip, produced while it is sent: the card first, then each split file, then checksums."""
+    """The export as a zip, produced while it is sent: the card first, then each split file, the design's own
+    files, then checksums."""
     root = f"{release.project.slug}-{release.tag}"
+    files = design_files(release)  # checked before the first byte is sent
     sink = _Sink()
     sums: dict[str, str] = {}
     with zipfile.ZipFile(sink, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
@@ -219,6 +267,15 @@ def zip_stream(release, formats: tuple[str, ...] = FORMATS) -> Iterator[bytes]:
                     writer.close()
                 sums[name] = handle.sha256.hexdigest()
                 yield sink.take()
+        for export_file in files:
+            with archive.open(f"{root}/{export_file.path}", "w", force_zip64=True) as entry:
+                handle = _Hashing(entry)
+                for chunk in design_file_chunks(export_file):
+                    handle.write(chunk)
+                    if sink.chunks:
+                        yield sink.take()
+            sums[export_file.path] = handle.sha256.hexdigest()
+            yield sink.take()
         archive.writestr(f"{root}/checksums.txt", _checksums_text(sums))
     yield sink.take()
 

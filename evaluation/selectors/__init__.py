@@ -2,6 +2,7 @@
 
 from .agreement import (
     AGREEMENT_BOOTSTRAP,
+    METADATA_PREFIX,
     AgreementRow,
     AgreementSection,
     Criterion,
@@ -10,9 +11,11 @@ from .agreement import (
     project_agreement,
 )
 from .releases import release_for_user, release_split_texts, releases_for_project
+from .runs import RunProgress, run_for_project, run_progress, runs_for_project
 
 __all__ = [
     "AGREEMENT_BOOTSTRAP",
+    "METADATA_PREFIX",
     "AgreementRow",
     "AgreementSection",
     "Criterion",
@@ -22,4 +25,8 @@ __all__ = [
     "release_for_user",
     "release_split_texts",
     "releases_for_project",
+    "RunProgress",
+    "run_for_project",
+    "run_progress",
+    "runs_for_project",
 ]

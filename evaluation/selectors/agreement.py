@@ -11,6 +11,7 @@ from django.db.models import Count, Max, QuerySet
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
+from annotation.designs import design_for
 from annotation.models import Item, Judgment, Project
 
 from ..agreement import AgreementSummary, Bootstrap, RatingTable, agreement_summary
@@ -86,11 +87,15 @@ def agreement_breakdowns(project: Project) -> list[tuple[str, str]]:
         ("topic", _("Topic")),
         ("answer_by", _("Answer written by")),
     ]
+    # The design's own breakdowns come first (METER: stage; CausalityCheck: cell), whether or not judged yet.
+    design_fields = design_for(project).agreement_fields()
+    options += [(METADATA_PREFIX + key, _("Design: %(key)s") % {"key": key}) for key in design_fields]
     judged = Item.objects.filter(project=project, judgments__isnull=False).exclude(metadata={}).distinct()
     keys: set[str] = set()
     for metadata in judged.values_list("metadata", flat=True)[:_METADATA_SCAN]:
         if isinstance(metadata, dict):
             keys.update(str(key) for key in metadata)
+    keys -= set(design_fields)
     options += [(METADATA_PREFIX + key, _("Metadata: %(key)s") % {"key": key}) for key in sorted(keys)]
     return options
 
@@ -138,7 +143,7 @@ def _compute(project, judgments, by, rating_level, bootstrap) -> list[AgreementS
         return sections
     groups: dict[str, list] = defaultdict(list)
     for row in rows:
-        groups[_breakdown_value(row[-1], by)].append(row)
+        groups[_breakdown_value(row[-1], by, row[1])].append(row)
     ordered = sorted(groups.items(), key=lambda pair: (-len(pair[1]), pair[0]))[:MAX_SECTIONS]
     for value, group_rows in sorted(ordered, key=lambda pair: _natural(pair[0])):
         sections.append(_section(value, value, group_rows, criteria, bootstrap))
@@ -182,9 +187,14 @@ def _value(row: tuple, criterion: Criterion):
     return int(number) if number.is_integer() else number
 
 
-def _breakdown_value(raw, by: str) -> str:
+def _breakdown_value(raw, by: str, round: int) -> str:
+    """The value a judgment is grouped by. For item metadata, what the item recorded for the judgment's round
+    (``metadata["rounds"]["2"]["stage"]``: METER's stages are rounds of the same item) wins over its current value."""
     if by.startswith(METADATA_PREFIX):
-        raw = raw.get(by[len(METADATA_PREFIX):]) if isinstance(raw, dict) else None
+        key = by[len(METADATA_PREFIX):]
+        metadata = raw if isinstance(raw, dict) else {}
+        by_round = metadata.get("rounds", {}).get(str(round), {}) if isinstance(metadata.get("rounds"), dict) else {}
+        raw = by_round[key] if isinstance(by_round, dict) and key in by_round else metadata.get(key)
     return "—" if raw in (None, "") else str(raw)
 
 

@@ -8,6 +8,7 @@ from .jobs import (
     job_claim,
     job_create,
     job_request_revision,
+    job_retry_failed,
     jobs_resume_stale,
     new_owner_token,
     revision_endpoint_for,
@@ -17,7 +18,7 @@ from .templates import TemplateProblem, prompt_template_add_version, prompt_temp
 
 __all__ = [
     "JobInvalid", "TemplateProblem", "api_key_is_set", "endpoint_config", "endpoint_from_environment",
-    "endpoint_usable", "job_cancel", "job_claim", "job_create", "job_request_revision", "job_run",
+    "endpoint_usable", "job_cancel", "job_claim", "job_create", "job_request_revision", "job_retry_failed", "job_run",
     "jobs_resume_stale", "limiter_for", "new_owner_token", "prompt_template_add_version",
     "prompt_templates_load", "revision_endpoint_for", "template_latest",
 ]

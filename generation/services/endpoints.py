@@ -7,6 +7,7 @@ client is built, and goes nowhere else: not to the database, not to a page, not 
 import os
 import threading
 from decimal import Decimal
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -51,13 +52,44 @@ def api_key_is_set(endpoint: ModelEndpoint) -> bool:
     return bool(endpoint.api_key_env and os.environ.get(endpoint.api_key_env))
 
 
-def endpoint_config(endpoint: ModelEndpoint) -> EndpointConfig:
+def url_origin(url: str) -> str:
+    """``https://API.example.com/v1`` → ``https://api.example.com:443``: where a request goes."""
+    parts = urlsplit(url)
+    scheme = (parts.scheme or "").lower()
+    try:
+        port = parts.port or {"http": 80, "https": 443}.get(scheme, 0)
+    except ValueError:
+        port = 0
+    return f"{scheme}://{(parts.hostname or '').lower()}:{port}"
+
+
+def key_destinations(api_key_env: str) -> set[str]:
+    """The origins that site-wide endpoints (set up by an admin or the environment) send this key to."""
+    urls = ModelEndpoint.objects.filter(project=None, api_key_env=api_key_env).values_list("base_url", flat=True)
+    return {url_origin(url) for url in urls}
+
+
+def key_may_be_sent(*, project_id: int | None, base_url: str, api_key_env: str) -> bool:
+    """Whether an endpoint may send the server's key in ``api_key_env`` to ``base_url``.
+
+    The keys live in the server's environment, so only an admin decides where they go: a site-wide
+    endpoint may use any key variable, a project's endpoint only one that a site-wide endpoint already
+    sends to the same origin. Otherwise a project owner could point an endpoint at their own server and
+    read the site's key from the request.
+    """
+    if not api_key_env or project_id is None:
+        return True
+    return url_origin(base_url) in key_destinations(api_key_env)
+
+
+def endpoint_config(endpoint: ModelEndpoint, params: dict | None = None) -> EndpointConfig:
+    """The client settings of an endpoint; ``params`` (a job's decoding parameters) override its defaults."""
     return EndpointConfig(
         base_url=endpoint.base_url,
         model=endpoint.model,
-        api_key=os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None,
+        api_key=os.environ.get(endpoint.api_key_env) if _key_allowed(endpoint) else None,
         api_key_env=endpoint.api_key_env,
-        params=dict(endpoint.default_params or {}),
+        params={**(endpoint.default_params or {}), **(params or {})},
         structured_output=endpoint.supports_json_schema,
         timeout=endpoint.timeout_seconds,
         max_retries=endpoint.max_retries,
@@ -67,6 +99,12 @@ def endpoint_config(endpoint: ModelEndpoint) -> EndpointConfig:
         price_input_per_mtok=Decimal(endpoint.price_input_per_mtok),
         price_output_per_mtok=Decimal(endpoint.price_output_per_mtok),
         max_connections=max(1, endpoint.max_concurrency),
+    )
+
+
+def _key_allowed(endpoint: ModelEndpoint) -> bool:
+    return bool(endpoint.api_key_env) and key_may_be_sent(
+        project_id=endpoint.project_id, base_url=endpoint.base_url, api_key_env=endpoint.api_key_env
     )
 
 

@@ -12,12 +12,15 @@ from django.db.models import F
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from annotation.designs.meter import pipeline as meter
+from annotation.designs.meter import stems as meter_stems
 from annotation.models import CurationDecision, Item, Judgment, Project, Topic
 
-from ..models import GenerationJob, ModelEndpoint, ProjectGenerationSettings, PromptTemplate
+from ..models import GenerationJob, LLMCall, ModelEndpoint, ProjectGenerationSettings, PromptTemplate
 from .endpoints import endpoint_from_environment
 from .templates import template_latest
-from .work import ANSWERABLE, FINAL, JOB_KINDS, chunks, items_needing_distractors
+from .work import ANSWERABLE, FINAL, JOB_KINDS, chunks, items_needing_distractors, work_for
+from .work_causalbench import CAUSALBENCH_WORK, causalbench_params
 
 logger = logging.getLogger(__name__)
 Kind = PromptTemplate.Kind
@@ -56,6 +59,10 @@ def job_create(
     answer_variant: str = "class-agnostic",
     answer_template: PromptTemplate | None = None,
     feedback: dict[int, str] | None = None,
+    group_ids: list[int] | None = None,
+    voters: list[ModelEndpoint] | None = None,
+    domain: str = "",
+    double_prompt: bool = True,
     enqueue: bool = True,
 ) -> GenerationJob:
     """Check the request, store the job and (after commit) hand it to a worker.
@@ -63,7 +70,13 @@ def job_create(
     Kinds: ``questions`` (``count`` new questions of ``causal_class``, in ``topic`` if given,
     answered by ``answer_endpoint`` in the same job if given), ``answer`` (``item_ids``, with
     the ``answer_variant`` template), ``distractors`` (``item_ids``, default all approved
-    multiple-choice items without distractors), ``revision`` (``item_ids`` with ``feedback``).
+    multiple-choice items without distractors), ``revision`` (``item_ids`` with ``feedback``); for METER
+    projects ``decontamination`` (``group_ids`` of entries, default all waiting pairs, asked of ``endpoint`` and
+    every model in ``voters``) and ``meter_question`` (``group_ids``, default all verified entries); for
+    CausalBench projects ``causalbench_expand`` and ``causalbench_check`` (``item_ids``) and
+    ``causalbench_scenario`` (``count`` scenarios of ``domain``); for CausalityCheck
+    projects ``checklist`` (the texts the seeds ``group_ids`` lack, default every seed without items;
+    ``double_prompt`` asks for correct and corrupted versions in one request).
     Raises ``JobInvalid`` naming each problem.
     """
     errors: dict[str, str] = {}
@@ -97,6 +110,17 @@ def job_create(
         ids = _checked_items(project, errors, item_ids, excluded=FINAL, required=True)
         feedback = feedback if feedback is not None else revision_feedback_for(ids)
         params = {"item_ids": ids, "feedback": {str(key): text for key, text in feedback.items()}}
+    elif kind in (Kind.DECONTAMINATION, Kind.METER_QUESTION):
+        params = _entry_params(project, errors, kind=kind, group_ids=group_ids, endpoint=endpoint, voters=voters)
+    # --- CausalBench ---
+    elif kind in CAUSALBENCH_WORK:
+        params = causalbench_params(project, errors, kind=kind, endpoint=endpoint, item_ids=item_ids, count=count,
+                                    domain=domain)
+    # --- end CausalBench ---
+    # --- CausalityCheck (issue 8, part C) ---
+    elif kind == Kind.CHECKLIST:
+        params = _checklist_params(project, errors, group_ids=group_ids, double_prompt=double_prompt)
+    # --- end CausalityCheck ---
     if len(params.get("item_ids", [])) > MAX_ITEMS:
         errors["item_ids"] = f"at most {MAX_ITEMS:,} items per job"
     if errors:
@@ -106,7 +130,7 @@ def job_create(
             project=project, kind=kind, endpoint=endpoint, template=template, params=params, created_by=user,
             answer_endpoint=answer_endpoint if kind == Kind.QUESTIONS else None,
             answer_template=answer_template if kind == Kind.QUESTIONS else None,
-            total=len(params.get("item_ids", [])), heartbeat_at=timezone.now(),
+            total=_planned_calls(kind, params), heartbeat_at=timezone.now(),
         )
         if enqueue:
             # robust: with the broker down the job stays queued (the stale-job watch sends it again
@@ -136,6 +160,80 @@ def _questions_params(project, errors, *, count, causal_class, topic, batch_size
     params = {"count": count, "causal_class": causal_class, "topic_id": topic.pk if topic else None,
               "batch_size": min(batch_size, count) if isinstance(count, int) and count > 0 else batch_size}
     return params, answer_template if answer_endpoint is not None else None
+
+
+# The entry stages each METER kind works on.
+ENTRY_STAGES = {Kind.DECONTAMINATION: ("pair", "decontamination"), Kind.METER_QUESTION: ("generation",)}
+
+
+def _entry_params(project, errors, *, kind, group_ids, endpoint, voters) -> dict:
+    if project.design != Project.Design.METER:
+        errors["kind"] = f"{kind} jobs are for METER projects; this one is {project.get_design_display()}"
+        return {}
+    eligible = meter.entries(project, *ENTRY_STAGES[kind])
+    if group_ids is None:
+        ids = list(eligible.order_by("pk").values_list("pk", flat=True)[: MAX_ITEMS + 1])
+    else:
+        try:
+            ids = list(dict.fromkeys(int(pk) for pk in group_ids))
+        except (TypeError, ValueError):
+            errors["group_ids"] = "entry ids must be whole numbers"
+            return {}
+        found = set(eligible.filter(pk__in=ids).values_list("pk", flat=True))
+        if missing := [pk for pk in ids if pk not in found]:
+            stages = " or ".join(ENTRY_STAGES[kind])
+            errors["group_ids"] = f"not entries of this project at stage {stages}: {_id_list(missing)}"
+    if not ids and "group_ids" not in errors:
+        errors["group_ids"] = f"no entry waits for {kind}"
+    if len(ids) > MAX_ITEMS:
+        errors["group_ids"] = f"at most {MAX_ITEMS:,} entries per job"
+    params = {"group_ids": ids}
+    if kind == Kind.DECONTAMINATION:
+        models = list(dict.fromkeys([endpoint, *(voters or [])]))
+        if any(not endpoint_usable(voter, project) for voter in models):
+            errors["voters"] = "choose active model endpoints of this project or of the site"
+        params["endpoint_ids"] = [voter.pk for voter in models if voter is not None]
+    return params
+
+
+def _planned_calls(kind: str, params: dict) -> int:
+    if kind == Kind.DECONTAMINATION:
+        return len(params["group_ids"]) * len(params["endpoint_ids"])
+    if kind == Kind.METER_QUESTION:
+        return len(params["group_ids"]) * len(meter_stems.LEVELS)
+    return len(params.get("item_ids", []))
+
+
+# --- CausalityCheck (issue 8, part C) ---
+def _checklist_params(project, errors, *, group_ids, double_prompt) -> dict:
+    from .work import CHECKLIST_TEMPLATES, checklist
+
+    seeds = checklist.seeds_of(project)
+    waiting = list(seeds.filter(items__isnull=True).distinct().values_list("pk", flat=True))
+    if group_ids is None:
+        group_ids = waiting
+        if not group_ids:
+            errors["group_ids"] = "no seed of this project lacks its checklist"
+    else:
+        try:
+            group_ids = list(dict.fromkeys(int(pk) for pk in group_ids))
+        except (TypeError, ValueError):
+            errors["group_ids"] = "seed ids must be whole numbers"
+            group_ids = []
+        wrong = [pk for pk in group_ids if pk not in set(waiting)]
+        if not group_ids:
+            errors["group_ids"] = "choose at least one seed"
+        elif wrong:
+            errors["group_ids"] = f"not a seed of this project without its checklist: {_id_list(wrong)}"
+    templates = {name: template_latest(kind=Kind.CHECKLIST, language=project.language, name=name)
+                 for name in CHECKLIST_TEMPLATES}
+    absent = [name for name, template in templates.items() if template is None]
+    if absent:
+        errors["template"] = (f"no checklist prompt template {', '.join(absent)}; "
+                              "run `python manage.py load_prompt_templates`")
+    return {"group_ids": group_ids, "double_prompt": bool(double_prompt),
+            "templates": {name: template.pk for name, template in templates.items() if template is not None}}
+# --- end CausalityCheck ---
 
 
 def _checked_items(project, errors, item_ids, *, allowed=None, excluded=None, queryset=None, required=False):
@@ -199,6 +297,34 @@ def job_cancel(*, job: GenerationJob) -> GenerationJob:
     GenerationJob.objects.filter(pk=job.pk, status=Status.RUNNING).update(cancel_requested=True)
     job.refresh_from_db()
     return job
+
+
+def job_retry_failed(*, job: GenerationJob) -> int:
+    """Queue a finished job again, to make its failed calls anew and the calls it never made (after a
+    key, a model name or a limit was fixed, or after a cancel). Returns how many calls that is; 0 if
+    the job is still running or has nothing left to make.
+
+    Each call keeps the attempts, tokens and cost of its earlier runs; the runner adds the new ones.
+    """
+    with transaction.atomic():
+        job = GenerationJob.objects.select_for_update().get(pk=job.pk)
+        if not job.is_finished:
+            return 0
+        failed = list(LLMCall.objects.filter(job=job, status=LLMCall.Status.FAILED).order_by("pk"))
+        unmade = LLMCall.objects.filter(job=job, status=LLMCall.Status.PENDING).count()
+        if not failed and not unmade:
+            return 0
+        LLMCall.objects.filter(pk__in=[call.pk for call in failed]).update(status=LLMCall.Status.PENDING)
+        work = work_for(job)
+        for call in failed:
+            work.on_retry(call)
+        GenerationJob.objects.filter(pk=job.pk).update(
+            status=Status.QUEUED, error="", cancel_requested=False, owner="", finished_at=None,
+            heartbeat_at=timezone.now(), failed=F("failed") - len(failed),
+        )
+        transaction.on_commit(lambda: job_enqueue(job.pk))
+    logger.info("generation job %s queued again: %s failed and %s unmade calls", job.pk, len(failed), unmade)
+    return len(failed) + unmade
 
 
 def jobs_resume_stale() -> list[int]:

@@ -24,7 +24,7 @@ from django.utils import timezone
 from annotation.bulk import fast_insert, fast_update
 
 from ..llm import CallResult, LLMClient, PromptRequest, render
-from ..models import GenerationJob, LLMCall
+from ..models import GenerationJob, LLMCall, PromptTemplate
 from .endpoints import endpoint_config, limiter_for
 from .work import Applied, work_for
 
@@ -196,6 +196,9 @@ class JobRunner:
     def _load(self, call_ids: list[int]) -> list[LLMCall]:
         """The calls with their items; endpoints and templates come from this run's own copies."""
         calls = list(LLMCall.objects.filter(pk__in=call_ids).select_related("item").order_by("pk"))
+        unknown = {call.template_id for call in calls} - set(self.templates)
+        if unknown:  # kinds whose calls use several templates (a CausalityCheck checklist, benchmark answers)
+            self.templates.update((t.pk, t) for t in PromptTemplate.objects.filter(pk__in=unknown))
         for call in calls:
             call.endpoint = self.endpoints[call.endpoint_id]
             call.template = self.templates[call.template_id]
@@ -203,6 +206,7 @@ class JobRunner:
 
     def _open_lanes(self) -> None:
         endpoints = [self.job.endpoint] + ([self.job.answer_endpoint] if self.job.answer_endpoint else [])
+        endpoints += self.work.extra_endpoints()
         self.endpoints = {endpoint.pk: endpoint for endpoint in endpoints}
         templates = [self.job.template] + ([self.job.answer_template] if self.job.answer_template else [])
         self.templates = {template.pk: template for template in templates}
@@ -211,7 +215,8 @@ class JobRunner:
                 continue
             limiter = limiter_for(endpoint)
             self.limiters.append(limiter)
-            client = LLMClient(endpoint_config(endpoint), limiter=limiter, cancel=self.cancel)
+            config = endpoint_config(endpoint, params=self.job.params.get("decoding"))
+            client = LLMClient(config, limiter=limiter, cancel=self.cancel)
             concurrency = max(1, min(endpoint.max_concurrency, settings.GENERATION_MAX_THREADS))
             self.lanes[endpoint.pk] = _Lane(client, concurrency, name=f"job-{self.job.pk}-{endpoint.pk}")
 
@@ -347,11 +352,14 @@ class JobRunner:
         config = lane.client.config if lane is not None else None
         if result.request:
             call.request = {**result.request, **{k: v for k, v in call.request.items() if k == "planned"}}
-        call.attempts = [attempt.as_dict() for attempt in result.attempts]
-        call.n_attempts = len(result.attempts)
+        # Cumulative: a call made again (after a cancel, or a retry of failed calls) keeps what its
+        # earlier runs tried and spent.
+        call.attempts = list(call.attempts or []) + [attempt.as_dict() for attempt in result.attempts]
+        call.n_attempts = len(call.attempts)
         call.raw_response = result.raw
-        call.tokens_in, call.tokens_out = result.tokens_in, result.tokens_out
-        call.cost = config.cost(result.tokens_in, result.tokens_out) if config else 0
+        call.tokens_in += result.tokens_in
+        call.tokens_out += result.tokens_out
+        call.cost = (call.cost or 0) + (config.cost(result.tokens_in, result.tokens_out) if config else 0)
         call.latency_ms = result.latency_ms
         call.finished_at = timezone.now()
         call.parsed = result.parsed if result.ok else None

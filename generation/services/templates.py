@@ -24,15 +24,27 @@ VARIABLES = {
     Kind.QUESTIONS: {"count", "causal_class", "class_definition", "class_definitions", "topic", "topic_words",
                      "examples", "language"},
     Kind.ANSWER: {"question", "context", "causal_class", "class_description", "language"},
-    Kind.BENCHMARK_ANSWER: {"question", "context", "causal_class", "class_description", "language"},
+    Kind.BENCHMARK_ANSWER: {"question", "context", "causal_class", "class_description", "language", "options",
+                            "letters", "examples"},
     Kind.DISTRACTORS: {"question", "context", "question_type", "correct_option", "causal_class", "language"},
     Kind.REVISION: {"question", "context", "causal_class", "answer", "feedback", "language"},
+    Kind.DECONTAMINATION: {"cause", "effect", "language"},
+    Kind.METER_QUESTION: {"context", "cause", "effect", "level", "level_definition", "stem", "language"},
     Kind.JUDGE_SCORE: {"question", "context", "answer", "reference", "criteria", "causal_class", "language"},
     Kind.JUDGE_RANKING: {"question", "context", "answers", "labels", "causal_class", "language"},
+    # --- CausalBench ---
+    Kind.CAUSALBENCH_EXPAND: {"scenario", "question", "answer", "domain", "perspectives", "language"},
+    Kind.CAUSALBENCH_SCENARIO: {"domain", "examples", "perspectives", "language"},
+    Kind.CAUSALBENCH_CHECK: {"scenario", "question", "domain", "language"},
+    # --- end CausalBench ---
+    # --- CausalityCheck (issue 8, part C): one kind, a template name per text of the checklist ---
+    Kind.CHECKLIST: {"context", "question", "options", "answer", "source_context", "chain", "verdict",
+                     "verdict_definition", "verdict_definitions", "language"},
+    # --- end CausalityCheck ---
 }
 CONTENT_FIELDS = ("system", "user", "output_schema")
 # The variant a job of each kind uses unless told otherwise.
-DEFAULT_NAMES = {Kind.ANSWER: "class-agnostic"}
+DEFAULT_NAMES = {Kind.ANSWER: "class-agnostic", Kind.CHECKLIST: "chains-double"}
 
 
 class TemplateProblem(ValueError):

@@ -15,7 +15,7 @@ from annotation.queue import (
     waiting_counts,
 )
 from tests.annotation.helpers import judge
-from tests.factories import ItemFactory, UserFactory
+from tests.factories import ItemFactory, ProjectFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -163,6 +163,22 @@ def test_an_abandoned_assignment_returns_to_the_pool_after_the_timeout(project, 
     assert abandoned.status == Assignment.Status.EXPIRED
     # The one who abandoned it does not get it back in this round.
     assert assignment_next(project=project, annotator=annotators[0]) is None
+
+
+def test_asking_for_an_item_in_any_project_releases_expired_assignments_of_every_project(project, annotators):
+    other = ProjectFactory(slug="other-project", overlap=1)
+    Membership.objects.create(user=annotators[0], project=other, role=Membership.Role.ANNOTATOR)
+    elsewhere = ItemFactory(project=other)
+    abandoned = assignment_next(project=other, annotator=annotators[0])
+    Assignment.objects.filter(pk=abandoned.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+    ItemFactory(project=project)
+
+    assignment_next(project=project, annotator=annotators[1])
+
+    abandoned.refresh_from_db()
+    elsewhere.refresh_from_db()
+    assert abandoned.status == Assignment.Status.EXPIRED
+    assert elsewhere.round_assigned == 0
 
 
 def test_an_assignment_expires_the_project_timeout_after_it_is_handed_out(project, annotator):

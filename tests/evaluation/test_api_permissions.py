@@ -18,15 +18,17 @@ ENDPOINTS = {
     "split": ("GET", "/api/v1/projects/causal-qa/releases/v1/train/"),
     "split as jsonl": ("GET", "/api/v1/projects/causal-qa/releases/v1/test/?format=jsonl"),
     "agreement": ("GET", "/api/v1/projects/causal-qa/agreement/"),
+    "runs": ("GET", "/api/v1/projects/causal-qa/runs/"),
+    "start a run": ("POST", "/api/v1/projects/causal-qa/runs/"),
 }
 # A POST that passes the permission check is sent with an unknown field, so it stops at validation (400)
 # without queuing a build; tests/evaluation/test_release_worker.py cuts releases through the API for real.
 EXPECTED = {
     "anonymous": {name: 401 for name in ENDPOINTS},
     "outsider": {**{name: 404 for name in ENDPOINTS}, "project list": 200},
-    "annotator": {**{name: 200 for name in ENDPOINTS}, "cut a release": 403, "agreement": 403},
-    "curator": {**{name: 200 for name in ENDPOINTS}, "cut a release": 400},
-    "owner": {**{name: 200 for name in ENDPOINTS}, "cut a release": 400},
+    "annotator": {**{name: 200 for name in ENDPOINTS}, "cut a release": 403, "agreement": 403, "start a run": 403},
+    "curator": {**{name: 200 for name in ENDPOINTS}, "cut a release": 400, "start a run": 400},
+    "owner": {**{name: 200 for name in ENDPOINTS}, "cut a release": 400, "start a run": 400},
 }
 
 

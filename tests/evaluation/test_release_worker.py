@@ -52,6 +52,43 @@ def test_a_release_cut_through_the_api_is_built_by_the_worker(celery_worker_proc
     assert body["splits"] == {"train": 6, "dev": 3, "test": 3} and body["seed"] == 9
 
 
+def test_a_build_whose_worker_died_is_started_again_from_nothing(transactional_db, project, tmp_path):
+    """As a SIGKILLed worker leaves it: building, half the items frozen, no progress for long."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from evaluation.models import ReleaseItem
+    from evaluation.services import release_create, release_cut
+    from tests.workers import CeleryWorker
+
+    items = approved_items(project, {"associational": 10, "counterfactual": 10})
+    whole = release_cut(project=project, seed=3)  # the same cut, built in one go, for comparison
+    release = release_create(project=project, seed=3)
+    Release.objects.filter(pk=release.pk).update(
+        status=Release.Status.BUILDING, stage="freezing", items_total=20, items_done=7,
+        heartbeat_at=timezone.now() - timedelta(hours=1),
+    )
+    ReleaseItem.objects.bulk_create(
+        ReleaseItem(release=release, item=item, split="train", position=n, data={"half": True})
+        for n, item in enumerate(items[:7])
+    )
+
+    worker = CeleryWorker(log_path=tmp_path / "worker.log", extra_env={"RELEASE_STALE_SECONDS": "2"})
+    worker.start()
+    try:
+        def ready():
+            release.refresh_from_db()
+            return release if release.status == Release.Status.READY else None
+
+        worker.wait_for(ready, timeout=60)
+    finally:
+        worker.stop()
+    assert release.resumed == 1 and release.items.count() == 20
+    assert not release.items.filter(data__half=True).exists()
+    assert release.checksum == whole.checksum  # same items, seed and ratios: the same release
+
+
 def test_nothing_to_release_is_said_on_the_page(project, client_for, curator, db):
     response = client_for(curator).post(
         reverse("evaluation:release_list", args=[project.slug]),

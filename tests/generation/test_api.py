@@ -46,6 +46,9 @@ def test_a_curator_starts_a_questions_job_and_follows_it(api, project, curator, 
 
     cancelled = client.post(f"/projects/{project.slug}/jobs/{job['id']}/cancel/")
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
+    # Cancelled before a worker planned any call: nothing to make again.
+    retried = client.post(f"/projects/{project.slug}/jobs/{job['id']}/retry/")
+    assert retried.status_code == 200 and (retried.json()["retried"], retried.json()["status"]) == (0, "cancelled")
 
 
 def test_answers_for_chosen_items(api, project, curator, endpoint):

@@ -6,11 +6,12 @@ from decimal import Decimal
 
 import pytest
 from django.db import IntegrityError, connection, transaction
+from django.urls import reverse
 
 from annotation.models import CurationDecision, Item, Judgment, Option, Project, Revision, Topic
 from annotation.signals import revision_requested
 from generation.models import GenerationJob, LLMCall, ProjectGenerationSettings
-from generation.services import JobInvalid, job_cancel, job_claim, job_create, jobs_resume_stale
+from generation.services import JobInvalid, job_cancel, job_claim, job_create, job_retry_failed, jobs_resume_stale
 from generation.services.runner import JobRunner
 from tests.factories import ItemFactory, OptionFactory
 from tests.fake_llm import Reply
@@ -242,6 +243,35 @@ def test_a_401_fails_the_job_at_once_with_a_clear_message(project, endpoint, fak
     assert job.status == Status.FAILED and "401 Unauthorized" in job.error and "$CAUSALQA_TEST_API_KEY" in job.error
     assert len(fake_llm.requests) == 1 and job.failed == 1
     assert LLMCall.objects.filter(job=job, status=LLMCall.Status.PENDING).count() == 29
+
+
+def test_a_failed_job_is_made_again_once_its_key_is_fixed_keeping_what_was_spent(
+    project, endpoint, fake_llm, client_for, curator
+):
+    items = waiting_items(project, 6)
+    endpoint.max_concurrency = 1
+    endpoint.save()
+    fake_llm.script(Reply.unauthorized())
+    job = job_create(project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], enqueue=False)
+    run_now(job)
+    assert (job.status, job.failed, job.done) == (Status.FAILED, 1, 0)
+    refused = LLMCall.objects.get(job=job, status=LLMCall.Status.FAILED)
+
+    page = client_for(curator).get(reverse("generation:job_detail", args=[project.slug, job.pk])).content.decode()
+    assert 'id="job-retry"' in page
+    assert job_retry_failed(job=job) == 6  # the refused call and the five never made
+    job.refresh_from_db()
+    assert (job.status, job.failed, job.error) == (Status.QUEUED, 0, "")
+    assert job_retry_failed(job=job) == 0  # queued already: nothing more to do
+
+    run_now(job)
+    assert (job.status, job.done, job.failed) == (Status.SUCCEEDED, 6, 0)
+    refused.refresh_from_db()
+    assert refused.status == LLMCall.Status.SUCCEEDED and refused.n_attempts == 2
+    assert refused.attempts[0]["status"] == 401  # the first run's attempt is kept
+    assert Item.objects.filter(pk__in=[i.pk for i in items], answer_by="model").count() == 6
+    assert len(fake_llm.requests) == 7
+    assert job_retry_failed(job=job) == 0
 
 
 def test_a_wrong_model_name_fails_the_job_without_retrying(project, endpoint, fake_llm):

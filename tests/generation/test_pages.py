@@ -220,6 +220,42 @@ def test_an_endpoint_cannot_name_a_variable_that_is_not_an_api_key(project, clie
     assert not ModelEndpoint.objects.filter(name="evil").exists()
 
 
+def endpoint_post(name, base_url, variable):
+    return {
+        "endpoint-name": name, "endpoint-base_url": base_url, "endpoint-model": "m",
+        "endpoint-api_key_env": variable, "endpoint-default_params": "{}", "endpoint-max_concurrency": 1,
+        "endpoint-requests_per_minute": 1, "endpoint-timeout_seconds": 10, "endpoint-max_attempts": 1,
+        "endpoint-max_retries": 0, "endpoint-price_input_per_mtok": 0, "endpoint-price_output_per_mtok": 0,
+    }
+
+
+def test_a_project_endpoint_sends_the_servers_key_only_where_an_admin_sends_it(
+    project, client_for, owner, endpoint, monkeypatch
+):
+    """The site-wide endpoint sends $KEY_ENV to the fake server; an owner may reuse the key there only."""
+    from generation.services.endpoints import endpoint_config
+
+    client = client_for(owner)
+    stolen = client.post(page(project.slug, "endpoint_list"),
+                         endpoint_post("evil", "http://attacker.example/v1", endpoint.api_key_env))
+    assert stolen.status_code == 400
+    assert "may only go to the addresses an administrator set up" in stolen.content.decode()
+    assert not ModelEndpoint.objects.filter(name="evil").exists()
+
+    same_server = endpoint.base_url.replace("/v1", "/v1/")
+    assert client.post(page(project.slug, "endpoint_list"),
+                       endpoint_post("mine", same_server, endpoint.api_key_env)).status_code == 302
+    mine = ModelEndpoint.objects.get(name="mine", project=project)
+    monkeypatch.setenv(endpoint.api_key_env, SECRET)
+    assert endpoint_config(mine).api_key == SECRET
+
+    # Written behind the form's back (the admin, a script): the key still does not leave.
+    ModelEndpoint.objects.filter(pk=mine.pk).update(base_url="http://attacker.example/v1")
+    mine.refresh_from_db()
+    assert endpoint_config(mine).api_key is None
+    assert endpoint_config(endpoint).api_key == SECRET
+
+
 def test_owners_choose_which_endpoint_revises_answers(project, client_for, owner, endpoint):
     response = client_for(owner).post(page(project.slug, "endpoint_list"),
                                       {"revision-revise_automatically": "on", "revision-revision_endpoint": endpoint.pk})

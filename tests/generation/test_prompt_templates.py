@@ -22,7 +22,11 @@ from generation.services.templates import (
 from tests.fake_llm import example_for_schema
 
 pytestmark = pytest.mark.django_db
-KINDS = ["questions", "answer", "distractors", "revision", "judge_score", "judge_ranking"]
+KINDS = ["questions", "answer", "distractors", "revision", "judge_score", "judge_ranking", "decontamination",
+         "meter_question"]
+KINDS += ["causalbench_expand", "causalbench_scenario", "causalbench_check", "checklist"]
+KINDS += ["benchmark_answer"]
+SHIPPED = len(list(TEMPLATE_DIR.glob("*/*.yaml")))  # one version of each shipped file
 
 
 def test_the_migration_loaded_every_default_template_in_portuguese_and_english():
@@ -31,14 +35,14 @@ def test_the_migration_loaded_every_default_template_in_portuguese_and_english()
         for kind in KINDS:
             assert any(k == kind and lang == language for k, _name, lang in shipped), (kind, language)
         assert (("answer", "class-agnostic", language) in shipped) and (("answer", "class-informed", language) in shipped)
-    assert PromptTemplate.objects.count() == 14
+    assert PromptTemplate.objects.count() == SHIPPED  # one per file: kinds added later ship their own
     assert set(PromptTemplate.objects.values_list("version", flat=True)) == {1}
 
 
 def test_loading_again_changes_nothing(capsys):
     call_command("load_prompt_templates")
-    assert "0 new version(s), 14 unchanged" in capsys.readouterr().out
-    assert PromptTemplate.objects.count() == 14
+    assert f"0 new version(s), {SHIPPED} unchanged" in capsys.readouterr().out
+    assert PromptTemplate.objects.count() == SHIPPED  # one per file: kinds added later ship their own
 
 
 def test_a_changed_file_becomes_a_new_version_and_the_old_one_stays(tmp_path):
@@ -98,6 +102,14 @@ def _variables(kind: str) -> dict:
         "question_type": "counterfactual", "correct_option": "Provavelmente sim.", "answer": "Sim.",
         "feedback": "- Reviewer 1 (needs revision): falta justificar", "reference": "Sim, porque…",
         "criteria": "adherence, fluency", "answers": "Answer A: …\n\nAnswer B: …", "labels": "A, B",
+        "cause": "o pouso foi feito acima da velocidade", "effect": "a aeronave saiu da pista", "level": "L2",
+        "level_definition": "L2 — intervenção: …", "stem": "O que acontecerá se {INTERVENTION}?",
+        # CausalBench
+        "scenario": "def f(x):\n    return 2 * x", "domain": "code", "perspectives": "- cause_to_effect: …",
+        # CausalityCheck checklist templates
+        "options": "1. …\n2. …", "source_context": "Houve seca.", "chain": "seca → menos energia",
+        "verdict": "correct_and_reliable", "verdict_definition": "…", "verdict_definitions": "- correct_and_reliable: …",
+        "letters": "A, B",
     }
     return {name: values[name] for name in VARIABLES[kind]}
 

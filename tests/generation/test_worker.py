@@ -11,15 +11,10 @@ from generation.models import GenerationJob, LLMCall
 from generation.services import job_create
 from generation.tasks import run_generation_job
 from tests.factories import ItemFactory
-from tests.workers import CeleryWorker
+from tests.workers import QUICK_JOB_SETTINGS, CeleryWorker
 
 pytestmark = pytest.mark.services
-QUICK = {
-    "GENERATION_HEARTBEAT_SECONDS": "0.3",
-    "GENERATION_STALE_SECONDS": "2",
-    "GENERATION_LEASE_SECONDS": "3",
-    "GENERATION_BACKOFF_SECONDS": "0.05",
-}
+QUICK = QUICK_JOB_SETTINGS
 
 
 @pytest.fixture

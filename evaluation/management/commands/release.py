@@ -17,6 +17,8 @@ class Command(BaseCommand):
         parser.add_argument("--splits", default="0.8,0.1,0.1", help="train,dev,test ratios adding up to 1")
         parser.add_argument("--license", default="cc-by-4.0", help="Hugging Face license id for the card")
         parser.add_argument("--notes", default="")
+        parser.add_argument("--stratify-by", default="", help="item metadata field to subsample by (e.g. cell)")
+        parser.add_argument("--max-per-stratum", type=int, help="keep at most this many items per value of it")
 
     def handle(self, *args, **options):
         project = Project.objects.filter(slug=options["project"]).first()
@@ -34,6 +36,7 @@ class Command(BaseCommand):
             release = release_cut(
                 project=project, seed=options["seed"], split_ratios=options["splits"],
                 license=options["license"], notes=options["notes"], on_progress=progress,
+                subsample=_subsample(options),
             )
         except (ReleaseError, SplitRatioError) as exc:
             raise CommandError(str(exc)) from exc
@@ -44,3 +47,11 @@ class Command(BaseCommand):
         if options["verbosity"]:
             self.stderr.write(f"{project.slug} {release.tag}: {release.counts['n_items']} items ({splits}); "
                               f"sha256 {release.checksum}")
+
+
+def _subsample(options) -> dict | None:
+    if not options["stratify_by"] and options["max_per_stratum"] is None:
+        return None
+    if not options["stratify_by"] or options["max_per_stratum"] is None:
+        raise CommandError("to subsample, give both --stratify-by and --max-per-stratum")
+    return {"field": options["stratify_by"], "max_per_stratum": options["max_per_stratum"]}

@@ -1,15 +1,14 @@
 import json
 import re
 import threading
-import time
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Q
-from tqdm import tqdm
 
 from annotation.models import Project
 from generation import selectors
+from generation.management.progress import follow
 from generation.models import GenerationJob
 from generation.services import (
     JobInvalid,
@@ -21,7 +20,12 @@ from generation.services import (
     new_owner_token,
 )
 
-KINDS = {"questions": "questions", "answers": "answer", "distractors": "distractors", "revision": "revision"}
+KINDS = {"questions": "questions", "answers": "answer", "distractors": "distractors", "revision": "revision",
+         # CausalBench projects
+         "causalbench-expand": "causalbench_expand", "causalbench-scenarios": "causalbench_scenario",
+         "causalbench-check": "causalbench_check",
+         # CausalityCheck projects
+         "checklist": "checklist"}
 
 
 class Command(BaseCommand):
@@ -31,7 +35,11 @@ class Command(BaseCommand):
         "--answer-model NAME\n"
         "  generate answers --project SLUG --model NAME --items 12,13,14   (or --all-waiting)\n"
         "  generate distractors --project SLUG --model NAME\n"
-        "  generate revision --project SLUG --model NAME --items 12"
+        "  generate revision --project SLUG --model NAME --items 12\n"
+        "  generate causalbench-scenarios --project SLUG --model NAME --domain code --count 10\n"
+        "  generate causalbench-expand --project SLUG --model NAME --items 12,13   (imported questions)\n"
+        "  generate causalbench-check --project SLUG --model OTHER --items 12,13   (a second model's answers)\n"
+        "  generate checklist --project SLUG --model NAME [--seeds cc-01,cc-02] [--single-prompt]"
     )
 
     def add_arguments(self, parser):
@@ -46,7 +54,11 @@ class Command(BaseCommand):
         parser.add_argument("--variant", choices=["class-agnostic", "class-informed"], default="class-agnostic",
                             help="answers (and --answer-model): the answer prompt")
         parser.add_argument("--items", help="item ids, separated by commas")
+        parser.add_argument("--domain", default="", help="causalbench-scenarios: text, math or code")
         parser.add_argument("--all-waiting", action="store_true", help="answers: every item waiting for an answer")
+        parser.add_argument("--seeds", help="checklist: seed ids (external ids), separated by commas; default all")
+        parser.add_argument("--single-prompt", action="store_true",
+                            help="checklist: correct and corrupted versions in separate requests")
         parser.add_argument("--user", help="username recorded as the job's creator")
         parser.add_argument("--here", action="store_true", help="run the job in this process instead of a worker")
         parser.add_argument("--no-wait", action="store_true", help="print the job id and leave it to the workers")
@@ -73,12 +85,17 @@ class Command(BaseCommand):
                 answer_endpoint=self._endpoint(project, options["answer_model"], "--answer-model")
                 if options["answer_model"] else None,
             )
+        elif kind == "causalbench_scenario":
+            arguments.update(count=options["count"], domain=options["domain"])
         elif kind == "answer":
             if options["all_waiting"]:
                 item_ids = list(selectors.items_waiting_for_answer(project).values_list("pk", flat=True))
             arguments.update(item_ids=item_ids, answer_variant=options["variant"])
+        elif kind == "checklist":
+            arguments.update(group_ids=self._seeds(project, options["seeds"]),
+                             double_prompt=not options["single_prompt"])
         else:
-            arguments.update(item_ids=item_ids)
+            arguments.update(item_ids=item_ids, domain=options["domain"])
         try:
             job = job_create(**arguments)
         except JobInvalid as exc:
@@ -98,6 +115,16 @@ class Command(BaseCommand):
             )
         if job.status != GenerationJob.Status.SUCCEEDED:
             raise CommandError(f"job #{job.pk} {job.status}" + (f": {job.error}" if job.error else ""))
+
+    def _seeds(self, project, text):
+        if not text:
+            return None
+        wanted = [part.strip() for part in text.split(",") if part.strip()]
+        found = dict(project.groups.filter(kind="seed", external_id__in=wanted).values_list("external_id", "pk"))
+        unknown = [name for name in wanted if name not in found]
+        if unknown:
+            raise CommandError(f"no seed {', '.join(map(repr, unknown))} in {project.slug}")
+        return [found[name] for name in wanted]
 
     def _run_here(self, job):
         owner = new_owner_token()
@@ -120,32 +147,12 @@ class Command(BaseCommand):
         return thread
 
     def _follow(self, job, runner, quiet):
-        # tqdm writes carriage returns; the command's OutputWrapper would add a newline to each.
-        bar = tqdm(total=job.total or 1, unit="call", disable=quiet, file=self.stderr._out, dynamic_ncols=True)
-        warned = False
-        started = time.monotonic()
-        try:
-            while True:
-                job.refresh_from_db()
-                bar.total = max(job.total, 1)
-                bar.n = job.done + job.failed
-                bar.set_postfix_str(f"{job.status} · failed {job.failed} · retried {job.retried} · ${job.cost:.4f}")
-                bar.refresh()
-                if job.is_finished and (runner is None or not runner.is_alive()):
-                    return job
-                if job.status == GenerationJob.Status.QUEUED and not warned and time.monotonic() - started > 5:
-                    bar.write("waiting for a worker: start one with `celery -A causalqa_site worker`, or use --here")
-                    warned = True
-                time.sleep(0.5)
-        except KeyboardInterrupt:
-            bar.write("cancelling: no new calls; waiting for the calls under way")
-            job_cancel(job=job)
-            while not job.is_finished:
-                time.sleep(0.5)
-                job.refresh_from_db()
-            return job
-        finally:
-            bar.close()
+        def describe(job):
+            return job.total, job.done + job.failed, (
+                f"{job.status} · failed {job.failed} · retried {job.retried} · ${job.cost:.4f}")
+
+        return follow(job, runner=runner, stream=self.stderr._out, quiet=quiet, describe=describe,
+                      cancel=lambda job: job_cancel(job=job))
 
     def _endpoint(self, project, name, option):
         usable = selectors.endpoints_for_project(project)
@@ -154,14 +161,10 @@ class Command(BaseCommand):
                 return usable.get()
             names = ", ".join(usable.values_list("name", flat=True)) or "none; set LLM_BASE_URL and LLM_MODEL"
             raise CommandError(f"Choose an endpoint with {option} (usable: {names}).")
-        matches = list(usable.filter(Q(name=name) | Q(model=name)))
-        exact = [endpoint for endpoint in matches if endpoint.name == name]
-        if len(exact) == 1 or len(matches) == 1:
-            return (exact or matches)[0]
-        if not matches:
-            names = ", ".join(usable.values_list("name", flat=True)) or "none"
-            raise CommandError(f"{option}: no active endpoint {name!r} for this project (usable: {names}).")
-        raise CommandError(f"{option}: {name!r} matches several endpoints; use the endpoint's name.")
+        try:
+            return selectors.endpoint_named(project, name)
+        except LookupError as exc:
+            raise CommandError(f"{option}: {exc}.") from exc
 
     def _topic(self, project, value):
         if not value:

@@ -1,0 +1,141 @@
+"""The ``ProjectDesign`` interface and its registry (see ``annotation.designs``)."""
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.db.models import Count
+from django.db.models.fields.json import KeyTextTransform
+
+DESIGN_DATA = Path(__file__).resolve().parent.parent / "demo" / "designs"
+
+_REGISTRY: dict[str, "ProjectDesign"] = {}
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One step of a design's pipeline, as shown on the project page and the help page."""
+
+    key: str
+    label: str
+    description: str = ""
+
+
+@dataclass
+class ExportFile:
+    """A design-specific file of a release export: a path inside the archive and its rows (dicts)."""
+
+    path: str
+    rows: Iterator[dict]
+    fields: list[str] = field(default_factory=list)
+
+
+class ProjectDesign:
+    """Defaults and hooks of one benchmark design. Subclasses override what differs."""
+
+    key = ""
+    name = ""
+    paper = ""  # file in ../shared/papers/ it follows
+    summary = ""  # one line for the creation form
+    answer_format = "open"  # a Project.AnswerFormat value
+    example_file = ""  # file under annotation/demo/designs/, loaded with the demo
+    help_template = ""  # template of the design's section on the help page
+    item_partial = ""  # template included in the annotator's and curator's item pages (context: item, design)
+    project_partial = ""  # template included in the project page (context: project, design, design_context)
+
+    def stages(self) -> list[Stage]:
+        return []
+
+    def project_defaults(self) -> dict:
+        """Field values of a new project of this design (answer_format, label_set, criteria, overlap, design_settings)."""
+        return {"answer_format": self.answer_format}
+
+    def load_example(self, project, users: dict) -> dict:
+        """Load the design's example dataset into ``project``; returns counts of what was created."""
+        return {}
+
+    def item_warnings(self, item) -> list[str]:
+        """Invariant checks of one item, shown to the annotator as warnings (empty: all hold)."""
+        return []
+
+    def agreement_fields(self) -> list[str]:
+        """Item metadata fields the agreement page breaks down by (METER: stage; CausalityCheck: cell)."""
+        return []
+
+    def export_files(self, release) -> list[ExportFile]:
+        """Files with the design's own field names, written into the release archive beside the common format.
+
+        A path ending in ``.jsonl`` is written as JSON lines; one ending in ``.csv`` as CSV with ``fields``
+        as its header. The archive's ``checksums.txt`` covers these files too.
+        """
+        return []
+
+    def judgment_criteria(self, item) -> list[dict]:
+        """The rating criteria an annotator fills in for ``item`` (METER: none to verify a pair, five pass/fail
+        criteria to filter a question). Default: the project's criteria."""
+        return list(item.project.criteria)
+
+    def judgment_labels(self, item) -> list[str]:
+        """The class labels offered for ``item``; empty means the judgment asks for no label."""
+        return list(item.project.label_set)
+
+    def round_complete(self, item) -> None:
+        """Called in the transaction that records the last judgment of ``item``'s round (``project.overlap``
+        judgments): a design that decides by votes (METER's verification and filtering) acts here."""
+
+    def releasable(self, items):
+        """The approved items a release may hold (a queryset in, a queryset out): METER releases an entry only
+        when all three of its questions are approved."""
+        return items
+
+    def stage_counts(self, project) -> dict[str, int]:
+        """How many of the project's items are at each stage (``stages()`` keys), for the project page.
+
+        By default items record their stage in ``item.metadata["stage"]``; a design whose early stages
+        have no items yet (a METER entry is a cause–effect pair before it has questions) overrides this.
+        """
+        if not self.stages():
+            return {}
+        rows = (
+            project.items.annotate(stage=KeyTextTransform("stage", "metadata"))
+            .exclude(stage=None)
+            .values_list("stage")
+            .annotate(n=Count("id"))
+        )
+        return {stage: n for stage, n in rows}
+
+    def project_context(self, project) -> dict:
+        """What ``project_partial`` shows on the project page (reports: METER's letter balance, yes/no balance…)."""
+        return {}
+
+    def demo_project(self) -> dict:
+        """Name, slug and description of the design's demo project (``manage.py load_demo``)."""
+        return {
+            "name": f"{self.name} demo",
+            "slug": f"{self.key.replace('_', '-')}-demo",
+            "description": self.summary,
+        }
+
+
+def design_item_context(project, item) -> dict:
+    """What the annotator's and the curator's item pages add for the project's design: its partial and warnings."""
+    design = design_for(project)
+    item.project = project  # already loaded by the page: the hooks read it without a query
+    return {"design": design, "design_warnings": design.item_warnings(item)}
+
+
+def register(cls: type[ProjectDesign]) -> type[ProjectDesign]:
+    _REGISTRY[cls.key] = cls()
+    return cls
+
+
+def designs() -> list[ProjectDesign]:
+    return list(_REGISTRY.values())
+
+
+def design_for(project_or_key) -> ProjectDesign:
+    key = getattr(project_or_key, "design", project_or_key)
+    try:
+        return _REGISTRY[key]
+    except KeyError:
+        raise LookupError(f"unknown project design {key!r}; known: {', '.join(_REGISTRY)}") from None

@@ -1,0 +1,133 @@
+"""A curator's changes to topics: rename, merge, move a question, select for annotation, targets;
+and dropping a question as a near-duplicate of another. Every door (pages, API, commands) calls these.
+
+Topics themselves come from the topic-modelling run (generation.topics) or from the import file.
+"""
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from .models import Assignment, Item, Project, Revision, Topic
+from .services import _ensure_first_revision, item_snapshot
+
+
+def topic_sizes_refresh(*, project: Project) -> None:
+    """Recount each topic's size from its items (after a merge or a move)."""
+    counts = dict(Item.objects.filter(project=project, topic__isnull=False).values_list("topic_id")
+                  .annotate(n=Count("pk")).order_by())
+    for topic_id, size in Topic.objects.filter(project=project).values_list("pk", "size"):
+        if size != counts.get(topic_id, 0):
+            Topic.objects.filter(pk=topic_id).update(size=counts.get(topic_id, 0))
+
+
+def topic_rename(*, topic: Topic, label: str) -> Topic:
+    label = (label or "").strip()
+    if not label or len(label) > 200:
+        raise ValidationError({"label": _("Give the topic a name of 1 to 200 characters.")})
+    if Topic.objects.filter(project_id=topic.project_id, label=label).exclude(pk=topic.pk).exists():
+        raise ValidationError({"label": _("Another topic of this project is called “%(label)s”.") % {"label": label}})
+    topic.label = label
+    topic.save(update_fields=["label"])
+    return topic
+
+
+@transaction.atomic
+def topics_merge(*, into: Topic, other: Topic) -> Topic:
+    """Move every question of ``other`` into ``into`` and delete ``other``; words and seed words are pooled."""
+    if into.project_id != other.project_id:
+        raise ValidationError({"other": _("Both topics must belong to the same project.")})
+    if into.pk == other.pk:
+        raise ValidationError({"other": _("Choose two different topics to merge.")})
+    Item.objects.filter(topic=other).update(topic=into)
+    into.top_words = list(dict.fromkeys([*into.top_words, *other.top_words]))
+    into.seed_words = list(dict.fromkeys([*into.seed_words, *other.seed_words]))
+    into.selected = into.selected or other.selected
+    into.is_residual = into.is_residual and other.is_residual
+    into.save(update_fields=["top_words", "seed_words", "selected", "is_residual"])
+    other.delete()
+    topic_sizes_refresh(project=into.project)
+    into.refresh_from_db()
+    return into
+
+
+@transaction.atomic
+def item_move_to_topic(*, item: Item, topic: Topic | None) -> Item:
+    if topic is not None and topic.project_id != item.project_id:
+        raise ValidationError({"topic": _("The topic belongs to another project.")})
+    item.topic = topic
+    item.save(update_fields=["topic", "updated_at"])
+    topic_sizes_refresh(project=item.project)
+    return item
+
+
+def topics_select(*, project: Project, topic_ids: list[int]) -> int:
+    """Mark exactly these topics selected for annotation (the queue serves only them); returns how many."""
+    ids = set(Topic.objects.filter(project=project, pk__in=topic_ids).values_list("pk", flat=True))
+    if len(ids) != len(set(topic_ids)):
+        raise ValidationError({"topics": _("Some of the chosen topics are not in this project.")})
+    with transaction.atomic():
+        Topic.objects.filter(project=project).exclude(pk__in=ids).update(selected=False)
+        Topic.objects.filter(project=project, pk__in=ids).update(selected=True)
+    return len(ids)
+
+
+def class_targets_check(project: Project, targets: dict) -> dict[str, int]:
+    """Targets by class: whole numbers ≥ 0 for the project's classes; 0 or empty drops a class's target."""
+    checked = {}
+    for label, value in targets.items():
+        if label not in project.label_set:
+            raise ValidationError({"targets": _("“%(label)s” is not one of the project's classes.") % {"label": label}})
+        if value in (None, ""):
+            continue
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            number = -1
+        if number < 0 or number > 1_000_000 or str(value).strip() not in (str(number), f"{number}.0"):
+            raise ValidationError({"targets": _("The target of “%(label)s” must be a whole number from 0.")
+                                   % {"label": label}})
+        if number:
+            checked[label] = number
+    return checked
+
+
+def class_targets_set(*, project: Project, targets: dict, topic: Topic | None = None) -> dict[str, int]:
+    """Set the target count per class of the project, or of one of its topics."""
+    checked = class_targets_check(project, targets)
+    if topic is not None:
+        if topic.project_id != project.pk:
+            raise ValidationError({"topic": _("The topic belongs to another project.")})
+        topic.class_targets = checked
+        topic.save(update_fields=["class_targets"])
+    else:
+        project.class_targets = checked
+        project.save(update_fields=["class_targets"])
+    return checked
+
+
+@transaction.atomic
+def item_drop_as_duplicate(*, item: Item, of: Item, curator) -> Item:
+    """Reject ``item`` as a near-duplicate of ``of`` (kept): it leaves every queue, its history stays."""
+    item = Item.objects.select_for_update().get(pk=item.pk)
+    if item.project_id != of.project_id or item.pk == of.pk:
+        raise ValidationError({"item": _("Choose two different questions of the same project.")})
+    if item.status == Item.Status.APPROVED:
+        raise ValidationError({"item": _("Question #%(id)s is in the gold collection; keep it and drop the other.")
+                               % {"id": item.pk}})
+    before = item_snapshot(item)
+    _ensure_first_revision(item, before)
+    item.status = Item.Status.REJECTED
+    item.metadata = {**(item.metadata or {}), "duplicate_of": of.pk}
+    item.version += 1
+    item.save(update_fields=["status", "metadata", "version", "updated_at"])
+    Assignment.objects.filter(item=item, status=Assignment.Status.ACTIVE).update(
+        status=Assignment.Status.EXPIRED, finished_at=timezone.now()
+    )
+    Revision.objects.create(
+        item=item, number=item.version, round=item.round, kind=Revision.Kind.DECISION, author=curator,
+        snapshot=before, changed_fields=["status"], note=f"near-duplicate of #{of.pk}",
+    )
+    return item

@@ -1,0 +1,96 @@
+"""A benchmark run's throughput, its report's cost, and BERTScore's speed, against the fake model server.
+
+    .venv/bin/python benchmarks/eval_run.py [--items 1000] [--repetitions 3] [--concurrency 32] [--latency 0.2]
+
+A multiple-choice project of ``items`` released items (all in the test split but a few train
+items) is evaluated zero-shot ``repetitions`` times in this process, as a worker's task would
+(run claimed, its job run by the generation runner): the ideal rate is concurrency / latency
+calls per second. Then the report's tables and plots are built, and BERTScore F1 is computed
+for 500 answer/reference pairs with the packaged model (if the ml extra is installed).
+Ends with one JSON line.
+"""
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import _django
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--items", type=int, default=1000)
+    parser.add_argument("--repetitions", type=int, default=3)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--latency", type=float, default=0.2)
+    args = parser.parse_args()
+    _django.setup("eval-run")
+
+    from annotation.importing.funnel import text_key
+    from annotation.models import Item, Option, Project
+    from evaluation.runs.report import report_tables
+    from evaluation.runs.services import run_claim, run_create, run_execute
+    from evaluation.services import release_cut
+    from generation.models import ModelEndpoint
+    from generation.services import prompt_templates_load
+    from tests.fake_llm import FakeLLM, Reply
+
+    prompt_templates_load()
+    stamp = int(time.time())
+    project = Project.objects.create(name="bench eval", slug=f"bench-eval-{stamp}", answer_format="multiple_choice")
+    questions = [f"Qual opção explica o caso de teste {n}?" for n in range(args.items)]
+    items = Item.objects.bulk_create(
+        Item(project=project, question=q, causal_class=["associational", "interventional", "counterfactual"][n % 3],
+             status="approved", text_key=text_key(q), reference_answer="certa", metadata={"level": str(n % 3 + 1)})
+        for n, q in enumerate(questions)
+    )
+    roles = ["correct", "contradictory", "unfounded", "reversal", "irrelevant"]
+    Option.objects.bulk_create(Option(item=item, role=role, position=p, text=f"{role} {item.pk}")
+                               for item in items for p, role in enumerate(roles))
+    started = time.perf_counter()
+    release = release_cut(project=project, split_ratios=[0.02, 0.0, 0.98])
+    cut = time.perf_counter() - started
+    server = FakeLLM(latency=args.latency, max_concurrency=args.concurrency).start()
+    server.responder = lambda received: Reply.json({"answer": "A"})
+    endpoint = ModelEndpoint.objects.create(
+        name=f"bench-{stamp}", base_url=server.base_url, model="fake-bench", api_key_env="", requests_per_minute=0,
+        max_concurrency=args.concurrency, timeout_seconds=30,
+    )
+    run = run_create(project=project, release=release, endpoints=[endpoint], conditions=["zero-shot"],
+                     repetitions=args.repetitions, enqueue=False)
+    assert run_claim(run_id=run.pk, owner="bench")
+    started = time.perf_counter()
+    run_execute(run_id=run.pk, owner="bench")
+    wall = time.perf_counter() - started
+    run.refresh_from_db()
+    calls = run.responses.count()
+    ideal = args.concurrency / args.latency
+    started = time.perf_counter()
+    tables = report_tables([run])
+    report_seconds = time.perf_counter() - started
+    server.stop()
+    result = {"status": run.status, "calls": calls, "seconds": round(wall, 2), "calls_per_second": round(calls / wall, 1),
+              "ideal": ideal, "ratio": round(calls / wall / ideal, 2), "release_cut_seconds": round(cut, 2),
+              "report_seconds": round(report_seconds, 2), "tables": len(tables)}
+    try:
+        from evaluation.runs.bertscore import bertscore
+
+        texts = [f"A chuva forte do dia {n} causou a enchente que fechou a escola." for n in range(500)]
+        references = [f"A enchente do dia {n} veio da chuva forte e fechou a escola." for n in range(500)]
+        bertscore(texts[:2], references[:2])  # load the model first
+        started = time.perf_counter()
+        bertscore(texts, references)
+        result["bertscore_pairs_per_second"] = round(500 / (time.perf_counter() - started), 1)
+    except ImportError:
+        result["bertscore_pairs_per_second"] = None
+    print(f"{calls} calls in {wall:.1f} s: {calls / wall:.0f} calls/s of an ideal {ideal:.0f}; "
+          f"report in {report_seconds:.2f} s")
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

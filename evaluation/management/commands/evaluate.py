@@ -1,0 +1,144 @@
+import json
+import threading
+
+from django.core.management.base import BaseCommand, CommandError
+from django.http import Http404
+
+from annotation.models import Project
+from evaluation.models import EvalRun
+from evaluation.runs.report import report_tables
+from evaluation.runs.services import RunInvalid, run_cancel, run_claim, run_create, run_execute
+from evaluation.selectors import release_for_user, run_progress
+from generation.management.progress import follow
+from generation.selectors import endpoint_named
+from generation.services import endpoint_from_environment, new_owner_token
+
+
+class Command(BaseCommand):
+    help = (
+        "Evaluate models on a release and follow the run with a progress bar. Examples:\n"
+        "  evaluate SLUG --release v2 --model gpt-4o-mini --model llama --judge gpt-4o --repetitions 3\n"
+        "  evaluate SLUG --model qwen --condition zero-shot --condition chain-of-thought --temperature 0"
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("project", help="project slug")
+        parser.add_argument("--release", help="release version, e.g. v2 (default: the newest ready release)")
+        parser.add_argument("--split", default="test", choices=["train", "dev", "test"])
+        parser.add_argument("--model", action="append", required=True, help="endpoint to evaluate (repeatable)")
+        parser.add_argument("--condition", action="append",
+                            help="prompting condition (repeatable; default: the answer format's usual ones)")
+        parser.add_argument("--judge", help="endpoint that scores and ranks open answers")
+        parser.add_argument("--repetitions", type=int, default=1)
+        parser.add_argument("--temperature", type=float)
+        parser.add_argument("--max-tokens", type=int)
+        parser.add_argument("--seed", type=int, default=13, help="seeds the order of answers shown to the judge")
+        parser.add_argument("--few-shot", type=int, default=3, help="solved examples in few-shot prompts")
+        parser.add_argument("--template-version", action="append", default=[], metavar="CONDITION=N",
+                            help="use version N of a condition's prompt template (default: the latest)")
+        parser.add_argument("--bertscore-model", default="", help="local model directory for BERTScore")
+        parser.add_argument("--metadata-key", action="append", default=[], metavar="WHAT=KEY",
+                            help="item metadata key of level, type, task or variant, e.g. task=tarefa")
+        parser.add_argument("--differences", default="", help="e.g. 'Challenge 1 = AJ - PJ; Challenge 2 = VCR - mean(others)'")
+        parser.add_argument("--here", action="store_true", help="run in this process instead of a worker")
+        parser.add_argument("--no-wait", action="store_true", help="print the run id and leave it to the workers")
+        parser.add_argument("--json", action="store_true", help="print the finished run's report tables as JSON")
+
+    def handle(self, *args, **options):
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"No project with slug {options['project']!r}.")
+        endpoint_from_environment()
+        try:
+            run = run_create(
+                project=project, release=self._release(project, options["release"]), split=options["split"],
+                endpoints=[self._endpoint(project, name, "--model") for name in options["model"]],
+                conditions=options["condition"], repetitions=options["repetitions"],
+                judge_endpoint=self._endpoint(project, options["judge"], "--judge") if options["judge"] else None,
+                decoding={"temperature": options["temperature"], "max_tokens": options["max_tokens"]},
+                seed=options["seed"], few_shot=options["few_shot"], bertscore_model=options["bertscore_model"],
+                metadata_keys=self._keys(options["metadata_key"]), differences=options["differences"],
+                template_versions=self._versions(options["template_version"]),
+                enqueue=not options["here"],
+            )
+        except RunInvalid as exc:
+            raise CommandError("; ".join(f"{field}: {message}" for field, message in exc.errors.items())) from exc
+        if options["no_wait"] and not options["here"]:
+            self.stdout.write(str(run.pk))
+            return
+        self.stderr.write(f"run #{run.pk} on {run.release.tag} ({run.split}): {', '.join(run.conditions)}")
+        runner = self._run_here(run) if options["here"] else None
+        run = self._follow(run, runner, quiet=options["json"])
+        progress = run_progress(run)
+        if options["json"]:
+            tables = [table.as_dict() for table in report_tables([run])]
+            self.stdout.write(json.dumps({"run": run.pk, "status": run.status, "error": run.error,
+                                          "progress": progress.as_dict(), "tables": tables}, ensure_ascii=False))
+        else:
+            self.stdout.write(f"run #{run.pk} {run.status}: {progress.done} calls done, {progress.failed} failed; "
+                              f"cost ${progress.cost:.4f}")
+            for table in report_tables([run])[:3]:
+                self.stdout.write(f"\n{table.title}\n{table.csv()}")
+        if run.status != EvalRun.Status.SUCCEEDED:
+            raise CommandError(f"run #{run.pk} {run.status}" + (f": {run.error}" if run.error else ""))
+
+    def _release(self, project, version):
+        if version is None:
+            release = project.releases.filter(status="ready").order_by("-version").first()
+            if release is None:
+                raise CommandError(f"{project.slug} has no ready release; cut one with `manage.py release`.")
+            return release
+        try:
+            return release_for_user(project, version)
+        except Http404 as exc:
+            raise CommandError(f"--release: {exc}") from exc
+
+    def _endpoint(self, project, name, option):
+        try:
+            return endpoint_named(project, name)
+        except LookupError as exc:
+            raise CommandError(f"{option}: {exc}.") from exc
+
+    def _keys(self, pairs):
+        keys = {}
+        for pair in pairs:
+            what, _sep, key = pair.partition("=")
+            if what not in ("level", "type", "task", "variant") or not key:
+                raise CommandError(f"--metadata-key: write level=KEY, type=KEY, task=KEY or variant=KEY, not {pair!r}")
+            keys[what] = key
+        return keys
+
+    def _versions(self, pairs):
+        versions = {}
+        for pair in pairs:
+            condition, _sep, number = pair.partition("=")
+            if not number.isdigit():
+                raise CommandError(f"--template-version: write CONDITION=N, e.g. class-informed=2, not {pair!r}")
+            versions[condition] = int(number)
+        return versions
+
+    def _run_here(self, run):
+        owner = new_owner_token()
+        if not run_claim(run_id=run.pk, owner=owner):
+            raise CommandError(f"run #{run.pk} could not be claimed")
+
+        def work():
+            from django.db import connection
+
+            try:
+                run_execute(run_id=run.pk, owner=owner)
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=work, name=f"run-{run.pk}", daemon=True)
+        thread.start()
+        return thread
+
+    def _follow(self, run, runner, quiet):
+        def describe(run):
+            progress = run_progress(run)
+            return progress.total, progress.done + progress.failed, (
+                f"{run.status} · {run.get_stage_display()} · failed {progress.failed} · ${progress.cost:.4f}")
+
+        return follow(run, runner=runner, stream=self.stderr._out, quiet=quiet, describe=describe,
+                      cancel=lambda run: run_cancel(run=run))

@@ -1,0 +1,125 @@
+"""Pages of benchmark runs: start one (from the release page), follow it, read its report, compare runs."""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db import transaction
+from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+
+from annotation.permissions import Role, get_project_for_user
+from generation.selectors import endpoints_for_project
+
+from .forms import RunForm
+from .models import EvalRun, Release
+from .runs.conditions import CONDITIONS
+from .runs.export import run_jsonl
+from .runs.report import report_tables
+from .runs.services import RunInvalid, run_cancel, run_create
+from .selectors import run_for_project, run_progress, runs_for_project
+
+STOP_POLLING = 286
+REPORT_KEYS = ("level", "type", "task", "variant")
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def run_list(request, slug):
+    project = get_project_for_user(request.user, slug, Role.ANNOTATOR if request.method == "GET" else Role.CURATOR)
+    can_run = project.user_role in (Role.CURATOR, Role.OWNER) and project.answer_format in CONDITIONS
+    form = None
+    if can_run:
+        releases = Release.objects.filter(project=project, status=Release.Status.READY).order_by("-version")
+        initial = {}
+        wanted = request.GET.get("release")
+        if wanted and wanted.isdigit():
+            initial["release"] = releases.filter(version=int(wanted)).first()
+        form = RunForm(request.POST or None, initial=initial, releases=releases,
+                       endpoints=endpoints_for_project(project), conditions=list(CONDITIONS[project.answer_format]))
+    if request.method == "POST" and form is not None and form.is_valid():
+        try:
+            run = run_create(project=project, user=request.user, **form.run_options())
+        except RunInvalid as exc:
+            for field, message in exc.errors.items():
+                form.add_error(field if field in form.fields else None, message)
+        else:
+            messages.info(request, _("Run #%(id)s started.") % {"id": run.pk})
+            return redirect("evaluation:run_detail", slug=project.slug, run_id=run.pk)
+    context = {"project": project, "runs": runs_for_project(project), "form": form, "can_run": can_run}
+    return render(request, "evaluation/run_list.html", context)
+
+
+def _report_options(request) -> tuple[dict, str | None]:
+    keys = {key: request.GET[f"{key}_key"].strip() for key in REPORT_KEYS if request.GET.get(f"{key}_key", "").strip()}
+    differences = request.GET.get("differences")
+    return keys, differences
+
+
+@login_required
+def run_detail(request, slug, run_id):
+    project = get_project_for_user(request.user, slug)
+    run = run_for_project(project, run_id)
+    context = {"project": project, "run": run, "progress": run_progress(run),
+               "can_cancel": project.user_role in (Role.CURATOR, Role.OWNER) and not run.is_finished}
+    if request.htmx:
+        response = render(request, "evaluation/run_detail.html#status", context)
+        if run.is_finished:
+            response.status_code = STOP_POLLING
+            response["HX-Refresh"] = "true"
+        return response
+    keys, differences = _report_options(request)
+    context.update(tables=report_tables([run], metadata_keys=keys, differences=differences),
+                   keys={**run.metadata_keys, **keys},
+                   differences=run.differences if differences is None else differences)
+    return render(request, "evaluation/run_detail.html", context)
+
+
+@login_required
+@require_POST
+def run_cancel_view(request, slug, run_id):
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    run = run_cancel(run=run_for_project(project, run_id))
+    messages.info(request, _("Run #%(id)s: cancel requested.") % {"id": run.pk})
+    return redirect("evaluation:run_detail", slug=project.slug, run_id=run.pk)
+
+
+def _table_csv(tables, key: str, filename: str) -> HttpResponse:
+    table = next((table for table in tables if table.key == key), None)
+    if table is None:
+        raise Http404(_("No table %(key)s in this report.") % {"key": key})
+    response = HttpResponse(table.csv(), content_type="text/csv; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="{filename}-{table.key}.csv"'
+    return response
+
+
+@login_required
+def run_table_csv(request, slug, run_id, table):
+    project = get_project_for_user(request.user, slug)
+    run = run_for_project(project, run_id)
+    keys, differences = _report_options(request)
+    return _table_csv(report_tables([run], metadata_keys=keys, differences=differences), table,
+                      f"{project.slug}-run{run.pk}")
+
+
+@login_required
+def run_export(request, slug, run_id):
+    project = get_project_for_user(request.user, slug)
+    run = run_for_project(project, run_id)
+    response = StreamingHttpResponse(run_jsonl(run), content_type="application/x-ndjson")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-run{run.pk}.jsonl"'
+    return response
+
+
+@login_required
+def run_compare(request, slug):
+    """Several runs side by side: every table with the run in each series' name (``?run=3&run=5``)."""
+    project = get_project_for_user(request.user, slug)
+    chosen = [run_for_project(project, run_id) for run_id in dict.fromkeys(request.GET.getlist("run"))]
+    keys, differences = _report_options(request)
+    tables = report_tables(chosen, metadata_keys=keys, differences=differences) if chosen else []
+    if request.GET.get("table"):
+        return _table_csv(tables, request.GET["table"], f"{project.slug}-compare")
+    context = {"project": project, "runs": runs_for_project(project).filter(status=EvalRun.Status.SUCCEEDED),
+               "chosen": chosen, "tables": tables, "query": request.GET.urlencode()}
+    return render(request, "evaluation/run_compare.html", context)

@@ -1,0 +1,198 @@
+"""Figures of closed-format answers, from plain rows (no database): accuracy by any breakdown, chance,
+group accuracy (CausalBench), errors by distractor role (METER), task × variant cells and the
+differences between cells a curator defines (CausalityCheck's challenges).
+
+A row is one answer: ``{"model", "condition", "repetition", "item", "group", "correct",
+"unparsed", "failed", "role", "n_options", <breakdown keys>...}``; ``correct`` is False for an
+unparsed or failed answer (they count as wrong, and are counted apart).
+"""
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from statistics import mean
+
+ERROR_ROLES = ["contradictory", "unfounded", "reversal", "irrelevant", "other"]
+
+
+def accuracy(rows: list[dict]) -> dict:
+    n = len(rows)
+    right = sum(1 for row in rows if row["correct"])
+    return {
+        "n": n, "correct": right, "accuracy": right / n if n else None,
+        "unparsed": sum(1 for row in rows if row.get("unparsed")),
+        "failed": sum(1 for row in rows if row.get("failed")),
+        "chance": chance(rows),
+    }
+
+
+def chance(rows: list[dict]) -> float | None:
+    """Expected accuracy of guessing uniformly among each question's options (two for yes/no)."""
+    sizes = [row.get("n_options") or 2 for row in rows]
+    return mean(1 / size for size in sizes) if sizes else None
+
+
+def grouped(rows: list[dict], keys: list[str]) -> dict[tuple, list[dict]]:
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    for row in rows:
+        groups[tuple(row.get(key) for key in keys)].append(row)
+    return dict(sorted(groups.items(), key=lambda entry: tuple(str(part) for part in entry[0])))
+
+
+def accuracy_by(rows: list[dict], keys: list[str]) -> list[dict]:
+    """One line per combination of ``keys`` (e.g. model, condition, level) with its accuracy and chance."""
+    return [{**dict(zip(keys, values)), **accuracy(members)} for values, members in grouped(rows, keys).items()]
+
+
+def group_accuracy(rows: list[dict], keys: list[str]) -> list[dict]:
+    """Share of item groups whose every question is answered right (per repetition, then pooled),
+    next to per-question accuracy and both chance baselines. Items without a group are left out."""
+    result = []
+    for values, members in grouped([row for row in rows if row.get("group")], keys).items():
+        by_group: dict[tuple, list[dict]] = defaultdict(list)
+        for row in members:
+            by_group[(row["group"], row.get("repetition", 1))].append(row)
+        all_right = [all(row["correct"] for row in answers) for answers in by_group.values()]
+        group_chance = [_product(1 / (row.get("n_options") or 2) for row in answers) for answers in by_group.values()]
+        question = accuracy(members)
+        result.append({
+            **dict(zip(keys, values)),
+            "groups": len(all_right),
+            "groups_correct": sum(all_right),
+            "group_accuracy": sum(all_right) / len(all_right) if all_right else None,
+            "group_chance": mean(group_chance) if group_chance else None,
+            "questions": question["n"],
+            "question_accuracy": question["accuracy"],
+            "question_chance": question["chance"],
+        })
+    return result
+
+
+def _product(values) -> float:
+    total = 1.0
+    for value in values:
+        total *= value
+    return total
+
+
+def error_distribution(rows: list[dict], keys: list[str]) -> list[dict]:
+    """Among wrong answers: how many chose each distractor role (METER Table 5), and how many could not be read."""
+    result = []
+    for values, members in grouped(rows, keys).items():
+        wrong = [row for row in members if not row["correct"]]
+        counts = {role: 0 for role in ERROR_ROLES}
+        for row in wrong:
+            if row.get("role"):
+                role = row["role"] if row["role"] in counts else "other"
+                counts[role] += 1
+        chosen = sum(counts.values())
+        result.append({
+            **dict(zip(keys, values)), "wrong": len(wrong), **counts,
+            **{f"{role}_share": (counts[role] / chosen if chosen else None) for role in ERROR_ROLES},
+            "unparsed": sum(1 for row in wrong if row.get("unparsed")),
+            "failed": sum(1 for row in wrong if row.get("failed")),
+        })
+    return result
+
+
+# --- task × variant cells, and differences between them ------------------------------------------------
+
+
+def cells(rows: list[dict], keys: list[str]) -> list[dict]:
+    """Accuracy of every (task, variant) cell, per ``keys`` (model, condition)."""
+    return accuracy_by([row for row in rows if row.get("task") or row.get("variant")], keys + ["task", "variant"])
+
+
+class DifferenceError(ValueError):
+    """A difference definition that cannot be read; the message names the line."""
+
+
+@dataclass(frozen=True)
+class Difference:
+    name: str
+    left: tuple[str, ...]
+    right: tuple[str, ...]  # ("others",) means every task or variant not on the left
+
+    def __str__(self) -> str:
+        return f"{self.name} = {_term_text(self.left)} − {_term_text(self.right)}"
+
+
+def _term_text(names: tuple[str, ...]) -> str:
+    return names[0] if len(names) == 1 else f"mean({', '.join(names)})"
+
+
+_LINE = re.compile(r"^\s*(?P<name>[^=]+?)\s*=\s*(?P<left>.+?)\s+-\s+(?P<right>.+?)\s*$")
+_TERM = re.compile(r"^(?:acc|mean|média|media)?\s*\(\s*(?P<inner>.*?)\s*\)$", re.IGNORECASE)
+
+
+def parse_differences(text: str) -> list[Difference]:
+    """``Challenge 1 = AJ - PJ`` / ``Challenge 2 = Acc(VCR) - mean(PS, PU, ID)`` / ``… - mean(others)``,
+    one per line (or separated by ';'). A name is a task, a variant, or ``task/variant``."""
+    differences = []
+    for number, line in enumerate(re.split(r"[\n;]", text or ""), start=1):
+        if not line.strip() or line.strip().startswith("#"):
+            continue
+        match = _LINE.match(line)
+        if not match:
+            raise DifferenceError(f"line {number}: write it as 'Name = A - B' or 'Name = A - mean(B, C)': {line.strip()!r}")
+        left, right = _names(match.group("left"), number), _names(match.group("right"), number)
+        differences.append(Difference(match.group("name").strip(), left, right))
+    return differences
+
+
+def _names(term: str, number: int) -> tuple[str, ...]:
+    term = term.strip()
+    inner = _TERM.match(term)
+    if inner:
+        term = inner.group("inner")
+        nested = _TERM.match(term)  # mean(Acc(PS), Acc(PU))
+        if nested:
+            term = nested.group("inner")
+    names = tuple(_TERM.match(part.strip()).group("inner") if _TERM.match(part.strip()) else part.strip()
+                  for part in term.split(","))
+    if not all(names):
+        raise DifferenceError(f"line {number}: an empty name in {term!r}")
+    return names
+
+
+def difference_values(rows: list[dict], differences: list[Difference], keys: list[str]) -> list[dict]:
+    """Each difference per ``keys`` (model, condition): accuracy of the left term minus that of the right.
+
+    A term of several names is the mean of their accuracies; a name matches rows whose task or
+    variant is that name, or ``task/variant``. A name no row carries leaves the difference empty.
+    """
+    result = []
+    for values, members in grouped(rows, keys).items():
+        known = {row.get("task") for row in members} | {row.get("variant") for row in members}
+        known.discard(None)
+        known.discard("")
+        for difference in differences:
+            right = difference.right
+            if right == ("others",):
+                left_kinds = {"task" if any(row.get("task") == name for row in members) else "variant"
+                              for name in difference.left}
+                kind = left_kinds.pop() if len(left_kinds) == 1 else "task"
+                right = tuple(sorted({row.get(kind) for row in members if row.get(kind)} - set(difference.left)))
+            left_value, right_value = _term(members, difference.left), _term(members, right)
+            missing = [name for name in difference.left + right if "/" not in name and name not in known]
+            value = left_value - right_value if left_value is not None and right_value is not None else None
+            result.append({**dict(zip(keys, values)), "difference": difference.name, "definition": str(difference),
+                           "left": left_value, "right": right_value, "value": value,
+                           "missing": ", ".join(missing)})
+    return result
+
+
+def _term(rows: list[dict], names: tuple[str, ...]) -> float | None:
+    values = [_name_accuracy(rows, name) for name in names]
+    if not values or any(value is None for value in values):
+        return None
+    return mean(values)
+
+
+def _name_accuracy(rows: list[dict], name: str) -> float | None:
+    if "/" in name:
+        task, variant = (part.strip() for part in name.split("/", 1))
+        chosen = [row for row in rows if row.get("task") == task and row.get("variant") == variant]
+    else:
+        chosen = [row for row in rows if row.get("task") == name] or [row for row in rows if row.get("variant") == name]
+    return accuracy(chosen)["accuracy"] if chosen else None

@@ -1,0 +1,347 @@
+"""Starting, running, cancelling and resuming benchmark runs (pages, the API, the command and tasks call these).
+
+A run goes through stages: the models answer (one generation job per model), the judge
+scores and ranks (open answers, when a judge is chosen), BERTScore is computed (open
+answers). The jobs run inside the run's task, one after another, each with the runner's
+concurrency; a job whose worker died is taken over by the generation watch or by the
+run when it resumes, and only calls whose results were never recorded are made again.
+"""
+
+import logging
+import time
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from generation.local_models import LocalModelUnavailable
+from generation.models import GenerationJob, ModelEndpoint, PromptTemplate
+from generation.services import (
+    JobInvalid,
+    endpoint_usable,
+    job_cancel,
+    job_claim,
+    job_run,
+    new_owner_token,
+    template_latest,
+)
+
+from ..models import EvalResponse, EvalRun, Release, ReleaseItem, default_metadata_keys
+from .bertscore import bertscore
+from .conditions import CONDITIONS, DEFAULT_CONDITIONS, OPEN
+from .metrics import DifferenceError, parse_differences
+
+logger = logging.getLogger(__name__)
+Kind = PromptTemplate.Kind
+Status = EvalRun.Status
+Stage = EvalRun.Stage
+DECODING_KEYS = {"temperature": float, "top_p": float, "max_tokens": int, "seed": int}
+MAX_REPETITIONS = 10
+WAIT_SECONDS = 0.5
+BERTSCORE_BATCH = 64
+
+
+class RunInvalid(JobInvalid):
+    """What is wrong with a run request, by field."""
+
+
+def run_create(
+    *,
+    project,
+    release: Release,
+    endpoints: list[ModelEndpoint],
+    split: str = ReleaseItem.Split.TEST,
+    conditions: list[str] | None = None,
+    judge_endpoint: ModelEndpoint | None = None,
+    repetitions: int = 1,
+    decoding: dict | None = None,
+    seed: int = 13,
+    few_shot: int = 3,
+    template_versions: dict[str, int] | None = None,
+    bertscore_model: str = "",
+    metadata_keys: dict | None = None,
+    differences: str = "",
+    user=None,
+    enqueue: bool = True,
+) -> EvalRun:
+    """Check the request, store the run and (after commit) hand it to a worker. Raises ``RunInvalid``."""
+    errors: dict[str, str] = {}
+    answer_format = project.answer_format
+    if answer_format not in CONDITIONS:
+        raise RunInvalid({"answer_format": f"runs evaluate open, multiple-choice or yes/no answers, not {answer_format}"})
+    if release.project_id != project.pk:
+        errors["release"] = "the release belongs to another project"
+    elif not release.is_ready:
+        errors["release"] = f"{release.tag} is {release.status}; evaluate a ready release"
+    elif not ReleaseItem.objects.filter(release=release, split=split).exists():
+        errors["split"] = f"{release.tag} has no items in its {split!r} split"
+    endpoints = list(dict.fromkeys(endpoints or []))
+    if not endpoints:
+        errors["endpoints"] = "choose at least one model endpoint"
+    elif not all(endpoint_usable(endpoint, project) for endpoint in endpoints):
+        errors["endpoints"] = "choose active model endpoints of this project or of the site"
+    conditions = list(dict.fromkeys(conditions or DEFAULT_CONDITIONS[answer_format]))
+    allowed = CONDITIONS[answer_format]
+    unknown = [condition for condition in conditions if condition not in allowed]
+    if unknown:
+        errors["conditions"] = (f"unknown for {answer_format} answers: {', '.join(unknown)}; "
+                                f"use {', '.join(allowed)}")
+    chosen = _templates(project, conditions if not unknown else [], template_versions or {}, errors)
+    if "few-shot" in conditions and release.pk and not ReleaseItem.objects.filter(
+            release=release, split=ReleaseItem.Split.TRAIN).exists():
+        errors["conditions"] = "few-shot prompts take their examples from the train split, which is empty"
+    judge_templates = {}
+    if judge_endpoint is not None:
+        if answer_format != OPEN:
+            errors["judge_endpoint"] = "a judge scores and ranks open answers; closed formats are scored exactly"
+        elif not endpoint_usable(judge_endpoint, project):
+            errors["judge_endpoint"] = "choose an active model endpoint of this project or of the site"
+        for kind in (Kind.JUDGE_SCORE, Kind.JUDGE_RANKING):
+            judge_templates[kind] = template_latest(kind=kind, language=project.language)
+            if judge_templates[kind] is None:
+                errors["judge_endpoint"] = f"no {kind} prompt template; run `python manage.py load_prompt_templates`"
+    if not isinstance(repetitions, int) or not 1 <= repetitions <= MAX_REPETITIONS:
+        errors["repetitions"] = f"ask for 1 to {MAX_REPETITIONS} repetitions"
+    if not isinstance(few_shot, int) or not 0 <= few_shot <= 20:
+        errors["few_shot"] = "use 0 to 20 solved examples"
+    decoding = _decoding(decoding or {}, errors)
+    keys = {**default_metadata_keys(), **(metadata_keys or {})}
+    if set(keys) != set(default_metadata_keys()) or not all(isinstance(v, str) and v for v in keys.values()):
+        errors["metadata_keys"] = "give a metadata key (text) for each of level, type, task and variant"
+    try:
+        parse_differences(differences)
+    except DifferenceError as exc:
+        errors["differences"] = str(exc)
+    if errors:
+        raise RunInvalid(errors)
+    with transaction.atomic():
+        run = EvalRun.objects.create(
+            project=project, release=release, split=split, answer_format=answer_format, conditions=conditions,
+            templates={condition: template.pk for condition, template in chosen.items()},
+            judge_endpoint=judge_endpoint, judge_score_template=judge_templates.get(Kind.JUDGE_SCORE),
+            judge_ranking_template=judge_templates.get(Kind.JUDGE_RANKING), decoding=decoding,
+            repetitions=repetitions, seed=seed, few_shot=few_shot, bertscore_model=bertscore_model.strip(),
+            metadata_keys=keys, differences=differences.strip(), created_by=user, heartbeat_at=timezone.now(),
+        )
+        run.endpoints.set(endpoints)
+        if enqueue:
+            transaction.on_commit(lambda: run_enqueue(run.pk), robust=True)
+    return run
+
+
+def _templates(project, conditions, versions, errors) -> dict[str, PromptTemplate]:
+    """Each condition's benchmark-answer template: the latest in the project's language, or the version asked for."""
+    chosen = {}
+    for condition in conditions:
+        name = CONDITIONS[project.answer_format][condition]
+        template = template_latest(kind=Kind.BENCHMARK_ANSWER, language=project.language, name=name)
+        if template is not None and versions.get(condition) not in (None, template.version):
+            template = PromptTemplate.objects.filter(kind=Kind.BENCHMARK_ANSWER, name=name, language=template.language,
+                                                     version=versions[condition]).first()
+            if template is None:
+                errors["template_versions"] = f"{name!r} has no version {versions[condition]}"
+                continue
+        if template is None:
+            errors["templates"] = (f"no benchmark_answer template {name!r}; "
+                                   "run `python manage.py load_prompt_templates`")
+        else:
+            chosen[condition] = template
+    return chosen
+
+
+def _decoding(decoding: dict, errors) -> dict:
+    clean = {}
+    for key, value in decoding.items():
+        if value is None or value == "":
+            continue
+        if key not in DECODING_KEYS:
+            errors["decoding"] = f"unknown decoding parameter {key!r}; use {', '.join(DECODING_KEYS)}"
+            continue
+        try:
+            clean[key] = DECODING_KEYS[key](value)
+        except (TypeError, ValueError):
+            errors["decoding"] = f"{key} must be a number"
+    return clean
+
+
+def run_enqueue(run_id: int) -> None:
+    from ..tasks import run_eval_task
+
+    run_eval_task.delay(run_id)
+
+
+def run_claim(*, run_id: int, owner: str) -> bool:
+    now = timezone.now()
+    return bool(EvalRun.objects.filter(pk=run_id, status=Status.QUEUED, cancel_requested=False)
+                .update(status=Status.RUNNING, owner=owner, heartbeat_at=now))
+
+
+def run_cancel(*, run: EvalRun) -> EvalRun:
+    """A queued run ends at once; a running one stops its jobs, which stop making calls at their next check."""
+    now = timezone.now()
+    EvalRun.objects.filter(pk=run.pk, status=Status.QUEUED).update(
+        status=Status.CANCELLED, cancel_requested=True, finished_at=now)
+    EvalRun.objects.filter(pk=run.pk, status=Status.RUNNING).update(cancel_requested=True)
+    for job in run.jobs.exclude(status__in=FINISHED_JOBS):
+        job_cancel(job=job)
+    run.refresh_from_db()
+    return run
+
+
+FINISHED_JOBS = (GenerationJob.Status.SUCCEEDED, GenerationJob.Status.FAILED, GenerationJob.Status.CANCELLED)
+
+
+class _Lost(Exception):
+    """Another worker took the run over (this one was thought dead)."""
+
+
+def run_execute(*, run_id: int, owner: str) -> dict:
+    """Take a claimed run through its stages, resuming where an earlier worker stopped."""
+    run = EvalRun.objects.select_related("project", "release").get(pk=run_id)
+    try:
+        for stage in _stages(run):
+            _beat(run, owner, stage=stage)
+            if stage == Stage.SCORING:
+                _bertscore(run, owner)
+                continue
+            jobs = [_drive(run, job, owner) for job in _stage_jobs(run, stage)]
+            if _cancel_requested(run):
+                return _finish(run, owner, Status.CANCELLED)
+            failed = [job for job in jobs if job.status == GenerationJob.Status.FAILED]
+            if failed:  # a wrong key or model name, or every call failed: the next stages would mislead
+                return _finish(run, owner, Status.FAILED, "\n".join(
+                    f"{job.get_kind_display()} ({job.endpoint.label}): {job.error}" for job in failed))
+        return _finish(run, owner, Status.SUCCEEDED)
+    except _Lost:
+        logger.warning("run %s was taken over by another worker; this one stops", run.pk)
+        return {"run": run.pk, "status": "taken over"}
+    except Exception as exc:
+        logger.exception("run %s stopped by an internal error", run.pk)
+        _finish(run, owner, Status.FAILED, f"internal error: {type(exc).__name__}: {exc}")
+        raise
+
+
+def _stages(run: EvalRun) -> list[str]:
+    stages = [Stage.ANSWERING]
+    if run.answer_format == OPEN:
+        if run.judge_endpoint_id:
+            stages.append(Stage.JUDGING)
+        stages.append(Stage.SCORING)
+    return stages
+
+
+def _stage_jobs(run: EvalRun, stage: str) -> list[GenerationJob]:
+    """The stage's jobs, created the first time the stage starts (a resumed run finds them)."""
+    kinds = [Kind.BENCHMARK_ANSWER] if stage == Stage.ANSWERING else [Kind.JUDGE_SCORE, Kind.JUDGE_RANKING]
+    with transaction.atomic():
+        EvalRun.objects.select_for_update().filter(pk=run.pk).first()
+        jobs = list(run.jobs.filter(kind__in=kinds).select_related("endpoint").order_by("pk"))
+        if jobs:
+            return jobs
+        params = {"eval_run": run.pk}
+        now = timezone.now()
+        if stage == Stage.ANSWERING:
+            first_template = run.templates[run.conditions[0]]
+            specs = [(Kind.BENCHMARK_ANSWER, endpoint, first_template, {**params, "decoding": run.decoding})
+                     for endpoint in run.endpoints.order_by("pk")]
+        else:
+            specs = [(Kind.JUDGE_SCORE, run.judge_endpoint, run.judge_score_template_id, params),
+                     (Kind.JUDGE_RANKING, run.judge_endpoint, run.judge_ranking_template_id, params)]
+        for kind, endpoint, template_id, job_params in specs:
+            job = GenerationJob.objects.create(project=run.project, kind=kind, endpoint=endpoint,
+                                               template_id=template_id, params=job_params, created_by=run.created_by,
+                                               heartbeat_at=now)
+            run.jobs.add(job)
+            jobs.append(job)
+    return jobs
+
+
+def _drive(run: EvalRun, job: GenerationJob, owner: str) -> GenerationJob:
+    """Run the job here if it is free; if another worker has it (a resumed job), wait for it to end."""
+    while True:
+        job.refresh_from_db()
+        if job.is_finished:
+            return job
+        if _cancel_requested(run):
+            job_cancel(job=job)
+        job_owner = new_owner_token()
+        if job_claim(job_id=job.pk, owner=job_owner):
+            job_run(job_id=job.pk, owner=job_owner)
+            _beat(run, owner)
+            continue
+        _beat(run, owner)
+        time.sleep(WAIT_SECONDS)
+
+
+def _bertscore(run: EvalRun, owner: str) -> None:
+    """BERTScore F1 of each answered response against the reference answer, for responses without one yet."""
+    records = dict(ReleaseItem.objects.filter(release=run.release, split=run.split).values_list("pk", "data"))
+    pending = (EvalResponse.objects.filter(run=run, bertscore_f1__isnull=True, error="").exclude(text="")
+               .order_by("pk"))
+    model_dir = run.bertscore_model or settings.LOCAL_MODEL_DIR
+    while True:
+        batch = [response for response in pending[:BERTSCORE_BATCH]
+                 if (records.get(response.release_item_id, {}).get("answer") or "").strip()]
+        if not batch:
+            return
+        try:
+            scores = bertscore([response.text for response in batch],
+                               [records[response.release_item_id]["answer"] for response in batch],
+                               model_dir=model_dir)
+        except LocalModelUnavailable as exc:
+            EvalRun.objects.filter(pk=run.pk).update(notes=f"BERTScore was not computed: {exc}")
+            return
+        for response, score in zip(batch, scores):
+            response.bertscore_precision, response.bertscore_recall, response.bertscore_f1 = (
+                score.precision, score.recall, score.f1)
+        EvalResponse.objects.bulk_update(batch, ["bertscore_precision", "bertscore_recall", "bertscore_f1"])
+        _beat(run, owner)
+        if _cancel_requested(run):
+            return
+
+
+def _beat(run: EvalRun, owner: str, **fields) -> None:
+    if not EvalRun.objects.filter(pk=run.pk, owner=owner, status=Status.RUNNING).update(
+            heartbeat_at=timezone.now(), **fields):
+        raise _Lost()
+
+
+def _cancel_requested(run: EvalRun) -> bool:
+    return EvalRun.objects.filter(pk=run.pk, cancel_requested=True).exists()
+
+
+def _finish(run: EvalRun, owner: str, status: str, error: str = "") -> dict:
+    now = timezone.now()
+    fields = {"status": status, "error": error[:5000], "finished_at": now, "heartbeat_at": now}
+    if status == Status.SUCCEEDED:
+        fields["stage"] = Stage.DONE
+    EvalRun.objects.filter(pk=run.pk, owner=owner).update(**fields)
+    return {"run": run.pk, "status": status}
+
+
+def runs_resume_stale() -> list[int]:
+    """Queue again every running run whose worker stopped beating while none of its jobs is being worked on,
+    and queued runs nobody picked up for long. Returns their ids."""
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=settings.GENERATION_STALE_SECONDS)
+    queued_cutoff = now - timedelta(seconds=settings.GENERATION_QUEUED_STALE_SECONDS)
+    busy = EvalRun.jobs.through.objects.filter(
+        generationjob__status=GenerationJob.Status.RUNNING, generationjob__heartbeat_at__gte=cutoff
+    ).values("evalrun_id")
+    resumed = []
+    stale = EvalRun.objects.filter(status=Status.RUNNING, heartbeat_at__lt=cutoff).exclude(pk__in=busy)
+    for run_id in stale.values_list("pk", flat=True):
+        if EvalRun.objects.filter(pk=run_id, status=Status.RUNNING, heartbeat_at__lt=cutoff).update(
+                status=Status.QUEUED, owner="", heartbeat_at=now, resumed=F("resumed") + 1):
+            logger.warning("evaluation run %s lost its worker; queued again", run_id)
+            resumed.append(run_id)
+    forgotten = EvalRun.objects.filter(status=Status.QUEUED, heartbeat_at__lt=queued_cutoff)
+    for run_id in forgotten.values_list("pk", flat=True):
+        if EvalRun.objects.filter(pk=run_id, status=Status.QUEUED, heartbeat_at__lt=queued_cutoff).update(
+                heartbeat_at=now):
+            resumed.append(run_id)
+    for run_id in resumed:
+        run_enqueue(run_id)
+    return resumed

@@ -1,0 +1,92 @@
+import json
+import threading
+import time
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db import connection
+from tqdm import tqdm
+
+from annotation.models import Project
+from generation.models import TopicRun
+from generation.services import JobInvalid
+from generation.topics.run import TopicParams, seed_words_parse, topic_run_claim, topic_run_create, topic_run_execute
+
+
+def _execute_and_close(run_id: int) -> None:
+    try:
+        topic_run_execute(run_id=run_id)
+    finally:
+        connection.close()  # this thread's own connection
+
+
+class Command(BaseCommand):
+    help = (
+        "Find the topics of a project's questions (embed, cluster, describe) and follow the run with a progress bar.\n"
+        "  topics --project SLUG [--min-cluster-size 10] [--dimensions 10] [--seed-words 'Education: university, job']"
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--min-cluster-size", type=int, default=10, help="HDBSCAN's min_cluster_size")
+        parser.add_argument("--min-samples", type=int, help="HDBSCAN's min_samples (default: as min-cluster-size)")
+        parser.add_argument("--dimensions", type=int, default=10, help="PCA dimensions before clustering; 0: none")
+        parser.add_argument("--duplicate-threshold", type=float, default=0.95, help="cosine similarity of near-duplicates")
+        parser.add_argument("--seed-words", default="", help="one seed topic a line: 'Label: word, word'")
+        parser.add_argument("--here", action="store_true", help="run in this process instead of a worker")
+        parser.add_argument("--json", action="store_true", help="print the finished run as one JSON object")
+
+    def handle(self, *args, **options):
+        project = Project.objects.filter(slug=options["project"]).first()
+        if project is None:
+            raise CommandError(f"no project with slug {options['project']!r}")
+        try:
+            params = TopicParams(
+                min_cluster_size=options["min_cluster_size"], min_samples=options["min_samples"],
+                dimensions=options["dimensions"], duplicate_threshold=options["duplicate_threshold"],
+                seed_words=seed_words_parse(options["seed_words"]),
+            )
+            run = topic_run_create(project=project, params=params, enqueue=not options["here"])
+        except (JobInvalid, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        worker = None
+        if options["here"]:
+            topic_run_claim(run_id=run.pk)
+            worker = threading.Thread(target=_execute_and_close, args=(run.pk,), daemon=True)
+            worker.start()
+        run = self._follow(run, quiet=options["json"])
+        if worker is not None:
+            worker.join()
+        if options["json"]:
+            self.stdout.write(json.dumps({
+                "run": run.pk, "status": run.status, "topics": run.n_topics, "residual": run.n_residual,
+                "embedded": run.total, "reused": run.reused, "near_duplicates": run.n_duplicates,
+                "timings": run.timings, "error": run.error,
+            }))
+        elif run.status == TopicRun.Status.SUCCEEDED:
+            self.stdout.write(f"{run.n_topics} topics, {run.n_residual} questions in the residual topic; "
+                              f"{run.total} embedded, {run.reused} stored embeddings reused")
+            for topic in project.topics.order_by("is_residual", "-size"):
+                self.stdout.write(f"  {topic.size:6d}  {topic.label}: {', '.join(topic.top_words[:5])}")
+        if run.status != TopicRun.Status.SUCCEEDED:
+            raise CommandError(f"topic run #{run.pk} {run.status}: {run.error}")
+
+    def _follow(self, run, quiet):
+        # tqdm writes carriage returns; the command's OutputWrapper would add a newline to each.
+        bar = tqdm(total=1, unit="question", disable=quiet, file=self.stderr._out, dynamic_ncols=True)
+        started = time.monotonic()
+        warned = False
+        try:
+            while True:
+                run = TopicRun.objects.defer("map_points").get(pk=run.pk)
+                bar.total = max(run.total, 1)
+                bar.n = run.done
+                bar.set_description(run.get_stage_display())
+                bar.refresh()
+                if run.is_finished:
+                    return run
+                if run.status == TopicRun.Status.QUEUED and not warned and time.monotonic() - started > 10:
+                    bar.write("waiting for a worker: start one with `celery -A causalqa_site worker`, or use --here")
+                    warned = True
+                time.sleep(0.5)
+        finally:
+            bar.close()

@@ -1,0 +1,303 @@
+"""Pages for topics (the topic-modelling run, curating topics, near-duplicates) and class balance.
+
+Members read; curators and owners change topics, decide duplicates, set targets and start jobs.
+"""
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from annotation.models import Item, Topic
+from annotation.permissions import Role, get_project_for_user, has_role
+from annotation.topics import (
+    class_targets_set,
+    item_move_to_topic,
+    topic_rename,
+    topics_merge,
+    topics_select,
+)
+
+from . import selectors
+from .models import NearDuplicate, TopicRun
+from .services import JobInvalid
+from .topics import selectors as topic_selectors
+from .topics.balance import class_gaps, gap_jobs_start, gap_proposals
+from .topics.duplicates import near_duplicate_resolve
+from .topics.forms import ClassTargetsForm, FillGapForm, TopicChoiceForm, TopicRenameForm, TopicRunForm
+from .topics.run import latest_run, seed_words_format, topic_run_create
+
+STOP_POLLING = 286
+PROPOSAL_FIELDS = ("topic", "endpoint", "answer_endpoint", "answer_variant", "batch_size")
+
+
+def _can_curate(request, project) -> bool:
+    return has_role(request.user, project, Role.CURATOR)
+
+
+def _errors_message(request, exc: ValidationError) -> None:
+    for message in exc.messages:
+        messages.error(request, message)
+
+
+def _run_form(run: TopicRun | None) -> TopicRunForm:
+    if run is None:
+        return TopicRunForm()
+    params = run.params or {}
+    return TopicRunForm(initial={**{key: params.get(key) for key in
+                                    ("min_cluster_size", "min_samples", "dimensions", "duplicate_threshold")},
+                                 "seed_words": seed_words_format(params.get("seed_words") or {})})
+
+
+def _topics_page(request, project, run_form=None, status=200):
+    run = latest_run(project)
+    topics = topic_selectors.topics_overview(project)
+    done_runs = TopicRun.objects.filter(project=project, status=TopicRun.Status.SUCCEEDED)
+    context = {
+        "project": project,
+        "run": run,
+        "run_finished": run is None or run.is_finished,
+        "run_form": run_form or _run_form(run),
+        "topics": topics,
+        "map": topic_selectors.topic_map(project, done_runs.order_by("-created_at", "-pk").first(), topics),
+        "duplicates": topic_selectors.open_near_duplicates(project),
+        "merge_form": TopicChoiceForm(project=project),
+        "can_curate": _can_curate(request, project),
+    }
+    return render(request, "generation/topics.html", context, status=status)
+
+
+@login_required
+def topics_page(request, slug):
+    project = get_project_for_user(request.user, slug)
+    return _topics_page(request, project)
+
+
+@login_required
+def topic_run_progress(request, slug, run_id):
+    """The run's progress, polled by the page; 286 (stop polling) once it is over."""
+    project = get_project_for_user(request.user, slug)
+    run = get_object_or_404(TopicRun.objects.defer("map_points"), project=project, pk=run_id)
+    response = render(request, "generation/topics.html#run", {"project": project, "run": run,
+                                                             "run_finished": run.is_finished})
+    if run.is_finished:
+        response.status_code = STOP_POLLING
+        response["HX-Refresh"] = "true"  # the new topics are ready: show them
+    return response
+
+
+@login_required
+@require_POST
+def topic_run_start(request, slug):
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    form = TopicRunForm(request.POST)
+    if form.is_valid():
+        try:
+            topic_run_create(project=project, user=request.user, params=form.params())
+        except JobInvalid as exc:
+            for field, message in exc.errors.items():
+                form.add_error(field if field in form.fields else None, message)
+        else:
+            messages.success(request, _("Topic modelling is queued; this page follows it."))
+            return redirect("generation:topics", slug=project.slug)
+    return _topics_page(request, project, run_form=form, status=400)
+
+
+@login_required
+def topic_detail(request, slug, topic_id):
+    project = get_project_for_user(request.user, slug)
+    topic = get_object_or_404(Topic, project=project, pk=topic_id)
+    context = {
+        "project": project,
+        "topic": topic,
+        "items": topic_selectors.topic_items(topic),
+        "topics": project.topics.order_by("label"),
+        "rename_form": TopicRenameForm(initial={"label": topic.label}),
+        "can_curate": _can_curate(request, project),
+    }
+    return render(request, "generation/topic_detail.html", context)
+
+
+@login_required
+@require_POST
+def topic_rename_view(request, slug, topic_id):
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    topic = get_object_or_404(Topic, project=project, pk=topic_id)
+    try:
+        topic_rename(topic=topic, label=request.POST.get("label", ""))
+    except ValidationError as exc:
+        _errors_message(request, exc)
+    else:
+        messages.success(request, _("Topic renamed."))
+    if request.POST.get("next") == "detail":
+        return redirect("generation:topic_detail", slug=project.slug, topic_id=topic.pk)
+    return redirect("generation:topics", slug=project.slug)
+
+
+@login_required
+@require_POST
+def topics_merge_view(request, slug):
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    form = TopicChoiceForm(request.POST, project=project)
+    if form.is_valid():
+        try:
+            into = topics_merge(into=form.cleaned_data["into"], other=form.cleaned_data["other"])
+        except ValidationError as exc:
+            _errors_message(request, exc)
+        else:
+            messages.success(request, _("Topics merged into “%(label)s”.") % {"label": into.label})
+    else:
+        messages.error(request, _("Choose two topics of this project to merge."))
+    return redirect("generation:topics", slug=project.slug)
+
+
+@login_required
+@require_POST
+def topics_select_view(request, slug):
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    ids = [int(value) for value in request.POST.getlist("selected") if value.isdigit()]
+    try:
+        count = topics_select(project=project, topic_ids=ids)
+    except ValidationError as exc:
+        _errors_message(request, exc)
+    else:
+        messages.success(request, _("%(n)s topics selected for annotation.") % {"n": count} if count
+                         else _("No topic is selected: annotators are served every topic."))
+    return redirect("generation:topics", slug=project.slug)
+
+
+@login_required
+@require_POST
+def item_move_view(request, slug, item_id):
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    item = get_object_or_404(Item, project=project, pk=item_id)
+    previous = item.topic_id
+    topic_id = request.POST.get("topic", "")
+    topic = get_object_or_404(Topic, project=project, pk=topic_id) if topic_id.isdigit() else None
+    try:
+        item_move_to_topic(item=item, topic=topic)
+    except ValidationError as exc:
+        _errors_message(request, exc)
+    else:
+        messages.success(request, _("Question #%(id)s moved.") % {"id": item.pk})
+    if previous:
+        return redirect("generation:topic_detail", slug=project.slug, topic_id=previous)
+    return redirect("generation:topics", slug=project.slug)
+
+
+@login_required
+@require_POST
+def near_duplicate_resolve_view(request, slug, pair_id):
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    pair = get_object_or_404(NearDuplicate, project=project, pk=pair_id)
+    try:
+        near_duplicate_resolve(pair=pair, keep=request.POST.get("keep", ""), curator=request.user)
+    except ValidationError as exc:
+        _errors_message(request, exc)
+    else:
+        messages.success(request, _("Decision recorded."))
+    return redirect(f"{redirect('generation:topics', slug=project.slug).url}#duplicates")
+
+
+# --- class balance -----------------------------------------------------------------------------
+
+def _balance_page(request, project, *, fill_form=None, targets_form=None, proposals=None, status=200):
+    endpoints = selectors.endpoints_for_project(project)
+    fill_form = fill_form or FillGapForm(project=project, endpoints=endpoints)
+    topic = None
+    if fill_form.is_bound and fill_form.is_valid():
+        topic = fill_form.cleaned_data["topic"]
+    elif not fill_form.is_bound and fill_form.fields["topic"].initial:
+        topic = project.topics.filter(pk=fill_form.fields["topic"].initial).first()
+    context = {
+        "project": project,
+        "topic": topic,
+        "gaps": class_gaps(project=project, topic=topic),
+        "fill_form": fill_form,
+        "targets_form": targets_form or ClassTargetsForm(project=project, targets=project.class_targets),
+        "topic_targets": [(t, ClassTargetsForm(project=project, targets=t.class_targets, prefix=f"topic{t.pk}"))
+                          for t in project.topics.filter(selected=True).order_by("label")],
+        "proposals": proposals,
+        "reviewing": proposals is not None,
+        "proposal_fields": PROPOSAL_FIELDS,
+        "has_endpoints": endpoints.exists(),
+        "can_curate": _can_curate(request, project),
+    }
+    return render(request, "generation/balance.html", context, status=status)
+
+
+@login_required
+def balance_page(request, slug):
+    """Class gaps; with ``propose``, the proposed jobs to fill them, for the curator to review."""
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    if "propose" not in request.GET:
+        return _balance_page(request, project)
+    endpoints = selectors.endpoints_for_project(project)
+    form = FillGapForm(request.GET, project=project, endpoints=endpoints)
+    if not form.is_valid():
+        return _balance_page(request, project, fill_form=form, status=400)
+    data = form.cleaned_data
+    proposals = gap_proposals(
+        project=project, topic=data["topic"], endpoint=data["endpoint"], answer_endpoint=data["answer_endpoint"],
+        answer_variant=data["answer_variant"], batch_size=data["batch_size"],
+    )
+    initial = {**request.GET.dict(), **{f"count_{p.causal_class}": p.count for p in proposals}}
+    review_form = FillGapForm(initial=initial, project=project, endpoints=endpoints)
+    for name in PROPOSAL_FIELDS:
+        review_form.fields[name].initial = request.GET.get(name) or review_form.fields[name].initial
+    return _balance_page(request, project, fill_form=review_form, proposals=proposals)
+
+
+@login_required
+@require_POST
+def balance_start(request, slug):
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    endpoints = selectors.endpoints_for_project(project)
+    form = FillGapForm(request.POST, project=project, endpoints=endpoints)
+    if form.is_valid():
+        data = form.cleaned_data
+        try:
+            jobs = gap_jobs_start(
+                project=project, user=request.user, topic=data["topic"], endpoint=data["endpoint"],
+                counts=form.counts(), answer_endpoint=data["answer_endpoint"],
+                answer_variant=data["answer_variant"], batch_size=data["batch_size"],
+            )
+        except JobInvalid as exc:
+            for field, message in exc.errors.items():
+                form.add_error(None, f"{field}: {message}")
+        else:
+            messages.success(request, _("%(n)s generation jobs queued.") % {"n": len(jobs)})
+            return redirect("generation:project", slug=project.slug)
+        proposals = gap_proposals(
+            project=project, topic=data["topic"], endpoint=data["endpoint"], answer_endpoint=data["answer_endpoint"],
+            answer_variant=data["answer_variant"], batch_size=data["batch_size"], counts=form.counts(),
+        )
+    else:
+        proposals = []
+    return _balance_page(request, project, fill_form=form, proposals=proposals, status=400)
+
+
+@login_required
+@require_POST
+def balance_targets(request, slug):
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    topic = None
+    prefix = None
+    if request.POST.get("topic"):
+        topic = get_object_or_404(Topic, project=project, pk=request.POST["topic"])
+        prefix = f"topic{topic.pk}"
+    form = ClassTargetsForm(request.POST, project=project, targets={}, prefix=prefix)
+    if form.is_valid():
+        try:
+            class_targets_set(project=project, topic=topic, targets=form.targets())
+        except ValidationError as exc:
+            _errors_message(request, exc)
+        else:
+            messages.success(request, _("Targets saved."))
+            return redirect("generation:balance", slug=project.slug)
+    if topic is not None:
+        messages.error(request, _("The targets of “%(label)s” must be whole numbers from 0.") % {"label": topic.label})
+        return redirect("generation:balance", slug=project.slug)
+    return _balance_page(request, project, targets_form=form, status=400)

@@ -1,0 +1,98 @@
+"""Reducing, clustering and mapping question embeddings, free of Django.
+
+UMAP (the paper's reducer) is not available here; PCA reduces the vectors before HDBSCAN
+(scikit-learn's), which finds clusters of any shape and leaves out what fits none (label -1,
+the residual topic). Clusters are numbered by size, largest first, as in the paper's Table 2.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.cluster import HDBSCAN
+from sklearn.decomposition import PCA
+
+RESIDUAL = -1
+
+
+@dataclass
+class Clustering:
+    labels: np.ndarray  # one per vector; RESIDUAL for those that fit no cluster
+    dimensions: int  # what the vectors were reduced to before clustering (their own size if not reduced)
+
+
+def normalised(vectors: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms > 0, norms, 1.0)
+
+
+def reduce(vectors: np.ndarray, dimensions: int, seed: int = 0) -> np.ndarray:
+    """PCA down to ``dimensions`` (nothing to do when the vectors are that small already)."""
+    wanted = min(dimensions, vectors.shape[0] - 1, vectors.shape[1])
+    if dimensions <= 0 or wanted >= vectors.shape[1] or wanted < 2:
+        return vectors
+    return PCA(n_components=wanted, random_state=seed).fit_transform(vectors).astype(np.float32, copy=False)
+
+
+def cluster(vectors: np.ndarray, *, min_cluster_size: int = 10, min_samples: int | None = None,
+            dimensions: int = 10, seed: int = 0) -> Clustering:
+    """HDBSCAN over the (reduced) unit vectors; labels renumbered by cluster size."""
+    if len(vectors) < max(2, min_cluster_size):
+        raise ValueError(f"{len(vectors)} questions are too few for clusters of at least {min_cluster_size}")
+    reduced = reduce(normalised(vectors), dimensions, seed)
+    found = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min_samples, copy=True).fit_predict(reduced)
+    return Clustering(labels=by_size(found), dimensions=reduced.shape[1])
+
+
+def by_size(labels: np.ndarray) -> np.ndarray:
+    """Clusters numbered 0, 1, … from the largest; the residual stays RESIDUAL."""
+    found, sizes = np.unique(labels[labels != RESIDUAL], return_counts=True)
+    order = found[np.lexsort((found, -sizes))]
+    renumber = {int(old): new for new, old in enumerate(order)}
+    return np.array([renumber.get(int(label), RESIDUAL) for label in labels], dtype=int)
+
+
+def assign_nearest(vectors: np.ndarray, clustered: np.ndarray, labels: np.ndarray,
+                   min_similarity: float = 0.3) -> np.ndarray:
+    """For questions left out of the clustering (generated ones), the cluster whose centroid is most
+    similar (cosine), or RESIDUAL when none is at least ``min_similarity``."""
+    if not len(vectors):
+        return np.zeros(0, dtype=int)
+    clusters = sorted(set(int(label) for label in labels) - {RESIDUAL})
+    if not clusters:
+        return np.full(len(vectors), RESIDUAL, dtype=int)
+    unit = normalised(clustered)
+    centroids = normalised(np.stack([unit[labels == label].mean(axis=0) for label in clusters]))
+    similarity = normalised(vectors) @ centroids.T
+    best = similarity.argmax(axis=1)
+    chosen = np.array(clusters)[best]
+    return np.where(similarity[np.arange(len(vectors)), best] >= min_similarity, chosen, RESIDUAL)
+
+
+def map_2d(vectors: np.ndarray, seed: int = 0) -> np.ndarray:
+    """Two coordinates per question, scaled to 0…1 on each axis (the first two principal components)."""
+    if len(vectors) == 0:
+        return np.zeros((0, 2))
+    if len(vectors) < 3 or vectors.shape[1] < 2:
+        return np.full((len(vectors), 2), 0.5)
+    points = PCA(n_components=2, random_state=seed).fit_transform(normalised(vectors))
+    low, high = points.min(axis=0), points.max(axis=0)
+    span = np.where(high - low > 0, high - low, 1.0)
+    return (points - low) / span
+
+
+def near_duplicates(vectors: np.ndarray, *, threshold: float, limit: int = 5000,
+                    block: int = 1024) -> list[tuple[int, int, float]]:
+    """Pairs (i, j, cosine similarity) with i < j and similarity ≥ ``threshold``, most similar first.
+
+    Compared a block of rows at a time, so 10,000 questions never need a 10,000² matrix.
+    """
+    unit = normalised(vectors.astype(np.float32, copy=False))
+    pairs: list[tuple[int, int, float]] = []
+    for start in range(0, len(unit), block):
+        similarity = unit[start:start + block] @ unit.T
+        rows, columns = np.nonzero(similarity >= threshold)
+        for row, column in zip(rows.tolist(), columns.tolist()):
+            if start + row < column:
+                pairs.append((start + row, column, float(similarity[row, column])))
+    pairs.sort(key=lambda pair: (-pair[2], pair[0], pair[1]))
+    return pairs[:limit]

@@ -1,0 +1,104 @@
+"""Forms of the topics and class-balance pages; they check input, services do the work."""
+
+from django import forms
+from django.utils.translation import gettext_lazy as _
+
+from ..forms import VARIANT_CHOICES, EndpointChoiceField
+from ..models import ModelEndpoint
+from ..services.jobs import MAX_BATCH, MAX_QUESTIONS
+from .run import TopicParams, seed_words_parse
+
+
+class TopicRunForm(forms.Form):
+    min_cluster_size = forms.IntegerField(
+        label=_("Smallest topic (questions)"), min_value=2, max_value=10_000, initial=10,
+        help_text=_("HDBSCAN's min_cluster_size: smaller finds more, narrower topics."),
+    )
+    min_samples = forms.IntegerField(
+        label=_("Core neighbours"), min_value=1, max_value=10_000, required=False,
+        help_text=_("HDBSCAN's min_samples; larger leaves more questions in the residual topic. Empty: as the smallest topic."),
+    )
+    dimensions = forms.IntegerField(
+        label=_("Reduce to dimensions"), min_value=0, max_value=1000, initial=10,
+        help_text=_("PCA before clustering (UMAP is not available here); 0 keeps the full vectors."),
+    )
+    duplicate_threshold = forms.FloatField(
+        label=_("Near-duplicate similarity"), min_value=0.8, max_value=1.0, initial=0.95,
+        help_text=_("Pairs of questions at least this similar (cosine) are listed for you to merge or keep."),
+    )
+    seed_words = forms.CharField(
+        label=_("Seed words"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_("One seed topic a line, e.g. “Education: university, job, study”. Each topic shows the seed words its questions contain."),
+    )
+
+    def clean_seed_words(self):
+        try:
+            return seed_words_parse(self.cleaned_data["seed_words"])
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+    def params(self) -> TopicParams:
+        data = self.cleaned_data
+        return TopicParams(min_cluster_size=data["min_cluster_size"], min_samples=data["min_samples"],
+                           dimensions=data["dimensions"], duplicate_threshold=data["duplicate_threshold"],
+                           seed_words=data["seed_words"])
+
+
+class TopicRenameForm(forms.Form):
+    label = forms.CharField(label=_("Name"), max_length=200)
+
+
+class TopicChoiceForm(forms.Form):
+    """Two topics to merge (``other`` goes into ``into``), or a question's new topic."""
+
+    into = forms.ModelChoiceField(queryset=None, label=_("Keep"))
+    other = forms.ModelChoiceField(queryset=None, label=_("Merge into it"))
+
+    def __init__(self, *args, project, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in ("into", "other"):
+            self.fields[name].queryset = project.topics.order_by("label")
+
+
+class FillGapForm(forms.Form):
+    topic = forms.ModelChoiceField(queryset=None, required=False, label=_("Topic"), empty_label=_("Any subject"))
+    endpoint = EndpointChoiceField(queryset=ModelEndpoint.objects.none(), label=_("Generator model"), empty_label=None)
+    answer_endpoint = EndpointChoiceField(
+        queryset=ModelEndpoint.objects.none(), required=False, label=_("Answered by"),
+        empty_label=_("Nobody yet (the questions wait for an answer)"),
+    )
+    answer_variant = forms.ChoiceField(label=_("Answer prompt"), choices=VARIANT_CHOICES)
+    batch_size = forms.IntegerField(label=_("Questions per call"), min_value=1, max_value=MAX_BATCH, initial=10)
+
+    def __init__(self, *args, project, endpoints, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.project = project
+        topics = project.topics.order_by("is_residual", "-size", "label")
+        self.fields["topic"].queryset = topics
+        selected = topics.filter(selected=True).first()
+        if selected is not None:
+            self.fields["topic"].initial = selected.pk
+        self.fields["endpoint"].queryset = endpoints
+        self.fields["answer_endpoint"].queryset = endpoints
+        for label in project.label_set:
+            self.fields[f"count_{label}"] = forms.IntegerField(
+                label=label, min_value=0, max_value=MAX_QUESTIONS, required=False,
+            )
+
+    def counts(self) -> dict[str, int]:
+        return {label: self.cleaned_data.get(f"count_{label}") or 0 for label in self.project.label_set}
+
+
+class ClassTargetsForm(forms.Form):
+    """A target count per causal class, of the project or of one topic (empty: no target)."""
+
+    def __init__(self, *args, project, targets: dict, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.project = project
+        for label in project.label_set:
+            self.fields[f"target_{label}"] = forms.IntegerField(
+                label=label, min_value=0, max_value=1_000_000, required=False, initial=targets.get(label),
+            )
+
+    def targets(self) -> dict[str, int | None]:
+        return {label: self.cleaned_data.get(f"target_{label}") for label in self.project.label_set}

@@ -1,0 +1,292 @@
+"""The topic-modelling job: embed the project's questions (reusing stored vectors), cluster the
+natural ones, describe each cluster by its c-TF-IDF words, save the topics, list near-duplicates.
+
+``topic_run_create`` checks the request and queues the run; the Celery task claims it and calls
+``topic_run_execute``. Topics are replaced in one transaction at the end, so the page shows the
+old topics until the new ones are complete.
+"""
+
+import logging
+import time
+from dataclasses import dataclass
+from datetime import timedelta
+
+import numpy as np
+from django.db import transaction
+from django.db.models import Count
+from django.utils import timezone
+
+from annotation.models import Item, Project, Topic
+
+from ..models import NearDuplicate, TopicRun
+from ..services.jobs import JobInvalid
+from ..services.work import chunks
+from . import clustering, ctfidf
+from .embeddings import EmbeddingsUnavailable, embed_and_store, embedder_from_settings, stored_vectors
+
+logger = logging.getLogger(__name__)
+Status = TopicRun.Status
+Stage = TopicRun.Stage
+RESIDUAL_LABEL = "Residual"
+TOP_WORDS = 10
+MAX_MAP_POINTS = 20_000
+# A run silent this long lost its worker (or was never picked up): it fails, and a new run may start.
+STALE_AFTER = timedelta(minutes=15)
+
+
+@dataclass(frozen=True)
+class TopicParams:
+    min_cluster_size: int = 10
+    min_samples: int | None = None
+    dimensions: int = 10
+    duplicate_threshold: float = 0.95
+    seed_words: dict | None = None  # {"Education": ["university", "job"], ...}
+
+    def check(self) -> dict[str, str]:
+        errors = {}
+        if not isinstance(self.min_cluster_size, int) or not 2 <= self.min_cluster_size <= 10_000:
+            errors["min_cluster_size"] = "use a whole number from 2 to 10,000"
+        if self.min_samples is not None and (not isinstance(self.min_samples, int) or not 1 <= self.min_samples <= 10_000):
+            errors["min_samples"] = "use a whole number from 1 to 10,000, or leave it empty"
+        if not isinstance(self.dimensions, int) or not 0 <= self.dimensions <= 1000:
+            errors["dimensions"] = "use 0 (no reduction) to 1,000"
+        if not isinstance(self.duplicate_threshold, (int, float)) or not 0.8 <= self.duplicate_threshold <= 1.0:
+            errors["duplicate_threshold"] = "use a cosine similarity from 0.8 to 1"
+        return errors
+
+    def as_dict(self) -> dict:
+        return {"min_cluster_size": self.min_cluster_size, "min_samples": self.min_samples,
+                "dimensions": self.dimensions, "duplicate_threshold": self.duplicate_threshold,
+                "seed_words": self.seed_words or {}}
+
+
+def seed_words_parse(text: str) -> dict[str, list[str]]:
+    """Lines like ``Education: university, job, study`` → {"Education": ["university", "job", "study"]}.
+
+    A line without a label is named after its first word. Raises ``ValueError`` naming the bad line.
+    """
+    seeds: dict[str, list[str]] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line:
+            continue
+        label, _colon, words_text = line.rpartition(":") if ":" in line else ("", "", line)
+        words = [word.strip().lower() for word in words_text.split(",") if word.strip()]
+        if not words:
+            raise ValueError(f"line {number}: no seed words after the label")
+        label = label.strip() or words[0]
+        if len(label) > 200:
+            raise ValueError(f"line {number}: the label is longer than 200 characters")
+        seeds.setdefault(label, []).extend(word for word in words if word not in seeds.get(label, []))
+    return seeds
+
+
+def seed_words_format(seeds: dict[str, list[str]]) -> str:
+    return "\n".join(f"{label}: {', '.join(words)}" for label, words in (seeds or {}).items())
+
+
+def topic_run_create(*, project: Project, user=None, params: TopicParams | None = None,
+                     enqueue: bool = True) -> TopicRun:
+    """Check the parameters, store the run and (after commit) hand it to a worker. Raises ``JobInvalid``."""
+    params = params or TopicParams()
+    topic_runs_fail_stale(project=project)
+    errors = params.check()
+    if not project.items.filter(origin=Item.Origin.NATURAL).exists():
+        errors["project"] = "the project has no imported questions to cluster yet"
+    if TopicRun.objects.filter(project=project, status__in=(Status.QUEUED, Status.RUNNING)).exists():
+        errors["project"] = "a topic run of this project is under way; wait for it to finish"
+    if errors:
+        raise JobInvalid(errors)
+    with transaction.atomic():
+        run = TopicRun.objects.create(project=project, created_by=user, params=params.as_dict(),
+                                      heartbeat_at=timezone.now())
+        if enqueue:
+            transaction.on_commit(lambda: topic_run_enqueue(run.pk), robust=True)
+    return run
+
+
+def topic_runs_fail_stale(*, project: Project) -> int:
+    """Fail the project's runs that stopped giving signs of life (their worker died or never came)."""
+    return TopicRun.objects.filter(
+        project=project, status__in=(Status.QUEUED, Status.RUNNING), heartbeat_at__lt=timezone.now() - STALE_AFTER
+    ).update(status=Status.FAILED, error="the run stopped: its worker died or never picked it up; start it again",
+             finished_at=timezone.now())
+
+
+def topic_run_enqueue(run_id: int) -> None:
+    from ..tasks import run_topic_model
+
+    run_topic_model.delay(run_id)
+
+
+def topic_run_claim(*, run_id: int) -> bool:
+    now = timezone.now()
+    return bool(TopicRun.objects.filter(pk=run_id, status=Status.QUEUED).update(
+        status=Status.RUNNING, started_at=now, heartbeat_at=now))
+
+
+def topic_run_execute(*, run_id: int, embedder=None) -> TopicRun:
+    """Do a claimed run to the end; a failure is recorded on the run with its reason, never half-saved."""
+    run = TopicRun.objects.select_related("project").get(pk=run_id)
+    try:
+        embedder = embedder or embedder_from_settings()
+        _execute(run, embedder)
+    except (EmbeddingsUnavailable, ValueError, RuntimeError) as exc:
+        _fail(run, str(exc))
+    except Exception as exc:
+        _fail(run, f"internal error: {type(exc).__name__}: {exc}")
+        raise
+    run.refresh_from_db()
+    return run
+
+
+def _fail(run: TopicRun, reason: str) -> None:
+    logger.warning("topic run %s failed: %s", run.pk, reason)
+    TopicRun.objects.filter(pk=run.pk).update(status=Status.FAILED, error=reason, finished_at=timezone.now())
+
+
+def _update(run: TopicRun, **fields) -> None:
+    fields["heartbeat_at"] = timezone.now()
+    for name, value in fields.items():
+        setattr(run, name, value)
+    TopicRun.objects.filter(pk=run.pk).update(**fields)
+
+
+def _execute(run: TopicRun, embedder) -> None:
+    project, params = run.project, run.params
+    timings: dict[str, float] = {}
+    rows = list(project.items.exclude(status=Item.Status.REJECTED).order_by("pk")
+                .values_list("pk", "text_key", "question", "origin"))
+    if not any(origin == Item.Origin.NATURAL for *_rest, origin in rows):
+        raise ValueError("the project has no imported questions to cluster")
+
+    started = time.monotonic()
+    stored = stored_vectors(project=project, items=[(pk, key) for pk, key, _q, _o in rows],
+                            model_name=embedder.name)
+    missing = [(pk, key, question) for pk, key, question, _o in rows if pk not in stored]
+    _update(run, stage=Stage.EMBEDDING, embedding_model=embedder.name, total=len(missing), done=0,
+            reused=len(stored))
+    vectors = dict(stored)
+    vectors.update(embed_and_store(items=missing, embedder=embedder, progress=lambda n: _update(run, done=n)))
+    timings["embedding"] = round(time.monotonic() - started, 3)
+
+    started = time.monotonic()
+    _update(run, stage=Stage.CLUSTERING)
+    natural = [(pk, question) for pk, _key, question, origin in rows if origin == Item.Origin.NATURAL]
+    others = [(pk, question) for pk, _key, question, origin in rows if origin != Item.Origin.NATURAL]
+    natural_vectors = np.stack([vectors[pk] for pk, _q in natural])
+    found = clustering.cluster(
+        natural_vectors, min_cluster_size=params.get("min_cluster_size", 10), min_samples=params.get("min_samples"),
+        dimensions=params.get("dimensions", 10),
+    )
+    other_vectors = np.stack([vectors[pk] for pk, _q in others]) if others else np.zeros((0, 1))
+    other_labels = clustering.assign_nearest(other_vectors, natural_vectors, found.labels) if others else []
+    labels = {pk: int(label) for (pk, _q), label in zip(natural, found.labels)}
+    labels.update({pk: int(label) for (pk, _q), label in zip(others, other_labels)})
+    all_ids = [pk for pk, *_rest in rows]
+    all_vectors = np.stack([vectors[pk] for pk in all_ids])
+    points = clustering.map_2d(all_vectors)
+    pairs = clustering.near_duplicates(all_vectors, threshold=params.get("duplicate_threshold", 0.95))
+    timings["clustering"] = round(time.monotonic() - started, 3)
+
+    started = time.monotonic()
+    _update(run, stage=Stage.DESCRIBING)
+    questions = {pk: question for pk, _key, question, _o in rows}
+    words = ctfidf.top_words([questions[pk] for pk in all_ids], [labels[pk] for pk in all_ids], n=TOP_WORDS)
+    seeds = seed_matches(questions, labels, params.get("seed_words") or {})
+    timings["describing"] = round(time.monotonic() - started, 3)
+
+    started = time.monotonic()
+    _update(run, stage=Stage.SAVING)
+    map_points = [[pk, round(float(x), 4), round(float(y), 4), labels[pk]]
+                  for pk, (x, y) in zip(all_ids, points)][:MAX_MAP_POINTS]
+    with transaction.atomic():
+        n_topics = _save_topics(project, labels, words, seeds)
+        n_duplicates = _save_near_duplicates(project, [(all_ids[i], all_ids[j], s) for i, j, s in pairs])
+        timings["saving"] = round(time.monotonic() - started, 3)
+        _update(run, status=Status.SUCCEEDED, stage=Stage.DONE, finished_at=timezone.now(), timings=timings,
+                n_topics=n_topics, n_residual=sum(1 for label in labels.values() if label == clustering.RESIDUAL),
+                n_duplicates=n_duplicates, map_points=map_points)
+
+
+def seed_matches(questions: dict[int, str], labels: dict[int, int],
+                 seeds: dict[str, list[str]]) -> dict[int, list[tuple[str, str, int]]]:
+    """Per cluster, the seed words its questions contain: [(seed topic, word, questions with it)], most first."""
+    if not seeds:
+        return {}
+    counts: dict[int, dict[tuple[str, str], int]] = {}
+    for pk, question in questions.items():
+        text = question.lower()
+        tokens = ctfidf.words_of(question)
+        for seed_label, seed_list in seeds.items():
+            for word in seed_list:
+                if (word in text) if " " in word else (word in tokens):
+                    cell = counts.setdefault(labels[pk], {})
+                    cell[seed_label, word] = cell.get((seed_label, word), 0) + 1
+    return {
+        cluster: sorted(((label, word, n) for (label, word), n in cell.items()), key=lambda row: (-row[2], row[1]))
+        for cluster, cell in counts.items()
+    }
+
+
+def _cluster_label(cluster: int, words: list[tuple[str, float]], seeds: list[tuple[str, str, int]]) -> str:
+    if cluster == clustering.RESIDUAL:
+        return RESIDUAL_LABEL
+    if seeds:
+        totals: dict[str, int] = {}
+        for seed_label, _word, n in seeds:
+            totals[seed_label] = totals.get(seed_label, 0) + n
+        return max(sorted(totals), key=lambda label: totals[label])
+    return " · ".join(word for word, _weight in words[:3]) or f"Topic {cluster}"
+
+
+def _save_topics(project: Project, labels: dict[int, int], words: dict, seeds: dict) -> int:
+    """Replace the project's modelled topics by these clusters, and put every item in its topic."""
+    Topic.objects.filter(project=project, cluster__isnull=False).delete()
+    sizes: dict[int, int] = {}
+    for label in labels.values():
+        sizes[label] = sizes.get(label, 0) + 1
+    taken = set(Topic.objects.filter(project=project).values_list("label", flat=True))
+    created = {}
+    for cluster in sorted(sizes, key=lambda c: (c == clustering.RESIDUAL, c)):
+        base = _cluster_label(cluster, words.get(cluster, []), seeds.get(cluster, []))
+        label, n = base[:190], 2
+        while label in taken:
+            label, n = f"{base[:190]} ({n})", n + 1
+        taken.add(label)
+        created[cluster] = Topic.objects.create(
+            project=project, label=label, cluster=cluster, size=sizes[cluster],
+            is_residual=cluster == clustering.RESIDUAL,
+            top_words=[] if cluster == clustering.RESIDUAL else [word for word, _weight in words.get(cluster, [])],
+            seed_words=[word for _label, word, _n in seeds.get(cluster, [])],
+        )
+    by_topic: dict[int, list[int]] = {}
+    for pk, label in labels.items():
+        by_topic.setdefault(created[label].pk, []).append(pk)
+    for topic_id, ids in by_topic.items():
+        for chunk in chunks(ids):
+            Item.objects.filter(project=project, pk__in=chunk).update(topic_id=topic_id)
+    # Topics left without questions (labels from the import file, all now in clusters) go.
+    Topic.objects.filter(project=project, cluster__isnull=True).annotate(n=Count("items")).filter(n=0).delete()
+    return sum(1 for cluster in created if cluster != clustering.RESIDUAL)
+
+
+def _save_near_duplicates(project: Project, pairs: list[tuple[int, int, float]]) -> int:
+    """Upsert the pairs found; a pair the curator decided keeps its decision; open pairs no longer found go."""
+    found = {(min(a, b), max(a, b)): similarity for a, b, similarity in pairs}
+    existing = {(first, second): pk for pk, first, second in
+                NearDuplicate.objects.filter(project=project).values_list("pk", "first_id", "second_id")}
+    stale = [pk for pair, pk in existing.items() if pair not in found]
+    for chunk in chunks(stale):
+        NearDuplicate.objects.filter(pk__in=chunk, status=NearDuplicate.Status.OPEN).delete()
+    NearDuplicate.objects.bulk_create(
+        [NearDuplicate(project=project, first_id=a, second_id=b, similarity=s) for (a, b), s in found.items()],
+        update_conflicts=True, unique_fields=["first", "second"], update_fields=["similarity"],
+    )
+    return NearDuplicate.objects.filter(project=project, status=NearDuplicate.Status.OPEN).count()
+
+
+def latest_run(project: Project) -> TopicRun | None:
+    """The project's last run, without its map (read only where the map is drawn)."""
+    return TopicRun.objects.filter(project=project).defer("map_points").order_by("-created_at", "-pk").first()
+

@@ -1,0 +1,33 @@
+"""``manage.py topics``: a run in the command's own process, with its topics printed."""
+
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from generation.models import TopicRun
+
+from .topic_data import create_items, themed_questions
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_the_command_runs_the_topics_here_and_prints_them(project, settings, fake_llm, capsys):
+    settings.TOPIC_EMBEDDINGS, settings.EMBEDDING_MODEL, settings.EMBEDDING_BASE_URL = "endpoint", "e", fake_llm.base_url
+    create_items(project, themed_questions(20))
+
+    call_command("topics", "--project", project.slug, "--min-cluster-size", "6", "--here", "--json")
+
+    result = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert result["status"] == "succeeded" and result["topics"] == 3 and result["embedded"] == 60
+    assert TopicRun.objects.get().status == TopicRun.Status.SUCCEEDED
+
+
+def test_the_command_names_what_is_wrong(project):
+    with pytest.raises(CommandError, match="no project with slug 'nope'"):
+        call_command("topics", "--project", "nope", "--here")
+    with pytest.raises(CommandError, match="no imported questions"):
+        call_command("topics", "--project", project.slug, "--here")
+    with pytest.raises(CommandError, match="min_cluster_size"):
+        create_items(project, themed_questions(2))
+        call_command("topics", "--project", project.slug, "--min-cluster-size", "1", "--here")
