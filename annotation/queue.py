@@ -21,8 +21,9 @@ The rules:
 - **Topics.** When the project has topics marked selected, only items of those topics are served.
 - **At the same instant.** Candidates are locked with ``SELECT … FOR UPDATE SKIP LOCKED`` on
   PostgreSQL: two annotators asking for the last open slot of an item get different items; when
-  every candidate left is locked by someone else, the request waits for those locks instead of
-  answering "nothing left" while slots are about to be free. On
+  every candidate left is locked by someone else, the request waits for those locks (taken in id
+  order, holding no others, so two waiting requests never deadlock) instead of answering "nothing
+  left" while slots are about to be free. On
   SQLite every transaction is IMMEDIATE (see settings), so such requests run one after the other.
   One annotator's own requests (two tabs) are serialised by locking their membership row.
 - **Abandonment.** An assignment expires ``project.assignment_timeout_minutes`` after it was
@@ -77,15 +78,28 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
                 return current
         tags = [str(tag) for tag in (membership.expertise or [])] if membership else []
         topics_selected = membership.topics_selected if membership else None
-        # First skip what others are handing out this instant; if everything left was locked, wait for
-        # those locks (PostgreSQL then re-checks each row, so a slot filled meanwhile is passed over).
-        for skip_locked in (True, False):
-            for candidates in _candidate_passes(project, annotator, kind, tags, topics_selected):
-                item = candidates.select_for_update(skip_locked=skip_locked, of=("self",)).first()
-                if item is not None:
-                    return _assign(project, item, annotator)
-            if not transaction.get_connection().features.has_select_for_update_skip_locked:
-                break
+        passes = list(_candidate_passes(project, annotator, kind, tags, topics_selected))
+        concurrent = transaction.get_connection().features.has_select_for_update_skip_locked
+        # First skip what others are handing out this instant, in the queue's order.
+        before_skipping = transaction.savepoint() if concurrent else None
+        for candidates in passes:
+            item = candidates.select_for_update(skip_locked=True, of=("self",)).first()
+            if item is not None:
+                return _assign(project, item, annotator)
+        if not concurrent:
+            return None  # SQLite: the transaction ran alone, so nothing was skipped
+        # Everything left was locked by others handing it out: wait for those locks (PostgreSQL then
+        # re-checks each row, so a slot filled meanwhile is passed over). A row re-checked and passed
+        # over stays locked until the savepoint is rolled back, so no request waits while holding such
+        # rows from an earlier query, and within a query rows are locked in one order (by id) that every
+        # request shares: two requests can never each wait for a row the other holds (no deadlock).
+        transaction.savepoint_rollback(before_skipping)
+        for candidates in passes:
+            before_waiting = transaction.savepoint()
+            item = candidates.order_by("id").select_for_update(of=("self",)).first()
+            if item is not None:
+                return _assign(project, item, annotator)
+            transaction.savepoint_rollback(before_waiting)
     return None
 
 
