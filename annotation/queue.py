@@ -40,6 +40,8 @@ from django.db.models import Case, Count, Exists, F, IntegerField, OuterRef, Q, 
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from causalqa_site.compiled import CompiledQuery
+
 from .models import Assignment, Item, Membership, Project, Topic, item_expertise_tag
 
 REVIEW = "review"
@@ -58,32 +60,25 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
         _commit_without_waiting_for_disk()
         # One query (this runs on every "next item"): lock the membership, and learn whether the annotator
         # holds an item already, whether the project selected topics, and whether any assignment expired.
-        now = timezone.now()
-        membership = (
-            Membership.objects.select_for_update(of=("self",))
-            .filter(project=project, user=annotator)
-            .annotate(
-                held=Subquery(_active(project, annotator, kind).order_by("assigned_at", "pk").values("pk")[:1]),
-                topics_selected=Exists(Topic.objects.filter(project=project, selected=True)),
-                # Any project's: the partial index of active assignments by expiry answers without a join.
-                overdue=Exists(_overdue(None, now)),
-            )
-            .first()
-        )
+        membership = _MEMBERSHIP.first(shape={"kind": kind}, project_id=project.pk, annotator_id=annotator.pk,
+                                       now=timezone.now())
         if membership is None or membership.overdue:
             assignments_release_expired()
         if membership is None or membership.held:
             current = active_assignment(project=project, annotator=annotator, kind=kind)
             if current is not None:
                 return current
-        tags = [str(tag) for tag in (membership.expertise or [])] if membership else []
-        topics_selected = membership.topics_selected if membership else None
-        passes = list(_candidate_passes(project, annotator, kind, tags, topics_selected))
+        if membership is not None:
+            tags, topics_selected = [str(tag) for tag in membership.expertise or []], bool(membership.topics_selected)
+        else:  # a superuser who is not a member
+            tags, topics_selected = [], Topic.objects.filter(project=project, selected=True).exists()
+        shape = {"kind": kind, "topics_selected": topics_selected, "several_judges": project.overlap > 1}
+        values = {"project_id": project.pk, "annotator_id": annotator.pk, "overlap": project.overlap, "tags": tags}
         concurrent = transaction.get_connection().features.has_select_for_update_skip_locked
         # First skip what others are handing out this instant, in the queue's order.
         before_skipping = transaction.savepoint() if concurrent else None
-        for candidates in passes:
-            item = candidates.select_for_update(skip_locked=True, of=("self",)).first()
+        for first_candidate in _CANDIDATES.each(shape={**shape, "waiting": False}, **values):
+            item = first_candidate()
             if item is not None:
                 return _assign(project, item, annotator)
         if not concurrent:
@@ -94,13 +89,48 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
         # rows from an earlier query, and within a query rows are locked in one order (by id) that every
         # request shares: two requests can never each wait for a row the other holds (no deadlock).
         transaction.savepoint_rollback(before_skipping)
-        for candidates in passes:
+        for first_candidate in _CANDIDATES.each(shape={**shape, "waiting": True}, **values):
             before_waiting = transaction.savepoint()
-            item = candidates.order_by("id").select_for_update(of=("self",)).first()
+            item = first_candidate()
             if item is not None:
                 return _assign(project, item, annotator)
             transaction.savepoint_rollback(before_waiting)
     return None
+
+
+def _membership_with_state(*, project_id: int, annotator_id: int, now, kind: str | None) -> QuerySet[Membership]:
+    return (
+        Membership.objects.select_for_update(of=("self",))
+        .filter(project_id=project_id, user_id=annotator_id)
+        .annotate(
+            held=Subquery(_active(project_id, annotator_id, kind, now).order_by("assigned_at", "pk").values("pk")[:1]),
+            topics_selected=Exists(Topic.objects.filter(project_id=project_id, selected=True)),
+            # Any project's: the partial index of active assignments by expiry answers without a join.
+            overdue=Exists(_overdue(None, now)),
+        )[:1]
+    )
+
+
+def _candidate_queries(*, project_id: int, annotator_id: int, overlap: int, tags: list[str], kind: str | None,
+                       topics_selected: bool, several_judges: bool, waiting: bool) -> list[QuerySet[Item]]:
+    """The candidate passes, each locking its first row: skipping rows others hold, or waiting for them.
+
+    Waiting passes lock in id order and do not split work by how far an item has got: a row is re-checked
+    after the wait, and a fresh item that someone just started must still count as work."""
+    if waiting:
+        items = eligible_items(project_id, annotator_id, topics_selected)
+        own_answer = Q(answer_author_id=annotator_id)
+        passes = []
+        for work, _ in _work(items, kind, overlap):
+            passes += [work.exclude(own_answer), work.filter(own_answer)]
+        return [candidates.order_by("id").select_for_update(of=("self",))[:1] for candidates in passes]
+    passes = _candidate_passes(project_id, annotator_id, overlap, kind, tags, topics_selected, several_judges)
+    return [candidates.select_for_update(skip_locked=True, of=("self",))[:1] for candidates in passes]
+
+
+# Compiled once per shape: building these querysets cost more than the database took to answer them.
+_MEMBERSHIP = CompiledQuery(_membership_with_state)
+_CANDIDATES = CompiledQuery(_candidate_queries)
 
 
 def _commit_without_waiting_for_disk() -> None:
@@ -117,14 +147,15 @@ def active_assignment(*, project: Project, annotator, kind: str | None = None) -
     return _active(project, annotator, kind).select_related("item").order_by("assigned_at", "pk").first()
 
 
-def _active(project: Project, annotator, kind: str | None) -> QuerySet[Assignment]:
+def _active(project, annotator, kind: str | None, now=None) -> QuerySet[Assignment]:
+    """The annotator's live assignments in the project (each given as a model or an id)."""
     assignments = Assignment.objects.filter(
         annotator=annotator,
         status=Assignment.Status.ACTIVE,
         item__project=project,
         item__round=F("round"),
         item__status__in=[Item.Status.IN_REVIEW, Item.Status.PENDING],
-        expires_at__gt=timezone.now(),
+        expires_at__gt=now or timezone.now(),
     )
     if kind == REVIEW:
         assignments = assignments.filter(round__gt=0)
@@ -235,8 +266,10 @@ def _assign(project: Project, item: Item, annotator) -> Assignment:
     return assignment
 
 
-def eligible_items(project: Project, annotator, topics_selected: bool | None = None) -> QuerySet[Item]:
-    """Items of the project the annotator may be handed: selected topics only (if any), none seen this round."""
+def eligible_items(project, annotator, topics_selected: bool | None = None) -> QuerySet[Item]:
+    """Items of the project the annotator may be handed: selected topics only (if any), none seen this round.
+
+    ``project`` and ``annotator`` are models or ids."""
     items = Item.objects.filter(project=project).exclude(
         Exists(Assignment.objects.filter(item=OuterRef("pk"), annotator=annotator, round=OuterRef("round")))
     )
@@ -247,8 +280,8 @@ def eligible_items(project: Project, annotator, topics_selected: bool | None = N
     return items
 
 
-def _review_work(items: QuerySet[Item], project: Project) -> QuerySet[Item]:
-    return items.filter(~Q(round=0), status=Item.Status.IN_REVIEW, round_assigned__lt=project.overlap)
+def _review_work(items: QuerySet[Item], overlap: int) -> QuerySet[Item]:
+    return items.filter(~Q(round=0), status=Item.Status.IN_REVIEW, round_assigned__lt=overlap)
 
 
 def _answer_work(items: QuerySet[Item]) -> QuerySet[Item]:
@@ -257,18 +290,26 @@ def _answer_work(items: QuerySet[Item]) -> QuerySet[Item]:
     )
 
 
-def _candidate_passes(project: Project, annotator, kind: str | None, tags: list[str], topics_selected=None):
-    """Querysets to try in order; the first that yields an unlocked item wins."""
-    items = eligible_items(project, annotator, topics_selected)
+def _work(items: QuerySet[Item], kind: str | None, overlap: int) -> list[tuple[QuerySet[Item], bool]]:
+    """The work the annotator asked for, in order, each marked whether it is reviewing: review, then answer."""
     work = []
     if kind in (None, REVIEW):
-        work.append((_review_work(items, project), project.overlap))
+        work.append((_review_work(items, overlap), True))
     if kind in (None, ANSWER):
-        work.append((_answer_work(items), 1))
-    own_answer = Q(answer_author=annotator)
-    for candidates, slots in work:
+        work.append((_answer_work(items), False))
+    return work
+
+
+def _candidate_passes(project_id: int, annotator_id: int, overlap: int, kind: str | None, tags: list[str],
+                      topics_selected: bool, several_judges: bool) -> list[QuerySet[Item]]:
+    """Querysets to try in order; the first that yields an unlocked item wins."""
+    items = eligible_items(project_id, annotator_id, topics_selected)
+    own_answer = Q(answer_author_id=annotator_id)
+    passes = []
+    for candidates, reviewing in _work(items, kind, overlap):
+        several_slots = reviewing and several_judges
         candidates = candidates.alias(expertise=item_expertise_tag())
-        if slots > 1:
+        if several_slots:
             started = candidates.filter(round_assigned__gt=0).alias(
                 own=Case(When(own_answer, then=Value(1)), default=Value(0), output_field=IntegerField())
             )
@@ -278,16 +319,17 @@ def _candidate_passes(project: Project, annotator, kind: str | None, tags: list[
                     mine=Case(When(expertise__in=tags, then=Value(0)), default=Value(1), output_field=IntegerField())
                 )
                 order.insert(1, "mine")
-            yield started.order_by(*order)
+            passes.append(started.order_by(*order))
         fresh = candidates.filter(round_assigned=0)
         others = fresh.exclude(own_answer)
         oldest_first = ("created_at", "id")  # served by the partial indexes item_queue_fresh*
         if tags:
-            yield others.filter(expertise__in=tags).order_by(*oldest_first)
-        yield others.filter(expertise__isnull=True).order_by(*oldest_first)
-        yield others.order_by(*oldest_first)
+            passes.append(others.filter(expertise__in=tags).order_by(*oldest_first))
+        passes.append(others.filter(expertise__isnull=True).order_by(*oldest_first))
+        passes.append(others.order_by(*oldest_first))
         # Whoever wrote the answer reviews it only when nothing else is left for them.
-        yield fresh.filter(own_answer).order_by(*oldest_first)
+        passes.append(fresh.filter(own_answer).order_by(*oldest_first))
+    return passes
 
 
 def waiting_counts(user, projects) -> dict[int, dict[str, int]]:
