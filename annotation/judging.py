@@ -11,6 +11,8 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from causalqa_site.compiled import CompiledQuery
+
 from .agreement import item_agreement
 from .designs import design_for
 from .models import Assignment, Item, Judgment, Project, Revision
@@ -171,13 +173,23 @@ def _rating_error(criterion: dict, low: int, high: int) -> str:
 def _lock_item(assignment: Assignment) -> Item:
     """Lock the assignment's item (always before its assignments, the order every writer keeps), and read
     whether the annotator edited it in this round (for ``Judgment.edited``) in the same query."""
+    item = _LOCKED_ITEM.first(item_id=assignment.item_id, annotator_id=assignment.annotator_id)
+    if item is None:
+        raise Item.DoesNotExist(f"item {assignment.item_id} of assignment {assignment.pk} no longer exists")
+    return item
+
+
+def _locked_item_and_whether_edited(*, item_id: int, annotator_id: int):
     edits = Revision.objects.filter(
-        item=OuterRef("pk"), round=OuterRef("round"), author_id=assignment.annotator_id, kind=Revision.Kind.EDIT
+        item=OuterRef("pk"), round=OuterRef("round"), author_id=annotator_id, kind=Revision.Kind.EDIT
     )
     return (
         Item.objects.select_for_update(of=("self",)).select_related("project")
-        .annotate(edited_by_annotator=Exists(edits)).get(pk=assignment.item_id)
+        .annotate(edited_by_annotator=Exists(edits)).filter(pk=item_id)[:1]
     )
+
+
+_LOCKED_ITEM = CompiledQuery(_locked_item_and_whether_edited)  # every submit runs it (causalqa_site.compiled)
 
 
 def _claim(assignment: Assignment, item: Item, project: Project) -> Assignment:

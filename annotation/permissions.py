@@ -8,6 +8,8 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 from django.http import Http404
 
+from causalqa_site.compiled import CompiledQuery
+
 from .models import Assignment, Item, Membership, Project
 
 Role = Membership.Role
@@ -44,15 +46,13 @@ def projects_for_user(user) -> QuerySet[Project]:
 
 def get_project_for_user(user, slug: str, minimum: str = Role.ANNOTATOR) -> Project:
     """The project a request may touch: 404 for outsiders, 403 for members without the role."""
-    projects = Project.objects.filter(slug=slug)
     if user.is_authenticated and not user.is_superuser:
         # The caller's role comes with the project, in the same query (this runs on every page).
-        projects = projects.annotate(
-            member_role=Subquery(Membership.objects.filter(project=OuterRef("pk"), user=user).values("role")[:1])
-        )
-    project = _one(projects)
-    if project is not None and hasattr(project, "member_role"):
-        user.__dict__.setdefault("_project_roles", {})[project.pk] = project.member_role
+        project = _PROJECT_WITH_ROLE.first(slug=slug, user_id=user.pk)
+        if project is not None:
+            user.__dict__.setdefault("_project_roles", {})[project.pk] = project.member_role
+    else:
+        project = _PROJECT.first(slug=slug)
     if project is None or project_role(user, project) is None:
         raise Http404("No such project.")
     if not has_role(user, project, minimum):
@@ -64,10 +64,12 @@ def get_project_for_user(user, slug: str, minimum: str = Role.ANNOTATOR) -> Proj
 
 def get_assignment_for_user(user, project: Project, assignment_id: int, *, with_item: bool = True) -> Assignment:
     """One of the user's own assignments in the project; anybody else's (even a curator's view) is a 404."""
-    assignments = Assignment.objects.filter(pk=assignment_id, item__project=project, annotator=user)
-    assignment = _one(assignments.select_related("item") if with_item else assignments)
+    assignment = _ASSIGNMENT.first(shape={"with_item": with_item}, assignment_id=int(assignment_id),
+                                   project_id=project.pk, user_id=user.pk)
     if assignment is None:
         raise Http404("No such assignment.")
+    if with_item:
+        assignment.item.project = project  # the same row, already read with the caller's role
     return assignment
 
 
@@ -95,10 +97,7 @@ def can_edit_item(user, project: Project, item: Item) -> bool:
 
 def get_item_for_editing(user, project: Project, item_id: int) -> Item:
     """An item the user may edit now (see ``can_edit_item``), read with that answer in one query."""
-    held = Assignment.objects.filter(
-        item=OuterRef("pk"), annotator=user, round=OuterRef("round"), status=Assignment.Status.ACTIVE
-    )
-    item = _one(Item.objects.filter(pk=item_id, project=project).annotate(held_by_user=Exists(held)))
+    item = _ITEM_HELD.first(item_id=int(item_id), project_id=project.pk, user_id=user.pk)
     if item is None:
         raise Http404("No such item.")
     allowed = has_role(user, project, Role.CURATOR) or (
@@ -106,6 +105,7 @@ def get_item_for_editing(user, project: Project, item_id: int) -> Item:
     )
     if not allowed:
         raise PermissionDenied("You may edit an item while it is assigned to you, or when it needs revision.")
+    item.project = project
     return item
 
 
@@ -116,3 +116,27 @@ def _one(queryset: QuerySet):
         return queryset.get()
     except queryset.model.DoesNotExist:
         return None
+
+
+# The queries every page of the annotator's loop runs, compiled once (see causalqa_site.compiled).
+def _project_with_role(*, slug: str, user_id: int) -> QuerySet[Project]:
+    role = Membership.objects.filter(project=OuterRef("pk"), user_id=user_id).values("role")[:1]
+    return Project.objects.filter(slug=slug).annotate(member_role=Subquery(role))[:1]
+
+
+def _assignment_of_user(*, assignment_id: int, project_id: int, user_id: int, with_item: bool) -> QuerySet[Assignment]:
+    assignments = Assignment.objects.filter(pk=assignment_id, item__project_id=project_id, annotator_id=user_id)
+    return (assignments.select_related("item") if with_item else assignments)[:1]
+
+
+def _item_and_whether_held(*, item_id: int, project_id: int, user_id: int) -> QuerySet[Item]:
+    held = Assignment.objects.filter(
+        item=OuterRef("pk"), annotator_id=user_id, round=OuterRef("round"), status=Assignment.Status.ACTIVE
+    )
+    return Item.objects.filter(pk=item_id, project_id=project_id).annotate(held_by_user=Exists(held))[:1]
+
+
+_PROJECT_WITH_ROLE = CompiledQuery(_project_with_role)
+_PROJECT = CompiledQuery(lambda *, slug: Project.objects.filter(slug=slug)[:1])
+_ASSIGNMENT = CompiledQuery(_assignment_of_user)
+_ITEM_HELD = CompiledQuery(_item_and_whether_held)

@@ -12,8 +12,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 
+from causalqa_site.compiled import CompiledQuery
+
 from .bulk import fast_insert, fast_update
 from .models import Item, Option, Revision
+
+# Every edit locks its item with this (compiled once, see causalqa_site.compiled).
+_LOCKED_ITEM = CompiledQuery(lambda *, item_id: Item.objects.select_for_update().filter(pk=item_id)[:1])
 
 EDITABLE_FIELDS = ("question", "context", "reference_answer", "causal_class")
 REVISION_COLUMNS = ("item", "number", "round", "kind", "author", "llm_call_id", "provenance", "snapshot",
@@ -81,7 +86,9 @@ def item_update(
     unknown = set(changes) - set(EDITABLE_FIELDS)
     if unknown:
         raise ValueError(f"not editable: {', '.join(sorted(unknown))}")
-    current = Item.objects.select_for_update().get(pk=item.pk)
+    current = _LOCKED_ITEM.first(item_id=item.pk)
+    if current is None:
+        raise Item.DoesNotExist(f"item {item.pk} no longer exists")
     if expected_version is not None and current.version != expected_version:
         raise EditConflict(current, expected_version)
     before = item_snapshot(current)
