@@ -7,6 +7,7 @@ old topics until the new ones are complete.
 """
 
 import logging
+from collections import Counter
 import time
 from dataclasses import dataclass
 from datetime import timedelta
@@ -240,8 +241,35 @@ def _cluster_label(cluster: int, words: list[tuple[str, float]], seeds: list[tup
     return " · ".join(word for word, _weight in words[:3]) or f"Topic {cluster}"
 
 
+def _carried_over(project: Project, labels: dict[int, int]) -> dict[int, Topic]:
+    """For each new cluster, the earlier modelled topic holding mostly the same questions: at least half
+    of the cluster's and half of the topic's. Its name, selection and class targets (a curator's work)
+    pass to the cluster; each earlier topic passes to one cluster at most."""
+    earlier = dict(
+        Item.objects.filter(project=project, topic__cluster__isnull=False).values_list("pk", "topic_id")
+    )
+    if not earlier:
+        return {}
+    earlier_sizes, new_sizes = Counter(earlier.values()), Counter(labels.values())
+    shared = Counter((labels[pk], topic_id) for pk, topic_id in earlier.items() if pk in labels)
+    topics = Topic.objects.in_bulk(list(earlier_sizes))
+    carried, used = {}, set()
+    for (cluster, topic_id), n in shared.most_common():
+        topic = topics[topic_id]
+        if (cluster in carried or topic_id in used or topic.is_residual != (cluster == clustering.RESIDUAL)
+                or 2 * n < new_sizes[cluster] or 2 * n < earlier_sizes[topic_id]):
+            continue
+        carried[cluster] = topic
+        used.add(topic_id)
+    return carried
+
+
 def _save_topics(project: Project, labels: dict[int, int], words: dict, seeds: dict) -> int:
-    """Replace the project's modelled topics by these clusters, and put every item in its topic."""
+    """Replace the project's modelled topics by these clusters, and put every item in its topic.
+
+    A cluster that holds mostly the questions of an earlier topic keeps that topic's name, selection
+    and class targets (see ``_carried_over``), so clustering again does not undo a curator's work."""
+    carried = _carried_over(project, labels)
     Topic.objects.filter(project=project, cluster__isnull=False).delete()
     sizes: dict[int, int] = {}
     for label in labels.values():
@@ -249,7 +277,8 @@ def _save_topics(project: Project, labels: dict[int, int], words: dict, seeds: d
     taken = set(Topic.objects.filter(project=project).values_list("label", flat=True))
     created = {}
     for cluster in sorted(sizes, key=lambda c: (c == clustering.RESIDUAL, c)):
-        base = _cluster_label(cluster, words.get(cluster, []), seeds.get(cluster, []))
+        earlier = carried.get(cluster)
+        base = earlier.label if earlier else _cluster_label(cluster, words.get(cluster, []), seeds.get(cluster, []))
         label, n = base[:190], 2
         while label in taken:
             label, n = f"{base[:190]} ({n})", n + 1
@@ -257,6 +286,8 @@ def _save_topics(project: Project, labels: dict[int, int], words: dict, seeds: d
         created[cluster] = Topic.objects.create(
             project=project, label=label, cluster=cluster, size=sizes[cluster],
             is_residual=cluster == clustering.RESIDUAL,
+            selected=earlier.selected if earlier else False,
+            class_targets=earlier.class_targets if earlier else {},
             top_words=[] if cluster == clustering.RESIDUAL else [word for word, _weight in words.get(cluster, [])],
             seed_words=[word for _label, word, _n in seeds.get(cluster, [])],
         )

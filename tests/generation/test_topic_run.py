@@ -94,6 +94,22 @@ def test_a_new_run_replaces_the_modelled_topics_and_empties_the_imported_ones(pr
     assert not Item.objects.filter(project=project, topic__isnull=True).exists()
 
 
+def test_clustering_again_keeps_a_curators_names_selection_and_targets(project, endpoint_embeddings):
+    create_items(project, themed_questions(20))
+    run_now(project, min_cluster_size=6)
+    chosen = Topic.objects.filter(project=project, is_residual=False).order_by("cluster").first()
+    members = set(chosen.items.values_list("pk", flat=True))
+    Topic.objects.filter(pk=chosen.pk).update(label="Educação e trabalho", selected=True,
+                                              class_targets={"interventional": 12})
+
+    run_now(project, min_cluster_size=8, dimensions=5)
+
+    renamed = Topic.objects.get(project=project, label="Educação e trabalho")
+    assert renamed.pk != chosen.pk and renamed.selected and renamed.class_targets == {"interventional": 12}
+    assert len(members & set(renamed.items.values_list("pk", flat=True))) * 2 >= len(members)
+    assert Topic.objects.filter(project=project, selected=True).count() == 1
+
+
 def test_generated_questions_join_the_nearest_topic(project, endpoint_embeddings):
     create_items(project, themed_questions(20))
     generated = create_items(project, [("Por que o gato come ração do filhote com vacina?", "pets")],
