@@ -369,14 +369,17 @@ def items_needing_distractors(project):
 
 
 class RevisionWork(Work):
-    """Rewrite answers from the reviewers' feedback; the item then starts a new round."""
+    """Rewrite answers from the reviewers' feedback; the item then starts a new round.
+
+    For a multiple-choice item the answer is its correct option: the option's text is rewritten (its
+    role, rationale and letter stay), and the reference answer with it when the item has one."""
 
     purpose = "revision"
 
     def variables(self, call):
         variables = super().variables(call)
         variables.pop("class_description")
-        variables["answer"] = call.item.reference_answer
+        variables["answer"] = correct_option_text(call.item)
         variables["feedback"] = self.job.params.get("feedback", {}).get(str(call.item_id)) or "-"
         return variables
 
@@ -384,7 +387,16 @@ class RevisionWork(Work):
         item = Item.objects.get(pk=call.item_id)
         if item.status in FINAL:
             raise NotApplied(f"item {item.pk} is {item.get_status_display().lower()} now; its answer was not replaced")
-        item = item_update(item=item, changes={"reference_answer": parsed["answer"]}, author=author_of(call),
+        answer = parsed["answer"]
+        options = [
+            {"text": answer if option.role == Option.Role.CORRECT else option.text, "role": option.role,
+             "rationale": option.rationale}
+            for option in item.options.order_by("position")
+        ]
+        if not any(option["role"] == Option.Role.CORRECT for option in options):
+            options = None
+        changes = {"reference_answer": answer} if options is None or item.reference_answer else {}
+        item = item_update(item=item, changes=changes, options=options, author=author_of(call),
                            kind=Revision.Kind.MODEL, note=(parsed.get("changes") or "").strip()[:2000])
         item_start_round(item=item)
         return []

@@ -176,6 +176,26 @@ def test_a_curators_revise_decision_starts_a_revision_job_when_the_project_has_a
     assert "- Reviewer 1 (needs revision): Falta explicar o mecanismo." in prompt and "annotator" not in prompt
 
 
+def test_revising_a_multiple_choice_item_rewrites_its_correct_option_and_keeps_the_distractors(project, endpoint,
+                                                                                               fake_llm, curator):
+    ProjectGenerationSettings.objects.create(project=project, revision_endpoint=endpoint)
+    item = ItemFactory(project=project, status=Item.Status.NEEDS_REVISION, round=1, reference_answer="Porque chove.")
+    OptionFactory(item=item, text="Porque faz sol.", role=Option.Role.CONTRADICTORY, rationale="Contradiz.", position=0)
+    OptionFactory(item=item, text="Porque chove.", role=Option.Role.CORRECT, rationale="", position=1)
+    decision = CurationDecision.objects.create(item=item, curator=curator, round=1, decision="revise",
+                                               note="Diga que a chuva molha o solo.")
+    fake_llm.script(Reply.json({"answer": "Porque a chuva molha o solo.", "changes": "mecanismo"}))
+
+    revision_requested.send(sender=CurationDecision, item=item, decision=decision)
+    run_now(GenerationJob.objects.get(kind="revision"))
+
+    item.refresh_from_db()
+    options = list(item.options.order_by("position").values_list("text", "role", "rationale"))
+    assert options == [("Porque faz sol.", "contradictory", "Contradiz."), ("Porque a chuva molha o solo.", "correct", "")]
+    assert item.reference_answer == "Porque a chuva molha o solo."
+    assert "Porque chove." in fake_llm.requests[0].prompt
+
+
 def test_without_an_endpoint_a_revise_decision_leaves_the_item_to_a_person(project, curator):
     item = ItemFactory(project=project, status=Item.Status.NEEDS_REVISION)
     decision = CurationDecision.objects.create(item=item, curator=curator, round=1, decision="revise")
