@@ -58,3 +58,27 @@ def test_a_running_run_stops_making_calls_when_cancelled(project, endpoint, fake
     planned = 2 * release.items.filter(split="test").count()
     assert len(fake_llm.requests) < planned
     assert not run.jobs.filter(kind="judge_score").exists()  # the judge never started
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_models_of_a_run_answer_side_by_side(project, endpoint, fake_llm):
+    mc_items(project, 30)
+    release = release_of(project)
+    tested = release.items.filter(split="test").count()
+    other = second_endpoint(endpoint)
+    for model in (endpoint, other):
+        model.max_concurrency = 2
+        model.save()
+    fake_llm.latency = 0.1
+    fake_llm.responder = lambda received: Reply.json({"answer": "A"})
+    run = run_create(project=project, release=release, endpoints=[endpoint, other], enqueue=False)
+
+    run_here(run)
+
+    assert run.status == EvalRun.Status.SUCCEEDED, run.error
+    spans = {model: [(r.started, r.finished) for r in fake_llm.requests if r.body["model"] == model]
+             for model in (endpoint.model, other.model)}
+    assert tested >= 10 and all(len(calls) == tested for calls in spans.values())
+    first, second = spans.values()
+    assert min(end for _, end in first) > min(start for start, _ in second), "the second model waited for the first"
+    assert min(end for _, end in second) > min(start for start, _ in first)
