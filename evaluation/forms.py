@@ -2,6 +2,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from .releases.splits import SplitRatioError, parse_ratios
+from .runs.services import template_versions_parse
 
 
 class ReleaseForm(forms.Form):
@@ -64,6 +65,10 @@ class RunForm(forms.Form):
     max_tokens = forms.IntegerField(label=_("Max tokens"), required=False, min_value=1)
     seed = forms.IntegerField(label=_("Seed"), initial=13, help_text=_("Seeds the order of answers shown to the judge."))
     few_shot = forms.IntegerField(label=_("Few-shot examples"), initial=3, min_value=0, max_value=20)
+    template_versions = forms.CharField(
+        label=_("Template versions"), required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=_("One per line, e.g. class-informed = 2. Empty: the latest version of each condition's template."),
+    )
     bertscore_model = forms.CharField(label=_("BERTScore model directory"), required=False,
                                       help_text=_("Empty: the packaged all-MiniLM-L6-v2."))
     level_key = forms.CharField(label=_("Metadata key of the level"), initial="level")
@@ -83,6 +88,16 @@ class RunForm(forms.Form):
         self.fields["conditions"].choices = [(name, name) for name in conditions]
         self.fields["conditions"].initial = conditions[:2] if "class-informed" in conditions else conditions[:1]
 
+    def clean_template_versions(self) -> dict[str, int]:
+        try:
+            versions = template_versions_parse(self.cleaned_data["template_versions"].splitlines())
+        except ValueError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+        unknown = sorted(set(versions) - {name for name, _label in self.fields["conditions"].choices})
+        if unknown:
+            raise forms.ValidationError(_("no such condition: %(names)s") % {"names": ", ".join(unknown)})
+        return versions
+
     def run_options(self) -> dict:
         """The keyword arguments of ``run_create`` this form gathered."""
         data = self.cleaned_data
@@ -91,6 +106,7 @@ class RunForm(forms.Form):
             "conditions": data["conditions"], "judge_endpoint": data["judge_endpoint"],
             "repetitions": data["repetitions"], "seed": data["seed"], "few_shot": data["few_shot"],
             "decoding": {"temperature": data["temperature"], "max_tokens": data["max_tokens"]},
+            "template_versions": data["template_versions"],
             "bertscore_model": data["bertscore_model"], "differences": data["differences"],
             "metadata_keys": {"level": data["level_key"], "type": data["type_key"], "task": data["task_key"],
                               "variant": data["variant_key"]},

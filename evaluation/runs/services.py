@@ -132,6 +132,20 @@ def run_create(
     return run
 
 
+def template_versions_parse(pairs: list[str]) -> dict[str, int]:
+    """``["class-informed=2", ...]`` (from a command line, or a form's lines) as ``{condition: version}``;
+    blank entries are skipped. Raises ValueError naming the entry that is not ``CONDITION=N``."""
+    versions = {}
+    for pair in pairs:
+        if not pair.strip():
+            continue
+        condition, _sep, number = (part.strip() for part in pair.partition("="))
+        if not condition or not number.isdigit() or int(number) < 1:
+            raise ValueError(f"write CONDITION=N, e.g. class-informed=2, not {pair.strip()!r}")
+        versions[condition] = int(number)
+    return versions
+
+
 def _templates(project, conditions, versions, errors) -> dict[str, PromptTemplate]:
     """Each condition's benchmark-answer template: the latest in the project's language, or the version asked for."""
     chosen = {}

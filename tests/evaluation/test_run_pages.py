@@ -7,6 +7,7 @@ from django.urls import reverse
 
 from evaluation.models import EvalRun
 from evaluation.runs.services import run_create
+from generation.models import PromptTemplate
 from tests.evaluation.runs import mc_items, open_items, release_of, run_here
 from tests.fake_llm import Reply
 
@@ -57,6 +58,28 @@ def test_a_curator_starts_a_run_on_the_page_follows_it_and_reads_its_report(proj
     assert lines[0]["type"] == "run" and lines[0]["release_checksum"] == release.checksum
     responses = [line for line in lines if line["type"] == "response"]
     assert len(responses) == run.responses.count() and all(line["call"]["attempts"] for line in responses)
+
+
+def test_the_run_form_takes_a_template_version_per_condition_and_names_a_wrong_one(project, client_for, curator,
+                                                                                  endpoint):
+    mc_items(project, 4)
+    release = release_of(project)
+    client = client_for(curator)
+    url = reverse("evaluation:run_list", args=[project.slug])
+    fields = {"release": release.pk, "split": "test", "endpoints": [endpoint.pk], "conditions": ["zero-shot"],
+              "repetitions": 1, "seed": 13, "few_shot": 3, "level_key": "level", "type_key": "perspective",
+              "task_key": "task", "variant_key": "variant"}
+
+    for versions, error in (("zero-shot 2", "CONDITION=N"), ("few-shot-ish = 1", "no such condition"),
+                            ("zero-shot = 9", "has no version 9")):
+        page = client.post(url, {**fields, "template_versions": versions})
+        assert page.status_code == 200 and error in page.content.decode(), versions
+    assert not EvalRun.objects.exists()
+
+    response = client.post(url, {**fields, "template_versions": "zero-shot = 1\n"})
+    run = EvalRun.objects.get()
+    assert response.status_code == 302
+    assert PromptTemplate.objects.get(pk=run.templates["zero-shot"]).version == 1
 
 
 def test_a_queued_run_is_cancelled_from_its_page(project, client_for, curator, endpoint):

@@ -7,7 +7,9 @@ from django.http import Http404
 from annotation.models import Project
 from evaluation.models import EvalRun
 from evaluation.runs.report import report_tables
-from evaluation.runs.services import RunInvalid, run_cancel, run_claim, run_create, run_execute
+from evaluation.runs.services import (
+    RunInvalid, run_cancel, run_claim, run_create, run_execute, template_versions_parse,
+)
 from evaluation.selectors import release_for_user, run_progress
 from generation.management.progress import follow
 from generation.selectors import endpoint_named
@@ -109,13 +111,10 @@ class Command(BaseCommand):
         return keys
 
     def _versions(self, pairs):
-        versions = {}
-        for pair in pairs:
-            condition, _sep, number = pair.partition("=")
-            if not number.isdigit():
-                raise CommandError(f"--template-version: write CONDITION=N, e.g. class-informed=2, not {pair!r}")
-            versions[condition] = int(number)
-        return versions
+        try:
+            return template_versions_parse(pairs)
+        except ValueError as exc:
+            raise CommandError(f"--template-version: {exc}") from exc
 
     def _run_here(self, run):
         owner = new_owner_token()
