@@ -173,7 +173,7 @@ def _rating_error(criterion: dict, low: int, high: int) -> str:
 def _lock_item(assignment: Assignment) -> Item:
     """Lock the assignment's item (always before its assignments, the order every writer keeps), and read
     whether the annotator edited it in this round (for ``Judgment.edited``) in the same query."""
-    item = _LOCKED_ITEM.first(item_id=assignment.item_id, annotator_id=assignment.annotator_id)
+    item = _LOCKED_ITEM_WITH_EDITS.first(item_id=assignment.item_id, annotator_id=assignment.annotator_id)
     if item is None:
         raise Item.DoesNotExist(f"item {assignment.item_id} of assignment {assignment.pk} no longer exists")
     return item
@@ -189,7 +189,8 @@ def _locked_item_and_whether_edited(*, item_id: int, annotator_id: int):
     )
 
 
-_LOCKED_ITEM = CompiledQuery(_locked_item_and_whether_edited)  # every submit runs it (causalqa_site.compiled)
+# Every submit runs it: compiled once (see causalqa_site.compiled).
+_LOCKED_ITEM_WITH_EDITS = CompiledQuery(_locked_item_and_whether_edited)
 
 
 def _claim(assignment: Assignment, item: Item, project: Project) -> Assignment:

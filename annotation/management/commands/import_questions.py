@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.importing import ImportRejected, questions_import
-from annotation.models import Project
+from annotation.management.lookup import project_or_error
 
 
 class Command(BaseCommand):
@@ -24,9 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the funnel report as one JSON object")
 
     def handle(self, *args, **options):
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"No project with slug {options['project']!r}.")
+        project = project_or_error(options["project"])
         path = Path(options["path"])
         try:
             data = path.read_bytes()

@@ -4,7 +4,7 @@ import threading
 from django.core.management.base import BaseCommand, CommandError
 from django.http import Http404
 
-from annotation.models import Project
+from annotation.management.lookup import project_or_error
 from evaluation.models import EvalRun
 from evaluation.runs.report import report_tables
 from evaluation.runs.services import (
@@ -47,9 +47,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the finished run's report tables as JSON")
 
     def handle(self, *args, **options):
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"No project with slug {options['project']!r}.")
+        project = project_or_error(options["project"])
         endpoint_from_environment()
         try:
             run = run_create(

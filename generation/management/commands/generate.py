@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Q
 
-from annotation.models import Project
+from annotation.management.lookup import project_or_error
 from generation import selectors
 from generation.management.progress import follow
 from generation.models import GenerationJob
@@ -65,9 +65,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the finished job as one JSON object")
 
     def handle(self, *args, **options):
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"No project with slug {options['project']!r}.")
+        project = project_or_error(options["project"])
         endpoint_from_environment()
         kind = KINDS[options["kind"]]
         arguments = {
