@@ -157,6 +157,9 @@ class AgreementRowSerializer(serializers.Serializer):
     criterion = serializers.CharField()
     label = serializers.CharField()
     level = serializers.CharField()
+    scale = serializers.ListField(child=serializers.JSONField(), allow_null=True,
+                                  help_text="The ordered values of the scale, used or not.")
+    scale_source = serializers.CharField(help_text="Where the scale came from.")
     n_units = serializers.IntegerField()
     n_raters = serializers.IntegerField()
     n_judgments = serializers.IntegerField()

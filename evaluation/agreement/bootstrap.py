@@ -5,7 +5,7 @@ here is written to take a block of weight vectors and return one value per vecto
 where the statistic is undefined for that resample.
 """
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,16 +23,23 @@ class Bootstrap:
     seed: int = 0
     confidence: float = 0.95
 
-    def weight_blocks(self, n_units: int) -> Iterator[np.ndarray]:
-        """Blocks of (resamples × units) draw counts; the same seed gives the same draws."""
+    def weight_blocks(self, n_units: int, groups: np.ndarray | None = None) -> Iterator[np.ndarray]:
+        """Blocks of (resamples × units) draw counts; the same seed gives the same draws.
+
+        With ``groups`` (the group of each unit, such as its pattern of values) the counts are summed per
+        group, (resamples × groups): the same draws, told apart only as far as the statistic can tell them.
+        """
         rng = np.random.default_rng(self.seed)
         block = max(1, min(self.resamples, _BLOCK_CELLS // max(n_units, 1)))
+        width = n_units if groups is None else (int(groups.max()) + 1 if len(groups) else 0)
         done = 0
         while done < self.resamples:
             size = min(block, self.resamples - done)
             draws = rng.integers(0, n_units, size=(size, n_units))
-            offsets = (np.arange(size) * n_units)[:, None]
-            yield np.bincount((draws + offsets).ravel(), minlength=size * n_units).reshape(size, n_units)
+            if groups is not None:
+                draws = groups[draws]
+            draws += (np.arange(size) * width)[:, None]
+            yield np.bincount(draws.ravel(), minlength=size * width).reshape(size, width)
             done += size
 
     def as_dict(self) -> dict:
@@ -55,12 +62,30 @@ class Interval:
 
 
 def percentile_interval(
-    statistic: Callable[[np.ndarray], np.ndarray], n_units: int, bootstrap: Bootstrap
+    statistic: Callable[[np.ndarray], np.ndarray],
+    n_units: int,
+    bootstrap: Bootstrap,
+    blocks: Iterable[np.ndarray] | None = None,
 ) -> Interval:
-    """The percentile interval of ``statistic`` over ``bootstrap.resamples`` resamples of ``n_units`` units."""
+    """The percentile interval of ``statistic`` over ``bootstrap.resamples`` resamples of ``n_units`` units.
+    ``blocks`` gives the draw counts already summed per group of units (``RatingTable.resampled``)."""
     if n_units < 2:
-        return Interval(None, None, 0, _("too few units to resample"))
-    values = np.concatenate([statistic(weights) for weights in bootstrap.weight_blocks(n_units)])
+        return too_few_units()
+    return interval_of(replicates(statistic, blocks if blocks is not None else bootstrap.weight_blocks(n_units)),
+                       bootstrap)
+
+
+def replicates(statistic: Callable[[np.ndarray], np.ndarray], blocks: Iterable[np.ndarray]) -> np.ndarray:
+    """The statistic on every resample, stacked along the first axis (it may give several values per resample)."""
+    return np.concatenate([statistic(weights) for weights in blocks])
+
+
+def too_few_units() -> Interval:
+    return Interval(None, None, 0, _("too few units to resample"))
+
+
+def interval_of(values: np.ndarray, bootstrap: Bootstrap) -> Interval:
+    """The percentile interval of one statistic's replicates; NaN marks a resample where it is undefined."""
     defined = values[np.isfinite(values)]
     if len(defined) < _MIN_DEFINED_SHARE * bootstrap.resamples:
         return Interval(

@@ -1,11 +1,13 @@
 """Cohen's kappa (pairwise and its mean, weighted for ordered scales), Fleiss' kappa and Krippendorff's alpha.
 
-Point estimates come from maintained libraries where they exist: scikit-learn's
-``cohen_kappa_score`` and the ``krippendorff`` package. Fleiss' kappa is written here because
-the library versions (statsmodels) assume every unit has the same number of judgments, which
-review rounds with skips and late judgments do not give. The bootstrap recomputes each statistic
-on thousands of resampled count tables at once; the tests check those bulk formulas against the
-libraries resample by resample.
+Every statistic depends on a unit only through its column of values, so it is computed from the table's
+distinct columns (``RatingTable.patterns``) weighted by how many units share each: 100,000 units cost about
+what a few thousand do. The formulas are those of maintained libraries, and the tests hold them to the
+libraries to 1e-12: scikit-learn's ``cohen_kappa_score`` and the ``krippendorff`` package (neither is imported
+here: scikit-learn alone costs ~150 MB, and the package works unit by unit). Fleiss' kappa is written here
+because the library versions (statsmodels) assume every unit has the same number of judgments, which review
+rounds with skips and late judgments do not give. The bootstrap recomputes each statistic on thousands of
+resampled count tables at once; the tests check those bulk formulas against the libraries resample by resample.
 
 A statistic that is undefined for the data (one rater, no unit judged twice, every judgment the
 same value…) is returned as ``None`` with a note saying why, never as a bare NaN.
@@ -15,11 +17,10 @@ import warnings
 from dataclasses import dataclass, field
 from itertools import combinations
 
-import krippendorff
 import numpy as np
 from django.utils.translation import gettext as _
 
-from .bootstrap import Bootstrap, Interval, percentile_interval
+from .bootstrap import Bootstrap, Interval, interval_of, percentile_interval, replicates, too_few_units
 from .table import LEVELS, MISSING, AgreementInputError, RatingTable
 
 # Cohen's kappa weights by level of measurement: disagreements on an ordered scale count by distance.
@@ -136,22 +137,29 @@ def kappa_from_confusion(confusion: np.ndarray, weight_matrix: np.ndarray) -> np
 def cohen_kappa(
     table: RatingTable, *, weights: str | None = None, bootstrap: Bootstrap | None = None
 ) -> CohenKappa:
-    """Kappa for every pair of raters on the units both judged, and the mean of the defined ones (Light's kappa)."""
+    """Kappa for every pair of raters on the units both judged, and the mean of the defined ones (Light's kappa).
+
+    Each pair's confusion matrix is counted over the table's unit patterns, never judgment by judgment.
+    The bootstrap resamples the table's units once for every figure: a pair's interval and the mean's come
+    from the same resamples (a pair counts, in each, the drawn units both raters judged).
+    """
     table = table.pairable()
     k = len(table.categories)
     weight_matrix = kappa_weight_matrix(k, weights)
+    patterns = table.patterns
     pairs: list[PairKappa] = []
-    pair_cells: list[tuple[np.ndarray, np.ndarray]] = []  # (shared unit indices, confusion cell of each)
+    pair_cells: list[tuple[np.ndarray, np.ndarray]] = []  # (patterns both judged, confusion cell of each)
     for a, b in combinations(range(table.n_raters), 2):
-        shared = np.flatnonzero((table.codes[a] != MISSING) & (table.codes[b] != MISSING))
-        codes_a, codes_b = table.codes[a, shared], table.codes[b, shared]
-        pairs.append(PairKappa(table.raters[a], table.raters[b], _pair_kappa(codes_a, codes_b, k, weights, table)))
-        pair_cells.append((shared, codes_a * k + codes_b))
+        both = np.flatnonzero((patterns.codes[a] != MISSING) & (patterns.codes[b] != MISSING))
+        cells = patterns.codes[a, both] * k + patterns.codes[b, both]
+        confusion = np.bincount(cells, weights=patterns.sizes[both], minlength=k * k).reshape(k, k)
+        pairs.append(PairKappa(table.raters[a], table.raters[b], _pair_kappa(confusion, weight_matrix, table)))
+        pair_cells.append((both, cells))
 
     defined = [pair.estimate.value for pair in pairs if pair.estimate.value is not None]
     if table.n_raters < 2:
         mean = Estimate(None, 0, _single_rater_note(table))
-    elif not pairs or all(len(shared) == 0 for shared, _cells in pair_cells):
+    elif not pairs or all(pair.estimate.n_units == 0 for pair in pairs):
         mean = Estimate(None, 0, _("No two raters judged the same unit."))
     elif not defined:
         mean = Estimate(None, table.n_units, _("No pair of raters has a defined kappa (see the pairs)."))
@@ -163,49 +171,55 @@ def cohen_kappa(
             }
         mean = Estimate(float(np.mean(defined)), table.n_units, note)
 
-    if bootstrap is not None:
-        for pair, (shared, cells) in zip(pairs, pair_cells):
-            if pair.estimate.value is not None:  # the pair's own units are resampled
-                pair.estimate.interval = percentile_interval(
-                    lambda w, c=cells: _pair_replicates(w, c, k, weight_matrix), len(shared), bootstrap
-                )
-        if mean.value is not None:
-            mean.interval = percentile_interval(
-                lambda w: _mean_replicates(w, pair_cells, k, weight_matrix), table.n_units, bootstrap
-            )
+    if bootstrap is not None and defined:
+        per_pair = replicates(lambda w: _pair_replicates(w, pair_cells, k, weight_matrix), table.resampled(bootstrap))
+        for index, pair in enumerate(pairs):
+            if pair.estimate.value is not None:
+                enough = pair.estimate.n_units >= 2
+                pair.estimate.interval = interval_of(per_pair[:, index], bootstrap) if enough else too_few_units()
+        if mean.value is not None and table.n_units < 2:
+            mean.interval = too_few_units()
+        elif mean.value is not None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # a resample where no pair is defined gives NaN
+                mean.interval = interval_of(np.nanmean(per_pair, axis=1), bootstrap)
     return CohenKappa(mean=mean, weights=weights, pairs=pairs)
 
 
-def _pair_kappa(codes_a: np.ndarray, codes_b: np.ndarray, k: int, weights: str | None, table: RatingTable) -> Estimate:
-    n = len(codes_a)
+def _pair_kappa(confusion: np.ndarray, weight_matrix: np.ndarray, table: RatingTable) -> Estimate:
+    n = int(round(confusion.sum()))
     if n == 0:
         return Estimate(None, 0, _("These two raters judged no unit in common."))
-    used = np.union1d(codes_a, codes_b)
+    used = np.flatnonzero(confusion.sum(axis=0) + confusion.sum(axis=1))
     if len(used) == 1:
         return Estimate(None, n, _one_value_note(table.categories[used[0]], n))
-    # scikit-learn costs ~150 MB to import: only processes that compute agreement pay for it.
-    from sklearn.metrics import cohen_kappa_score
-
-    value = cohen_kappa_score(codes_a, codes_b, labels=list(range(k)), weights=weights)
-    return Estimate(float(value), n)
+    return Estimate(float(kappa_from_confusion(confusion[None], weight_matrix)[0]), n)
 
 
-def _pair_replicates(weights: np.ndarray, cells: np.ndarray, k: int, weight_matrix: np.ndarray) -> np.ndarray:
-    """Kappa of one pair in each resample: the resampled confusion matrix is the draw count of each cell."""
-    one_hot = np.zeros((len(cells), k * k))
-    one_hot[np.arange(len(cells)), cells] = 1
-    confusion = weights.astype(float) @ one_hot
-    return kappa_from_confusion(confusion.reshape(-1, k, k), weight_matrix)
+# Keep a block's resampled confusion matrices near 32 MB however many pairs and categories there are.
+_CONFUSION_CELLS = 4_000_000
 
 
-def _mean_replicates(weights: np.ndarray, pair_cells, k: int, weight_matrix: np.ndarray) -> np.ndarray:
-    per_pair = [
-        _pair_replicates(weights[:, shared], cells, k, weight_matrix) for shared, cells in pair_cells if len(shared)
-    ]
-    stacked = np.vstack(per_pair)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)  # a resample where no pair is defined gives NaN
-        return np.nanmean(stacked, axis=0)
+def _pair_replicates(weights: np.ndarray, pair_cells, k: int, weight_matrix: np.ndarray) -> np.ndarray:
+    """(resamples × pairs): each pair's kappa in each resample; a resampled confusion matrix is the sum of the
+    draw counts of the patterns in each of its cells, so all pairs come from one sparse product."""
+    from scipy import sparse
+
+    n_patterns = weights.shape[1]
+    rows = np.concatenate([both for both, _cells in pair_cells])
+    columns = np.concatenate([index * k * k + cells for index, (_both, cells) in enumerate(pair_cells)])
+    # Draw counts are whole numbers below 2**24, which float32 holds exactly; it halves the product's time.
+    dtype = np.float32 if weights.sum(axis=1).max(initial=0) < 2**24 else np.float64
+    cells_of = sparse.csr_matrix(
+        (np.ones(len(rows), dtype=dtype), (columns, rows)), shape=(len(pair_cells) * k * k, n_patterns)
+    )
+    out = []
+    chunk = max(1, _CONFUSION_CELLS // max(len(pair_cells) * k * k, 1))
+    for start in range(0, len(weights), chunk):
+        block = weights[start:start + chunk].astype(dtype)
+        confusion = (cells_of @ block.T).T.astype(float).reshape(len(block), len(pair_cells), k, k)
+        out.append(kappa_from_confusion(confusion, weight_matrix))
+    return np.concatenate(out)
 
 
 # --- Fleiss' kappa -------------------------------------------------------------------------------
@@ -237,14 +251,17 @@ def fleiss_kappa(table: RatingTable, *, bootstrap: Bootstrap | None = None) -> E
     table = table.pairable()
     if table.n_units == 0:
         return Estimate(None, 0, _("No unit has two judgments."))
-    counts = table.value_counts
+    patterns = table.patterns
+    counts = patterns.value_counts
     used = np.flatnonzero(counts.sum(axis=0))
     if len(used) == 1:
         return Estimate(None, table.n_units, _one_value_note(table.categories[used[0]], table.n_units))
-    value = float(fleiss_from_counts(counts, np.ones(table.n_units))[0])
+    value = float(fleiss_from_counts(counts, patterns.sizes)[0])
     estimate = Estimate(value, table.n_units)
     if bootstrap is not None:
-        estimate.interval = percentile_interval(lambda w: fleiss_from_counts(counts, w), table.n_units, bootstrap)
+        estimate.interval = percentile_interval(
+            lambda w: fleiss_from_counts(counts, w), table.n_units, bootstrap, table.resampled(bootstrap)
+        )
     return estimate
 
 
@@ -252,7 +269,8 @@ def fleiss_kappa(table: RatingTable, *, bootstrap: Bootstrap | None = None) -> E
 
 
 def krippendorff_alpha(table: RatingTable, *, level: str = "nominal", bootstrap: Bootstrap | None = None) -> Estimate:
-    """Krippendorff's alpha at the given level of measurement (the ``krippendorff`` package)."""
+    """Krippendorff's alpha at the given level of measurement, from the coincidences of the unit patterns
+    (the tests hold it to the ``krippendorff`` package to 1e-12)."""
     if level not in LEVELS:
         raise AgreementInputError(f"level must be one of {', '.join(LEVELS)}, not {level!r}")
     if table.n_raters < 2:
@@ -260,17 +278,19 @@ def krippendorff_alpha(table: RatingTable, *, level: str = "nominal", bootstrap:
     table = table.pairable()
     if table.n_units == 0:
         return Estimate(None, 0, _("No unit has two judgments."), scale="alpha")
-    counts = table.value_counts
+    patterns = table.patterns
+    counts = patterns.value_counts
     used = np.flatnonzero(counts.sum(axis=0))
     if len(used) == 1:
         return Estimate(None, table.n_units, _one_value_note(table.categories[used[0]], table.n_units), scale="alpha")
     domain = _alpha_domain(table, level)
-    value = float(krippendorff.alpha(value_counts=counts, value_domain=domain, level_of_measurement=level))
+    contributions = _unit_coincidences(counts)
+    value = float(alpha_replicates(contributions, patterns.sizes, domain, level)[0])
     estimate = Estimate(value, table.n_units, scale="alpha")
     if bootstrap is not None:
-        contributions = _unit_coincidences(counts)
         estimate.interval = percentile_interval(
-            lambda w: alpha_replicates(contributions, w, domain, level), table.n_units, bootstrap
+            lambda w: alpha_replicates(contributions, w, domain, level), table.n_units, bootstrap,
+            table.resampled(bootstrap),
         )
     return estimate
 

@@ -2,9 +2,11 @@
 
 from dataclasses import dataclass
 
+from threadpoolctl import threadpool_limits
+
 from .bootstrap import Bootstrap
 from .statistics import KAPPA_WEIGHTS, CohenKappa, Estimate, cohen_kappa, fleiss_kappa, krippendorff_alpha
-from .table import LEVELS, AgreementInputError, RatingTable
+from .table import LEVELS, AgreementInputError, RatingTable, whole_number_range
 
 METRICS = ("cohen", "fleiss", "krippendorff")
 
@@ -19,6 +21,17 @@ class AgreementSummary:
     fleiss: Estimate | None = None
     krippendorff: Estimate | None = None
     bootstrap: Bootstrap | None = None
+    scale: list | None = None  # the ordered values of the scale, used or not
+    scale_source: str = ""
+
+    @property
+    def scale_text(self) -> str:
+        """The scale as a person reads it: 1–5, or the values in order when they are not whole numbers."""
+        if not self.scale:
+            return ""
+        if whole_number_range(self.scale) == self.scale and len(self.scale) > 2:
+            return f"{self.scale[0]}–{self.scale[-1]}"
+        return ", ".join(map(str, self.scale))
 
     def as_dict(self) -> dict:
         """Nested: each statistic with its value, interval, reading, units and note."""
@@ -27,6 +40,8 @@ class AgreementSummary:
             "n_raters": self.n_raters,
             "n_judgments": self.n_judgments,
             "level": self.level,
+            "scale": self.scale,
+            "scale_source": self.scale_source,
             "cohen_kappa": self.cohen.as_dict() if self.cohen else None,
             "fleiss_kappa": self.fleiss.as_dict() if self.fleiss else None,
             "krippendorff_alpha": self.krippendorff.as_dict() if self.krippendorff else None,
@@ -36,7 +51,7 @@ class AgreementSummary:
     def as_flat_dict(self) -> dict:
         """What ``manage.py agreement --json`` prints: the figures at the top level, details beside them."""
         out: dict = {"n_units": self.n_units, "n_raters": self.n_raters, "n_judgments": self.n_judgments,
-                     "level": self.level}
+                     "level": self.level, "scale": self.scale, "scale_source": self.scale_source}
         if self.fleiss:
             fleiss = self.fleiss.as_dict()
             out.update(
@@ -75,6 +90,13 @@ def agreement_summary(
     unknown = set(metrics) - set(METRICS)
     if unknown:
         raise AgreementInputError(f"unknown metric {', '.join(sorted(unknown))}; use {', '.join(METRICS)}")
+    # One BLAS thread: the products here are small and many, and on a busy 2-core machine a second thread
+    # waiting for a core made the bootstrap seven times slower.
+    with threadpool_limits(limits=1, user_api="blas"):
+        return _summary(table, level, metrics, bootstrap)
+
+
+def _summary(table: RatingTable, level: str, metrics: tuple[str, ...], bootstrap: Bootstrap | None) -> AgreementSummary:
     return AgreementSummary(
         n_units=table.n_units,
         n_raters=table.n_raters,
@@ -84,4 +106,11 @@ def agreement_summary(
         fleiss=fleiss_kappa(table, bootstrap=bootstrap) if "fleiss" in metrics else None,
         krippendorff=krippendorff_alpha(table, level=level, bootstrap=bootstrap) if "krippendorff" in metrics else None,
         bootstrap=bootstrap,
+        scale=[_plain(value) for value in table.categories],
+        scale_source=table.scale_source,
     )
+
+
+def _plain(value):
+    """numpy numbers as Python ones, so the scale serialises as JSON."""
+    return value.item() if hasattr(value, "item") else value

@@ -167,9 +167,13 @@ def _rating_table(rows: Iterable[tuple], criterion: Criterion) -> RatingTable:
     extra = sorted(seen - set(categories), key=str)
     if criterion.key.startswith(RATING_PREFIX):
         categories = sorted(set(categories) | seen)
+        source = _("the criterion's scale in the project settings")
+        if extra:
+            source = _("the criterion's scale in the project settings, widened to values given outside it")
     else:
         categories += extra
-    return RatingTable.from_rows(judgments, categories=categories)
+        source = _("the project's choices") if not extra else _("the project's choices and older values")
+    return RatingTable.from_rows(judgments, categories=categories, scale_source=source)
 
 
 def _value(row: tuple, criterion: Criterion):

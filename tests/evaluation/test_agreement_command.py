@@ -92,3 +92,35 @@ def test_categories_give_the_order_of_an_ordinal_scale(tmp_path):
     result = json.loads(run(path, "--json", "--level", "ordinal", "--categories", "low,mid,high,very high"))
     assert result["cohen_kappa"]["weights"] == "linear"
     assert result["krippendorff_alpha"] is not None
+
+
+@pytest.fixture
+def no_threes_csv(tmp_path):
+    """Two raters on a 1–5 scale on which nobody answered 3."""
+    path = tmp_path / "no_threes.csv"
+    path.write_text("unit,rater,value\n1,a,1\n1,b,1\n2,a,2\n2,b,1\n3,a,4\n3,b,5\n4,a,5\n4,b,5\n")
+    return path
+
+
+def test_weighted_kappa_keeps_a_scale_value_nobody_used(no_threes_csv):
+    """By hand, linear weights on ranks 0–4: observed disagreement (0 + 1 + 1 + 0) / 4 = 0.5; rater b's values are
+    1 and 5 half the time each, so every value of rater a is on average 2 ranks away: κ = 1 − 0.5 / 2 = 0.75.
+    Dropping the unused 3 would make it 1 − 0.5 / 1.5 = 0.667."""
+    result = json.loads(run(no_threes_csv, "--json", "--metric", "cohen", "--level", "ordinal"))
+    assert result["cohen_kappa"]["mean"] == 0.75
+    assert result["scale"] == [1, 2, 3, 4, 5]
+    assert "lowest value to the highest" in result["scale_source"]
+
+
+def test_the_output_says_which_scale_was_used(no_threes_csv):
+    assert "scale: 1–5 (every whole number from the lowest value to the highest)" in run(
+        no_threes_csv, "--level", "ordinal", "--resamples", "0"
+    )
+    text = run(no_threes_csv, "--level", "ordinal", "--categories", "0,1,2,3,4,5,6", "--resamples", "0")
+    assert "scale: 0–6 (given by --categories)" in text
+
+
+def test_a_nominal_scale_is_the_values_seen(no_threes_csv):
+    result = json.loads(run(no_threes_csv, "--json", "--metric", "cohen"))
+    assert result["scale"] == [1, 2, 4, 5]
+    assert result["cohen_kappa"]["weights"] is None

@@ -19,7 +19,11 @@ class Command(BaseCommand):
         parser.add_argument("--metric", choices=[*METRICS, "all"], default="all")
         parser.add_argument("--level", choices=LEVELS, default="nominal",
                             help="level of measurement: weights Cohen's kappa and sets alpha's distance")
-        parser.add_argument("--categories", help="comma-separated values in scale order, including unused ones")
+        parser.add_argument(
+            "--categories",
+            help="comma-separated values in scale order, including unused ones (default for ordinal, interval and "
+            "ratio: every whole number from the lowest value to the highest)",
+        )
         parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (0: no intervals)")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -47,6 +51,8 @@ class Command(BaseCommand):
             + (f"; 95% intervals from {summary.bootstrap.resamples} bootstrap resamples of units "
                f"(seed {summary.bootstrap.seed})" if summary.bootstrap else ""),
         ]
+        if summary.level != "nominal":
+            lines.append(f"scale: {summary.scale_text} ({summary.scale_source})")
         if summary.krippendorff:
             lines.append(_line(f"Krippendorff's alpha ({summary.level})", summary.krippendorff.as_dict()))
         if summary.fleiss:
