@@ -5,16 +5,17 @@ import nh3
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
 from django.db import transaction
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.authtoken.models import Token
 
 from annotation.designs import design_for
-from annotation.models import Judgment
 from annotation.permissions import Role, get_project_for_user
 
 from . import plots
@@ -27,10 +28,12 @@ from .selectors import (
     METADATA_PREFIX,
     agreement_breakdowns,
     agreement_criteria,
+    judgments_state,
     project_agreement,
     release_for_user,
     releases_for_project,
 )
+from .selectors.agreement import CACHE_SECONDS, agreement_key
 from .selectors.cells import DEFAULT_THRESHOLD, cell_kappa_grid
 from .services import ReleaseError, release_create, token_issue, token_key_visible_to, token_revoke
 from .tasks import release_build_task
@@ -42,33 +45,39 @@ STOP_POLLING = 286
 @login_required
 def agreement(request, slug):
     project = get_project_for_user(request.user, slug, Role.CURATOR)
-    rounds = sorted(set(Judgment.objects.filter(item__project=project).values_list("round", flat=True)))
-    breakdowns = agreement_breakdowns(project)
-    # A design with its own breakdown (METER: stage) shows it first, until the curator picks another.
-    design_fields = design_for(project).agreement_fields()
-    initial = {"by": METADATA_PREFIX + design_fields[0]} if design_fields else {}
-    form = AgreementFilterForm(request.GET or None, rounds=rounds, breakdowns=breakdowns, initial=initial)
+    state = judgments_state(project)
+    breakdowns = agreement_breakdowns(project, state)
+    design = design_for(project)
+    # A design with its own breakdown (METER: stage) shows it first, until the curator picks another; ratings
+    # open at the design's level of measurement (ExpliCa: interval).
+    design_fields = design.agreement_fields()
+    initial = {"level": design.rating_level(project)}
+    if design_fields:
+        initial["by"] = METADATA_PREFIX + design_fields[0]
+    form = AgreementFilterForm(request.GET or None, rounds=state.rounds, breakdowns=breakdowns, initial=initial)
     wanted = form.cleaned_data if form.is_valid() else {}
     by = wanted.get("by") if form.is_bound else initial.get("by")
-    sections = project_agreement(
-        project, round=wanted.get("round"), by=by or None, rating_level=wanted.get("level") or "ordinal"
-    )
-    series = [_("Krippendorff's α"), _("Fleiss' κ"), _("mean Cohen's κ")]
-    for section in sections:
-        section.plot = plots.forest_plot(
-            [(str(row.criterion.label), _points(row.summary, series)) for row in section.rows],
-            title=_("Agreement with 95%% intervals: %(scope)s") % {"scope": section.label},
-            series=series,
-        )
-    context = {
-        "project": project,
-        "form": form,
-        "sections": sections,
-        "bootstrap": AGREEMENT_BOOTSTRAP,
-        "has_judgments": any(section.n_judgments for section in sections),
-    }
+    level = wanted.get("level") or initial["level"]
+    # The rendered figures are kept under the same state as the figures: an unchanged project costs one query.
+    html_key = "html:" + agreement_key(project, wanted.get("round"), by, AGREEMENT_BOOTSTRAP, state, level)
+    results = cache.get(html_key)
+    if results is None:
+        sections = project_agreement(project, round=wanted.get("round"), by=by or None, rating_level=level,
+                                     state=state)
+        series = [_("Krippendorff's α"), _("Fleiss' κ"), _("mean Cohen's κ")]
+        for section in sections:
+            section.plot = plots.forest_plot(
+                [(str(row.criterion.label), _points(row.summary, series)) for row in section.rows],
+                title=_("Agreement with 95%% intervals: %(scope)s") % {"scope": section.label},
+                series=series,
+            )
+        results = render_to_string("evaluation/agreement.html#results", {
+            "sections": sections, "has_judgments": any(section.n_judgments for section in sections)
+        }, request)
+        cache.set(html_key, results, CACHE_SECONDS)
     if request.htmx:
-        return render(request, "evaluation/agreement.html#results", context)
+        return HttpResponse(results)
+    context = {"project": project, "form": form, "bootstrap": AGREEMENT_BOOTSTRAP, "results": mark_safe(results)}
     return render(request, "evaluation/agreement.html", context)
 
 

@@ -60,6 +60,12 @@ class ProjectDesign:
         """Item metadata fields the agreement page breaks down by (METER: stage; CausalityCheck: cell)."""
         return []
 
+    def rating_level(self, project) -> str:
+        """The level of measurement of the rating criteria, where the agreement page and API open: a project's
+        ``design_settings["rating_level"]`` when set, else ordinal (a Likert scale's points are ordered, not
+        evenly spaced)."""
+        return (project.design_settings or {}).get("rating_level") or "ordinal"
+
     def export_files(self, release) -> list[ExportFile]:
         """Files with the design's own field names, written into the release archive beside the common format.
 

@@ -214,6 +214,10 @@ class ExplicaDesign(ProjectDesign):
     def agreement_fields(self):
         return ["connective", "item_order"]
 
+    def rating_level(self, project):
+        """Interval: ExpliCa's 1–10 ratings are averaged per connective, which treats their steps as equal."""
+        return (project.design_settings or {}).get("rating_level") or "interval"
+
     def judgment_labels(self, item):
         """Raters give a rating only: the relation comes from the aggregation, not from a label."""
         return []

@@ -122,14 +122,18 @@ def kappa_weight_matrix(n_categories: int, weights: str | None) -> np.ndarray:
 
 
 def kappa_from_confusion(confusion: np.ndarray, weight_matrix: np.ndarray) -> np.ndarray:
-    """Kappa of each confusion matrix in a (…, K, K) stack; NaN where chance disagreement is zero."""
-    confusion = confusion.astype(float)
+    """Kappa of each confusion matrix in a (…, K, K) stack; NaN where chance disagreement is zero.
+
+    1 − Σ w·observed / Σ w·expected, expected being the outer product of the margins over the total (as
+    scikit-learn computes it); Σ w·expected is written as rows·W·cols / total so no (…, K, K) array is built.
+    """
+    confusion = np.asarray(confusion, dtype=float)
+    k = confusion.shape[-1]
     total = confusion.sum(axis=(-2, -1))
     rows, cols = confusion.sum(axis=-1), confusion.sum(axis=-2)
+    observed_d = confusion.reshape(*confusion.shape[:-2], k * k) @ weight_matrix.reshape(-1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        expected = rows[..., :, None] * cols[..., None, :] / total[..., None, None]
-        observed_d = (weight_matrix * confusion).sum(axis=(-2, -1))
-        expected_d = (weight_matrix * expected).sum(axis=(-2, -1))
+        expected_d = ((rows @ weight_matrix) * cols).sum(axis=-1) / total
         kappa = 1 - observed_d / expected_d
     return np.where(expected_d > 1e-12, kappa, np.nan)
 
@@ -172,7 +176,9 @@ def cohen_kappa(
         mean = Estimate(float(np.mean(defined)), table.n_units, note)
 
     if bootstrap is not None and defined:
-        per_pair = replicates(lambda w: _pair_replicates(w, pair_cells, k, weight_matrix), table.resampled(bootstrap))
+        cells_of = _cells_of(pair_cells, k, len(patterns.sizes), table.n_units)
+        per_pair = replicates(lambda w: _pair_replicates(w, cells_of, len(pairs), k, weight_matrix),
+                              table.resampled(bootstrap))
         for index, pair in enumerate(pairs):
             if pair.estimate.value is not None:
                 enough = pair.estimate.n_units >= 2
@@ -200,26 +206,30 @@ def _pair_kappa(confusion: np.ndarray, weight_matrix: np.ndarray, table: RatingT
 _CONFUSION_CELLS = 4_000_000
 
 
-def _pair_replicates(weights: np.ndarray, pair_cells, k: int, weight_matrix: np.ndarray) -> np.ndarray:
-    """(resamples × pairs): each pair's kappa in each resample; a resampled confusion matrix is the sum of the
+def _pair_replicates(weights: np.ndarray, cells_of, n_pairs: int, k: int, weight_matrix: np.ndarray) -> np.ndarray:
+    """(resamples × pairs): each pair's kappa in each resample. A resampled confusion matrix is the sum of the
     draw counts of the patterns in each of its cells, so all pairs come from one sparse product."""
-    from scipy import sparse
-
-    n_patterns = weights.shape[1]
-    rows = np.concatenate([both for both, _cells in pair_cells])
-    columns = np.concatenate([index * k * k + cells for index, (_both, cells) in enumerate(pair_cells)])
     # Draw counts are whole numbers below 2**24, which float32 holds exactly; it halves the product's time.
-    dtype = np.float32 if weights.sum(axis=1).max(initial=0) < 2**24 else np.float64
-    cells_of = sparse.csr_matrix(
-        (np.ones(len(rows), dtype=dtype), (columns, rows)), shape=(len(pair_cells) * k * k, n_patterns)
-    )
+    dtype = cells_of.dtype
     out = []
-    chunk = max(1, _CONFUSION_CELLS // max(len(pair_cells) * k * k, 1))
+    chunk = max(1, _CONFUSION_CELLS // max(n_pairs * k * k, 1))
     for start in range(0, len(weights), chunk):
         block = weights[start:start + chunk].astype(dtype)
-        confusion = (cells_of @ block.T).T.astype(float).reshape(len(block), len(pair_cells), k, k)
+        confusion = np.asarray((cells_of @ block.T).T, dtype=float).reshape(len(block), n_pairs, k, k)
         out.append(kappa_from_confusion(confusion, weight_matrix))
     return np.concatenate(out)
+
+
+def _cells_of(pair_cells, k: int, n_patterns: int, n_units: int):
+    """The sparse (pair cells × patterns) matrix that sums draw counts into every pair's confusion matrix."""
+    from scipy import sparse
+
+    rows = np.concatenate([both for both, _cells in pair_cells])
+    columns = np.concatenate([index * k * k + cells for index, (_both, cells) in enumerate(pair_cells)])
+    dtype = np.float32 if n_units < 2**24 else np.float64
+    return sparse.csr_matrix(
+        (np.ones(len(rows), dtype=dtype), (columns, rows)), shape=(len(pair_cells) * k * k, n_patterns)
+    )
 
 
 # --- Fleiss' kappa -------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from .agreement import (
     Criterion,
     agreement_breakdowns,
     agreement_criteria,
+    judgments_state,
     project_agreement,
 )
 from .releases import release_for_user, release_split_texts, releases_for_project
@@ -21,6 +22,7 @@ __all__ = [
     "Criterion",
     "agreement_breakdowns",
     "agreement_criteria",
+    "judgments_state",
     "project_agreement",
     "release_for_user",
     "release_split_texts",

@@ -8,7 +8,7 @@ from annotation.designs import design_for
 from annotation.models import Judgment, Project
 
 from ..agreement import KAPPA_WEIGHTS, Bootstrap, Estimate, cohen_kappa
-from .agreement import Criterion, _rating_table, agreement_criteria
+from .agreement import Criterion, agreement_criteria, criterion_table
 
 DEFAULT_THRESHOLD = 0.8
 
@@ -83,7 +83,7 @@ def cell_kappa_grid(
                      columns=_axis(project, columns, {k[1] for k in groups}))
     weights = KAPPA_WEIGHTS[spec.level]
     for (row, column), judged in groups.items():
-        kappa = cohen_kappa(_rating_table(judged, spec), weights=weights, bootstrap=bootstrap).mean
+        kappa = cohen_kappa(criterion_table(judged, spec), weights=weights, bootstrap=bootstrap).mean
         grid.cells[(row, column)] = KappaCell(
             row=row, column=column, kappa=kappa, n_items=len({entry[0] for entry in judged}),
             n_judgments=len(judged), flagged=kappa.value is None or kappa.value < threshold,

@@ -1,0 +1,138 @@
+"""An ExpliCa project at the paper's size: 600 pairs × 8 items = 4,800 items, each rated 1–10 by 15 raters
+(72,000 judgments). Times the agreement page (cold, then again with nothing changed, then after one new
+judgment) and the aggregation of the 72,000 ratings; prints peak memory.
+
+    .venv/bin/python benchmarks/explica.py [--pairs 600] [--raters 15]
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench .venv/bin/python benchmarks/explica.py
+
+Ends with one JSON line.
+"""
+
+import argparse
+import json
+import os
+import resource
+import time
+
+import _django
+import numpy as np
+
+
+def build_project(n_pairs: int, n_raters: int):
+    from django.contrib.auth import get_user_model
+    from django.utils import timezone
+
+    from annotation.models import Assignment, Item, Judgment, Membership, Project
+    from annotation.queue import items_recount_rounds
+    from designs.explica.design import RATING, ExplicaDesign, explica_pair_add
+
+    User = get_user_model()
+    project = Project.objects.create(name="bench explica", slug=f"bench-explica-{int(time.time())}", design="explica",
+                                     **ExplicaDesign().project_defaults())
+    curator, _ = User.objects.get_or_create(username="bench-curator")
+    Membership.objects.create(user=curator, project=project, role=Membership.Role.OWNER)
+    raters = [User.objects.get_or_create(username=f"bench-rater-{n:02d}")[0] for n in range(n_raters)]
+    Membership.objects.bulk_create(Membership(user=rater, project=project, role=Membership.Role.ANNOTATOR)
+                                   for rater in raters)
+    for n in range(n_pairs):
+        explica_pair_add(project=project, sentence_a=f"A chuva caiu forte na cidade {n}.",
+                         sentence_b=f"As ruas ficaram alagadas no bairro {n}.", external_id=f"P{n:04d}")
+    items = list(Item.objects.filter(project=project).order_by("pk"))
+    rng = np.random.default_rng(3)
+    # Each item has a true acceptability; raters give it within two points, as people do.
+    truth = rng.integers(2, 10, len(items))
+    now = timezone.now()
+    assignments = Assignment.objects.bulk_create(
+        (Assignment(item=item, annotator=rater, round=1, status=Assignment.Status.SUBMITTED, finished_at=now)
+         for item in items for rater in raters), batch_size=5000)
+    ratings = np.clip(truth[:, None] + rng.integers(-2, 3, (len(items), n_raters)), 1, 10)
+    Judgment.objects.bulk_create(
+        (Judgment(item=assignment.item, annotator=assignment.annotator, assignment=assignment, round=1,
+                  ratings={RATING: int(ratings[index // n_raters, index % n_raters])},
+                  vote=Judgment.Vote.ACCEPT, causal_class=assignment.item.causal_class)
+         for index, assignment in enumerate(assignments)), batch_size=5000)
+    items_recount_rounds(items=items)
+    return project, curator, raters
+
+
+def add_one_judgment(project) -> None:
+    """A late rater's judgment of one item: the figures of its round must be computed again."""
+    from django.contrib.auth import get_user_model
+
+    from annotation.models import Assignment, Item, Judgment
+    from designs.explica.design import RATING
+
+    late, _ = get_user_model().objects.get_or_create(username="bench-rater-late")
+    item = Item.objects.filter(project=project).order_by("pk").first()
+    assignment = Assignment.objects.create(item=item, annotator=late, round=1, status=Assignment.Status.SUBMITTED)
+    Judgment.objects.create(item=item, annotator=late, assignment=assignment, round=1, ratings={RATING: 7},
+                            vote=Judgment.Vote.ACCEPT, causal_class=item.causal_class)
+
+
+def page_seconds(client, url: str) -> float:
+    started = time.perf_counter()
+    response = client.get(url)
+    seconds = time.perf_counter() - started
+    assert response.status_code == 200, response.status_code
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--pairs", type=int, default=600)
+    parser.add_argument("--raters", type=int, default=15)
+    args = parser.parse_args()
+    load = os.getloadavg()[0]
+    _django.setup("explica")
+    from django.core.cache import cache
+    from django.test import Client
+    from django.urls import reverse
+
+    from annotation.models import Judgment
+    from designs.explica.aggregation import explica_aggregate
+
+    started = time.perf_counter()
+    project, curator, raters = build_project(args.pairs, args.raters)
+    setup_seconds = time.perf_counter() - started
+    n_judgments = Judgment.objects.filter(item__project=project).count()
+
+    client = Client()
+    client.force_login(curator)
+    client.get("/healthz")  # a running server has its URLs and views loaded already
+    url = reverse("evaluation:agreement", args=[project.slug])
+    cache.clear()
+    cold = page_seconds(client, url)
+    warm = min(page_seconds(client, url) for _ in range(3))
+    add_one_judgment(project)
+    after_change = page_seconds(client, url)
+
+    started = time.perf_counter()
+    report = explica_aggregate(project=project, curator=curator)
+    aggregate_seconds = time.perf_counter() - started
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    items = args.pairs * 8
+    print(f"database: {_django.database_label()}; {args.pairs} pairs, {items:,} items × {args.raters} raters = "
+          f"{n_judgments:,} judgments (built in {setup_seconds:.1f} s); load average {load:.2f}")
+    print(f"agreement page (opens at the design's level, by connective): cold {cold:.3f} s, nothing changed "
+          f"{warm * 1000:.0f} ms, after one new judgment {after_change:.3f} s")
+    print(f"aggregation of {n_judgments:,} ratings: {aggregate_seconds:.3f} s ({len(report.labelled)} pairs "
+          f"labelled, {len(report.ties)} tied, {report.approved_items:,} items approved); peak memory {peak_mb:.0f} MB")
+    print(json.dumps({
+        "benchmark": "explica",
+        "database": _django.database_label(),
+        "pairs": args.pairs,
+        "items": items,
+        "raters": args.raters,
+        "judgments": n_judgments,
+        "load_average": round(load, 2),
+        "agreement_page_cold_seconds": round(cold, 3),
+        "agreement_page_unchanged_seconds": round(warm, 4),
+        "agreement_page_after_change_seconds": round(after_change, 3),
+        "aggregation_seconds": round(aggregate_seconds, 3),
+        "peak_mb": round(peak_mb, 1),
+    }))
+
+
+if __name__ == "__main__":
+    main()
