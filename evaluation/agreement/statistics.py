@@ -153,12 +153,16 @@ def cohen_kappa(
     patterns = table.patterns
     pairs: list[PairKappa] = []
     pair_cells: list[tuple[np.ndarray, np.ndarray]] = []  # (patterns both judged, confusion cell of each)
-    for a, b in combinations(range(table.n_raters), 2):
+    raters = list(combinations(range(table.n_raters), 2))
+    confusions = np.zeros((len(raters), k, k))
+    for index, (a, b) in enumerate(raters):
         both = np.flatnonzero((patterns.codes[a] != MISSING) & (patterns.codes[b] != MISSING))
         cells = patterns.codes[a, both] * k + patterns.codes[b, both]
-        confusion = np.bincount(cells, weights=patterns.sizes[both], minlength=k * k).reshape(k, k)
-        pairs.append(PairKappa(table.raters[a], table.raters[b], _pair_kappa(confusion, weight_matrix, table)))
+        confusions[index] = np.bincount(cells, weights=patterns.sizes[both], minlength=k * k).reshape(k, k)
         pair_cells.append((both, cells))
+    kappas = kappa_from_confusion(confusions, weight_matrix)  # every pair at once
+    for (a, b), confusion, kappa in zip(raters, confusions, kappas):
+        pairs.append(PairKappa(table.raters[a], table.raters[b], _pair_kappa(confusion, kappa, table)))
 
     defined = [pair.estimate.value for pair in pairs if pair.estimate.value is not None]
     if table.n_raters < 2:
@@ -176,9 +180,14 @@ def cohen_kappa(
         mean = Estimate(float(np.mean(defined)), table.n_units, note)
 
     if bootstrap is not None and defined:
-        cells_of = _cells_of(pair_cells, k, len(patterns.sizes), table.n_units)
-        per_pair = replicates(lambda w: _pair_replicates(w, cells_of, len(pairs), k, weight_matrix),
-                              table.resampled(bootstrap))
+        n_patterns = len(patterns.sizes)
+        if (patterns.codes != MISSING).all() and n_patterns * (len(pairs) + table.n_raters * k) <= _DENSE_CELLS:
+            per_pair = replicates(lambda w: _complete_pair_replicates(w, patterns.codes, k, weight_matrix),
+                                  table.resampled(bootstrap))
+        else:
+            cells_of = _cells_of(pair_cells, k, n_patterns, table.n_units)
+            per_pair = replicates(lambda w: _pair_replicates(w, cells_of, len(pairs), k, weight_matrix),
+                                  table.resampled(bootstrap))
         for index, pair in enumerate(pairs):
             if pair.estimate.value is not None:
                 enough = pair.estimate.n_units >= 2
@@ -192,14 +201,14 @@ def cohen_kappa(
     return CohenKappa(mean=mean, weights=weights, pairs=pairs)
 
 
-def _pair_kappa(confusion: np.ndarray, weight_matrix: np.ndarray, table: RatingTable) -> Estimate:
+def _pair_kappa(confusion: np.ndarray, kappa: float, table: RatingTable) -> Estimate:
     n = int(round(confusion.sum()))
     if n == 0:
         return Estimate(None, 0, _("These two raters judged no unit in common."))
     used = np.flatnonzero(confusion.sum(axis=0) + confusion.sum(axis=1))
     if len(used) == 1:
         return Estimate(None, n, _one_value_note(table.categories[used[0]], n))
-    return Estimate(float(kappa_from_confusion(confusion[None], weight_matrix)[0]), n)
+    return Estimate(float(kappa), n)
 
 
 # Keep a block's resampled confusion matrices near 32 MB however many pairs and categories there are.
@@ -218,6 +227,30 @@ def _pair_replicates(weights: np.ndarray, cells_of, n_pairs: int, k: int, weight
         confusion = np.asarray((cells_of @ block.T).T, dtype=float).reshape(len(block), n_pairs, k, k)
         out.append(kappa_from_confusion(confusion, weight_matrix))
     return np.concatenate(out)
+
+
+# Above this many cells the dense tables of a complete design would outweigh the sparse confusion matrices.
+_DENSE_CELLS = 20_000_000
+
+
+def _complete_pair_replicates(weights: np.ndarray, codes: np.ndarray, k: int, weight_matrix: np.ndarray) -> np.ndarray:
+    """(resamples × pairs) when every rater judged every unit (ExpliCa's 15 raters): kappa needs of each pair only
+    its weighted disagreement, its total and its two margins, and with no unit missing a rater's margin is the
+    same in all its pairs. So two dense products replace the sparse confusion matrices: draws × each rater's
+    values (margins) and draws × each pair's disagreement. The tests hold it to the general path to 1e-12."""
+    n_raters, n_patterns = codes.shape
+    first, second = np.triu_indices(n_raters, k=1)
+    values = np.zeros((n_patterns, n_raters * k))
+    values[np.arange(n_patterns)[:, None], np.arange(n_raters) * k + codes.T] = 1
+    disagreement = weight_matrix[codes[first], codes[second]].T  # (patterns × pairs)
+    weights = weights.astype(float)
+    total = weights.sum(axis=1)
+    margins = (weights @ values).reshape(len(weights), n_raters, k)
+    observed_d = weights @ disagreement
+    with np.errstate(divide="ignore", invalid="ignore"):
+        expected_d = ((margins @ weight_matrix)[:, first] * margins[:, second]).sum(axis=-1) / total[:, None]
+        kappa = 1 - observed_d / expected_d
+    return np.where(expected_d > 1e-12, kappa, np.nan)
 
 
 def _cells_of(pair_cells, k: int, n_patterns: int, n_units: int):

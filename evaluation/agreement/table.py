@@ -137,6 +137,14 @@ class RatingTable:
             scale_source=self.scale_source,
         )
 
+    def without_idle_raters(self) -> "RatingTable":
+        """The raters who judged at least one of these units (a breakdown's section leaves some idle)."""
+        active = (self.codes != MISSING).any(axis=1)
+        if active.all():
+            return self
+        return RatingTable(units=self.units, raters=[r for r, keep in zip(self.raters, active) if keep],
+                           categories=self.categories, codes=self.codes[active], scale_source=self.scale_source)
+
     def numeric_categories(self) -> np.ndarray:
         """The categories as numbers, for interval and ratio distances."""
         try:

@@ -55,7 +55,7 @@ def test_the_page_opens_at_the_interval_level(rated, client_for, curator):
 
 def test_unchanged_judgments_are_not_computed_again_and_a_new_one_is(rated, annotators):
     first = rating_row(project_agreement(rated, bootstrap=None)).summary.krippendorff.value
-    with mock.patch.object(agreement_selectors, "_summaries", side_effect=AssertionError("computed again")):
+    with mock.patch.object(agreement_selectors._Judged, "load", side_effect=AssertionError("computed again")):
         assert rating_row(project_agreement(rated, bootstrap=None)).summary.krippendorff.value == first
     item = Item.objects.filter(project=rated).order_by("pk")[3]
     judge(item, annotators[0], ratings={"acceptability": 9})
@@ -68,7 +68,7 @@ def test_a_new_judgment_in_round_2_keeps_round_1_cached(rated, annotators):
     project_agreement(rated, round=1, bootstrap=None)
     item = Item.objects.filter(project=rated).order_by("pk")[4]
     judge(item, annotators[0], round=2, ratings={"acceptability": 4})
-    with mock.patch.object(agreement_selectors, "_summaries", side_effect=AssertionError("computed again")):
+    with mock.patch.object(agreement_selectors._Judged, "load", side_effect=AssertionError("computed again")):
         project_agreement(rated, round=1, bootstrap=None)
 
 

@@ -143,3 +143,25 @@ def test_units_with_the_same_values_share_a_pattern():
     patterns = table.patterns
     assert sorted(patterns.sizes.tolist()) == [1, 2]
     assert patterns.of_unit[0] == patterns.of_unit[1] != patterns.of_unit[2]
+
+
+@pytest.mark.parametrize("weights_name", [None, "linear", "quadratic"])
+def test_a_complete_design_resampled_by_dense_products_equals_the_sparse_confusion_matrices(weights_name):
+    """ExpliCa's raters each judge every item: the dense path must give each pair's resampled kappa exactly."""
+    from evaluation.agreement.statistics import _cells_of, _complete_pair_replicates, _pair_replicates
+
+    rng = np.random.default_rng(8)
+    truth = rng.integers(0, 6, 150)
+    rows = [(unit, rater, int(np.clip(truth[unit] + rng.integers(-2, 3), 0, 5))) for rater in range(6)
+            for unit in range(150)]
+    table = RatingTable.from_rows(rows, categories=list(range(6)))
+    patterns, k = table.patterns, 6
+    weight_matrix = kappa_weight_matrix(k, weights_name)
+    pair_cells = [(np.arange(len(patterns.sizes)), patterns.codes[a] * k + patterns.codes[b])
+                  for a, b in combinations(range(6), 2)]
+    draws = next(iter(table.resampled(Bootstrap(resamples=200, seed=2))))
+    sparse = _pair_replicates(draws, _cells_of(pair_cells, k, len(patterns.sizes), table.n_units), 15, k,
+                              weight_matrix)
+    dense = _complete_pair_replicates(draws, patterns.codes, k, weight_matrix)
+    assert np.isfinite(dense).all()
+    assert np.abs(dense - sparse).max() < EXACT
