@@ -60,6 +60,11 @@ class ProjectDesign:
         """Item metadata fields the agreement page breaks down by (METER: stage; CausalityCheck: cell)."""
         return []
 
+    def group_size(self) -> int | None:
+        """How many questions make a whole item group (CausalBench: four perspectives); group accuracy counts
+        only whole groups. None: the most questions any group of the run has."""
+        return None
+
     def rating_level(self, project) -> str:
         """The level of measurement of the rating criteria, where the agreement page and API open: a project's
         ``design_settings["rating_level"]`` when set, else ordinal (a Likert scale's points are ordered, not

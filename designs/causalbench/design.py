@@ -179,6 +179,10 @@ class CausalBenchDesign(ProjectDesign):
                             % {"list": ", ".join(perspective_label(p) for p in perspectives) or "—"})
         return warnings
 
+    def group_size(self):
+        """A scenario is whole with its four perspective questions."""
+        return len(PERSPECTIVES)
+
     def agreement_fields(self):
         return ["perspective", "domain"]
 

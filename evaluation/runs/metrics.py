@@ -44,16 +44,28 @@ def accuracy_by(rows: list[dict], keys: list[str]) -> list[dict]:
     return [{**dict(zip(keys, values)), **accuracy(members)} for values, members in grouped(rows, keys).items()]
 
 
-def group_accuracy(rows: list[dict], keys: list[str]) -> list[dict]:
-    """Share of item groups whose every question is answered right (per repetition, then pooled),
-    next to per-question accuracy and both chance baselines. Items without a group are left out."""
+def group_accuracy(rows: list[dict], keys: list[str], group_size: int | None = None) -> list[dict]:
+    """Share of whole item groups whose every question is answered right (per repetition, then pooled), next to
+    per-question accuracy and both chance baselines (CausalBench's group accuracy: all four perspectives right).
+
+    Only whole groups count: a group with fewer questions than ``group_size`` (the design's, e.g. CausalBench's
+    four; by default the most questions any group has here) would count "3 right of 3" as right, with a chance of
+    1/8 instead of 1/16. Those groups are left out and counted in ``groups_left_out``. An answer that failed or
+    could not be read is a question asked and answered wrong, not a missing one. Items without a group are left
+    out; per-question accuracy is over every question answered.
+    """
     result = []
     for values, members in grouped([row for row in rows if row.get("group")], keys).items():
         by_group: dict[tuple, list[dict]] = defaultdict(list)
         for row in members:
             by_group[(row["group"], row.get("repetition", 1))].append(row)
-        all_right = [all(row["correct"] for row in answers) for answers in by_group.values()]
-        group_chance = [_product(1 / (row.get("n_options") or 2) for row in answers) for answers in by_group.values()]
+        # Within a series and repetition each question is answered once: a group's answers are its questions.
+        sizes = {key: len(answers) for key, answers in by_group.items()}
+        expected = group_size or max(sizes.values())
+        whole = {key: answers for key, answers in by_group.items() if sizes[key] >= expected}
+        left_out = {group for group, _repetition in by_group} - {group for group, _repetition in whole}
+        all_right = [all(row["correct"] for row in answers) for answers in whole.values()]
+        group_chance = [_product(1 / (row.get("n_options") or 2) for row in answers) for answers in whole.values()]
         question = accuracy(members)
         result.append({
             **dict(zip(keys, values)),
@@ -61,6 +73,10 @@ def group_accuracy(rows: list[dict], keys: list[str]) -> list[dict]:
             "groups_correct": sum(all_right),
             "group_accuracy": sum(all_right) / len(all_right) if all_right else None,
             "group_chance": mean(group_chance) if group_chance else None,
+            "group_size": expected,
+            "groups_left_out": len(left_out),
+            "left_out_reason": (f"{len(left_out)} group(s) with fewer than {expected} questions: "
+                                + ", ".join(sorted(map(str, left_out))[:10])) if left_out else "",
             "questions": question["n"],
             "question_accuracy": question["accuracy"],
             "question_chance": question["chance"],

@@ -17,6 +17,7 @@ from statistics import mean, median
 from django.utils.safestring import SafeString
 from django.utils.translation import gettext as _
 
+from annotation.designs import design_for
 from annotation.models import Judgment
 
 from .. import plots
@@ -341,11 +342,14 @@ def _closed_tables(loaded: Loaded, differences_text: str) -> list[Table]:
         [("type", _("Type")), ("series", _("Model · condition"))] + _accuracy_columns(), by_type,
         plots.grouped_bars(_groups(by_type, "type", series, "accuracy"), title=_("Accuracy per type"),
                            series=series, max_value=1.0, digits=3) if by_type else None))
-    groups = metrics.group_accuracy(rows, keys)
+    group_size = design_for(loaded.runs[0].project).group_size() if loaded.runs else None
+    groups = metrics.group_accuracy(rows, keys, group_size=group_size)
     tables.append(Table(
-        "group_accuracy", _("Group accuracy: groups whose every question is answered right"),
+        "group_accuracy", _("Group accuracy: whole groups whose every question is answered right"),
         [("series", _("Model · condition")), ("groups", _("Groups")), ("groups_correct", _("All right")),
          ("group_accuracy", _("Group accuracy")), ("group_chance", _("Chance (group)")),
+         ("group_size", _("Questions per group")), ("groups_left_out", _("Groups left out")),
+         ("left_out_reason", _("Why left out")),
          ("questions", _("Questions")), ("question_accuracy", _("Accuracy per question")),
          ("question_chance", _("Chance (question)"))], groups))
     if any(row["n_options"] > 2 for row in rows):

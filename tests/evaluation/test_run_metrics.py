@@ -109,3 +109,22 @@ def test_yes_and_no_are_read_in_portuguese_and_english(answer, expected):
 def test_the_gold_answer_of_a_yes_no_item_is_its_correct_option_else_its_reference():
     assert yes_no_gold({"options": [{"letter": "A", "text": "Sim", "role": "correct"}], "answer": ""}) == "yes"
     assert yes_no_gold({"options": [], "answer": "Não."}) == "no"
+
+
+def test_group_accuracy_leaves_out_a_group_with_a_missing_question_and_says_so():
+    """CausalBench: g1 all four right, g2 three right and one wrong, g3 only three questions (all right). Counting
+    g3 would give 2 of 3 groups with a chance of (1/16 + 1/16 + 1/8) / 3; whole groups give 1 of 2, chance 1/16."""
+    rows = ([row(True, group="g1")] * 4 + [row(True, group="g2")] * 3 + [row(False, group="g2")]
+            + [row(True, group="g3")] * 3)
+    [line] = group_accuracy(rows, ["series"], group_size=4)
+    assert (line["groups"], line["groups_correct"]) == (2, 1)
+    assert line["group_accuracy"] == 0.5
+    assert line["group_chance"] == 1 / 16
+    assert line["groups_left_out"] == 1 and "fewer than 4 questions: g3" in line["left_out_reason"]
+    assert line["question_accuracy"] == pytest.approx(10 / 11)
+
+
+def test_without_a_design_size_a_whole_group_has_as_many_questions_as_the_largest():
+    rows = [row(True, group="g1")] * 4 + [row(True, group="g3")] * 3
+    [line] = group_accuracy(rows, ["series"])
+    assert (line["groups"], line["group_size"], line["groups_left_out"]) == (1, 4, 1)
