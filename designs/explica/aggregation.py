@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
 from annotation.curation import items_approve
@@ -117,13 +118,16 @@ def pair_ratings(project: Project, groups: list[ItemGroup]) -> tuple[dict, dict,
     """For each pair: its ratings in the items' current round ({order: {word: [ratings]}}), its connectives as
     its items were generated (word, type, order; a later edit of the project's table does not relabel them), and
     how many of its items still lack ratings."""
-    items = list(Item.objects.filter(project=project, group__in=groups).order_by("group_id", "position_in_group"))
+    items = list(Item.objects.filter(project=project, group__in=groups).order_by("group_id", "position_in_group")
+                 .only("pk", "round", "group_id", "metadata"))
     rounds = {item.pk: item.round for item in items}
     by_item: dict[int, list[int]] = defaultdict(list)
-    judgments = Judgment.objects.filter(item_id__in=list(rounds)).values_list("item_id", "round", "ratings")
-    for item_id, round_number, ratings in judgments:
-        if round_number == rounds[item_id] and isinstance(ratings, dict) and ratings.get(RATING) is not None:
-            by_item[item_id].append(int(ratings[RATING]))
+    # The rating is read as text by the database: decoding 72,000 JSON objects in Python cost seconds.
+    judgments = (Judgment.objects.filter(item__project=project, item__group__in=groups)
+                 .annotate(rating=KeyTextTransform(RATING, "ratings")).values_list("item_id", "round", "rating"))
+    for item_id, round_number, rating in judgments:
+        if item_id in rounds and round_number == rounds[item_id] and rating not in (None, ""):
+            by_item[item_id].append(int(float(rating)))
     collected: dict[int, dict] = defaultdict(lambda: defaultdict(dict))
     connectives: dict[int, dict] = defaultdict(dict)
     short: dict[int, int] = defaultdict(int)
@@ -176,7 +180,7 @@ def _store(project: Project, pairs: list[PairLabel], rule: dict) -> None:
         }
         pair.group.metadata = {**(pair.group.metadata or {}), "gold": gold}
         golds[pair.group.pk] = gold
-    ItemGroup.objects.bulk_update([pair.group for pair in pairs], ["metadata"], batch_size=500)
+    _write_metadata(ItemGroup, [pair.group for pair in pairs])
     items = list(Item.objects.filter(group_id__in=list(golds)).only("pk", "group_id", "metadata"))
     for item in items:
         gold = golds[item.group_id]
@@ -191,7 +195,16 @@ def _store(project: Project, pairs: list[PairLabel], rule: dict) -> None:
                                                         "decided_by", "best", "best_mean", "overall_mean")},
                      "order": meta.get("item_order"), "rule": gold["rule"], "thresholds": gold["thresholds"]},
         }
-    Item.objects.bulk_update(items, ["metadata"], batch_size=500)
+    _write_metadata(Item, items)
+
+
+def _write_metadata(model, objects) -> None:
+    """``metadata`` of many rows in one prepared statement (Django's bulk_update builds a CASE per row: seconds)."""
+    field = model._meta.get_field("metadata")
+    table = connection.ops.quote_name(model._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.executemany(f"UPDATE {table} SET {connection.ops.quote_name(field.column)} = %s WHERE id = %s",
+                           [(field.get_db_prep_save(obj.metadata, connection), obj.pk) for obj in objects])
 
 
 def _approve(group_ids: list[int], curator, rule: dict) -> int:

@@ -172,43 +172,83 @@ def _names(term: str, number: int) -> tuple[str, ...]:
 
 
 def difference_values(rows: list[dict], differences: list[Difference], keys: list[str]) -> list[dict]:
-    """Each difference per ``keys`` (model, condition): accuracy of the left term minus that of the right.
+    """Each difference per ``keys`` (model, condition): the score of the left term minus that of the right.
 
-    A term of several names is the mean of their accuracies; a name matches rows whose task or
-    variant is that name, or ``task/variant``. A name no row carries leaves the difference empty.
+    A name is a task, a variant or ``task/variant``, in any case (``AJ`` finds the stored ``aj``). Its score is
+    a mean of units, as CausalityCheck's Table 1 says: a cell's score is its accuracy, a task's the mean of its
+    cells' scores, a variant's the mean of its tasks' cells; so a task with four times the items (CVA) weighs no
+    more than another. A term of several names is the mean of their scores. Each term's value and how many
+    answers it rests on are given in ``terms``; a name no row carries leaves the difference empty.
     """
     result = []
     for values, members in grouped(rows, keys).items():
-        known = {row.get("task") for row in members} | {row.get("variant") for row in members}
-        known.discard(None)
+        known = {_fold(row.get("task")) for row in members} | {_fold(row.get("variant")) for row in members}
         known.discard("")
         for difference in differences:
             right = difference.right
             if right == ("others",):
-                left_kinds = {"task" if any(row.get("task") == name for row in members) else "variant"
+                left_kinds = {"task" if any(_fold(row.get("task")) == _fold(name) for row in members) else "variant"
                               for name in difference.left}
                 kind = left_kinds.pop() if len(left_kinds) == 1 else "task"
-                right = tuple(sorted({row.get(kind) for row in members if row.get(kind)} - set(difference.left)))
-            left_value, right_value = _term(members, difference.left), _term(members, right)
-            missing = [name for name in difference.left + right if "/" not in name and name not in known]
+                left = {_fold(name) for name in difference.left}
+                right = tuple(sorted({row.get(kind) for row in members if row.get(kind)
+                                      and _fold(row.get(kind)) not in left}))
+            scores = {name: unit_score(members, name) for name in difference.left + right}
+            left_value, right_value = _term(scores, difference.left), _term(scores, right)
+            missing = [name for name in difference.left + right if "/" not in name and _fold(name) not in known]
             value = left_value - right_value if left_value is not None and right_value is not None else None
             result.append({**dict(zip(keys, values)), "difference": difference.name, "definition": str(difference),
                            "left": left_value, "right": right_value, "value": value,
+                           "terms": "; ".join(_term_line(name, *scores[name]) for name in scores),
                            "missing": ", ".join(missing)})
     return result
 
 
-def _term(rows: list[dict], names: tuple[str, ...]) -> float | None:
-    values = [_name_accuracy(rows, name) for name in names]
+def _term_line(name: str, value: float | None, n: int) -> str:
+    return f"{name} = {'—' if value is None else f'{value:.4f}'} ({n} answers)"
+
+
+def _fold(text) -> str:
+    return str(text or "").strip().casefold()
+
+
+def _term(scores: dict, names: tuple[str, ...]) -> float | None:
+    values = [scores[name][0] for name in names]
     if not values or any(value is None for value in values):
         return None
     return mean(values)
 
 
-def _name_accuracy(rows: list[dict], name: str) -> float | None:
+def unit_score(rows: list[dict], name: str) -> tuple[float | None, int]:
+    """The score of a task, a variant or a ``task/variant`` cell as a mean of its cells' accuracies, and the
+    number of answers it rests on; (None, 0) when no row carries the name."""
     if "/" in name:
-        task, variant = (part.strip() for part in name.split("/", 1))
-        chosen = [row for row in rows if row.get("task") == task and row.get("variant") == variant]
+        task, variant = (_fold(part) for part in name.split("/", 1))
+        chosen = [row for row in rows if _fold(row.get("task")) == task and _fold(row.get("variant")) == variant]
     else:
-        chosen = [row for row in rows if row.get("task") == name] or [row for row in rows if row.get("variant") == name]
-    return accuracy(chosen)["accuracy"] if chosen else None
+        chosen = [row for row in rows if _fold(row.get("task")) == _fold(name)] or [
+            row for row in rows if _fold(row.get("variant")) == _fold(name)]
+    if not chosen:
+        return None, 0
+    by_cell = grouped(chosen, ["task", "variant"])
+    return mean(accuracy(members)["accuracy"] for members in by_cell.values()), len(chosen)
+
+
+def unit_scores(rows: list[dict], keys: list[str]) -> list[dict]:
+    """CausalityCheck's Table 1 per ``keys``: "All", each task and each variant, every score a mean of cell
+    accuracies ("each score is the average score of related units"), with the chance of each as the same mean
+    of the cells' chance baselines."""
+    result = []
+    for values, members in grouped([row for row in rows if row.get("task") or row.get("variant")], keys).items():
+        by_cell = grouped(members, ["task", "variant"])
+        cell_figures = {cell: accuracy(answers) for cell, answers in by_cell.items()}
+        line = {**dict(zip(keys, values)), "cells": len(cell_figures), "answers": len(members),
+                "All": mean(figure["accuracy"] for figure in cell_figures.values()),
+                "All_chance": mean(figure["chance"] for figure in cell_figures.values())}
+        for position, kind in ((0, "task"), (1, "variant")):
+            for name in sorted({cell[position] for cell in cell_figures if cell[position]}, key=str):
+                mine = [figure for cell, figure in cell_figures.items() if cell[position] == name]
+                line[f"{kind}:{name}"] = mean(figure["accuracy"] for figure in mine)
+                line[f"{kind}:{name}:chance"] = mean(figure["chance"] for figure in mine)
+        result.append(line)
+    return result

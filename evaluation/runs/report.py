@@ -387,6 +387,17 @@ def _variant_tables(loaded: Loaded, rows: list[dict], keys: list[str], differenc
         % {"task": loaded.keys.get("task"), "variant": loaded.keys.get("variant")},
         [("series", _("Model · condition")), ("task", _("Task")), ("variant", _("Variant"))] + _accuracy_columns(),
         cells, SafeString("".join(plot_parts)) if plot_parts else None)]
+    scores = metrics.unit_scores(rows, keys)
+    if scores:
+        names = [key for key in scores[0] if key.count(":") == 1]
+        for line in scores[1:]:
+            names += [key for key in line if key.count(":") == 1 and key not in names]
+        tables.append(Table(
+            "unit_scores", _("Scores as means of units (CausalityCheck Table 1): a task's score is the mean of its "
+                             "cells' accuracies, a variant's the mean over its tasks, All the mean of every cell"),
+            [("series", _("Model · condition")), ("All", _("All")), ("All_chance", _("Chance (All)"))]
+            + [(name, name.split(":", 1)[1].upper()) for name in names]
+            + [("cells", _("Cells")), ("answers", _("Answers"))], scores))
     try:
         definitions = metrics.parse_differences(differences_text)
     except metrics.DifferenceError as exc:
@@ -397,6 +408,7 @@ def _variant_tables(loaded: Loaded, rows: list[dict], keys: list[str], differenc
         tables.append(Table(
             "differences", _("Differences between cells defined by the curator"),
             [("series", _("Model · condition")), ("difference", _("Difference")), ("definition", _("Definition")),
-             ("left", _("Left")), ("right", _("Right")), ("value", _("Value")), ("missing", _("Not found"))],
+             ("left", _("Left")), ("right", _("Right")), ("value", _("Value")),
+             ("terms", _("Each term: its score and the answers it rests on")), ("missing", _("Not found"))],
             values))
     return tables

@@ -79,7 +79,11 @@ def test_multiple_choice_under_three_conditions_reads_letters_and_counts_errors_
     assert cells[("AJ", "original")] == pytest.approx(accuracy("AJ", "original"))
     assert "<svg" in tables["cells"].plot
     [challenge] = [row for row in tables["differences"].rows if row["series"].endswith("zero-shot")]
-    assert challenge["value"] == pytest.approx(accuracy("AJ") - accuracy("PJ"))
+
+    def task_score(task):  # a mean of its cells, as CausalityCheck's Table 1 scores tasks (issue 15 §1)
+        return sum(accuracy(task, variant) for variant in ("original", "negated")) / 2
+
+    assert challenge["value"] == pytest.approx(task_score("AJ") - task_score("PJ"))
 
 
 def test_yes_no_groups_give_group_accuracy_and_accuracy_per_type(project, endpoint, fake_llm):
