@@ -60,6 +60,12 @@ class ProjectDesign:
         """Item metadata fields the agreement page breaks down by (METER: stage; CausalityCheck: cell)."""
         return []
 
+    def benchmark_question(self, record: dict, language: str) -> dict | None:
+        """How a benchmark run asks a released item when the design asks it as a question of its own
+        (CausalityCheck's tasks): {"question", "options": [{"letter", "text"}], "correct": {letters}}, graded
+        on those options, chance one over their number. None: the item's own question and options."""
+        return None
+
     def group_size(self) -> int | None:
         """How many questions make a whole item group (CausalBench: four perspectives); group accuracy counts
         only whole groups. None: the most questions any group of the run has."""

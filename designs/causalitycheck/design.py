@@ -108,6 +108,13 @@ class CausalityCheckDesign(ProjectDesign):
     def agreement_fields(self) -> list[str]:
         return ["task", "variant"]
 
+    def benchmark_question(self, record, language):
+        """Answerable judging, process judging and causal validity assessing each asked as its own question
+        (``designs.causalitycheck.questions``); the original problem as the seed's."""
+        from .questions import task_question
+
+        return task_question(record, language)
+
     def export_files(self, release) -> list[ExportFile]:
         by_cell: dict[str, list[dict]] = {cell_code(task, variant): [] for task, variant in cells()}
         tasks = {}

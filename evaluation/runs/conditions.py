@@ -48,3 +48,13 @@ def option_role(record: dict, chosen: str) -> str:
         if option["letter"] == chosen:
             return option.get("role") or "other"
     return ""
+
+
+def question_of(record: dict, design, language: str) -> dict:
+    """What a run asks of a released item: the design's own question for it when it has one (a CausalityCheck
+    task), else the item's question and options; with the letters that are right."""
+    asked = design.benchmark_question(record, language)
+    if asked:
+        return {**asked, "own": True}
+    return {"question": record["question"], "options": record.get("options") or [], "correct": correct_letters(record),
+            "own": False}

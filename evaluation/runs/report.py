@@ -25,7 +25,7 @@ from ..agreement.statistics import krippendorff_alpha
 from ..agreement.table import RatingTable
 from ..models import EvalResponse, EvalRun, JudgeScore, Ranking
 from . import metrics
-from .conditions import CLOSED, OPEN, REFERENCE, option_role, record_metadata
+from .conditions import CLOSED, OPEN, REFERENCE, option_role, question_of, record_metadata
 
 SCALE = [1, 2, 3, 4, 5]
 
@@ -99,6 +99,9 @@ def _load(runs: list[EvalRun], keys: dict) -> Loaded:
         record = response.release_item.data
         meta = record_metadata(record)
         run = by_run[response.run_id]
+        # The question as it was asked: a design's own (a CausalityCheck task: two options, or four verdicts) sets
+        # the chance, and its options are not distractors with roles.
+        asked = question_of(record, design_for(run.project), run.project.language)
         row = {
             "run": response.run_id, "model": response.endpoint.name, "condition": response.condition,
             "series": _series_name(run, "" if one_model else response.endpoint.name, response.condition, several),
@@ -108,8 +111,9 @@ def _load(runs: list[EvalRun], keys: dict) -> Loaded:
             "type": str(meta.get(keys.get("type"), "") or ""), "task": str(meta.get(keys.get("task"), "") or ""),
             "variant": str(meta.get(keys.get("variant"), "") or ""),
             "failed": bool(response.error), "unparsed": response.unparsed, "correct": bool(response.correct),
-            "role": option_role(record, response.choice) if response.choice and not response.correct else "",
-            "n_options": len(record.get("options") or []) or 2, "f1": response.bertscore_f1,
+            "role": option_role(record, response.choice) if response.choice and not response.correct
+            and not asked["own"] else "",
+            "n_options": len(asked["options"]) or 2, "f1": response.bertscore_f1,
             "answer_by": record.get("answer_by", ""),
         }
         responses.append(row)

@@ -10,6 +10,7 @@ nothing is dropped silently.
 import copy
 import random
 
+from annotation.designs import design_for
 from generation.models import LLMCall, PromptTemplate
 from generation.services.work import Applied, Work, work_register
 
@@ -19,10 +20,9 @@ from .conditions import (
     MULTIPLE_CHOICE,
     REFERENCE,
     YES_NO,
-    correct_letters,
     letter,
-    letters_of,
     options_text,
+    question_of,
 )
 
 Kind = PromptTemplate.Kind
@@ -87,8 +87,10 @@ class BenchmarkAnswerWork(RunWork):
     def variables(self, call):
         record = self.record(call)
         variables = self.base_variables(record)
-        letters = letters_of(record)
-        variables.update(options=options_text(record), letters=", ".join(letters), examples="")
+        asked = question_of(record, design_for(self.project), self.project.language)
+        letters = [option["letter"] for option in asked["options"]]
+        variables.update(question=asked["question"], options=options_text(asked), letters=", ".join(letters),
+                         examples="")
         if self.planned(call)["condition"] == "few-shot":
             variables["examples"] = self.examples(self.planned(call)["release_item"])
         return variables
@@ -101,11 +103,13 @@ class BenchmarkAnswerWork(RunWork):
         pool = [data for pk, data in self._train if pk != release_item]
         random.Random(f"{self.run.seed}:{release_item}").shuffle(pool)
         blocks = []
+        design = design_for(self.project)
         for record in pool[: self.run.few_shot]:
-            right = ",".join(sorted(correct_letters(record))) or yes_no_gold(record) or record.get("answer", "")
+            asked = question_of(record, design, self.project.language)
+            right = ",".join(sorted(asked["correct"])) or yes_no_gold(record) or record.get("answer", "")
             context = f"{record['context']}\n" if record.get("context") else ""
-            options = f"{options_text(record)}\n" if record.get("options") else ""
-            blocks.append(f"{context}{record['question']}\n{options}→ {right}")
+            options = f"{options_text(asked)}\n" if asked["options"] else ""
+            blocks.append(f"{context}{asked['question']}\n{options}→ {right}")
         return "\n\n".join(blocks)
 
     def apply(self, call, parsed):
@@ -135,10 +139,11 @@ def response_for(run: EvalRun, call: LLMCall, record: dict, *, parsed=None, erro
     response.text = str(parsed.get("answer", ""))
     response.reasoning = str(parsed.get("reasoning", ""))
     if run.answer_format == MULTIPLE_CHOICE:
-        choice = parse_choice(response.text, letters_of(record), response.reasoning)
+        asked = question_of(record, design_for(run.project), run.project.language)
+        choice = parse_choice(response.text, [option["letter"] for option in asked["options"]], response.reasoning)
         response.choice = choice or ""
         response.unparsed = choice is None
-        response.correct = choice is not None and choice in correct_letters(record)
+        response.correct = choice is not None and choice in asked["correct"]
     elif run.answer_format == YES_NO:
         choice = parse_yes_no(response.text, response.reasoning)
         response.choice = choice or ""
