@@ -5,6 +5,7 @@ from . import run_views, views
 app_name = "evaluation"
 
 urlpatterns = [
+    path("help/metrics/", views.metrics_help, name="metrics_help"),
     path("p/<slug:slug>/agreement/", views.agreement, name="agreement"),
     path("p/<slug:slug>/agreement/cells/", views.agreement_cells, name="agreement_cells"),
     path("p/<slug:slug>/releases/", views.release_list, name="release_list"),

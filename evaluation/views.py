@@ -43,6 +43,12 @@ STOP_POLLING = 286
 
 
 @login_required
+def metrics_help(request):
+    """Each metric's definition, paper section, chance baseline and what it leaves out."""
+    return render(request, "evaluation/metrics_help.html")
+
+
+@login_required
 def agreement(request, slug):
     project = get_project_for_user(request.user, slug, Role.CURATOR)
     state = judgments_state(project)
