@@ -96,7 +96,7 @@ def main() -> None:
     from designs.explica.aggregation import explica_aggregate
 
     started = time.perf_counter()
-    project, curator, raters = build_project(args.pairs, args.raters)
+    project, curator, _raters = build_project(args.pairs, args.raters)
     setup_seconds = time.perf_counter() - started
     n_judgments = Judgment.objects.filter(item__project=project).count()
 

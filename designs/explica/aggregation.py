@@ -23,7 +23,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
 from annotation.curation import items_approve
-from annotation.models import Assignment, CurationDecision, Item, ItemGroup, Judgment, Membership, Project
+from annotation.models import Assignment, Item, ItemGroup, Judgment, Membership, Project
 from annotation.queue import items_recount_rounds
 from .design import RATING, direction_of, unrelated_rule
 

@@ -11,7 +11,13 @@ from pathlib import Path
 import numpy as np
 from django.utils.translation import gettext as _
 
-from .table import MISSING, AgreementInputError, RatingTable, _sort_key, whole_number_range
+from .table import (
+    MISSING,
+    AgreementInputError,
+    RatingTable,
+    _sort_key,
+    whole_number_range,
+)
 
 REQUIRED_COLUMNS = ("unit", "rater", "value")
 

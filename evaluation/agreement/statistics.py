@@ -20,7 +20,14 @@ from itertools import combinations
 import numpy as np
 from django.utils.translation import gettext as _
 
-from .bootstrap import Bootstrap, Interval, interval_of, percentile_interval, replicates, too_few_units
+from .bootstrap import (
+    Bootstrap,
+    Interval,
+    interval_of,
+    percentile_interval,
+    replicates,
+    too_few_units,
+)
 from .table import LEVELS, MISSING, AgreementInputError, RatingTable
 
 # Cohen's kappa weights by level of measurement: disagreements on an ordered scale count by distance.
@@ -202,7 +209,7 @@ def cohen_kappa(
 
 
 def _pair_kappa(confusion: np.ndarray, kappa: float, table: RatingTable) -> Estimate:
-    n = int(round(confusion.sum()))
+    n = round(confusion.sum())
     if n == 0:
         return Estimate(None, 0, _("These two raters judged no unit in common."))
     used = np.flatnonzero(confusion.sum(axis=0) + confusion.sum(axis=1))

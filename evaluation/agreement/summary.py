@@ -5,7 +5,14 @@ from dataclasses import dataclass
 from threadpoolctl import threadpool_limits
 
 from .bootstrap import Bootstrap
-from .statistics import KAPPA_WEIGHTS, CohenKappa, Estimate, cohen_kappa, fleiss_kappa, krippendorff_alpha
+from .statistics import (
+    KAPPA_WEIGHTS,
+    CohenKappa,
+    Estimate,
+    cohen_kappa,
+    fleiss_kappa,
+    krippendorff_alpha,
+)
 from .table import LEVELS, AgreementInputError, RatingTable, whole_number_range
 
 METRICS = ("cohen", "fleiss", "krippendorff")

@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from evaluation.agreement import LEVELS, Bootstrap, RatingTable, cohen_kappa, fleiss_kappa, krippendorff_alpha
+from evaluation.agreement import (
+    LEVELS,
+    Bootstrap,
+    RatingTable,
+    cohen_kappa,
+    fleiss_kappa,
+    krippendorff_alpha,
+)
 from evaluation.agreement.bootstrap import percentile_interval
 from evaluation.agreement.longcsv import read_long_csv
 from evaluation.agreement.statistics import (
@@ -148,7 +155,11 @@ def test_units_with_the_same_values_share_a_pattern():
 @pytest.mark.parametrize("weights_name", [None, "linear", "quadratic"])
 def test_a_complete_design_resampled_by_dense_products_equals_the_sparse_confusion_matrices(weights_name):
     """ExpliCa's raters each judge every item: the dense path must give each pair's resampled kappa exactly."""
-    from evaluation.agreement.statistics import _cells_of, _complete_pair_replicates, _pair_replicates
+    from evaluation.agreement.statistics import (
+        _cells_of,
+        _complete_pair_replicates,
+        _pair_replicates,
+    )
 
     rng = np.random.default_rng(8)
     truth = rng.integers(0, 6, 150)
