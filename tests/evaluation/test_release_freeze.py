@@ -16,20 +16,20 @@ pytestmark = pytest.mark.django_db
 
 CHECKSUM = "4b61837d409e1411a759f565f4f42de2bf3497a7cff626bfa933acd49eee5724"
 PLACEMENT = [
-    ('causal-qa-90002', 'test', 4), ('causal-qa-90005', 'train', 0), ('causal-qa-90008', 'train', 18),
-    ('causal-qa-90011', 'train', 9), ('causal-qa-90014', 'train', 2), ('causal-qa-90017', 'test', 2),
-    ('causal-qa-90020', 'train', 16), ('causal-qa-90023', 'train', 3), ('causal-qa-90026', 'train', 22),
-    ('causal-qa-90029', 'dev', 4), ('causal-qa-90032', 'train', 19), ('causal-qa-90035', 'train', 25),
-    ('causal-qa-90038', 'dev', 3), ('causal-qa-90041', 'train', 10), ('causal-qa-90044', 'test', 6),
-    ('causal-qa-90047', 'train', 12), ('cqa-000', 'train', 7), ('cqa-002', 'test', 7), ('cqa-003', 'dev', 8),
-    ('cqa-005', 'train', 23), ('cqa-006', 'dev', 7), ('cqa-008', 'train', 5), ('cqa-009', 'test', 8),
-    ('cqa-011', 'train', 4), ('cqa-012', 'dev', 2), ('cqa-014', 'dev', 5), ('cqa-015', 'train', 20),
-    ('cqa-017', 'dev', 0), ('cqa-018', 'test', 5), ('cqa-020', 'train', 11), ('cqa-021', 'train', 13),
-    ('cqa-023', 'test', 9), ('cqa-024', 'test', 0), ('cqa-026', 'train', 14), ('cqa-027', 'train', 26),
-    ('cqa-029', 'dev', 9), ('cqa-030', 'train', 8), ('cqa-032', 'train', 15), ('cqa-033', 'test', 1),
-    ('cqa-035', 'train', 24), ('cqa-036', 'dev', 1), ('cqa-038', 'train', 17), ('cqa-039', 'dev', 6),
-    ('cqa-041', 'train', 27), ('cqa-042', 'train', 1), ('cqa-044', 'test', 3), ('cqa-045', 'train', 21),
-    ('cqa-047', 'train', 6),
+    ("causal-qa-90002", "test", 4), ("causal-qa-90005", "train", 0), ("causal-qa-90008", "train", 18),
+    ("causal-qa-90011", "train", 9), ("causal-qa-90014", "train", 2), ("causal-qa-90017", "test", 2),
+    ("causal-qa-90020", "train", 16), ("causal-qa-90023", "train", 3), ("causal-qa-90026", "train", 22),
+    ("causal-qa-90029", "dev", 4), ("causal-qa-90032", "train", 19), ("causal-qa-90035", "train", 25),
+    ("causal-qa-90038", "dev", 3), ("causal-qa-90041", "train", 10), ("causal-qa-90044", "test", 6),
+    ("causal-qa-90047", "train", 12), ("cqa-000", "train", 7), ("cqa-002", "test", 7), ("cqa-003", "dev", 8),
+    ("cqa-005", "train", 23), ("cqa-006", "dev", 7), ("cqa-008", "train", 5), ("cqa-009", "test", 8),
+    ("cqa-011", "train", 4), ("cqa-012", "dev", 2), ("cqa-014", "dev", 5), ("cqa-015", "train", 20),
+    ("cqa-017", "dev", 0), ("cqa-018", "test", 5), ("cqa-020", "train", 11), ("cqa-021", "train", 13),
+    ("cqa-023", "test", 9), ("cqa-024", "test", 0), ("cqa-026", "train", 14), ("cqa-027", "train", 26),
+    ("cqa-029", "dev", 9), ("cqa-030", "train", 8), ("cqa-032", "train", 15), ("cqa-033", "test", 1),
+    ("cqa-035", "train", 24), ("cqa-036", "dev", 1), ("cqa-038", "train", 17), ("cqa-039", "dev", 6),
+    ("cqa-041", "train", 27), ("cqa-042", "train", 1), ("cqa-044", "test", 3), ("cqa-045", "train", 21),
+    ("cqa-047", "train", 6),
 ]
 
 
