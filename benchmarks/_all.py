@@ -63,7 +63,8 @@ def main() -> None:
             load = os.getloadavg()[0]
             print(f"\n== {' '.join(command[1:])}  (load average {load:.2f})", flush=True)
             began = time.perf_counter()
-            result = subprocess.run(command, cwd=HERE.parent, capture_output=True, text=True, env={**os.environ})
+            result = subprocess.run(command, cwd=HERE.parent, capture_output=True, text=True, env={**os.environ},
+                                    check=False)
             seconds = time.perf_counter() - began
             print(result.stdout, end="", flush=True)
             figures = last_json(result.stdout)

@@ -142,7 +142,7 @@ def main() -> None:
     from evaluation.models import Release
 
     started = time.perf_counter()
-    project, user = build_project(args.items)
+    project, _user = build_project(args.items)
     setup_seconds = time.perf_counter() - started
     cut = run_child("cut", project.pk, "-")
     cut_seconds = cut["seconds"]

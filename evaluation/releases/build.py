@@ -20,7 +20,13 @@ from annotation.models import ImportBatch, Item, Membership, Option, Revision
 
 from ..models import Release, ReleaseItem
 from ..selectors.releases import release_split_texts
-from .records import answer_model_and_prompt, canonical_line, checksum, item_record, json_value
+from .records import (
+    answer_model_and_prompt,
+    canonical_line,
+    checksum,
+    item_record,
+    json_value,
+)
 from .splits import SPLITS, SplitUnit, assign_splits, group_stratum
 
 CHUNK = 2000
@@ -141,7 +147,8 @@ def frozen_chunks(project, placement: dict) -> Iterator[tuple[list, dict, dict]]
     """The planned items in id order, CHUNK at a time, with what ``item_record`` needs: their rows (plain
     values, JSON fields as text), their options ((position, text, role, rationale) in letter order, by item
     id) and the model calls their answers name. Two streamed queries in all, merged by item id."""
-    from generation.models import LLMCall  # evaluation may read generation; imported here to keep startup light
+    # evaluation may read generation; imported here to keep startup light
+    from generation.models import LLMCall
 
     rows = (
         Item.objects.filter(project=project)

@@ -5,6 +5,7 @@ Everything streams: records come from the database in chunks and go straight to 
 to a zip that is sent while it is written), so memory stays flat whatever the size of the release.
 """
 
+import contextlib
 import hashlib
 import io
 import tempfile
@@ -276,8 +277,8 @@ def _zip_split(archive, sink, sums, root, release, split, formats) -> Iterator[b
     entry, the others into temporary files that are copied into theirs afterwards (zip entries are written
     one after the other). Reading and parsing the records once instead of once per format halves the time."""
     first, *others = formats
-    spools = {fmt: tempfile.TemporaryFile() for fmt in others}
-    try:
+    with contextlib.ExitStack() as stack:
+        spools = {fmt: stack.enter_context(tempfile.TemporaryFile()) for fmt in others}
         name = data_path(split, first)
         with archive.open(f"{root}/{name}", "w", force_zip64=True) as entry:
             handles = {first: _Hashing(entry), **{fmt: _Hashing(spool) for fmt, spool in spools.items()}}
@@ -301,9 +302,6 @@ def _zip_split(archive, sink, sums, root, release, split, formats) -> Iterator[b
                         yield sink.take()
             sums[name] = handles[fmt].sha256.hexdigest()
             yield sink.take()
-    finally:
-        for spool in spools.values():
-            spool.close()
 
 
 def split_jsonl_stream(release, split: str) -> Iterator[bytes]:
