@@ -35,5 +35,9 @@ messages: setup
 	$(PY) manage.py makemessages -l pt_BR --ignore '.venv/*' --ignore 'var/*' --ignore 'benchmarks/*' --ignore 'tests/*'
 	$(PY) manage.py compilemessages --ignore '.venv/*'
 
+## Every benchmark in benchmarks/ (see benchmarks/__init__.py): quick sizes, or the table's with FULL=1.
+bench: setup
+	$(PY) benchmarks/_all.py $(if $(FULL),--full,)
+
 clean:
 	rm -rf var/db.sqlite3* var/celery var/media var/test-db.sqlite3*

@@ -1,18 +1,23 @@
 """A benchmark run's throughput, its report's cost, and BERTScore's speed, against the fake model server.
 
     .venv/bin/python benchmarks/eval_run.py [--items 1000] [--repetitions 3] [--concurrency 32] [--latency 0.2]
+        [--models 3] [--quick]
 
 A multiple-choice project of ``items`` released items (all in the test split but a few train
 items) is evaluated zero-shot ``repetitions`` times in this process, as a worker's task would
 (run claimed, its job run by the generation runner): the ideal rate is concurrency / latency
-calls per second. Then the report's tables and plots are built, and BERTScore F1 is computed
+calls per second. With ``--models N`` the run asks N models side by side (N endpoints, each
+with its own fake server and ``concurrency``): the ideal is N × concurrency / latency. Then the report's tables and plots are built, and BERTScore F1 is computed
 for 500 answer/reference pairs with the packaged model (if the ml extra is installed).
 Ends with one JSON line.
 """
 
 import argparse
 import json
+import multiprocessing
+import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -21,13 +26,40 @@ import _django
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 
+BENCH_VARIANTS = [["--models", "3"]]  # make bench runs it a second time, three models side by side
+
+
+def serve(latency: float, concurrency: int, pipe) -> None:
+    from tests.fake_llm import FakeLLM, Reply
+
+    server = FakeLLM(latency=latency, max_concurrency=concurrency).start()
+    server.responder = lambda received: Reply.json({"answer": "A"})
+    pipe.send(server.base_url)
+    threading.Event().wait()
+
+
+def serve_elsewhere(latency: float, concurrency: int):
+    """A fake model server in a process of its own: a real one runs elsewhere, so its work is not the runner's
+    (in this process it would take the runner's CPU and interpreter lock)."""
+    parent, child = multiprocessing.Pipe()
+    process = multiprocessing.get_context("spawn").Process(target=serve, args=(latency, concurrency, child),
+                                                           daemon=True)
+    process.start()
+    return process, parent.recv()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--items", type=int, default=1000)
-    parser.add_argument("--repetitions", type=int, default=3)
+    parser.add_argument("--items", type=int, help="1000 (200 with --quick)")
+    parser.add_argument("--repetitions", type=int, help="3 (2 with --quick)")
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--models", type=int, default=1, help="models answering side by side")
+    parser.add_argument("--quick", action="store_true", help="smaller defaults; 50 BERTScore pairs")
     args = parser.parse_args()
+    args.items = args.items or (200 if args.quick else 1000)
+    args.repetitions = args.repetitions or (2 if args.quick else 3)
+    pairs = 50 if args.quick else 500
     _django.setup("eval-run")
 
     from annotation.importing.funnel import text_key
@@ -37,7 +69,6 @@ def main() -> None:
     from evaluation.services import release_cut
     from generation.models import ModelEndpoint
     from generation.services import prompt_templates_load
-    from tests.fake_llm import FakeLLM, Reply
 
     prompt_templates_load()
     stamp = int(time.time())
@@ -54,37 +85,43 @@ def main() -> None:
     started = time.perf_counter()
     release = release_cut(project=project, split_ratios=[0.02, 0.0, 0.98])
     cut = time.perf_counter() - started
-    server = FakeLLM(latency=args.latency, max_concurrency=args.concurrency).start()
-    server.responder = lambda received: Reply.json({"answer": "A"})
-    endpoint = ModelEndpoint.objects.create(
-        name=f"bench-{stamp}", base_url=server.base_url, model="fake-bench", api_key_env="", requests_per_minute=0,
-        max_concurrency=args.concurrency, timeout_seconds=30,
-    )
-    run = run_create(project=project, release=release, endpoints=[endpoint], conditions=["zero-shot"],
+    servers, endpoints = [], []
+    for n in range(args.models):
+        server, base_url = serve_elsewhere(args.latency, args.concurrency)
+        servers.append(server)
+        endpoints.append(ModelEndpoint.objects.create(
+            name=f"bench-{stamp}-{n}", base_url=base_url, model=f"fake-bench-{n}", api_key_env="",
+            requests_per_minute=0, max_concurrency=args.concurrency, timeout_seconds=30,
+        ))
+    run = run_create(project=project, release=release, endpoints=endpoints, conditions=["zero-shot"],
                      repetitions=args.repetitions, enqueue=False)
     assert run_claim(run_id=run.pk, owner="bench")
     started = time.perf_counter()
+    cpu = os.times()
     run_execute(run_id=run.pk, owner="bench")
     wall = time.perf_counter() - started
+    cpu = sum(os.times()[:2]) - sum(cpu[:2])
     run.refresh_from_db()
     calls = run.responses.count()
-    ideal = args.concurrency / args.latency
+    ideal = args.models * args.concurrency / args.latency
     started = time.perf_counter()
     tables = report_tables([run])
     report_seconds = time.perf_counter() - started
-    server.stop()
-    result = {"status": run.status, "calls": calls, "seconds": round(wall, 2), "calls_per_second": round(calls / wall, 1),
-              "ideal": ideal, "ratio": round(calls / wall / ideal, 2), "release_cut_seconds": round(cut, 2),
+    for server in servers:
+        server.terminate()
+    result = {"benchmark": "eval_run", "models": args.models, "status": run.status, "calls": calls, "seconds": round(wall, 2), "calls_per_second": round(calls / wall, 1),
+              "ideal": ideal, "ratio": round(calls / wall / ideal, 2),
+              "cpu_ms_per_call": round(1000 * cpu / calls, 2), "release_cut_seconds": round(cut, 2),
               "report_seconds": round(report_seconds, 2), "tables": len(tables)}
     try:
         from evaluation.runs.bertscore import bertscore
 
-        texts = [f"A chuva forte do dia {n} causou a enchente que fechou a escola." for n in range(500)]
-        references = [f"A enchente do dia {n} veio da chuva forte e fechou a escola." for n in range(500)]
+        texts = [f"A chuva forte do dia {n} causou a enchente que fechou a escola." for n in range(pairs)]
+        references = [f"A enchente do dia {n} veio da chuva forte e fechou a escola." for n in range(pairs)]
         bertscore(texts[:2], references[:2])  # load the model first
         started = time.perf_counter()
         bertscore(texts, references)
-        result["bertscore_pairs_per_second"] = round(500 / (time.perf_counter() - started), 1)
+        result["bertscore_pairs_per_second"] = round(pairs / (time.perf_counter() - started), 1)
     except ImportError:
         result["bertscore_pairs_per_second"] = None
     print(f"{calls} calls in {wall:.1f} s: {calls / wall:.0f} calls/s of an ideal {ideal:.0f}; "

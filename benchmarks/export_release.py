@@ -1,16 +1,15 @@
 """Cut a release of 100,000 approved items, export it, and stream it as a zip; print speed and peak memory.
 
-    .venv/bin/python benchmarks/export_release.py [--items 100000]
+    .venv/bin/python benchmarks/export_release.py [--items 100000] [--quick]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench .venv/bin/python benchmarks/export_release.py
 
-The export (JSONL + CSV + Parquet into a folder) and the zip download (through the page's view)
-each run in a fresh child process, so their peak memory is their own. Ends with one JSON line.
+The cut, the export (JSONL + CSV + Parquet into a folder) and the zip download (through the page's
+view) each run in a fresh child process, so their peak memory is their own. Ends with one JSON line.
 """
 
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -82,12 +81,22 @@ def child(mode: str, release_id: int, out: str) -> None:
     from django.contrib.auth import get_user_model
     from django.test import Client
 
+    from annotation.models import Project
     from evaluation.models import Release
     from evaluation.releases.export import export_release
+    from evaluation.services import release_cut
 
+    figures = {}
+    if mode == "cut":  # release_id is the project's id here
+        project = Project.objects.get(pk=release_id)
+        started = time.perf_counter()
+        release = release_cut(project=project, user=get_user_model().objects.get(username="bench-owner"))
+        figures.update(seconds=round(time.perf_counter() - started, 3), release=release.pk, tag=release.tag,
+                       checksum=release.checksum, peak_mb=_django.peak_mb())
+        print(json.dumps(figures))
+        return
     release = Release.objects.select_related("project").get(pk=release_id)
     started = time.perf_counter()
-    figures = {}
     if mode == "export":
         export_release(release, out)
         figures["bytes"] = sum(path.stat().st_size for path in Path(out).rglob("*") if path.is_file())
@@ -104,7 +113,7 @@ def child(mode: str, release_id: int, out: str) -> None:
             size += len(chunk)
         figures.update(first_byte_seconds=round(first, 3), bytes=size)
     figures["seconds"] = round(time.perf_counter() - started, 3)
-    figures["peak_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+    figures["peak_mb"] = _django.peak_mb()
     print(json.dumps(figures))
 
 
@@ -118,8 +127,9 @@ def run_child(mode: str, release_id: int, out: str) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--items", type=int, default=100_000)
-    parser.add_argument("--child", choices=["export", "zip"])
+    parser.add_argument("--items", type=int, help="100,000 (10,000 with --quick)")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--child", choices=["cut", "export", "zip"])
     parser.add_argument("--release", type=int)
     parser.add_argument("--out")
     args = parser.parse_args()
@@ -127,16 +137,16 @@ def main() -> None:
         child(args.child, args.release, args.out)
         return
 
+    args.items = args.items or (10_000 if args.quick else 100_000)
     _django.setup("export")
     from evaluation.models import Release
-    from evaluation.services import release_cut
 
     started = time.perf_counter()
-    project, user = build_project(args.items)
+    project, _user = build_project(args.items)
     setup_seconds = time.perf_counter() - started
-    started = time.perf_counter()
-    release = release_cut(project=project, user=user)
-    cut_seconds = time.perf_counter() - started
+    cut = run_child("cut", project.pk, "-")
+    cut_seconds = cut["seconds"]
+    release = Release.objects.get(pk=cut["release"])
     try:
         with tempfile.TemporaryDirectory() as out:
             export = run_child("export", release.pk, out)
@@ -149,7 +159,8 @@ def main() -> None:
 
     n = args.items
     print(f"database: {_django.database_label()}; {n:,} approved items (built in {setup_seconds:.1f} s)")
-    print(f"cut release {release.tag}: {cut_seconds:.2f} s, {n / cut_seconds:,.0f} items/s")
+    print(f"cut release {release.tag}: {cut_seconds:.2f} s, {n / cut_seconds:,.0f} items/s, "
+          f"peak memory {cut['peak_mb']:.0f} MB; checksum {cut['checksum']}")
     print(f"export JSONL + CSV + Parquet: {export['seconds']:.2f} s, {n / export['seconds']:,.0f} items/s, "
           f"{export['bytes'] / 1e6:.0f} MB written, peak memory {export['peak_mb']:.0f} MB")
     print(f"zip download (all formats): first byte after {zipped['first_byte_seconds']:.3f} s, whole zip "
@@ -161,6 +172,8 @@ def main() -> None:
                 "database": _django.database_label(),
                 "items": n,
                 "cut_seconds": round(cut_seconds, 3),
+                "cut_peak_mb": cut["peak_mb"],
+                "checksum": cut["checksum"],
                 "export_seconds": export["seconds"],
                 "export_items_per_second": round(n / export["seconds"]),
                 "export_peak_mb": export["peak_mb"],

@@ -27,10 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--calls", type=int, help="2000 (300 with --quick)")
+    parser.add_argument("--quick", action="store_true")
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--latency", type=float, default=0.2)
     args = parser.parse_args()
+    args.calls = args.calls or (300 if args.quick else 2000)
     _django.setup("generation")
     from django.conf import settings
 

@@ -1,6 +1,6 @@
 """Import 100,000 questions through the whole funnel and print rows per second.
 
-    .venv/bin/python benchmarks/import_questions.py [--rows 100000]
+    .venv/bin/python benchmarks/import_questions.py [--rows 100000] [--quick]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench .venv/bin/python benchmarks/import_questions.py
 
 The file is built here: varied Portuguese questions, with duplicates, non-causal rows,
@@ -56,8 +56,10 @@ def build_file(rows: int, seed: int = 1) -> bytes:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--rows", type=int, help="100,000 (10,000 with --quick)")
+    parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
+    args.rows = args.rows or (10_000 if args.quick else 100_000)
     _django.setup("import")
     from annotation.importing import questions_import
     from annotation.models import Project
@@ -84,6 +86,7 @@ def main() -> None:
     )
     print(f"import: {seconds:.2f} s, {args.rows / seconds:,.0f} rows/s")
     print(f"re-import of the same file: {again_seconds:.2f} s, {again.funnel['imported']} imported")
+    print(f"peak memory of this process (file, import and re-import): {_django.peak_mb():.0f} MB")
     print(
         json.dumps(
             {
@@ -95,6 +98,7 @@ def main() -> None:
                 "imported": funnel["imported"],
                 "reimport_seconds": round(again_seconds, 3),
                 "reimport_imported": again.funnel["imported"],
+                "peak_mb": _django.peak_mb(),
             }
         )
     )

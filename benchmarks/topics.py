@@ -108,8 +108,10 @@ def measure(size: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10_000])
+    parser.add_argument("--sizes", type=int, nargs="+", help="1000 10000 (500 with --quick)")
+    parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
+    args.sizes = args.sizes or ([500] if args.quick else [1000, 10_000])
     _django.setup("topics")
     results = [measure(size) for size in args.sizes]
     for result in results:

@@ -111,7 +111,7 @@ def release_build(*, release: Release, on_progress: Callable[[Release], None] | 
         tally = freeze_items(release, placement, frozen)
         _progress(release, stage="checksum")
         report(release)
-        release.checksum = release_checksum(release)
+        release.checksum = tally["checksum"]
         _progress(release, stage="card")
         report(release)
         with translation.override("en"):

@@ -1,21 +1,32 @@
 """Freezing a project's approved items into a release, and the figures its card reports."""
 
+import hashlib
+import os
 import random
+import tempfile
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from itertools import islice
 
 import orjson
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, F, Q, TextField
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from annotation.bulk import fast_insert
 from annotation.designs import design_for
-from annotation.models import ImportBatch, Item, Membership, Revision
+from annotation.models import ImportBatch, Item, Membership, Option, Revision
 
 from ..models import Release, ReleaseItem
 from ..selectors.releases import release_split_texts
-from .records import answer_model_and_prompt, canonical_line, checksum, item_record
+from .records import (
+    answer_model_and_prompt,
+    canonical_line,
+    checksum,
+    item_record,
+    json_value,
+)
 from .splits import SPLITS, SplitUnit, assign_splits, group_stratum
 
 CHUNK = 2000
@@ -32,13 +43,17 @@ def approved_units(project, subsample: dict | None = None, seed: int = 0) -> tup
     With ``subsample`` ({"field", "max_per_stratum"}), only the items ``subsample_ids`` keeps."""
     keep = subsample_ids(project, subsample, seed) if subsample else None
     members: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
+    units, item_ids = [], {}
     rows = releasable_items(project).values_list("pk", "group_id", "position_in_group", "causal_class")
     for pk, group_id, position, causal_class in rows.order_by("pk").iterator(chunk_size=10_000):
         if keep is not None and pk not in keep:
             continue
-        key = f"g{group_id}" if group_id else f"i{pk}"
-        members[key].append((position, pk, causal_class))
-    units, item_ids = [], {}
+        if group_id:
+            members[f"g{group_id}"].append((position, pk, causal_class))
+        else:  # a unit of one: its stratum is its class (what group_stratum gives, without the Counter)
+            key = f"i{pk}"
+            units.append(SplitUnit(key=key, stratum=causal_class, size=1))
+            item_ids[key] = [pk]
     for key, items in members.items():
         items.sort()
         units.append(SplitUnit(key=key, stratum=group_stratum([c for _p, _pk, c in items]), size=len(items)))
@@ -75,37 +90,99 @@ def plan_positions(units, item_ids, ratios, seed) -> dict[int, tuple[str, int]]:
 
 
 def freeze_items(release: Release, placement: dict, progress: Callable[[int], None]) -> dict:
-    """Write the frozen record of every planned item, chunk by chunk; return what the card counts."""
-    from generation.models import LLMCall  # evaluation may read generation; imported here to keep startup light
+    """Write the frozen record of every planned item, chunk by chunk; return what the card counts and the
+    release checksum.
 
+    The items and their options are read once each, in id order, as plain values: at 100,000 items, model
+    instances and per-chunk ``IN`` lists cost most of the time. Each chunk is written with one COPY or
+    executemany. The checksum runs over the lines in split order, which is not id order: each line is
+    kept in a temporary file as it is made and hashed from there at the end, so memory stays flat.
+    The records are built in Python rather than by an ``INSERT … SELECT``: ``metadata`` must be Python's
+    ``json.dumps(sort_keys=True)`` text bit for bit, which neither SQLite's ``json()`` nor PostgreSQL's
+    ``jsonb`` output reproduces.
+    """
     tally = {"by_class_split": defaultdict(Counter), "answers": defaultdict(Counter), "models": Counter(),
              "groups": set()}
     slug = release.project.slug
-    ids = sorted(placement)
-    done = 0
-    for start in range(0, len(ids), CHUNK):
-        chunk = ids[start:start + CHUNK]
-        items = list(
-            Item.objects.filter(pk__in=chunk)
-            .select_related("topic", "group")
-            .prefetch_related("options")
-            .order_by("pk")
-        )
-        call_ids = {item.answer_provenance.get("call_id") for item in items if isinstance(item.answer_provenance, dict)}
-        models_by_call = _calls(LLMCall, {call_id for call_id in call_ids if isinstance(call_id, int)})
-        rows = []
-        for item in items:
-            record = item_record(item, slug=slug, options=sorted(item.options.all(), key=lambda o: o.position),
-                                 models_by_call=models_by_call)
-            split, position = placement[item.pk]
-            rows.append((item.pk, split, position, item.causal_class, canonical_line(record).decode().rstrip("\n")))
-            _count(tally, item, record, split)
-        with transaction.atomic():
-            fast_insert(ReleaseItem, ["item_id", "split", "position", "causal_class", "data"], rows,
-                        constants={"release_id": release.pk})
-        done += len(items)
-        progress(done)
+    split_rank = {split: index for index, split in enumerate(SPLITS)}
+    order = sorted(placement, key=lambda pk: (split_rank[placement[pk][0]], placement[pk][1]))
+    rank = {pk: index for index, pk in enumerate(order)}
+    spans: list[tuple[int, int] | None] = [None] * len(order)
+    done = offset = 0
+    with tempfile.TemporaryFile() as spool:
+        for chunk, options, models_by_call in frozen_chunks(release.project, placement):
+            rows = []
+            for row in chunk:
+                record = item_record(row, slug=slug, options=options.get(row.pk, ()), models_by_call=models_by_call)
+                line = canonical_line(record)
+                spans[rank[row.pk]] = (offset, len(line))
+                spool.write(line)
+                offset += len(line)
+                split, position = placement[row.pk]
+                rows.append((row.pk, split, position, row.causal_class, line[:-1].decode()))
+                _count(tally, row, record, split)
+            with transaction.atomic():
+                fast_insert(ReleaseItem, ["item_id", "split", "position", "causal_class", "data"], rows,
+                            constants={"release_id": release.pk})
+            done += len(rows)
+            progress(done)
+        spool.flush()
+        descriptor = spool.fileno()
+        digest = hashlib.sha256()
+        for span in spans:
+            if span is not None:  # an item deleted since the plan was made is simply not in the release
+                digest.update(os.pread(descriptor, span[1], span[0]))
+    tally["checksum"] = digest.hexdigest()
     return tally
+
+
+FROZEN_VALUES = (
+    "pk", "external_id", "question", "context", "reference_answer", "answer_by", "causal_class", "topic_label",
+    "origin", "source", "group_id", "group_external_id", "group_context", "position_in_group", "round",
+    "provenance_text", "metadata_text",
+)
+
+
+def frozen_chunks(project, placement: dict) -> Iterator[tuple[list, dict, dict]]:
+    """The planned items in id order, CHUNK at a time, with what ``item_record`` needs: their rows (plain
+    values, JSON fields as text), their options ((position, text, role, rationale) in letter order, by item
+    id) and the model calls their answers name. Two streamed queries in all, merged by item id."""
+    # evaluation may read generation; imported here to keep startup light
+    from generation.models import LLMCall
+
+    rows = (
+        Item.objects.filter(project=project)
+        .annotate(
+            topic_label=F("topic__label"), group_external_id=F("group__external_id"),
+            group_context=F("group__context"), provenance_text=Cast("answer_provenance", TextField()),
+            metadata_text=Cast("metadata", TextField()),
+        )
+        .values_list(*FROZEN_VALUES, named=True)
+        .order_by("pk")
+        .iterator(chunk_size=CHUNK)
+    )
+    option_rows = (
+        Option.objects.filter(item__project=project)
+        .order_by("item_id", "position")
+        .values_list("item_id", "position", "text", "role", "rationale")
+        .iterator(chunk_size=CHUNK)
+    )
+    pending = next(option_rows, None)
+    while batch := list(islice(rows, CHUNK)):
+        chunk = [row for row in batch if row.pk in placement]  # the project's other items are passed over
+        options = defaultdict(list)
+        while pending is not None and pending[0] <= batch[-1].pk:
+            options[pending[0]].append(pending[1:])
+            pending = next(option_rows, None)
+        if not chunk:
+            continue
+        call_ids = set()
+        for row in chunk:
+            if row.answer_by == "model" and '"call_id"' in row.provenance_text:  # only model answers name one
+                provenance = json_value(row.provenance_text)
+                if isinstance(provenance, dict) and isinstance(provenance.get("call_id"), int):
+                    call_ids.add(provenance["call_id"])
+        yield chunk, options, _calls(LLMCall, call_ids)
 
 
 def release_checksum(release: Release) -> str:
@@ -144,13 +221,13 @@ def release_facts(release: Release, tally: dict, agreement: list[dict]) -> dict:
     }
 
 
-def _count(tally, item, record, split) -> None:
-    tally["by_class_split"][item.causal_class][split] += 1
-    tally["answers"][item.causal_class][record["answer_by"] or "none"] += 1
+def _count(tally, row, record, split) -> None:
+    tally["by_class_split"][row.causal_class][split] += 1
+    tally["answers"][row.causal_class][record["answer_by"] or "none"] += 1
     if record["answer_by"] == "model":
         tally["models"][(record["answer_model"], record["answer_prompt"], "answer")] += 1
-    if item.group_id:
-        tally["groups"].add(item.group_id)
+    if row.group_id:
+        tally["groups"].add(row.group_id)
 
 
 def _calls(LLMCall, call_ids: set) -> dict:

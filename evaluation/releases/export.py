@@ -5,8 +5,10 @@ Everything streams: records come from the database in chunks and go straight to 
 to a zip that is sent while it is written), so memory stays flat whatever the size of the release.
 """
 
+import contextlib
 import hashlib
 import io
+import tempfile
 import zipfile
 from collections.abc import Iterable, Iterator
 from itertools import islice
@@ -27,6 +29,7 @@ from .records import ARROW_SCHEMA, FIELDS, canonical_line
 from .splits import SPLITS
 
 BATCH = 1000
+COPY_BLOCK = 1 << 20
 
 
 class ExportError(ValueError):
@@ -255,18 +258,7 @@ def zip_stream(release, formats: tuple[str, ...] = FORMATS) -> Iterator[bytes]:
         sums["README.md"] = hashlib.sha256(readme).hexdigest()
         yield sink.take()
         for split in SPLITS:
-            for fmt in formats:
-                name = data_path(split, fmt)
-                with archive.open(f"{root}/{name}", "w", force_zip64=True) as entry:
-                    handle = _Hashing(entry)
-                    writer = WRITERS[fmt](handle)
-                    for batch in _batches(release, split):
-                        writer.write(batch)
-                        if sink.chunks:
-                            yield sink.take()
-                    writer.close()
-                sums[name] = handle.sha256.hexdigest()
-                yield sink.take()
+            yield from _zip_split(archive, sink, sums, root, release, split, formats)
         for export_file in files:
             with archive.open(f"{root}/{export_file.path}", "w", force_zip64=True) as entry:
                 handle = _Hashing(entry)
@@ -278,6 +270,38 @@ def zip_stream(release, formats: tuple[str, ...] = FORMATS) -> Iterator[bytes]:
             yield sink.take()
         archive.writestr(f"{root}/checksums.txt", _checksums_text(sums))
     yield sink.take()
+
+
+def _zip_split(archive, sink, sums, root, release, split, formats) -> Iterator[bytes]:
+    """One split in every format from one pass over its records: the first format goes straight into its zip
+    entry, the others into temporary files that are copied into theirs afterwards (zip entries are written
+    one after the other). Reading and parsing the records once instead of once per format halves the time."""
+    first, *others = formats
+    with contextlib.ExitStack() as stack:
+        spools = {fmt: stack.enter_context(tempfile.TemporaryFile()) for fmt in others}
+        name = data_path(split, first)
+        with archive.open(f"{root}/{name}", "w", force_zip64=True) as entry:
+            handles = {first: _Hashing(entry), **{fmt: _Hashing(spool) for fmt, spool in spools.items()}}
+            writers = [WRITERS[fmt](handle) for fmt, handle in handles.items()]
+            for batch in _batches(release, split):
+                for writer in writers:
+                    writer.write(batch)
+                if sink.chunks:
+                    yield sink.take()
+            for writer in writers:
+                writer.close()
+        sums[name] = handles[first].sha256.hexdigest()
+        yield sink.take()
+        for fmt, spool in spools.items():
+            name = data_path(split, fmt)
+            spool.seek(0)
+            with archive.open(f"{root}/{name}", "w", force_zip64=True) as entry:
+                while block := spool.read(COPY_BLOCK):
+                    entry.write(block)
+                    if sink.chunks:
+                        yield sink.take()
+            sums[name] = handles[fmt].sha256.hexdigest()
+            yield sink.take()
 
 
 def split_jsonl_stream(release, split: str) -> Iterator[bytes]:

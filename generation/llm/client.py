@@ -126,7 +126,9 @@ class _Final(Exception):
 
 
 class LLMClient:
-    """A client for one endpoint, safe to share between threads (one HTTP connection pool)."""
+    """A client for one endpoint, safe to share between threads: each thread sends through an HTTP connection
+    of its own (httpx's shared pool scans every connection for every request, which at 32 threads and a
+    hundred calls a second cost as much as the rest of a call), at most ``max_connections`` threads at once."""
 
     def __init__(self, config: EndpointConfig, *, limiter=None, cancel: threading.Event | None = None, rng=None):
         self.config = config
@@ -134,24 +136,38 @@ class LLMClient:
         self.cancel = cancel or threading.Event()
         self.rng = rng or random.Random()
         self.structured = config.structured_output
-        self._local = threading.local()  # the limiter slot this thread holds, if any
-        self._http = httpx.Client(
-            timeout=httpx.Timeout(config.timeout, connect=min(config.timeout, 10.0)),
-            limits=httpx.Limits(
-                max_connections=config.max_connections, max_keepalive_connections=config.max_connections
-            ),
-        )
-        self._openai = openai.OpenAI(
-            base_url=config.base_url,
-            # Servers without keys (vLLM, Ollama, llama.cpp) accept anything; the SDK insists on a value.
-            api_key=config.api_key or "no-key",
-            max_retries=0,
-            timeout=config.timeout,
-            http_client=self._http,
-        )
+        self._local = threading.local()  # the limiter slot this thread holds, if any, and its connection
+        self._connections = threading.BoundedSemaphore(max(1, config.max_connections))
+        self._opened: list[httpx.Client] = []
+        self._opened_lock = threading.Lock()
+        self._tls = httpx.create_ssl_context()  # one for every thread's connection: building one costs ~20 ms
+
+    def _thread_openai(self) -> openai.OpenAI:
+        """This thread's SDK client, over an HTTP client with one keep-alive connection."""
+        client = getattr(self._local, "openai", None)
+        if client is None:
+            http = httpx.Client(
+                timeout=httpx.Timeout(self.config.timeout, connect=min(self.config.timeout, 10.0)),
+                limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+                verify=self._tls,
+            )
+            with self._opened_lock:
+                self._opened.append(http)
+            client = self._local.openai = openai.OpenAI(
+                base_url=self.config.base_url,
+                # Servers without keys (vLLM, Ollama, llama.cpp) accept anything; the SDK insists on a value.
+                api_key=self.config.api_key or "no-key",
+                max_retries=0,
+                timeout=self.config.timeout,
+                http_client=http,
+            )
+        return client
 
     def close(self) -> None:
-        self._http.close()
+        with self._opened_lock:
+            opened, self._opened = self._opened, []
+        for http in opened:
+            http.close()
 
     def release_slot(self) -> None:
         """Give back the limiter slot this thread kept (see ``complete(keep_slot=True)``)."""
@@ -264,7 +280,10 @@ class LLMClient:
             # The SDK's own request method, with the chat-completions body as JSON: auth, base URL,
             # timeouts and error types are the SDK's, without it rebuilding the parameters and the
             # reply as typed objects (half its cost per call, which adds up at a hundred calls a second).
-            response = self._openai.post("/chat/completions", cast_to=httpx.Response, body=self._body(messages, prompt))
+            with self._connections:
+                response = self._thread_openai().post(
+                    "/chat/completions", cast_to=httpx.Response, body=self._body(messages, prompt)
+                )
             attempt.status = response.status_code
             completion = response.json()
             choice = completion["choices"][0] if completion.get("choices") else {}
