@@ -28,11 +28,6 @@ KNOWN_NAMES = {
     "expertise": ("expertise", "especialidade", "area", "domain", "dominio"),
     "is_causal": ("is_causal", "causal", "causal_question", "e_causal", "pergunta_causal"),
 }
-FIELD_LABELS = {
-    "question": "question", "causal_class": "causal class", "answer": "reference answer",
-    "answer_by": "who answered", "source": "source", "topic": "topic", "id": "id", "context": "context",
-    "expertise": "expertise", "is_causal": "is causal",
-}
 # Fields whose values a file may spell its own way, and a --values entry may translate.
 VALUE_FIELDS = ("causal_class", "answer_by", "is_causal")
 

@@ -178,7 +178,7 @@ def _text(value) -> str:
     return str(value)
 
 
-def _plain(value):
+def json_value(value):
     """A metadata value JSON can store (a spreadsheet's dates and Arrow's decimals become text)."""
     if value is None or isinstance(value, (str, int, float, bool, list, dict)):
         return value
@@ -237,7 +237,7 @@ class _Checker:
             return None
         answer = _text(get("answer"))
         answer_model = self.answerers.resolve(_text(get("answer_by"))) if answer else None
-        metadata = {name: _plain(record[name]) for name in self.kept if record.get(name) not in ("", None)}
+        metadata = {name: json_value(record[name]) for name in self.kept if record.get(name) not in ("", None)}
         expertise = _text(get("expertise"))
         if expertise:
             metadata["expertise"] = expertise

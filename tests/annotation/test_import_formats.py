@@ -314,3 +314,54 @@ def test_without_length_bounds_every_question_is_kept_and_the_funnel_says_so(pro
     assert batch.funnel["imported"] == 10
     assert batch.funnel["length_bounds"] is False
     assert batch.dropped_rows.count() == 0
+
+
+# --- the page -------------------------------------------------------------------------------------
+
+
+def test_the_mapping_step_shows_the_columns_five_rows_and_the_proposal(project, curator, client_for):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    rows = files.CAUSAL_ROWS + [("Por que o trânsito piora na chuva em São Paulo?", "", "Assoc", "", "", "x9")]
+    upload = SimpleUploadedFile("cqa.xlsx", files.xlsx_bytes(rows=rows, extra_sheets=()))
+    response = client_for(curator).post(reverse("annotation:import_preview", args=[project.slug]), {"file": upload})
+
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert '<option value="pergunta" selected>' in body
+    assert '<option value="respondido_por" selected>' in body
+    assert body.count("<tr><td>") == 5  # five rows previewed
+    assert "Associacional → associational" in body
+
+
+def test_the_page_imports_with_the_mapping_the_curator_chose(project, curator, client_for,
+                                                            django_capture_on_commit_callbacks):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    from annotation.models import ImportBatch
+    from annotation.tasks import import_questions_task
+
+    header = ("texto", "gabarito", "nivel", "quem", "origem", "codigo")
+    rows = [(q, a, {"Associacional": "A", "ASSOCIACIONAL": "A"}.get(c, c), by, s, i)
+            for q, a, c, by, s, i in files.CAUSAL_ROWS]
+    upload = SimpleUploadedFile("cqa.csv", files.csv_text(rows=rows, header=header))
+    form = {"file": upload, "mapping_shown": "on", "column_question": "texto", "column_answer": "gabarito",
+            "column_causal_class": "nivel", "column_answer_by": "quem", "column_id": "codigo", "keep": ["origem"],
+            "values": "causal_class:A=associational", "as_gold": "on", "no_length_bounds": "on"}
+    with django_capture_on_commit_callbacks(execute=False):
+        response = client_for(curator).post(reverse("annotation:import_list", args=[project.slug]), form)
+    assert response.status_code == 302
+    batch = ImportBatch.objects.get()
+    import_questions_task(batch.pk)
+
+    batch.refresh_from_db()
+    assert batch.status == ImportBatch.Status.DONE, batch.errors
+    assert imported_classes(project) == PER_CLASS
+    assert project.items.get(external_id="cqa-001").metadata == {"origem": "Reddit"}
+    assert set(project.items.values_list("status", flat=True)) == {Item.Status.APPROVED}
+    page = client_for(curator).get(response["Location"]).content.decode()
+    assert "length bounds off" in page
+    project.refresh_from_db()
+    assert project.import_mapping["columns"]["question"] == "texto"
