@@ -1,6 +1,6 @@
 """Reading a tabular file of any of the formats researchers publish in, as its columns and streamed rows.
 
-CSV (comma, semicolon or tab, sniffed), TSV, JSONL, XLSX (one sheet, read-only), Parquet, a Hugging Face
+CSV (comma, semicolon or tab, sniffed), TSV, JSONL, XLSX (one sheet, streamed: ``xlsx``), Parquet, a Hugging Face
 ``save_to_disk`` folder (Arrow files, read with pyarrow: ``datasets`` is not needed) and a folder — or a
 ``.zip`` of one — holding parquet / jsonl / csv splits. Every reader yields ``(line, {column: value})``
 lazily, so a large file is never held twice; ``line`` is what a person finds in the file: the line of a
@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from xml.parsers import expat
 
 from .errors import ImportFileError, RowError
 
@@ -194,43 +195,37 @@ def _is_xlsx(data: bytes) -> bool:
 
 
 def _xlsx_table(data: bytes, sheet: str) -> Table:
-    import openpyxl
+    from .xlsx import Workbook, WorkbookError
 
     try:
-        book = openpyxl.load_workbook(io.BytesIO(data), read_only=True, data_only=True)
-    except Exception as exc:  # openpyxl raises many kinds for a damaged workbook
-        raise ImportFileError([RowError(0, "", f"unreadable spreadsheet ({type(exc).__name__})")]) from exc
+        book = Workbook(zipfile.ZipFile(io.BytesIO(data)))
+    except (WorkbookError, zipfile.BadZipFile, KeyError, ValueError, expat.ExpatError) as exc:
+        raise ImportFileError([RowError(0, "", f"unreadable spreadsheet ({exc})")]) from exc
     names = book.sheetnames
     if sheet and sheet not in names:
         raise ImportFileError([RowError(0, "sheet", f"no sheet {sheet!r} (the sheets are: {', '.join(names)})")])
-    rows = book[sheet or names[0]].iter_rows(values_only=True)
-    header = next(rows, None)
-    if header is None:
-        raise ImportFileError([RowError(0, "", f"the sheet {sheet or names[0]!r} is empty")])
+    if not names:
+        raise ImportFileError([RowError(0, "", "the workbook has no sheet")])
+    rows = book.rows(sheet or names[0])
+    try:
+        _number, header = next(rows)
+    except StopIteration:
+        raise ImportFileError([RowError(0, "", f"the sheet {sheet or names[0]!r} is empty")]) from None
     columns = [_cell_text(value) for value in header]
     while columns and not columns[-1]:
         columns.pop()
 
     def records():
-        width = len(columns)
-        for number, values in enumerate(rows, start=2):
+        for number, values in rows:
             if not any(value not in (None, "") for value in values):
                 continue
-            yield number, {column: _cell(value) for column, value in zip(columns, values[:width]) if column}
-        book.close()
+            yield number, {column: value for column, value in zip(columns, values) if column}
 
     return Table(columns, records(), "xlsx", sheets=names)
 
 
 def _cell_text(value) -> str:
     return "" if value is None else str(value).strip()
-
-
-def _cell(value):
-    # Spreadsheets store ids and counts as floats: 12.0 is the id "12".
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return value
 
 
 # --- Parquet, Arrow and folders of splits -------------------------------------------------------------

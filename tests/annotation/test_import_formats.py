@@ -365,3 +365,29 @@ def test_the_page_imports_with_the_mapping_the_curator_chose(project, curator, c
     assert "length bounds off" in page
     project.refresh_from_db()
     assert project.import_mapping["columns"]["question"] == "texto"
+
+
+def test_spreadsheet_cells_keep_their_kind_dates_numbers_booleans_and_gaps(project):
+    import datetime
+    import io
+
+    import openpyxl
+
+    from annotation.importing.tables import open_table
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["pergunta", "id", "publicada_em", "verificada", "nota"])
+    sheet.append(["Por que o rio transborda na cheia?", 12, datetime.datetime(2024, 3, 5), True, 4.5])
+    sheet.append(["Se chover mais, a safra melhora?", 13, None, False, None])
+    sheet["E3"] = 3
+    buffer = io.BytesIO()
+    book.save(buffer)
+
+    table = open_table(buffer.getvalue(), "datas.xlsx")
+    rows = list(table.rows)
+    assert table.columns == ["pergunta", "id", "publicada_em", "verificada", "nota"]
+    assert rows[0] == (2, {"pergunta": "Por que o rio transborda na cheia?", "id": 12,
+                           "publicada_em": datetime.datetime(2024, 3, 5), "verificada": True, "nota": 4.5})
+    assert rows[1] == (3, {"pergunta": "Se chover mais, a safra melhora?", "id": 13, "publicada_em": None,
+                           "verificada": False, "nota": 3})
