@@ -17,7 +17,7 @@ from .runs.conditions import CONDITIONS
 from .runs.export import run_jsonl
 from .runs.report import report_tables
 from .runs.services import RunInvalid, run_cancel, run_create
-from .selectors import run_for_project, run_progress, runs_for_project
+from .selectors import empty_responses, run_for_project, run_progress, runs_for_project
 
 STOP_POLLING = 286
 REPORT_KEYS = ("level", "type", "task", "variant")
@@ -70,6 +70,7 @@ def run_detail(request, slug, run_id):
         return response
     keys, differences = _report_options(request)
     context.update(tables=report_tables([run], metadata_keys=keys, differences=differences),
+                   empty=empty_responses(run),
                    keys={**run.metadata_keys, **keys},
                    differences=run.differences if differences is None else differences)
     return render(request, "evaluation/run_detail.html", context)

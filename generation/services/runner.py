@@ -26,6 +26,7 @@ from annotation.bulk import fast_insert, fast_update
 from ..llm import CallResult, LLMClient, PromptRequest, render
 from ..models import GenerationJob, LLMCall, PromptTemplate
 from .endpoints import endpoint_config, limiter_for
+from .templates import empty_output
 from .work import Applied, work_for
 
 logger = logging.getLogger(__name__)
@@ -334,7 +335,11 @@ class JobRunner:
                 continue  # never sent: the call stays as it was, to be made by a later run
             self._fill_record(call, result)
             rows.append(call)
-            if result.ok:
+            empty = empty_output(self.job.kind, call.parsed) if result.ok else ""
+            if empty:  # e.g. a template whose schema names another key: a "success" that gives nothing
+                call.status, call.error = CallStatus.FAILED, empty
+                failed.append(call)
+            elif result.ok:
                 succeeded.append(call)
             elif not result.cancelled:
                 failed.append(call)
