@@ -207,3 +207,34 @@ def test_the_command_imports_results_and_computes_bertscore(project, published, 
     bertscore = next(table for table in report["tables"] if table["key"] == "bertscore")
     assert len(bertscore["rows"]) == 3 * 4  # 3 classes × 2 models × 2 conditions
     assert all(0 < row["bertscore_f1"] <= 1 for row in bertscore["rows"])
+
+
+def test_the_runs_page_imports_results_and_lists_unmatched_rows(project, published, curator, client_for,
+                                                               django_capture_on_commit_callbacks):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    client = client_for(curator)
+    url = reverse("evaluation:run_import", args=[project.slug])
+    page = client.get(reverse("evaluation:run_list", args=[project.slug])).content.decode()
+    assert 'id="import-results"' in page
+
+    bad = responses_file([("cqa-1", "gpt-4o", "class-agnostic", "Sim."), ("cqa-77", "gpt-4o", "class-agnostic", "?")])
+    refused = client.post(url, {"release": published.pk, "split": "test", "name": "artigo",
+                                "responses": SimpleUploadedFile(bad.name, bad.data)})
+    assert refused.status_code == 400
+    assert "respostas.csv, row 3, item" in refused.content.decode()
+    assert EvalRun.objects.count() == 0
+
+    good, scores = responses_file(), scores_file()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        response = client.post(url, {"release": published.pk, "split": "test", "name": "artigo",
+                                     "responses": SimpleUploadedFile(good.name, good.data),
+                                     "scores": SimpleUploadedFile(scores.name, scores.data)})
+    assert response.status_code == 302
+    assert len(callbacks) == 1  # BERTScore is left to a worker
+    run = EvalRun.objects.get()
+    detail = client.get(response["Location"]).content.decode()
+    assert 'id="run-provenance"' in detail
+    assert scores.sha256 in detail
+    assert run.judge_scores.count() == 16 + 4
