@@ -27,7 +27,14 @@ from generation.models import ModelEndpoint
 
 from ..models import EvalResponse, EvalRun, JudgeScore, Ranking, ReleaseItem
 from .choices import parse_choice, parse_yes_no, yes_no_gold
-from .conditions import MULTIPLE_CHOICE, OPEN, REFERENCE, YES_NO, correct_letters, letters_of
+from .conditions import (
+    MULTIPLE_CHOICE,
+    OPEN,
+    REFERENCE,
+    YES_NO,
+    correct_letters,
+    letters_of,
+)
 
 RESPONSES, SCORES, RANKINGS = "responses", "scores", "rankings"
 KINDS = (RESPONSES, SCORES, RANKINGS)

@@ -5,7 +5,14 @@ import zipfile
 
 import pytest
 
-from annotation.importing import ImportRejected, Mapping, MappingError, parse_columns, parse_values, propose
+from annotation.importing import (
+    ImportRejected,
+    Mapping,
+    MappingError,
+    parse_columns,
+    parse_values,
+    propose,
+)
 from annotation.importing.tables import sniff_delimiter
 from annotation.models import CurationDecision, DroppedRow, Item
 from annotation.selectors import class_funnel

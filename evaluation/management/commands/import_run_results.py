@@ -7,7 +7,12 @@ from django.http import Http404
 
 from annotation.management.lookup import project_or_error
 from evaluation.models import EvalRun, ReleaseItem
-from evaluation.runs.imported import KINDS, ResultFile, ResultsRejected, run_import_results
+from evaluation.runs.imported import (
+    KINDS,
+    ResultFile,
+    ResultsRejected,
+    run_import_results,
+)
 from evaluation.runs.report import report_tables
 from evaluation.runs.services import run_claim, run_execute
 from evaluation.selectors import release_for_user
