@@ -153,6 +153,7 @@ class JobRunner:
         self.limiters: list = []
         self.client_errors = 0
         self.results_seen = 0
+        self.template_kinds: dict[int | None, str] = {}  # template id → kind, for the empty-output check
 
     @property
     def clients(self) -> dict[int, LLMClient]:
@@ -335,7 +336,7 @@ class JobRunner:
                 continue  # never sent: the call stays as it was, to be made by a later run
             self._fill_record(call, result)
             rows.append(call)
-            empty = empty_output(self.job.kind, call.parsed) if result.ok else ""
+            empty = empty_output(self._kind_of(call), call.parsed) if result.ok else ""
             if empty:  # e.g. a template whose schema names another key: a "success" that gives nothing
                 call.status, call.error = CallStatus.FAILED, empty
                 failed.append(call)
@@ -351,6 +352,14 @@ class JobRunner:
             self.work.on_failed(call)
         fast_update(LLMCall, RECORD_FIELDS, rows)
         return applied.follow_ups
+
+    def _kind_of(self, call: LLMCall) -> str:
+        """The kind of the call's template (a questions job's follow-up calls are answers)."""
+        kinds = self.template_kinds
+        if call.template_id not in kinds:
+            kinds[call.template_id] = (PromptTemplate.objects.filter(pk=call.template_id)
+                                       .values_list("kind", flat=True).first() or self.job.kind)
+        return kinds[call.template_id]
 
     def _fill_record(self, call: LLMCall, result: CallResult) -> None:
         lane = self.lanes.get(call.endpoint_id)
