@@ -427,3 +427,17 @@ def test_a_published_causalbench_part_becomes_scenarios_of_four_questions(db):
     with pytest.raises(ScenarioInvalid, match="rows 1, 2, 3: .*needs exactly one question per perspective"):
         causalbench_published_import(project=project, data=three, filename="text.csv")
     assert ItemGroup.objects.filter(project=project).count() == 1
+
+
+def test_import_questions_reads_a_causalbench_project_s_published_part(db, capsys):
+    from django.core.management import call_command
+
+    from annotation.models import Project
+    from designs.causalbench.design import DATA
+
+    project = Project.objects.create(name="CausalBench via comando", slug="cb-comando", design="causalbench",
+                                     answer_format="yes_no")
+    call_command("import_questions", str(DATA / "causalbench_text_published.csv"), project=project.slug)
+
+    assert "1 scenarios added" in capsys.readouterr().out
+    assert project.items.count() == 4

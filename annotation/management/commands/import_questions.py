@@ -16,6 +16,7 @@ from annotation.importing import (
     questions_import,
 )
 from annotation.importing.errors import ImportFileError
+from annotation.designs import design_for
 from annotation.importing.tables import FORMATS, open_table
 from annotation.management.lookup import project_or_error
 
@@ -60,6 +61,14 @@ class Command(BaseCommand):
                 data = path.read_bytes()
             except OSError as exc:
                 raise CommandError(f"Cannot read {path}: {exc.strerror}") from exc
+        if data is not None:
+            try:
+                added = design_for(project).published_import(project=project, data=data, filename=path.name)
+            except (ValueError, ImportFileError) as exc:
+                raise CommandError(f"Nothing was imported: {exc}") from exc
+            if added is not None:  # the design reads its own published layout (ExpliCa's pairs, CausalBench's parts)
+                self.stdout.write(self.style.SUCCESS(added))
+                return
         mapping = None
         if options["columns"] or options["values"]:
             try:
