@@ -9,7 +9,7 @@ from ..models import Project
 from .errors import ImportFileError
 from .mapping import FIELDS, propose
 from .read import LabelResolver, json_value
-from .tables import open_table
+from .tables import UNREADABLE, open_table, unreadable
 
 PREVIEW_ROWS = 5
 FIELD_LABELS = {
@@ -25,7 +25,10 @@ def import_file_preview(*, project: Project, data: bytes, filename: str, sheet: 
     with ExitStack() as stack:
         try:
             table = open_table(data, filename, sheet=sheet, stack=stack)
-            first = list(islice(table.rows, PREVIEW_ROWS))
+            try:
+                first = list(islice(table.rows, PREVIEW_ROWS))
+            except UNREADABLE as exc:
+                raise unreadable(exc) from exc
         except ImportFileError as exc:
             return {"problem": str(exc)}
         columns = table.columns

@@ -16,7 +16,7 @@ from .errors import ImportFileError, RowError
 from .funnel import length_bounds, text_key, word_count
 from .mapping import Mapping, check_values, propose
 from .read import LabelResolver, SourceRow, UnknownValues, read_rows
-from .tables import open_table
+from .tables import UNREADABLE, open_table, unreadable
 
 Stage = DroppedRow.Stage
 MAX_STORED_ERRORS = 1000
@@ -78,8 +78,11 @@ def questions_import(
             mapping = mapping or propose(table.columns, project.import_mapping)
             _check_request(mapping, table.columns, project, as_gold, user)
             errors = table.errors
-            rows = read_rows(table.rows, table.columns, mapping, LabelResolver(
-                project.label_set, mapping.values.get("causal_class")), errors, unknown)
+            try:
+                rows = read_rows(table.rows, table.columns, mapping, LabelResolver(
+                    project.label_set, mapping.values.get("causal_class")), errors, unknown)
+            except UNREADABLE as exc:
+                raise unreadable(exc) from exc
         except ImportFileError as exc:
             _reject(batch, exc.errors, mapping)
             raise ImportRejected(batch, exc.errors) from exc

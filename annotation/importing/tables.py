@@ -24,6 +24,13 @@ from .errors import ImportFileError, RowError
 FORMATS = "CSV, TSV, JSONL, XLSX, Parquet, a Hugging Face save_to_disk folder or a folder (or .zip) of splits"
 TABULAR_SUFFIXES = (".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json", ".xlsx", ".xlsm", ".parquet")
 ARROW_BATCH_ROWS = 5000
+# What a damaged file raises while its rows are read (pyarrow's errors are ValueError / OSError subclasses).
+UNREADABLE = (ValueError, OSError, KeyError, IndexError, EOFError, zipfile.BadZipFile, expat.ExpatError)
+
+
+def unreadable(exc: Exception) -> ImportFileError:
+    return ImportFileError([RowError(0, "", f"the file could not be read to its end ({type(exc).__name__}); "
+                                            "is it damaged or cut short?")])
 
 
 @dataclass

@@ -22,7 +22,7 @@ from django.utils import timezone
 from annotation.importing.errors import ImportFileError
 from annotation.importing.funnel import text_key
 from annotation.importing.mapping import fold, parse_columns
-from annotation.importing.tables import open_table
+from annotation.importing.tables import UNREADABLE, open_table, unreadable
 from generation.models import ModelEndpoint
 
 from ..models import EvalResponse, EvalRun, JudgeScore, Ranking, ReleaseItem
@@ -149,7 +149,12 @@ def run_import_results(*, project, release, name: str, files: list[ResultFile], 
         # Responses first: scores and rankings name the models and conditions the responses bring.
         for result_file, kind, table in sorted(tables, key=lambda entry: [RESPONSES, SCORES, RANKINGS].index(entry[1])):
             reader = {RESPONSES: _read_responses, SCORES: _read_scores, RANKINGS: _read_rankings}[kind]
-            count = reader(result_file.name, table, _columns(table.columns, overrides), items, parsed, errors, project)
+            try:
+                count = reader(result_file.name, table, _columns(table.columns, overrides), items, parsed, errors,
+                               project)
+            except UNREADABLE as exc:
+                errors += [ResultError(result_file.name, 0, "", str(unreadable(exc)))]
+                continue
             errors += [ResultError(result_file.name, e.line, e.field, e.reason) for e in table.errors]
             parsed.files.append({"name": result_file.name, "kind": kind, "sha256": result_file.sha256, "rows": count})
     if not parsed.responses and not errors:

@@ -398,3 +398,20 @@ def test_spreadsheet_cells_keep_their_kind_dates_numbers_booleans_and_gaps(proje
                            "publicada_em": datetime.datetime(2024, 3, 5), "verificada": True, "nota": 4.5})
     assert rows[1] == (3, {"pergunta": "Se chover mais, a safra melhora?", "id": 13, "publicada_em": None,
                            "verificada": False, "nota": 3})
+
+
+def test_a_damaged_parquet_file_is_refused_with_a_reason_not_an_error_page(project, curator, client_for):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    from annotation.importing import questions_import
+
+    damaged = files.parquet_bytes()[:-200] + b"PAR1"
+    with pytest.raises(ImportRejected) as excinfo:
+        questions_import(project=project, data=damaged, filename="cortado.parquet")
+    assert "Parquet" in str(excinfo.value) or "could not be read" in str(excinfo.value)
+
+    response = client_for(curator).post(reverse("annotation:import_preview", args=[project.slug]),
+                                        {"file": SimpleUploadedFile("cortado.parquet", damaged)})
+    assert response.status_code == 200
+    assert 'role="alert"' in response.content.decode()
