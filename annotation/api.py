@@ -7,6 +7,7 @@ from rest_framework.pagination import CursorPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
+from . import selectors
 from .api_permissions import ProjectRole
 from .api_strict import StrictQueryMixin
 from .models import Judgment
@@ -54,6 +55,7 @@ class ProjectDetailApi(StrictQueryMixin, generics.RetrieveAPIView):
         counts = {
             "status": dict(items.values_list("status").annotate(n=Count("id"))),
             "class": dict(items.values_list("causal_class").annotate(n=Count("id"))),
+            "answers": selectors.answer_counts(project),
         }
         context = {**self.get_serializer_context(), "counts": counts}
         return Response(self.get_serializer_class()(project, context=context).data)

@@ -1,20 +1,42 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from .importing.mapping import FIELDS, Mapping, MappingError, parse_values
 from .models import Project
 
 MAX_IMPORT_BYTES = 200 * 1024 * 1024
 
 
 class ImportForm(forms.Form):
+    """The file, and the mapping step the page shows once the file is read (``column_<field>``, ``keep``,
+    ``values``); without a mapping posted, the proposal from the column names applies."""
+
     file = forms.FileField(
-        label=_("File (CSV or JSONL, UTF-8)"),
-        help_text=_("Columns: question (required), causal_class, is_causal, source, topic, id, context, answer."),
+        label=_("File"),
+        help_text=_("CSV or TSV (UTF-8), JSONL, XLSX, Parquet, or a .zip of a Hugging Face dataset folder "
+                    "(save_to_disk, or parquet / jsonl splits)."),
     )
+    sheet = forms.CharField(label=_("Sheet"), required=False, max_length=200,
+                            help_text=_("Spreadsheets: the sheet to read (empty: the first)."))
     skip_invalid = forms.BooleanField(
         label=_("Skip invalid rows"),
         required=False,
         help_text=_("Import the valid rows and list the invalid ones, instead of refusing the whole file."),
+    )
+    as_gold = forms.BooleanField(
+        label=_("These items are already reviewed"), required=False,
+        help_text=_("Import them as approved gold; each gets a curation decision in your name."),
+    )
+    no_length_bounds = forms.BooleanField(
+        label=_("Keep questions of every length"), required=False,
+        help_text=_("For a curated dataset: no question is dropped as too short or too long."),
+    )
+    mapping_shown = forms.BooleanField(required=False, widget=forms.HiddenInput)
+    values = forms.CharField(
+        label=_("The file's own values"), required=False, max_length=5000,
+        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "causal_class:Assoc=associational, Inter=interventional"}),
+        help_text=_("FIELD:VALUE=MEANING, separated by commas, e.g. causal_class:Assoc=associational or "
+                    "answer_by:H=person."),
     )
 
     def clean_file(self):
@@ -24,6 +46,20 @@ class ImportForm(forms.Form):
         if upload.size > MAX_IMPORT_BYTES:
             raise forms.ValidationError(_("The file is larger than 200 MB."))
         return upload
+
+    def clean_values(self):
+        try:
+            return parse_values(self.cleaned_data["values"])
+        except MappingError as exc:
+            raise forms.ValidationError(str(exc)) from exc
+
+    def mapping(self) -> Mapping | None:
+        """The mapping the curator chose on the page, or None when the page showed none."""
+        if not self.cleaned_data.get("mapping_shown"):
+            return None
+        columns = {name: self.data.get(f"column_{name}", "") for name in FIELDS}
+        return Mapping(columns={name: column for name, column in columns.items() if column},
+                       values=self.cleaned_data["values"], keep=self.data.getlist("keep"))
 
 
 class JudgmentForm(forms.Form):

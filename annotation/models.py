@@ -72,6 +72,8 @@ class Project(models.Model):
     class_targets = models.JSONField(_("target count per causal class"), default=dict, blank=True)
     guidelines = models.TextField(_("guidelines (Markdown)"), blank=True)
     design_settings = models.JSONField(_("design settings"), default=dict, blank=True)
+    # The column mapping of the project's last import ({"columns", "values", "keep"}), proposed for the next.
+    import_mapping = models.JSONField(_("last import's column mapping"), default=dict, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -168,6 +170,10 @@ class ImportBatch(models.Model):
     filename = models.CharField(max_length=255)
     source_file = models.FileField(upload_to="imports/%Y/%m/", blank=True)
     skip_invalid = models.BooleanField(default=False)
+    # Which column is which field and what the file's values mean (annotation.importing.mapping).
+    mapping = models.JSONField(default=dict, blank=True)
+    # sheet (a spreadsheet's), as_gold (items come in reviewed), length_bounds (false: keep every length)
+    options = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     funnel = models.JSONField(default=dict, blank=True)
     errors = models.JSONField(default=list, blank=True, help_text=_("Row errors that stopped the import."))

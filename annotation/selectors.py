@@ -57,21 +57,15 @@ def recent_imports(project: Project, limit: int = 20) -> QuerySet[ImportBatch]:
 
 
 def class_funnel(project: Project) -> list[dict]:
-    """The paper's Table 3 for the project, per class: natural questions answered by people and
-    generated questions answered by models, gold and all (not rejected); anything else as "other"."""
-    Origin, By = Item.Origin, Item.AnswerBy
+    """The paper's Table 3 for the project, per class: items whose reference answer a person wrote and items
+    whose answer a model wrote (generated, or imported with the model named), gold and all (not rejected)."""
+    By = Item.AnswerBy
+    paths = {By.HUMAN: "human", By.MODEL: "model"}
     cells: dict[str, dict] = {}
     rows = (project.items.exclude(status=Item.Status.REJECTED)
-            .values_list("causal_class", "origin", "answer_by", "status").annotate(n=Count("id")).order_by())
-    for causal_class, origin, answer_by, status, n in rows:
-        if origin == Origin.NATURAL and answer_by == By.HUMAN:
-            path = "human"
-        elif origin == Origin.GENERATED and answer_by == By.MODEL:
-            path = "model"
-        elif not answer_by:
-            path = "unanswered"
-        else:
-            path = "other"
+            .values_list("causal_class", "answer_by", "status").annotate(n=Count("id")).order_by())
+    for causal_class, answer_by, status, n in rows:
+        path = paths.get(answer_by, "unanswered")
         cell = cells.setdefault(causal_class or "", {})
         cell[path] = cell.get(path, 0) + n
         if status == Item.Status.APPROVED:
@@ -80,11 +74,18 @@ def class_funnel(project: Project) -> list[dict]:
     table = []
     for label in labels:
         cell = cells.get(label, {})
-        gold = sum(cell.get(f"{path}_gold", 0) for path in ("human", "model", "other", "unanswered"))
+        gold = sum(cell.get(f"{path}_gold", 0) for path in ("human", "model", "unanswered"))
         table.append({"label": label or "—", "gold": gold, "target": project.class_targets.get(label),
+                      "count": sum(cell.get(path, 0) for path in ("human", "model", "unanswered")),
                       **{key: cell.get(key, 0) for key in ("human", "human_gold", "model", "model_gold",
-                                                           "other", "other_gold", "unanswered")}})
+                                                           "unanswered")}})
     totals = {key: sum(row[key] for row in table) for key in
-              ("gold", "human", "human_gold", "model", "model_gold", "other", "other_gold", "unanswered")}
+              ("gold", "count", "human", "human_gold", "model", "model_gold", "unanswered")}
     return table + [{"label": "total", "is_total": True, "target": sum(project.class_targets.values()) or None,
                      **totals}] if table else []
+
+
+def answer_counts(project: Project) -> dict[str, dict[str, int]]:
+    """Table 3 as the API gives it: per class, items (not rejected) and who answered them."""
+    return {row["label"]: {key: row[key] for key in ("count", "human", "model", "unanswered")}
+            for row in class_funnel(project) if not row.get("is_total")}

@@ -32,9 +32,13 @@ class ProjectOutputSerializer(serializers.ModelSerializer):
 class ProjectDetailOutputSerializer(ProjectOutputSerializer):
     item_counts = serializers.SerializerMethodField(help_text="Items by status.")
     class_counts = serializers.SerializerMethodField(help_text="Items by causal class.")
+    answer_counts = serializers.SerializerMethodField(
+        help_text="The paper's Table 3: per class, items not rejected (count) and who wrote their reference "
+        "answer (human, model, or unanswered)."
+    )
 
     class Meta(ProjectOutputSerializer.Meta):
-        fields = [*ProjectOutputSerializer.Meta.fields, "item_counts", "class_counts"]
+        fields = [*ProjectOutputSerializer.Meta.fields, "item_counts", "class_counts", "answer_counts"]
 
     def get_item_counts(self, project) -> dict[str, int]:
         counts = self.context["counts"]["status"]
@@ -42,6 +46,9 @@ class ProjectDetailOutputSerializer(ProjectOutputSerializer):
 
     def get_class_counts(self, project) -> dict[str, int]:
         return self.context["counts"]["class"]
+
+    def get_answer_counts(self, project) -> dict[str, dict[str, int]]:
+        return self.context["counts"]["answers"]
 
 
 class OptionOutputSerializer(serializers.ModelSerializer):

@@ -20,6 +20,7 @@ def import_questions_task(batch_id: int) -> dict:
     batch = ImportBatch.objects.select_related("project", "created_by").get(id=batch_id)
     with batch.source_file.open("rb") as handle:
         data = handle.read()
+    options = batch.options or {}
     try:
         questions_import(
             project=batch.project,
@@ -27,6 +28,10 @@ def import_questions_task(batch_id: int) -> dict:
             filename=batch.filename,
             user=batch.created_by,
             skip_invalid=batch.skip_invalid,
+            mapping=batch.mapping or None,
+            sheet=options.get("sheet", ""),
+            as_gold=bool(options.get("as_gold")),
+            length_bounds_on=options.get("length_bounds", True),
             batch=batch,
         )
     except ImportRejected as exc:

@@ -11,6 +11,7 @@ urlpatterns = [
     path("help/designs/", views.designs_help, name="designs_help"),
     path("p/<slug:slug>/", views.project_detail, name="project_detail"),
     path("p/<slug:slug>/imports/", views.import_list, name="import_list"),
+    path("p/<slug:slug>/imports/preview/", views.import_preview, name="import_preview"),
     path("p/<slug:slug>/imports/<int:batch_id>/", views.import_detail, name="import_detail"),
     path("p/<slug:slug>/imports/<int:batch_id>/dropped.csv", views.import_dropped_csv, name="import_dropped_csv"),
     # The annotator.

@@ -8,11 +8,12 @@ from django.db.models import Count
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_http_methods, require_POST
 
 from . import dashboard, queue, selectors
 from .designs import design_for, designs
 from .forms import ImportForm, ProjectCreateForm
+from .importing.preview import import_file_preview
 from .models import ImportBatch, Item
 from .permissions import Role, get_project_for_user
 from .projects import can_create_projects, project_create
@@ -90,6 +91,9 @@ def import_list(request, slug):
     form = ImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
+        mapping = form.mapping()
+        options = {"sheet": form.cleaned_data["sheet"].strip(), "as_gold": form.cleaned_data["as_gold"],
+                   "length_bounds": not form.cleaned_data["no_length_bounds"]}
         with transaction.atomic():
             batch = ImportBatch.objects.create(
                 project=project,
@@ -97,12 +101,27 @@ def import_list(request, slug):
                 filename=upload.name[:255],
                 skip_invalid=form.cleaned_data["skip_invalid"],
                 source_file=upload,
+                mapping=mapping.as_dict() if mapping else {},
+                options=options,
             )
             transaction.on_commit(lambda: import_questions_task.delay(batch.pk))
         messages.info(request, _("The file is being imported."))
         return redirect("annotation:import_detail", slug=project.slug, batch_id=batch.pk)
     context = {"project": project, "form": form, "batches": selectors.recent_imports(project)}
     return render(request, "annotation/import_list.html", context)
+
+
+@login_required
+@require_POST
+def import_preview(request, slug):
+    """The mapping step: the file's columns, its first rows, and the mapping proposed for them (nothing is stored)."""
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    upload = request.FILES.get("file")
+    if upload is None:
+        return render(request, "annotation/_import_mapping.html", {"problem": _("Choose a file first.")})
+    preview = import_file_preview(project=project, data=upload.read(), filename=upload.name,
+                                  sheet=request.POST.get("sheet", "").strip())
+    return render(request, "annotation/_import_mapping.html", {"project": project, **preview})
 
 
 @login_required

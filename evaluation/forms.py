@@ -111,3 +111,33 @@ class RunForm(forms.Form):
             "metadata_keys": {"level": data["level_key"], "type": data["type_key"], "task": data["task_key"],
                               "variant": data["variant_key"]},
         }
+
+
+class ResultsImportForm(forms.Form):
+    """Results from elsewhere: files of responses, judge scores and rankings become a run (runs.imported)."""
+
+    release = forms.ModelChoiceField(label=_("Release"), queryset=None, empty_label=None)
+    split = forms.ChoiceField(label=_("Split"), initial="test",
+                              choices=[("test", "test"), ("dev", "dev"), ("train", "train")])
+    name = forms.CharField(label=_("Name"), max_length=200,
+                           help_text=_("Where the results come from, e.g. the paper's title."))
+    responses = forms.FileField(label=_("Responses"),
+                                help_text=_("item (id or question), model, condition, response; optional repetition."))
+    scores = forms.FileField(label=_("Judge scores"), required=False,
+                             help_text=_("item, whose answer (a model · condition, or reference), a score per "
+                                         "criterion (or criterion and score), justification, judge."))
+    rankings = forms.FileField(label=_("Rankings"), required=False,
+                               help_text=_("item, model, the ranking (reference > class-informed > …, or 1st, 2nd, "
+                                           "… columns), optional order shown, judge."))
+    columns = forms.CharField(label=_("Columns"), required=False, max_length=1000,
+                              help_text=_("Only where the names do not tell: item=COL, response=COL, score=COL…"))
+
+    def __init__(self, *args, releases=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["release"].queryset = releases
+
+    def result_files(self) -> list:
+        from .runs.imported import ResultFile
+
+        return [ResultFile(name=upload.name[:255], data=upload.read(), kind=kind)
+                for kind in ("responses", "scores", "rankings") if (upload := self.cleaned_data.get(kind))]

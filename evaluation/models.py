@@ -151,6 +151,9 @@ class EvalRun(models.Model):
         blank=True, help_text=_("One per line, e.g. Challenge 1 = AJ - PJ; Challenge 2 = VCR - mean(PS, PU, ID).")
     )
     jobs = models.ManyToManyField("generation.GenerationJob", related_name="eval_runs", blank=True)
+    # A run made from files (evaluation.runs.imported): {"name", "files": [{"name", "kind", "sha256", "rows"}],
+    # "imported_at", "by"}. Empty for runs whose answers the platform asked for.
+    imported = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.ANSWERING)
     notes = models.TextField(blank=True, help_text=_("What the run could not do, e.g. BERTScore without the ml extra."))

@@ -11,13 +11,14 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation.permissions import Role, get_project_for_user
 from generation.selectors import endpoints_for_project
 
-from .forms import RunForm
+from .forms import ResultsImportForm, RunForm
 from .models import EvalRun, Release
 from .runs.conditions import CONDITIONS
 from .runs.export import run_jsonl
+from .runs.imported import ResultsRejected, run_import_results
 from .runs.report import report_tables
 from .runs.services import RunInvalid, run_cancel, run_create
-from .selectors import run_for_project, run_progress, runs_for_project
+from .selectors import empty_responses, run_for_project, run_progress, runs_for_project
 
 STOP_POLLING = 286
 REPORT_KEYS = ("level", "type", "task", "variant")
@@ -46,8 +47,36 @@ def run_list(request, slug):
         else:
             messages.info(request, _("Run #%(id)s started.") % {"id": run.pk})
             return redirect("evaluation:run_detail", slug=project.slug, run_id=run.pk)
-    context = {"project": project, "runs": runs_for_project(project), "form": form, "can_run": can_run}
+    context = {"project": project, "runs": runs_for_project(project), "form": form, "can_run": can_run,
+               "import_form": _results_form(project) if can_run else None}
     return render(request, "evaluation/run_list.html", context)
+
+
+def _results_form(project, data=None, files=None) -> ResultsImportForm:
+    releases = Release.objects.filter(project=project, status=Release.Status.READY).order_by("-version")
+    return ResultsImportForm(data, files, releases=releases)
+
+
+@login_required
+@require_POST
+def run_import(request, slug):
+    """Import results from elsewhere: the files are checked row by row; a run is made only if all match."""
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    form = _results_form(project, request.POST, request.FILES)
+    problems = []
+    if form.is_valid():
+        try:
+            run = run_import_results(project=project, release=form.cleaned_data["release"], name=form.cleaned_data["name"],
+                                     files=form.result_files(), split=form.cleaned_data["split"],
+                                     columns=form.cleaned_data["columns"], user=request.user)
+        except ResultsRejected as exc:
+            problems = [str(error) for error in exc.errors[:200]]
+        else:
+            messages.info(request, _("Run #%(id)s imported; BERTScore is being computed.") % {"id": run.pk})
+            return redirect("evaluation:run_detail", slug=project.slug, run_id=run.pk)
+    context = {"project": project, "runs": runs_for_project(project), "form": None, "can_run": True,
+               "import_form": form, "import_problems": problems}
+    return render(request, "evaluation/run_list.html", context, status=400)
 
 
 def _report_options(request) -> tuple[dict, str | None]:
@@ -70,6 +99,7 @@ def run_detail(request, slug, run_id):
         return response
     keys, differences = _report_options(request)
     context.update(tables=report_tables([run], metadata_keys=keys, differences=differences),
+                   empty=empty_responses(run),
                    keys={**run.metadata_keys, **keys},
                    differences=run.differences if differences is None else differences)
     return render(request, "evaluation/run_detail.html", context)

@@ -52,6 +52,12 @@ class ProjectDesign:
         """Load the design's example dataset into ``project``; returns counts of what was created."""
         return {}
 
+    def published_import(self, *, project, data: bytes, filename: str) -> str | None:
+        """Import the design's dataset in the layout it is published in; returns what was added, in words.
+        None: the design's items come in through the common import (``annotation.importing``). Raises
+        ValueError naming the row at fault (nothing is then imported)."""
+        return None
+
     def item_warnings(self, item) -> list[str]:
         """Invariant checks of one item, shown to the annotator as warnings (empty: all hold)."""
         return []

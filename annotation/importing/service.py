@@ -1,16 +1,22 @@
-"""``questions_import``: read a file, run the funnel, store items and every dropped row, in one go."""
+"""``questions_import``: read a file through its column mapping, run the funnel, store items and every
+dropped row, in one go. The page (through its task), the command and the designs' imports call it."""
 
 import json
 from collections import Counter
 from collections.abc import Callable
+from contextlib import ExitStack
+from pathlib import Path
 
 from django.db import transaction
 from django.utils import timezone
 
 from ..bulk import fast_insert
-from ..models import DroppedRow, ImportBatch, Item, Project, Topic
+from ..models import CurationDecision, DroppedRow, ImportBatch, Item, Project, Topic
+from .errors import ImportFileError, RowError
 from .funnel import length_bounds, text_key, word_count
-from .read import ImportFileError, LabelResolver, RowError, SourceRow, read_source
+from .mapping import Mapping, check_values, propose
+from .read import LabelResolver, SourceRow, UnknownValues, read_rows
+from .tables import UNREADABLE, open_table, unreadable
 
 Stage = DroppedRow.Stage
 MAX_STORED_ERRORS = 1000
@@ -19,46 +25,79 @@ MAX_STORED_ERRORS = 1000
 class ImportRejected(Exception):
     """The file has errors and ``skip_invalid`` was not given: nothing was imported."""
 
-    def __init__(self, batch: ImportBatch, errors: list[RowError]):
+    def __init__(self, batch: ImportBatch, errors: list[RowError], unknown: UnknownValues | None = None):
         self.batch = batch
         self.errors = errors
+        self.unknown = unknown or UnknownValues()
+        summary = self.unknown.summary()
+        values = ("values that match nothing (map them with --values FIELD:VALUE=MEANING):\n"
+                  + "\n".join(f"  {line}" for line in summary) + "\n") if summary else ""
         shown = "\n".join(f"  {error}" for error in errors[:20])
         more = f"\n  … and {len(errors) - 20} more" if len(errors) > 20 else ""
-        super().__init__(f"{len(errors)} problem(s) in {batch.filename}; nothing was imported:\n{shown}{more}")
+        super().__init__(f"{len(errors)} problem(s) in {batch.filename}; nothing was imported:\n{values}{shown}{more}")
 
 
 def questions_import(
     *,
     project: Project,
-    data: bytes,
+    data: bytes | None = None,
     filename: str,
+    path: Path | None = None,
     user=None,
     skip_invalid: bool = False,
+    mapping: Mapping | dict | None = None,
+    sheet: str = "",
+    as_gold: bool = False,
+    length_bounds_on: bool = True,
     batch: ImportBatch | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> ImportBatch:
     """Import source questions into ``project`` and return the batch with its funnel report.
 
-    Raises ``ImportRejected`` (after recording the failed batch) when the file has errors
-    and ``skip_invalid`` is false; then no item is written.
+    The file is ``data`` (its bytes) or ``path`` (a file or a folder of splits). ``mapping`` says which
+    column is which field (default: proposed from the column names and the project's last mapping).
+    ``as_gold``: the items are already reviewed; they are approved, each with a curation decision by
+    ``user``. ``length_bounds_on=False`` keeps questions of any length.
+
+    Raises ``ImportRejected`` (after recording the failed batch) when the file has errors and
+    ``skip_invalid`` is false; then no item is written.
     """
+    if isinstance(mapping, dict):
+        mapping = Mapping.from_dict(mapping)
+    options = {"sheet": sheet, "as_gold": as_gold, "length_bounds": length_bounds_on}
     if batch is None:
         batch = ImportBatch.objects.create(
-            project=project, created_by=user, filename=filename, skip_invalid=skip_invalid
+            project=project, created_by=user, filename=filename[:255], skip_invalid=skip_invalid, options=options
         )
     say = progress or (lambda message: None)
     say("reading")
-    try:
-        rows, errors = read_source(data, filename, LabelResolver(project.label_set))
-    except ImportFileError as exc:
-        _reject(batch, exc.errors)
-        raise ImportRejected(batch, exc.errors) from exc
+    unknown = UnknownValues()
+    with ExitStack() as stack:
+        try:
+            table = open_table(data, filename, path=path, sheet=sheet, stack=stack)
+            mapping = mapping or propose(table.columns, project.import_mapping)
+            _check_request(mapping, table.columns, project, as_gold, user)
+            errors = table.errors
+            try:
+                rows = read_rows(table.rows, table.columns, mapping, LabelResolver(
+                    project.label_set, mapping.values.get("causal_class")), errors, unknown)
+            except UNREADABLE as exc:
+                raise unreadable(exc) from exc
+        except ImportFileError as exc:
+            _reject(batch, exc.errors, mapping)
+            raise ImportRejected(batch, exc.errors) from exc
+    if as_gold:
+        rows = _answered_only(rows, errors)
+    errors.sort(key=lambda error: error.line)
     if errors and not skip_invalid:
-        _reject(batch, errors)
-        raise ImportRejected(batch, errors)
+        _reject(batch, errors, mapping, unknown)
+        raise ImportRejected(batch, errors, unknown)
 
     say("filtering")
-    plan = _plan(project, rows, errors)
+    plan = _plan(project, rows, errors, length_bounds_on)
+    plan.funnel["format"] = table.format
+    if unknown.by_field:
+        plan.funnel["unknown_values"] = unknown.as_dict()
     say("writing")
     with transaction.atomic():
         topic_ids = _topic_ids(project, {row.topic for row in plan.keep if row.topic})
@@ -66,7 +105,7 @@ def questions_import(
         fast_insert(
             Item,
             ITEM_FIELDS,
-            (_item_values(row, topic_ids) for row in plan.keep),
+            (_item_values(row, topic_ids, batch.pk, as_gold) for row in plan.keep),
             constants={
                 "project_id": project.pk,
                 "import_batch_id": batch.pk,
@@ -77,6 +116,8 @@ def questions_import(
                 "updated_at": now,
             },
         )
+        if as_gold:
+            _record_gold_decisions(batch, user, now)
         fast_insert(
             DroppedRow,
             ["line", "stage", "field", "reason", "question", "external_id"],
@@ -87,9 +128,42 @@ def questions_import(
         batch.errors = [error.as_dict() for error in errors[:MAX_STORED_ERRORS]]
         batch.status = ImportBatch.Status.DONE
         batch.finished_at = timezone.now()
-        batch.save(update_fields=["funnel", "errors", "status", "finished_at"])
+        batch.mapping = mapping.as_dict()
+        batch.save(update_fields=["funnel", "errors", "status", "finished_at", "mapping"])
+        project.import_mapping = mapping.as_dict()
+        project.save(update_fields=["import_mapping"])
     say("done")
     return batch
+
+
+def _check_request(mapping: Mapping, columns: list[str], project: Project, as_gold: bool, user) -> None:
+    problems = mapping.check(columns) + check_values(mapping.values, list(project.label_set))
+    if as_gold and user is None:
+        problems.append("importing as gold records a curation decision: name the user who reviewed the items")
+    if problems:
+        raise ImportFileError([RowError(0, "mapping", problem) for problem in problems])
+
+
+def _answered_only(rows: list[SourceRow], errors: list[RowError]) -> list[SourceRow]:
+    answered = []
+    for row in rows:
+        if row.answer:
+            answered.append(row)
+        else:
+            errors.append(RowError(row.line, "answer", "is empty; an item imported as reviewed needs its answer"))
+    return answered
+
+
+def _record_gold_decisions(batch: ImportBatch, user, now) -> None:
+    """One approval per imported item, by the named user, so the item's history says it came in reviewed."""
+    note = f"Imported as already reviewed (import #{batch.pk}, {batch.filename})"
+    fast_insert(
+        CurationDecision,
+        ["item_id"],
+        ((item_id,) for item_id in Item.objects.filter(import_batch=batch, status=Item.Status.APPROVED).values_list("id", flat=True).iterator()),
+        constants={"curator_id": user.pk, "round": 1, "decision": CurationDecision.Decision.APPROVE,
+                   "note": note, "created_at": now},
+    )
 
 
 ITEM_FIELDS = [
@@ -109,12 +183,18 @@ ITEM_FIELDS = [
 ]
 
 
-_IMPORTED_ANSWER = json.dumps({"kind": "import"})
-
-
-def _item_values(row: SourceRow, topic_ids: dict[str, int]) -> tuple:
-    # An item with a reference answer is ready for review (round 1); one without waits for an answer.
+def _item_values(row: SourceRow, topic_ids: dict[str, int], batch_id: int, as_gold: bool) -> tuple:
+    # An item with a reference answer is ready for review (round 1), or approved when it comes in reviewed;
+    # one without waits for an answer.
     has_answer = bool(row.answer)
+    by_model = has_answer and row.answer_model is not None
+    provenance = "{}"
+    if has_answer:
+        provenance = json.dumps({"kind": "import", "import_batch": batch_id,
+                                 **({"model": row.answer_model} if by_model else {})}, ensure_ascii=False)
+    status = Item.Status.PENDING
+    if has_answer:
+        status = Item.Status.APPROVED if as_gold else Item.Status.IN_REVIEW
     return (
         row.question,
         row.context,
@@ -124,9 +204,9 @@ def _item_values(row: SourceRow, topic_ids: dict[str, int]) -> tuple:
         row.external_id,
         row.text_key,
         row.answer,
-        Item.AnswerBy.HUMAN if has_answer else Item.AnswerBy.NOBODY,
-        _IMPORTED_ANSWER if has_answer else "{}",
-        Item.Status.IN_REVIEW if has_answer else Item.Status.PENDING,
+        Item.AnswerBy.MODEL if by_model else Item.AnswerBy.HUMAN if has_answer else Item.AnswerBy.NOBODY,
+        provenance,
+        status,
         1 if has_answer else 0,
         json.dumps(row.metadata, ensure_ascii=False) if row.metadata else "{}",
     )
@@ -142,7 +222,7 @@ class _Plan:
         self.dropped.append((row.line, stage, field, reason, row.question, row.external_id))
 
 
-def _plan(project: Project, rows: list[SourceRow], errors: list[RowError]) -> _Plan:
+def _plan(project: Project, rows: list[SourceRow], errors: list[RowError], bounded: bool = True) -> _Plan:
     plan = _Plan()
     for error in errors:
         plan.dropped.append((error.line, Stage.INVALID, error.field, error.reason, "", ""))
@@ -172,7 +252,9 @@ def _plan(project: Project, rows: list[SourceRow], errors: list[RowError]) -> _P
     bounds = length_bounds(counts)
     in_length = []
     for row, words in zip(unique, counts):
-        if words < bounds.min_words:
+        if not bounded:
+            in_length.append(row)
+        elif words < bounds.min_words:
             plan.drop(row, Stage.TOO_SHORT, f"{words} words (fewer than {bounds.min_words})", "question")
         elif words > bounds.max_words:
             plan.drop(
@@ -211,6 +293,7 @@ def _plan(project: Project, rows: list[SourceRow], errors: list[RowError]) -> _P
         "imported": len(plan.keep),
         "already_present": len(in_length) - len(plan.keep),
         "bounds": bounds.as_dict(),
+        "length_bounds": bounded,
         "classes": dict(Counter(row.causal_class or "unlabelled" for row in plan.keep)),
     }
     return plan
@@ -224,9 +307,13 @@ def _topic_ids(project: Project, labels: set[str]) -> dict[str, int]:
     return existing
 
 
-def _reject(batch: ImportBatch, errors: list[RowError]) -> None:
+def _reject(batch: ImportBatch, errors: list[RowError], mapping: Mapping | None,
+            unknown: UnknownValues | None = None) -> None:
     batch.status = ImportBatch.Status.FAILED
     batch.errors = [error.as_dict() for error in errors[:MAX_STORED_ERRORS]]
     batch.funnel = {"invalid": len({error.line for error in errors})}
+    if unknown and unknown.by_field:
+        batch.funnel["unknown_values"] = unknown.as_dict()
+    batch.mapping = mapping.as_dict() if mapping else {}
     batch.finished_at = timezone.now()
-    batch.save(update_fields=["status", "errors", "funnel", "finished_at"])
+    batch.save(update_fields=["status", "errors", "funnel", "finished_at", "mapping"])

@@ -133,6 +133,12 @@ class CausalBenchDesign(ProjectDesign):
     item_partial = "designs/causalbench/_causalbench_item.html"
     project_partial = "designs/causalbench/_causalbench_project.html"  # the check report on the project page
 
+    def published_import(self, *, project, data, filename):
+        from .published import causalbench_published_import
+
+        scenarios = causalbench_published_import(project=project, data=data, filename=filename)
+        return f"{len(scenarios)} scenarios added, four questions each"
+
     def stages(self):
         return [
             Stage("scenario", _("Scenario"),

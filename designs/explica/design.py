@@ -180,6 +180,11 @@ class ExplicaDesign(ProjectDesign):
     item_partial = "designs/explica/_explica_item.html"
     project_partial = "designs/explica/_explica_project.html"  # pairs labelled, ties, labels
 
+    def published_import(self, *, project, data, filename):
+        from .published import published_pairs_import
+
+        return f"{len(published_pairs_import(project=project, data=data, filename=filename))} pairs added"
+
     def stages(self):
         return [
             Stage("pairs", _("Sentence pairs"), _("Two event sentences, A and B, per pair.")),

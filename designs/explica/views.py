@@ -1,7 +1,5 @@
 """ExpliCa's curator page: add pairs, edit the connective table and the rule, aggregate, settle ties."""
 
-import csv
-import io
 import json
 
 from django.contrib import messages
@@ -11,16 +9,17 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from annotation.importing.errors import ImportFileError
 from annotation.models import Item, ItemGroup
 from annotation.permissions import Role, get_project_for_user
 from .design import (
     DEFAULT_CONNECTIVES,
     DesignSettingsError,
-    explica_pairs_import,
     explica_settings_update,
     unrelated_rule,
 )
 from .aggregation import explica_aggregate, explica_tie_resolve
+from .published import published_pairs_import
 
 MAX_UPLOAD = 5 * 1024 * 1024
 
@@ -92,20 +91,16 @@ def explica_tie_view(request, slug, group_id):
 @login_required
 @require_POST
 def explica_pairs_view(request, slug):
-    """Pairs from an uploaded CSV (columns external_id, sentence_a, sentence_b) or JSON Lines file."""
+    """Pairs from an uploaded file: external_id, sentence_a, sentence_b, or ExpliCa's published layout (one row per
+    pair and order, Pair_ID repeated, mean ratings per connective) in CSV, TSV, XLSX, JSON Lines or Parquet."""
     project = _explica_project(request.user, slug)
     upload = request.FILES.get("file")
     if upload is None or upload.size > MAX_UPLOAD:
         messages.error(request, _("Choose a CSV or JSON Lines file of at most 5 MB."))
         return redirect("designs:explica", slug=project.slug)
-    text = upload.read().decode("utf-8-sig", errors="replace")
     try:
-        if upload.name.lower().endswith((".jsonl", ".json")):
-            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-        else:
-            rows = list(csv.DictReader(io.StringIO(text)))
-        groups = explica_pairs_import(project=project, rows=rows)
-    except (ValueError, DesignSettingsError) as exc:
+        groups = published_pairs_import(project=project, data=upload.read(), filename=upload.name)
+    except (ValueError, DesignSettingsError, ImportFileError) as exc:
         messages.error(request, _("Nothing was imported: %(problem)s") % {"problem": exc})
     else:
         messages.success(request, _("%(n)s pairs added, each with its items to rate.") % {"n": len(groups)})

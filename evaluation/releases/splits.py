@@ -41,8 +41,9 @@ def parse_ratios(text: str | dict | list | tuple) -> dict[str, float]:
         numbers = [float(value) for value in values]
     except (TypeError, ValueError) as exc:
         raise SplitRatioError(f"split ratios must be numbers: {values}") from exc
-    if any(number < 0 for number in numbers) or numbers[0] <= 0:
-        raise SplitRatioError("split ratios cannot be negative, and train needs a share above 0")
+    # A split may take everything (0,0,1: a published benchmark evaluated whole, as its test set).
+    if any(number < 0 for number in numbers):
+        raise SplitRatioError("split ratios cannot be negative")
     if abs(sum(numbers) - 1) > 1e-6:
         raise SplitRatioError(f"split ratios must add up to 1 (they add up to {sum(numbers):g})")
     return dict(zip(SPLITS, numbers))

@@ -245,8 +245,9 @@ def _ranking_tables(loaded: Loaded) -> list[Table]:
         lines, plots.bar_chart(bars, title=_("Places per source (1 = best)"),
                                series=[str(p) for p in range(1, places + 1)]) if bars else None)
     bias_lines = []
-    for model in sorted({ranking["model"] for ranking in ranked}):
-        members = [ranking for ranking in ranked if ranking["model"] == model]
+    shown = [ranking for ranking in ranked if ranking["shown"]]  # imported rankings may not say the order shown
+    for model in sorted({ranking["model"] for ranking in shown}):
+        members = [ranking for ranking in shown if ranking["model"] == model]
         won = Counter(ranking["shown"].index(ranking["ranking"][0]) + 1 for ranking in members)
         for position in range(1, places + 1):
             bias_lines.append({"model": model, "position": position, "won": won.get(position, 0),

@@ -239,6 +239,8 @@ def run_execute(*, run_id: int, owner: str) -> dict:
 
 
 def _stages(run: EvalRun) -> list[str]:
+    if run.imported:  # the answers, scores and rankings came from files: only BERTScore is left to compute
+        return [Stage.SCORING] if run.answer_format == OPEN else []
     stages = [Stage.ANSWERING]
     if run.answer_format == OPEN:
         if run.judge_endpoint_id:

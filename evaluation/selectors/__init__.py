@@ -12,7 +12,14 @@ from .agreement import (
     project_agreement,
 )
 from .releases import release_for_user, release_split_texts, releases_for_project
-from .runs import RunProgress, run_for_project, run_progress, runs_for_project
+from .runs import (
+    EmptyResponses,
+    RunProgress,
+    empty_responses,
+    run_for_project,
+    run_progress,
+    runs_for_project,
+)
 
 __all__ = [
     "AGREEMENT_BOOTSTRAP",
@@ -27,7 +34,9 @@ __all__ = [
     "release_for_user",
     "release_split_texts",
     "releases_for_project",
+    "EmptyResponses",
     "RunProgress",
+    "empty_responses",
     "run_for_project",
     "run_progress",
     "runs_for_project",

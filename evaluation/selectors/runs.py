@@ -3,7 +3,8 @@
 from dataclasses import dataclass
 from decimal import Decimal
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
+from django.db.models.functions import Trim
 from django.http import Http404
 
 from annotation.models import Project
@@ -59,3 +60,28 @@ def run_progress(run: EvalRun) -> RunProgress:
         failed=sum(job.failed for job in jobs), cost=sum((job.cost for job in jobs), Decimal("0")),
         tokens_in=sum(job.tokens_in for job in jobs), tokens_out=sum(job.tokens_out for job in jobs),
     )
+
+
+EMPTY_WARNING_SHARE = 0.10
+
+
+@dataclass
+class EmptyResponses:
+    empty: int
+    total: int
+
+    @property
+    def share(self) -> float:
+        return self.empty / self.total if self.total else 0.0
+
+    @property
+    def warn(self) -> bool:
+        """More than 10% of the answers say nothing: a prompt reading the wrong key, or a model that fails."""
+        return self.share > EMPTY_WARNING_SHARE
+
+
+def empty_responses(run: EvalRun) -> EmptyResponses:
+    """How many of the run's responses are empty (failed, or a blank answer), of all of them."""
+    counts = run.responses.annotate(trimmed=Trim("text")).aggregate(
+        total=Count("id"), empty=Count("id", filter=Q(trimmed="")))
+    return EmptyResponses(counts["empty"], counts["total"])

@@ -26,6 +26,7 @@ from annotation.bulk import fast_insert, fast_update
 from ..llm import CallResult, LLMClient, PromptRequest, render
 from ..models import GenerationJob, LLMCall, PromptTemplate
 from .endpoints import endpoint_config, limiter_for
+from .templates import empty_output
 from .work import Applied, work_for
 
 logger = logging.getLogger(__name__)
@@ -152,6 +153,7 @@ class JobRunner:
         self.limiters: list = []
         self.client_errors = 0
         self.results_seen = 0
+        self.template_kinds: dict[int | None, str] = {}  # template id → kind, for the empty-output check
 
     @property
     def clients(self) -> dict[int, LLMClient]:
@@ -334,7 +336,11 @@ class JobRunner:
                 continue  # never sent: the call stays as it was, to be made by a later run
             self._fill_record(call, result)
             rows.append(call)
-            if result.ok:
+            empty = empty_output(self._kind_of(call), call.parsed) if result.ok else ""
+            if empty:  # e.g. a template whose schema names another key: a "success" that gives nothing
+                call.status, call.error = CallStatus.FAILED, empty
+                failed.append(call)
+            elif result.ok:
                 succeeded.append(call)
             elif not result.cancelled:
                 failed.append(call)
@@ -346,6 +352,14 @@ class JobRunner:
             self.work.on_failed(call)
         fast_update(LLMCall, RECORD_FIELDS, rows)
         return applied.follow_ups
+
+    def _kind_of(self, call: LLMCall) -> str:
+        """The kind of the call's template (a questions job's follow-up calls are answers)."""
+        kinds = self.template_kinds
+        if call.template_id not in kinds:
+            kinds[call.template_id] = (PromptTemplate.objects.filter(pk=call.template_id)
+                                       .values_list("kind", flat=True).first() or self.job.kind)
+        return kinds[call.template_id]
 
     def _fill_record(self, call: LLMCall, result: CallResult) -> None:
         lane = self.lanes.get(call.endpoint_id)

@@ -42,6 +42,23 @@ VARIABLES = {
                      "verdict_definition", "verdict_definitions", "language"},
     # --- end CausalityCheck ---
 }
+# The key(s) of the model's output each kind of job reads: a template's schema must declare them (as required
+# properties), or every output would parse and still give nothing. CausalityCheck's checklist reads
+# different keys per template name and is checked by its own step table.
+OUTPUT_KEYS = {
+    Kind.QUESTIONS: ("questions",),
+    Kind.ANSWER: ("answer",),
+    Kind.BENCHMARK_ANSWER: ("answer",),
+    Kind.DISTRACTORS: ("contradictory", "unfounded", "reversal", "irrelevant"),
+    Kind.REVISION: ("answer",),
+    Kind.DECONTAMINATION: ("causal",),
+    Kind.METER_QUESTION: ("question", "answer"),
+    Kind.JUDGE_SCORE: ("scores",),
+    Kind.JUDGE_RANKING: ("ranking",),
+    Kind.CAUSALBENCH_EXPAND: ("perspective", "questions"),
+    Kind.CAUSALBENCH_SCENARIO: ("scenario", "questions"),
+    Kind.CAUSALBENCH_CHECK: ("answer",),
+}
 CONTENT_FIELDS = ("system", "user", "output_schema")
 # The variant a job of each kind uses unless told otherwise.
 DEFAULT_NAMES = {Kind.ANSWER: "class-agnostic", Kind.CHECKLIST: "chains-double"}
@@ -73,6 +90,37 @@ def template_check(*, kind: str, system: str, user: str, output_schema: dict) ->
         Draft202012Validator.check_schema(output_schema)
     except SchemaError as exc:
         raise TemplateProblem(f"the output schema is not a valid JSON schema: {exc.message}") from exc
+    expected = OUTPUT_KEYS.get(kind, ())
+    declared = set(output_schema.get("properties") or {}) & set(output_schema.get("required") or [])
+    missing = [key for key in expected if key not in declared]
+    if missing:
+        found = ", ".join(output_schema.get("properties") or {}) or "none"
+        raise TemplateProblem(
+            f"the output schema of a {kind} template must declare the key(s) {', '.join(map(repr, missing))} "
+            f"as required properties: the platform reads {' and '.join(map(repr, expected))} from the model's "
+            f"output (the schema's properties: {found})"
+        )
+
+
+def empty_output(kind: str, parsed) -> str:
+    """Why an output that parsed is still empty (every key the kind reads missing or blank), or ""."""
+    expected = OUTPUT_KEYS.get(kind)
+    if not expected or not isinstance(parsed, dict):
+        return ""
+    if any(_filled(parsed.get(key)) for key in expected):
+        return ""
+    keys = " and ".join(repr(key) for key in expected)
+    return f"the output parsed but {keys} {'is' if len(expected) == 1 else 'are'} missing or empty"
+
+
+def _filled(value) -> bool:
+    if value is None:
+        return False
+    if isinstance(value, str):
+        return bool(value.strip())
+    if isinstance(value, (list, dict)):
+        return bool(value)
+    return True
 
 
 def read_template_files(directory: Path = TEMPLATE_DIR) -> list[dict]:

@@ -404,3 +404,40 @@ def test_the_project_page_partial_reports_the_checks_and_the_balance(owner, cura
     assert context["check_report"].balance_by_domain == BALANCE_BY_DOMAIN
     html = render_to_string(design.project_partial, {"project": project, "design": design, "design_context": context})
     assert 'id="check-report"' in html and "Cause-to-Effect with Intervention" in html
+
+
+def test_a_published_causalbench_part_becomes_scenarios_of_four_questions(db):
+    from annotation.models import ItemGroup, Project
+    from designs.causalbench.design import DATA, ScenarioInvalid
+    from designs.causalbench.published import causalbench_published_import
+
+    project = Project.objects.create(name="CausalBench publicado", slug="cb-publicado", design="causalbench",
+                                     answer_format="yes_no")
+    data = (DATA / "causalbench_text_published.csv").read_bytes()
+    [scenario] = causalbench_published_import(project=project, data=data, filename="text.csv")
+
+    assert scenario.context.startswith("Imagine a self-contained")
+    questions = list(scenario.items.order_by("position_in_group"))
+    assert [q.causal_class for q in questions] == ["cause_to_effect", "effect_to_cause",
+                                                   "cause_to_effect_intervention", "effect_to_cause_intervention"]
+    assert questions[0].question == "If it rains a lot in a week, is a high corn yield more likely?"
+    assert [q.reference_answer for q in questions] == ["yes", "yes", "no", "no"]
+
+    three = b"\n".join(data.split(b"\n")[:-4]) + b"\n"  # the last question left out
+    with pytest.raises(ScenarioInvalid, match="rows 1, 2, 3: .*needs exactly one question per perspective"):
+        causalbench_published_import(project=project, data=three, filename="text.csv")
+    assert ItemGroup.objects.filter(project=project).count() == 1
+
+
+def test_import_questions_reads_a_causalbench_project_s_published_part(db, capsys):
+    from django.core.management import call_command
+
+    from annotation.models import Project
+    from designs.causalbench.design import DATA
+
+    project = Project.objects.create(name="CausalBench via comando", slug="cb-comando", design="causalbench",
+                                     answer_format="yes_no")
+    call_command("import_questions", str(DATA / "causalbench_text_published.csv"), project=project.slug)
+
+    assert "1 scenarios added" in capsys.readouterr().out
+    assert project.items.count() == 4

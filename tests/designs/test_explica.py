@@ -398,3 +398,43 @@ def test_the_project_page_partial_counts_pairs_labels_and_ties(example, curator)
     html = render_to_string(design.project_partial, {"project": project, "design": design, "design_context": context})
     assert 'id="explica-summary"' in html and "unrelated" in html
     assert design.judgment_labels(Item.objects.filter(project=project).first()) == []
+
+
+def test_the_published_pair_layout_is_imported_one_pair_per_pair_id_with_its_ratings(explica_team, curator,
+                                                                                   client_for):
+    from designs.explica.design import DATA
+    from designs.explica.published import PublishedPairsError, published_pairs_import
+
+    data = (DATA / "explica_published_pairs.csv").read_bytes()
+    groups = published_pairs_import(project=explica_team, data=data, filename="explica_published_pairs.csv")
+
+    assert [group.external_id for group in groups] == ["P001", "P002", "P003"]
+    first = groups[0]
+    assert (first.metadata["sentence_a"], first.metadata["sentence_b"]) == ("The road was icy", "The car skidded")
+    assert first.metadata["published_ratings"]["iconic"]["rating_iconic_causal"] == 8.4
+    assert first.metadata["published_ratings"]["anti-iconic"]["rating_anticonic_causal"] == 7.9
+    assert Item.objects.filter(group=first).count() == 8
+
+    mixed = b"Pair_ID,Sentence_A,Sentence_B\nP9,A chuva caiu,O rio subiu\nP9,O rio subiu,A ponte caiu\n"
+    with pytest.raises(PublishedPairsError, match="row 2: pair P9 has other sentences than on row 1"):
+        published_pairs_import(project=explica_team, data=mixed, filename="pares.csv")
+
+
+def test_the_pair_upload_takes_the_published_layout_as_a_spreadsheet(explica_team, curator, client_for):
+    import io
+
+    import openpyxl
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(["Pair_ID", "Sentence_A", "Sentence_B", "order"])
+    sheet.append(["P10", "Ana estudou muito", "Ana passou na prova", "iconic"])
+    sheet.append(["P10", "Ana passou na prova", "Ana estudou muito", "anti-iconic"])
+    buffer = io.BytesIO()
+    book.save(buffer)
+    url = reverse("designs:explica_pairs", args=[explica_team.slug])
+    client_for(curator).post(url, {"file": SimpleUploadedFile("pares.xlsx", buffer.getvalue())})
+
+    assert list(ItemGroup.objects.filter(project=explica_team).values_list("external_id", flat=True)) == ["P10"]

@@ -153,7 +153,7 @@ def test_the_project_page_shows_the_balance_chart_and_the_funnel(balanced, clien
     body = client_for(annotator).get(reverse("annotation:project_detail", args=[balanced.slug])).content.decode()
 
     assert 'id="class-balance"' in body and "series-gold" in body and 'class="marker"' in body
-    assert 'id="funnel"' in body and "Generated, answered by models" in body
+    assert 'id="funnel"' in body and "Answered by models" in body
 
 
 def test_the_funnel_separates_natural_answered_by_people_from_generated_answered_by_models(project):

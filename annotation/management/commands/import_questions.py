@@ -1,36 +1,84 @@
 import json
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.importing import ImportRejected, questions_import
+from annotation.importing import (
+    ImportRejected,
+    Mapping,
+    MappingError,
+    parse_columns,
+    parse_values,
+    propose,
+    questions_import,
+)
+from annotation.importing.errors import ImportFileError
+from annotation.designs import design_for
+from annotation.importing.tables import FORMATS, open_table
 from annotation.management.lookup import project_or_error
 
 
 class Command(BaseCommand):
     help = (
-        "Import source questions from a CSV or JSONL file into a project, through the Causal_QA.PT "
-        "funnel (causal → unique → length bounds). Nothing is imported if a row is invalid, "
-        "unless --skip-invalid is given."
+        f"Import source questions from a file ({FORMATS}) into a project, through the Causal_QA.PT "
+        "funnel (causal → unique → length bounds). Columns are matched by their names (English or "
+        "Portuguese) or as --columns says. Nothing is imported if a row is invalid, unless --skip-invalid is given."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("path", help="CSV (UTF-8, BOM allowed) or JSONL file")
+        parser.add_argument("path", help="a CSV/TSV/JSONL/XLSX/Parquet file, or a folder of splits")
         parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument(
+            "--columns", default="",
+            help="which column is which field: question=COL,causal_class=COL,answer=COL,answer_by=COL,source=COL,"
+                 "topic=COL,id=COL,context=COL,expertise=COL,is_causal=COL (fields not named: proposed from names)",
+        )
+        parser.add_argument(
+            "--values", default="",
+            help="the file's own codes: causal_class:Assoc=associational,Inter=interventional;"
+                 " answer_by:H=person,M=gpt-4o",
+        )
+        parser.add_argument("--sheet", default="", help="the spreadsheet's sheet (default: the first)")
         parser.add_argument("--skip-invalid", action="store_true", help="import the valid rows, list the invalid")
-        parser.add_argument("--user", help="username recorded as the importer")
+        parser.add_argument("--as-gold", action="store_true",
+                            help="the items are already reviewed: approve them, with a decision by --user")
+        parser.add_argument("--no-length-bounds", action="store_true",
+                            help="keep questions of every length (a curated dataset)")
+        parser.add_argument("--user", help="username recorded as the importer (and the curator, with --as-gold)")
         parser.add_argument("--json", action="store_true", help="print the funnel report as one JSON object")
 
     def handle(self, *args, **options):
         project = project_or_error(options["project"])
         path = Path(options["path"])
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise CommandError(f"Cannot read {path}: {exc.strerror}") from exc
+        if not path.exists():
+            raise CommandError(f"Cannot read {path}: no such file or folder")
+        data = None
+        if not path.is_dir():
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise CommandError(f"Cannot read {path}: {exc.strerror}") from exc
+        if data is not None:
+            try:
+                added = design_for(project).published_import(project=project, data=data, filename=path.name)
+            except (ValueError, ImportFileError) as exc:
+                raise CommandError(f"Nothing was imported: {exc}") from exc
+            if added is not None:  # the design reads its own published layout (ExpliCa's pairs, CausalBench's parts)
+                self.stdout.write(self.style.SUCCESS(added))
+                return
+        mapping = None
+        if options["columns"] or options["values"]:
+            try:
+                columns, values = parse_columns(options["columns"]), parse_values(options["values"])
+            except MappingError as exc:
+                raise CommandError(str(exc)) from exc
+            mapping = _complete(path, data, project, columns, values, options["sheet"])
         user = None
+        if options["as_gold"] and not options["user"]:
+            raise CommandError("--as-gold records who reviewed the items: give --user USERNAME.")
         if options["user"]:
             user = get_user_model().objects.filter(username=options["user"]).first()
             if user is None:
@@ -41,8 +89,13 @@ class Command(BaseCommand):
                 project=project,
                 data=data,
                 filename=path.name,
+                path=path,
                 user=user,
                 skip_invalid=options["skip_invalid"],
+                mapping=mapping,
+                sheet=options["sheet"],
+                as_gold=options["as_gold"],
+                length_bounds_on=not options["no_length_bounds"],
                 progress=show,
             )
         except ImportRejected as exc:
@@ -53,7 +106,8 @@ class Command(BaseCommand):
         funnel = batch.funnel
         if options["json"]:
             report = {key: funnel[key] for key in ("read", "causal", "unique", "in_length", "imported", "invalid")}
-            report.update(batch=batch.pk, already_present=funnel["already_present"], bounds=funnel["bounds"])
+            report.update(batch=batch.pk, already_present=funnel["already_present"], bounds=funnel["bounds"],
+                          length_bounds=funnel["length_bounds"], classes=funnel["classes"], format=funnel["format"])
             self.stdout.write(json.dumps(report, ensure_ascii=False))
             return
         self.stdout.write(
@@ -62,7 +116,10 @@ class Command(BaseCommand):
             )
         )
         bounds = funnel["bounds"]
-        self.stdout.write(f"length bounds: {bounds['min_words']} to {bounds['max_words']:g} words")
+        if funnel.get("length_bounds", True):
+            self.stdout.write(f"length bounds: {bounds['min_words']} to {bounds['max_words']:g} words")
+        else:
+            self.stdout.write("length bounds: off (every question kept)")
         if funnel["invalid"]:
             self.stdout.write(self.style.WARNING(f"{funnel['invalid']} invalid row(s) skipped:"))
             for error in batch.errors[:50]:
@@ -70,3 +127,16 @@ class Command(BaseCommand):
         if funnel["already_present"]:
             self.stdout.write(f"{funnel['already_present']} row(s) already in the project were not imported again")
         self.stdout.write(self.style.SUCCESS(f"import #{batch.pk} done"))
+
+
+def _complete(path, data, project, columns: dict, values: dict, sheet: str) -> Mapping:
+    """The fields named on the command line, and the others proposed from the file's column names."""
+    with ExitStack() as stack:
+        try:
+            table = open_table(data, path.name, path=path, sheet=sheet, stack=stack)
+        except ImportFileError as exc:
+            raise CommandError(str(exc)) from exc
+        proposed = propose(table.columns, project.import_mapping)
+    named = set(columns.values())
+    others = {name: column for name, column in proposed.columns.items() if name not in columns and column not in named}
+    return Mapping(columns={**others, **columns}, values=values or proposed.values)

@@ -1,0 +1,349 @@
+"""Reading a tabular file of any of the formats researchers publish in, as its columns and streamed rows.
+
+CSV (comma, semicolon or tab, sniffed), TSV, JSONL, XLSX (one sheet, streamed: ``xlsx``), Parquet, a Hugging Face
+``save_to_disk`` folder (Arrow files, read with pyarrow: ``datasets`` is not needed) and a folder — or a
+``.zip`` of one — holding parquet / jsonl / csv splits. Every reader yields ``(line, {column: value})``
+lazily, so a large file is never held twice; ``line`` is what a person finds in the file: the line of a
+CSV or JSONL (the header is line 1), the row number of a spreadsheet (the header is row 1), the row
+number of a Parquet or Arrow table (first row 1, numbered on across splits).
+"""
+
+import csv
+import io
+import json
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from xml.parsers import expat
+
+from .errors import ImportFileError, RowError
+
+FORMATS = "CSV, TSV, JSONL, XLSX, Parquet, a Hugging Face save_to_disk folder or a folder (or .zip) of splits"
+TABULAR_SUFFIXES = (".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json", ".xlsx", ".xlsm", ".parquet")
+ARROW_BATCH_ROWS = 5000
+# What a damaged file raises while its rows are read (pyarrow's errors are ValueError / OSError subclasses).
+UNREADABLE = (ValueError, OSError, KeyError, IndexError, EOFError, zipfile.BadZipFile, expat.ExpatError)
+
+
+def unreadable(exc: Exception) -> ImportFileError:
+    return ImportFileError([RowError(0, "", f"the file could not be read to its end ({type(exc).__name__}); "
+                                            "is it damaged or cut short?")])
+
+
+@dataclass
+class Table:
+    """A file's columns (in file order) and its rows, read once and lazily."""
+
+    columns: list[str]
+    rows: Iterator[tuple[int, dict]]
+    format: str
+    errors: list[RowError] = field(default_factory=list)
+    sheets: list[str] = field(default_factory=list)
+
+
+def open_table(data: bytes | None, filename: str, *, path: Path | None = None, sheet: str = "",
+               stack: ExitStack | None = None) -> Table:
+    """The table in ``data`` (bytes of one file named ``filename``) or at ``path`` (a file or a folder).
+
+    ``stack`` keeps temporary folders (an unpacked .zip) until the caller has read every row.
+    Raises ``ImportFileError`` for a file that is empty, unreadable, or of no known format.
+    """
+    stack = stack or ExitStack()
+    if path is not None and path.is_dir():
+        return _folder_table(path)
+    if data is None:
+        data = path.read_bytes()
+    lower = filename.lower()
+    if lower.endswith(".zip") or data[:4] == b"PK\x03\x04" and not lower.endswith((".xlsx", ".xlsm")):
+        if not zipfile.is_zipfile(io.BytesIO(data)):
+            raise _refused(filename, "it is not a readable .zip")
+        if _is_xlsx(data):
+            return _xlsx_table(data, sheet)
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="import-")))
+        _unzip(data, folder, filename)
+        return _folder_table(folder)
+    if lower.endswith((".xlsx", ".xlsm")):
+        return _xlsx_table(data, sheet)
+    if lower.endswith(".parquet") or data[:4] == b"PAR1":
+        return _parquet_table(data)
+    if lower.endswith((".arrow", ".feather")):
+        return _arrow_table([io.BytesIO(data)])
+    if lower.endswith((".xls", ".ods", ".pdf", ".docx")) or b"\x00" in data[:2048]:
+        raise _refused(filename, "this is not a format the platform reads")
+    return _text_table(data, filename)
+
+
+def _refused(filename: str, why: str) -> ImportFileError:
+    return ImportFileError([RowError(0, "", f"{filename}: {why}; use {FORMATS}")])
+
+
+# --- text: CSV, TSV, JSONL ---------------------------------------------------------------------------
+
+
+def _text_table(data: bytes, filename: str) -> Table:
+    text, errors = decode(data)
+    if not text or text.isspace():
+        raise ImportFileError([RowError(0, "", "the file is empty")])
+    if _looks_like_jsonl(filename, text):
+        return _jsonl_table(text, errors)
+    return _csv_table(text, filename, errors)
+
+
+def decode(data: bytes) -> tuple[str, list[RowError]]:
+    """Decode UTF-8 (BOM allowed). A line that is not UTF-8 becomes an error and an empty line."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    try:
+        return data.decode("utf-8"), []
+    except UnicodeDecodeError:
+        pass
+    lines, errors = [], []
+    for number, raw in enumerate(data.splitlines(keepends=True), start=1):
+        try:
+            lines.append(raw.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            bad = raw[exc.start : exc.start + 1].hex()
+            errors.append(RowError(number, "", f"invalid UTF-8 (byte 0x{bad} at column {exc.start + 1})"))
+            lines.append("\n")
+    return "".join(lines), errors
+
+
+def _looks_like_jsonl(filename: str, text: str) -> bool:
+    lower = filename.lower()
+    if lower.endswith((".jsonl", ".ndjson", ".json")):
+        return True
+    if lower.endswith((".csv", ".tsv", ".txt")):
+        return False
+    return text.lstrip().startswith("{")
+
+
+def _jsonl_table(text: str, errors: list[RowError]) -> Table:
+    records = _jsonl_records(text, errors)
+    first = []
+    for record in records:  # the columns are the keys of the first rows, in order
+        first.append(record)
+        if len(first) >= 50:
+            break
+    columns = list(dict.fromkeys(key for _line, record in first for key in record))
+
+    def rows():
+        yield from first
+        yield from records
+
+    return Table(columns, rows(), "jsonl", errors)
+
+
+def _jsonl_records(text: str, errors: list[RowError]) -> Iterator[tuple[int, dict]]:
+    # split on "\n" only: JSON strings may hold U+2028 and other characters splitlines() breaks on
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            errors.append(RowError(number, "", f"malformed JSON ({exc.msg} at column {exc.colno})"))
+            continue
+        if not isinstance(record, dict):
+            errors.append(RowError(number, "", f"expected a JSON object, found {type(record).__name__}"))
+            continue
+        yield number, {str(key).strip(): value for key, value in record.items()}
+
+
+def sniff_delimiter(filename: str, first_line: str) -> str:
+    """Tab for a .tsv; otherwise whichever of tab, semicolon and comma the header line holds most of
+    (a header with none of them is one column, and comma is as good as any)."""
+    if filename.lower().endswith(".tsv"):
+        return "\t"
+    counts = {delimiter: first_line.count(delimiter) for delimiter in (",", ";", "\t")}
+    best = max(counts, key=lambda delimiter: counts[delimiter])
+    return best if counts[best] else ","
+
+
+def _csv_table(text: str, filename: str, errors: list[RowError]) -> Table:
+    delimiter = sniff_delimiter(filename, text[: text.find("\n") if "\n" in text else len(text)])
+    reader = csv.reader(io.StringIO(text), delimiter=delimiter)
+    try:
+        header = [name.strip() for name in next(reader)]
+    except csv.Error as exc:
+        raise ImportFileError([RowError(1, "", f"unreadable CSV header ({exc})")]) from exc
+    return Table(header, _csv_rows(reader, header, errors), "tsv" if delimiter == "\t" else "csv", errors)
+
+
+def _csv_rows(reader, header: list[str], errors: list[RowError]) -> Iterator[tuple[int, dict]]:
+    previous_end = reader.line_num
+    while True:
+        start = previous_end + 1
+        try:
+            values = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            errors.append(RowError(start, "", f"unreadable CSV row ({exc})"))
+            previous_end = reader.line_num
+            continue
+        previous_end = reader.line_num
+        if not any(values):
+            continue
+        if len(values) > len(header):
+            errors.append(RowError(start, "", f"{len(values)} cells but the header has {len(header)} columns"))
+            continue
+        yield start, dict(zip(header, values))
+
+
+# --- spreadsheets ------------------------------------------------------------------------------------
+
+
+def _is_xlsx(data: bytes) -> bool:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return "xl/workbook.xml" in archive.namelist()
+
+
+def _xlsx_table(data: bytes, sheet: str) -> Table:
+    from .xlsx import Workbook, WorkbookError
+
+    try:
+        book = Workbook(zipfile.ZipFile(io.BytesIO(data)))
+    except (WorkbookError, zipfile.BadZipFile, KeyError, ValueError, expat.ExpatError) as exc:
+        raise ImportFileError([RowError(0, "", f"unreadable spreadsheet ({exc})")]) from exc
+    names = book.sheetnames
+    if sheet and sheet not in names:
+        raise ImportFileError([RowError(0, "sheet", f"no sheet {sheet!r} (the sheets are: {', '.join(names)})")])
+    if not names:
+        raise ImportFileError([RowError(0, "", "the workbook has no sheet")])
+    rows = book.rows(sheet or names[0])
+    try:
+        _number, header = next(rows)
+    except StopIteration:
+        raise ImportFileError([RowError(0, "", f"the sheet {sheet or names[0]!r} is empty")]) from None
+    columns = [_cell_text(value) for value in header]
+    while columns and not columns[-1]:
+        columns.pop()
+
+    def records():
+        for number, values in rows:
+            if not any(value not in (None, "") for value in values):
+                continue
+            yield number, {column: value for column, value in zip(columns, values) if column}
+
+    return Table(columns, records(), "xlsx", sheets=names)
+
+
+def _cell_text(value) -> str:
+    return "" if value is None else str(value).strip()
+
+
+# --- Parquet, Arrow and folders of splits -------------------------------------------------------------
+
+
+def _parquet_table(data: bytes | Path) -> Table:
+    return _parquet_files([data])
+
+
+def _parquet_files(sources: list, split_names: list[str] | None = None) -> Table:
+    import pyarrow.parquet as pq
+
+    try:
+        files = [pq.ParquetFile(io.BytesIO(source) if isinstance(source, bytes) else source) for source in sources]
+    except Exception as exc:  # pyarrow's ArrowInvalid and OSError for a damaged file
+        raise ImportFileError([RowError(0, "", f"unreadable Parquet file ({exc})")]) from exc
+    columns = _union_columns([file.schema_arrow.names for file in files], split_names)
+    batches = ((index, batch) for index, file in enumerate(files)
+               for batch in file.iter_batches(batch_size=ARROW_BATCH_ROWS))
+    return Table(columns, _batch_rows(batches, split_names), "parquet")
+
+
+def _arrow_table(sources: list, split_names: list[str] | None = None) -> Table:
+    """Arrow IPC files as ``datasets.save_to_disk`` writes them (the stream format; the file format too)."""
+    import pyarrow as pa
+
+    readers = []
+    for source in sources:
+        try:
+            readers.append(pa.ipc.open_stream(source))
+        except pa.ArrowInvalid:
+            try:
+                source.seek(0) if hasattr(source, "seek") else None
+                file_reader = pa.ipc.open_file(source)
+            except pa.ArrowInvalid as exc:
+                raise ImportFileError([RowError(0, "", f"unreadable Arrow file ({exc})")]) from exc
+            readers.append([file_reader.get_batch(i) for i in range(file_reader.num_record_batches)])
+    schemas = [reader.schema.names if hasattr(reader, "schema") else (reader[0].schema.names if reader else [])
+               for reader in readers]
+    columns = _union_columns(schemas, split_names)
+    batches = ((index, batch) for index, reader in enumerate(readers) for batch in reader)
+    return Table(columns, _batch_rows(batches, split_names), "arrow")
+
+
+def _union_columns(schemas: list[list[str]], split_names: list[str] | None) -> list[str]:
+    columns = list(dict.fromkeys(name for names in schemas for name in names))
+    if split_names and "split" not in columns:
+        columns.append("split")
+    return columns
+
+
+def _batch_rows(batches, split_names: list[str] | None) -> Iterator[tuple[int, dict]]:
+    number = 0
+    for index, batch in batches:
+        for record in batch.to_pylist():
+            number += 1
+            if split_names and "split" not in record:
+                record["split"] = split_names[index]
+            yield number, record
+
+
+def _folder_table(folder: Path) -> Table:
+    """A ``save_to_disk`` folder (one dataset, or a DatasetDict with a folder per split), or a folder of
+    parquet / jsonl / csv files, one per split (Hugging Face's ``data/train-00000-of-00001.parquet`` too)."""
+    arrow = sorted(folder.rglob("*.arrow"))
+    if arrow:
+        return _arrow_table([pa_file for pa_file in _open_all(arrow)], [_split_name(folder, p) for p in arrow])
+    parquet = sorted(folder.rglob("*.parquet"))
+    if parquet:
+        return _parquet_files(parquet, [_split_name(folder, p) for p in parquet])
+    texts = sorted(p for p in folder.rglob("*") if p.suffix.lower() in (".jsonl", ".ndjson", ".csv", ".tsv"))
+    if not texts:
+        raise ImportFileError([RowError(0, "", f"the folder holds no data file; use {FORMATS}")])
+    return _concatenated([( _split_name(folder, p), open_table(p.read_bytes(), p.name)) for p in texts])
+
+
+def _open_all(paths: list[Path]):
+    import pyarrow as pa
+
+    return [pa.memory_map(str(path)) for path in paths]
+
+
+def _split_name(folder: Path, path: Path) -> str:
+    """``train`` for ``train/data-00000-of-00001.arrow``, ``data/train-00000-of-00001.parquet`` or ``train.jsonl``."""
+    relative = path.relative_to(folder)
+    if len(relative.parts) > 1 and relative.parts[0] not in ("data", "."):
+        return relative.parts[0]
+    stem = path.stem
+    return stem.split("-")[0] if stem.split("-")[0] not in ("data", "") else "train"
+
+
+def _concatenated(parts: list[tuple[str, Table]]) -> Table:
+    columns = _union_columns([table.columns for _split, table in parts], [split for split, _t in parts])
+    errors: list[RowError] = []
+
+    def rows():
+        number = 0
+        for split, table in parts:
+            for _line, record in table.rows:
+                number += 1
+                record.setdefault("split", split)
+                yield number, record
+            errors.extend(table.errors)
+
+    return Table(columns, rows(), parts[0][1].format, errors)
+
+
+def _unzip(data: bytes, folder: Path, filename: str) -> None:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        for member in archive.infolist():
+            target = (folder / member.filename).resolve()
+            if not str(target).startswith(str(folder.resolve())):
+                raise _refused(filename, f"the archive names a path outside itself ({member.filename})")
+        archive.extractall(folder)

@@ -1,0 +1,88 @@
+import json
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError
+from django.http import Http404
+
+from annotation.management.lookup import project_or_error
+from evaluation.models import EvalRun, ReleaseItem
+from evaluation.runs.imported import (
+    KINDS,
+    ResultFile,
+    ResultsRejected,
+    run_import_results,
+)
+from evaluation.runs.report import report_tables
+from evaluation.runs.services import run_claim, run_execute
+from evaluation.selectors import release_for_user
+from generation.services import new_owner_token
+
+
+class Command(BaseCommand):
+    help = (
+        "Create a benchmark run from files instead of model calls: model responses, judge scores and judge "
+        "rankings made elsewhere (CSV, TSV, XLSX or JSONL). Each file's kind is told by its columns, or by a "
+        "prefix: responses=FILE, scores=FILE, rankings=FILE. Nothing is imported if a row does not match. Example:\n"
+        "  import_run_results --project causal-qa --release v1 --name 'paper' respostas.xlsx notas.csv rankings.csv"
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("files", nargs="+", help="FILE, or KIND=FILE with KIND responses, scores or rankings")
+        parser.add_argument("--project", required=True, help="project slug")
+        parser.add_argument("--release", required=True, help="release version, e.g. v1")
+        parser.add_argument("--name", required=True, help="a name for the run, e.g. the paper's")
+        parser.add_argument("--split", default=ReleaseItem.Split.TEST, choices=[s for s, _ in ReleaseItem.Split.choices])
+        parser.add_argument("--columns", default="",
+                            help="columns the names do not tell: item=COL,model=COL,condition=COL,response=COL,"
+                                 "target=COL,criterion=COL,score=COL,ranking=COL,judge=COL")
+        parser.add_argument("--user", help="username recorded as the importer")
+        parser.add_argument("--no-wait", action="store_true", help="leave BERTScore to a worker")
+        parser.add_argument("--json", action="store_true", help="print the run and its report as one JSON object")
+
+    def handle(self, *args, **options):
+        project = project_or_error(options["project"])
+        try:
+            release = release_for_user(project, options["release"])
+        except Http404 as exc:
+            raise CommandError(f"--release: {exc}") from exc
+        user = None
+        if options["user"]:
+            user = get_user_model().objects.filter(username=options["user"]).first()
+            if user is None:
+                raise CommandError(f"No user {options['user']!r}.")
+        files = [self._file(argument) for argument in options["files"]]
+        try:
+            run = run_import_results(project=project, release=release, name=options["name"], files=files,
+                                     split=options["split"], columns=options["columns"], user=user, enqueue=False)
+        except ResultsRejected as exc:
+            raise CommandError(str(exc)) from exc
+        self.stderr.write(f"run #{run.pk} imported: " + ", ".join(
+            f"{entry['name']} ({entry['kind']}, {entry['rows']} rows)" for entry in run.imported["files"]))
+        if not options["no_wait"]:
+            owner = new_owner_token()
+            if run_claim(run_id=run.pk, owner=owner):
+                self.stderr.write("… computing BERTScore")
+                run_execute(run_id=run.pk, owner=owner)
+        run.refresh_from_db()
+        if options["json"]:
+            tables = [table.as_dict() for table in report_tables([run])]
+            self.stdout.write(json.dumps({"run": run.pk, "status": run.status, "notes": run.notes,
+                                          "imported": run.imported, "tables": tables}, ensure_ascii=False))
+            return
+        self.stdout.write(f"run #{run.pk} {run.status}")
+        for table in report_tables([run])[:3]:
+            self.stdout.write(f"\n{table.title}\n{table.csv()}")
+        if run.status not in (EvalRun.Status.SUCCEEDED, EvalRun.Status.QUEUED):
+            raise CommandError(f"run #{run.pk} {run.status}" + (f": {run.error}" if run.error else ""))
+
+    def _file(self, argument: str) -> ResultFile:
+        kind, sep, rest = argument.partition("=")
+        if sep and kind in KINDS:
+            path = Path(rest)
+        else:
+            kind, path = "", Path(argument)
+        try:
+            return ResultFile(name=path.name, data=path.read_bytes(), kind=kind)
+        except OSError as exc:
+            raise CommandError(f"Cannot read {path}: {exc.strerror}") from exc

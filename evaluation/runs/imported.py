@@ -1,0 +1,515 @@
+"""Results from elsewhere: a benchmark run made from files instead of model calls.
+
+A researcher brings a published evaluation's outputs — model responses, a judge's scores, a judge's
+rankings — as CSV / TSV / XLSX / JSONL files (read by ``annotation.importing.tables``). Each file's kind
+is told by its columns, its columns are found by the names people use (or ``--columns``), and every
+row is matched to an item of the release split (by the release record's id, the imported external id,
+or the exact question text). Any unmatched item, unknown model or condition, or score out of range is
+listed with its file and row, and nothing is written. Otherwise the run is stored as a run the platform
+made, marked as imported with each file's SHA-256; its worker then computes BERTScore locally, and the
+run's report, downloads and *Compare* work as for any run.
+"""
+
+import hashlib
+import re
+from collections import Counter
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.importing.errors import ImportFileError
+from annotation.importing.funnel import text_key
+from annotation.importing.mapping import fold, parse_columns
+from annotation.importing.tables import UNREADABLE, open_table, unreadable
+from generation.models import ModelEndpoint
+
+from ..models import EvalResponse, EvalRun, JudgeScore, Ranking, ReleaseItem
+from .choices import parse_choice, parse_yes_no, yes_no_gold
+from .conditions import (
+    MULTIPLE_CHOICE,
+    OPEN,
+    REFERENCE,
+    YES_NO,
+    correct_letters,
+    letters_of,
+)
+
+RESPONSES, SCORES, RANKINGS = "responses", "scores", "rankings"
+KINDS = (RESPONSES, SCORES, RANKINGS)
+KNOWN = {
+    "item": ("item", "item_id", "id", "question_id", "external_id", "id_pergunta", "qid", "uid"),
+    "question": ("question", "pergunta", "questao"),
+    "model": ("model", "modelo", "llm", "system", "sistema", "candidate_model"),
+    "condition": ("condition", "condicao", "setting", "strategy", "estrategia", "prompt", "prompting",
+                  "configuracao", "cenario"),
+    "response": ("response", "model_response", "resposta_modelo", "resposta_do_modelo", "model_answer", "output",
+                 "prediction", "generated_answer", "resposta_gerada", "answer", "resposta"),
+    "repetition": ("repetition", "repeticao", "rep", "sample", "amostra"),
+    "target": ("answer_of", "whose_answer", "evaluated", "avaliado", "resposta_de", "target", "candidate", "source",
+               "fonte"),
+    "criterion": ("criterion", "criterio", "metric", "metrica", "aspect", "aspecto"),
+    "score": ("score", "nota", "pontuacao", "rating", "overall", "overall_score", "nota_geral"),
+    "justification": ("justification", "justificativa", "rationale", "explanation", "explicacao", "comment",
+                      "comentario"),
+    "judge": ("judge", "juiz", "judge_model", "modelo_juiz", "avaliador", "evaluator"),
+    "ranking": ("ranking", "order", "ordem", "classificacao", "ranked"),
+    "shown": ("shown", "order_shown", "shown_order", "ordem_apresentada", "presentation_order"),
+}
+REFERENCE_WORDS = {"reference", "referencia", "gold", "ground_truth", "groundtruth", "human", "humano", "gabarito"}
+# Criterion names in Portuguese, for the paper's four.
+CRITERION_ALIASES = {"aderencia": "adherence", "fluencia": "fluency", "coerencia": "coherence",
+                     "relevancia": "relevance"}
+ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "primeiro": 1, "segundo": 2,
+            "terceiro": 3, "quarto": 4, "quinto": 5}
+_PLACE = re.compile(r"^(?:(?:rank|place|lugar|posicao|pos)_?(\d+)|(\d+)(?:st|nd|rd|th|o|a|_lugar)?)$")
+_SEPARATORS = re.compile(r"\s*(?:>|;|,|\|)\s*")
+_SERIES = re.compile(r"\s*(?:·|/|\|)\s*")
+OVERALL = "overall"
+
+
+@dataclass(frozen=True)
+class ResultError:
+    file: str
+    line: int
+    field: str
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}, row {self.line}" if self.line else self.file
+        return f"{where}, {self.field}: {self.reason}" if self.field else f"{where}: {self.reason}"
+
+
+class ResultsRejected(Exception):
+    """What is wrong with the files, by file and row; nothing was imported."""
+
+    def __init__(self, errors: list[ResultError]):
+        self.errors = errors
+        shown = "\n".join(f"  {error}" for error in errors[:30])
+        more = f"\n  … and {len(errors) - 30} more" if len(errors) > 30 else ""
+        super().__init__(f"{len(errors)} problem(s); nothing was imported:\n{shown}{more}")
+
+
+@dataclass
+class ResultFile:
+    name: str
+    data: bytes
+    kind: str = ""  # told by the columns when empty
+
+    @property
+    def sha256(self) -> str:
+        return hashlib.sha256(self.data).hexdigest()
+
+
+@dataclass
+class _Parsed:
+    responses: dict = field(default_factory=dict)  # (release_item, model, condition, repetition) → text
+    scores: dict = field(default_factory=dict)  # (release_item, model|None, condition|None, rep) → (scores, just.)
+    rankings: dict = field(default_factory=dict)  # (release_item, model, repetition) → (ranking, shown, just.)
+    judges: Counter = field(default_factory=Counter)
+    files: list = field(default_factory=list)
+
+
+def run_import_results(*, project, release, name: str, files: list[ResultFile], split: str = ReleaseItem.Split.TEST,
+                       columns: str = "", user=None, enqueue: bool = True) -> EvalRun:
+    """Check every file, then store the run with its responses, scores and rankings in one transaction.
+
+    Raises ``ResultsRejected`` listing every problem (file, row, field, reason); then nothing is written.
+    """
+    errors: list[ResultError] = []
+    if release.project_id != project.pk:
+        raise ResultsRejected([ResultError("release", 0, "", "the release belongs to another project")])
+    if not release.is_ready:
+        raise ResultsRejected([ResultError("release", 0, "", f"{release.tag} is {release.status}")])
+    items = _Items(release, split)
+    if not items.by_id:
+        raise ResultsRejected([ResultError("release", 0, "split", f"{release.tag} has no items in its {split!r} split;"
+                                           " cut a release with --splits 0,0,1 to evaluate every item")])
+    try:
+        overrides = parse_columns(columns) if columns else {}
+    except ValueError as exc:
+        raise ResultsRejected([ResultError("--columns", 0, "", str(exc))]) from exc
+    parsed = _Parsed()
+    tables = []
+    with ExitStack() as stack:
+        for result_file in files:
+            try:
+                table = open_table(result_file.data, result_file.name, stack=stack)
+            except ImportFileError as exc:
+                errors += [ResultError(result_file.name, e.line, e.field, e.reason) for e in exc.errors]
+                continue
+            kind = result_file.kind or _kind_of(table.columns, project)
+            if not kind:
+                errors.append(ResultError(result_file.name, 1, "", "cannot tell the kind of file from its columns "
+                                          f"({', '.join(table.columns)}); name it responses=FILE, scores=FILE "
+                                          "or rankings=FILE"))
+                continue
+            tables.append((result_file, kind, table))
+        # Responses first: scores and rankings name the models and conditions the responses bring.
+        for result_file, kind, table in sorted(tables, key=lambda entry: [RESPONSES, SCORES, RANKINGS].index(entry[1])):
+            reader = {RESPONSES: _read_responses, SCORES: _read_scores, RANKINGS: _read_rankings}[kind]
+            try:
+                count = reader(result_file.name, table, _columns(table.columns, overrides), items, parsed, errors,
+                               project)
+            except UNREADABLE as exc:
+                errors += [ResultError(result_file.name, 0, "", str(unreadable(exc)))]
+                continue
+            errors += [ResultError(result_file.name, e.line, e.field, e.reason) for e in table.errors]
+            parsed.files.append({"name": result_file.name, "kind": kind, "sha256": result_file.sha256, "rows": count})
+    if not parsed.responses and not errors:
+        errors.append(ResultError("files", 0, "", "no responses: give a file of model responses"))
+    if errors:
+        raise ResultsRejected(sorted(errors, key=lambda e: (e.file, e.line)))
+    return _store(project, release, split, name, parsed, user, enqueue)
+
+
+class _Items:
+    """The release split's items, found by record id, the item's external id, or the question's text."""
+
+    def __init__(self, release, split):
+        self.by_id, self.by_text, self.records = {}, {}, {}
+        rows = ReleaseItem.objects.filter(release=release, split=split).values_list("pk", "data", "item__external_id")
+        for pk, data, external_id in rows:
+            self.records[pk] = data
+            self.by_id.setdefault(str(data.get("id", "")), pk)
+            if external_id:
+                self.by_id.setdefault(external_id, pk)
+            self.by_text.setdefault(text_key(data.get("question", "")), pk)
+
+    def find(self, value) -> int | None:
+        text = str(value if value is not None else "").strip()
+        if isinstance(value, float) and value.is_integer():
+            text = str(int(value))
+        return self.by_id.get(text) or self.by_text.get(text_key(text)) if text else None
+
+
+def _kind_of(columns: list[str], project) -> str:
+    folded = {fold(column) for column in columns}
+    if folded & set(KNOWN["ranking"]) or any(_place(column) for column in columns):
+        return RANKINGS
+    criteria = {fold(key) for key in project.criterion_keys} | set(CRITERION_ALIASES)
+    if folded & set(KNOWN["score"]) or folded & criteria:
+        return SCORES
+    if folded & set(KNOWN["response"]):
+        return RESPONSES
+    return ""
+
+
+def _place(column: str) -> int | None:
+    name = fold(column)
+    if name in ORDINALS:
+        return ORDINALS[name]
+    match = _PLACE.match(name)
+    return int(match.group(1) or match.group(2)) if match else None
+
+
+def _columns(columns: list[str], overrides: dict) -> dict[str, str]:
+    """Role → column: the --columns given, then the first known name; a column serves one role."""
+    chosen = {role: column for role, column in overrides.items() if column in columns}
+    by_folded = {fold(column): column for column in reversed(columns)}
+    for role, names in KNOWN.items():
+        if role in chosen:
+            continue
+        for known in names:
+            column = by_folded.get(known)
+            if column is not None and column not in chosen.values():
+                chosen[role] = column
+                break
+    return chosen
+
+
+def _cell(record: dict, columns: dict, role: str) -> str:
+    column = columns.get(role)
+    value = record.get(column) if column else None
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip()
+
+
+def _item(name, line, record, columns, items, errors) -> int | None:
+    role = "item" if "item" in columns else "question"
+    if role not in columns:
+        errors.append(ResultError(name, line, "item", "no item column (item id or question text); map one with "
+                                  "--columns item=COLUMN"))
+        return None
+    value = record.get(columns[role])
+    found = items.find(value)
+    if found is None:
+        errors.append(ResultError(name, line, role, f"{str(value)[:80]!r} matches no item of the release split "
+                                  "(by id, external id or question text)"))
+    return found
+
+
+def _repetition(name, line, record, columns, errors) -> int | None:
+    raw = _cell(record, columns, "repetition")
+    if not raw:
+        return 1
+    if not raw.isdigit() or not 1 <= int(raw) <= 100:
+        errors.append(ResultError(name, line, "repetition", f"{raw!r} is not a whole number from 1 to 100"))
+        return None
+    return int(raw)
+
+
+def _read_responses(name, table, columns, items, parsed, errors, project) -> int:
+    missing = [role for role in ("response",) if role not in columns]
+    if missing:
+        errors.append(ResultError(name, 1, "response", "no response column; map one with --columns response=COLUMN"))
+        return 0
+    count = 0
+    for line, record in table.rows:
+        count += 1
+        release_item = _item(name, line, record, columns, items, errors)
+        repetition = _repetition(name, line, record, columns, errors)
+        model = _cell(record, columns, "model")[:100] or "model"
+        condition = _cell(record, columns, "condition")[:32] or "default"
+        if release_item is None or repetition is None:
+            continue
+        key = (release_item, model, condition, repetition)
+        if key in parsed.responses:
+            errors.append(ResultError(name, line, "", f"a second response of {model} · {condition} (repetition "
+                                      f"{repetition}) to the same item"))
+            continue
+        parsed.responses[key] = _cell(record, columns, "response")
+    return count
+
+
+def _series(parsed: _Parsed) -> tuple[set, set, dict]:
+    models = {key[1] for key in parsed.responses}
+    conditions = {key[2] for key in parsed.responses}
+    by_fold = {fold(model): model for model in models}
+    return models, conditions, by_fold
+
+
+def _read_scores(name, table, columns, items, parsed, errors, project) -> int:
+    models, conditions, model_by_fold = _series(parsed)
+    criteria = {criterion["key"]: (criterion.get("min", 1), criterion.get("max", 5)) for criterion in project.criteria}
+    wide = {}
+    for column in table.columns:
+        key = CRITERION_ALIASES.get(fold(column), fold(column))
+        if key in criteria:
+            wide[column] = key
+    if not wide and "score" not in columns:
+        errors.append(ResultError(name, 1, "score", "no score column; map one with --columns score=COLUMN"))
+        return 0
+    count = 0
+    for line, record in table.rows:
+        count += 1
+        release_item = _item(name, line, record, columns, items, errors)
+        repetition = _repetition(name, line, record, columns, errors)
+        target = _target(name, line, record, columns, model_by_fold, conditions, errors)
+        if release_item is None or repetition is None or target is None:
+            continue
+        model, condition = target
+        if model is None:
+            repetition = 1  # the reference answer is one, whatever the repetition of the row
+        if model is not None and (release_item, model, condition, repetition) not in parsed.responses:
+            errors.append(ResultError(name, line, "", f"no response of {model} · {condition} to this item "
+                                      "in the responses file"))
+            continue
+        given = {}
+        if wide:
+            for column, key in wide.items():
+                given[key] = record.get(column)
+        else:
+            criterion = _cell(record, columns, "criterion")
+            key = CRITERION_ALIASES.get(fold(criterion), fold(criterion)) if criterion else OVERALL
+            if criterion and key not in criteria:
+                errors.append(ResultError(name, line, "criterion", f"unknown criterion {criterion!r} (the project's: "
+                                          f"{', '.join(criteria)}, or none for one overall score)"))
+                continue
+            given[key] = record.get(columns["score"])
+        scores = _scores(name, line, given, criteria, errors)
+        if scores is None:
+            continue
+        slot = parsed.scores.setdefault((release_item, model, condition, repetition), [{}, {}])
+        slot[0].update(scores)
+        justification = _cell(record, columns, "justification")
+        if justification:
+            for key in scores:
+                slot[1][key] = justification
+        judge = _cell(record, columns, "judge")
+        if judge:
+            parsed.judges[judge[:100]] += 1
+    return count
+
+
+def _target(name, line, record, columns, model_by_fold, conditions, errors):
+    """Whose answer a score is of: (None, None) for the reference, else (model, condition)."""
+    raw = _cell(record, columns, "target")
+    model_cell, condition_cell = _cell(record, columns, "model"), _cell(record, columns, "condition")
+    if raw and fold(raw) in REFERENCE_WORDS:
+        return None, None
+    if raw:
+        parts = _SERIES.split(raw, maxsplit=1)
+        model_cell, condition_cell = (parts[0], parts[1]) if len(parts) == 2 else (model_cell or raw, condition_cell)
+    if not model_cell and not condition_cell:
+        errors.append(ResultError(name, line, "target", "say whose answer was scored: reference, or a model and "
+                                  "condition (e.g. gpt-4o · class-agnostic)"))
+        return None
+    if fold(model_cell) in REFERENCE_WORDS:
+        return None, None
+    model = model_by_fold.get(fold(model_cell)) if model_cell else (next(iter(model_by_fold.values()))
+                                                                     if len(model_by_fold) == 1 else None)
+    if model is None:
+        errors.append(ResultError(name, line, "model", f"unknown model {model_cell!r} (the responses have: "
+                                  f"{', '.join(sorted(model_by_fold.values()))})"))
+        return None
+    condition = condition_cell or (next(iter(conditions)) if len(conditions) == 1 else "")
+    if condition not in conditions:
+        errors.append(ResultError(name, line, "condition", f"unknown condition {condition_cell!r} (the responses "
+                                  f"have: {', '.join(sorted(conditions))})"))
+        return None
+    return model, condition
+
+
+def _scores(name, line, given: dict, criteria: dict, errors) -> dict | None:
+    scores = {}
+    for key, value in given.items():
+        low, high = criteria.get(key, (1, 5))
+        try:
+            number = float(str(value).replace(",", "."))
+        except (TypeError, ValueError):
+            if value in (None, ""):
+                continue
+            errors.append(ResultError(name, line, key, f"{value!r} is not a number"))
+            return None
+        if not number.is_integer() or not low <= number <= high:
+            errors.append(ResultError(name, line, key, f"{value!r} is out of range (a whole number from {low} to "
+                                      f"{high})"))
+            return None
+        scores[key] = int(number)
+    if not scores:
+        errors.append(ResultError(name, line, "score", "is empty"))
+        return None
+    return scores
+
+
+def _sources(raw: str, model: str, conditions: set) -> list[str] | None:
+    """Ranked or shown sources as condition names and ``reference``; None when one is unknown."""
+    sources = []
+    for part in (part for part in _SEPARATORS.split(raw) if part):
+        if fold(part) in REFERENCE_WORDS:
+            sources.append(REFERENCE)
+            continue
+        pieces = _SERIES.split(part, maxsplit=1)
+        condition = pieces[1] if len(pieces) == 2 and fold(pieces[0]) == fold(model) else part
+        if condition not in conditions:
+            return None
+        sources.append(condition)
+    return sources
+
+
+def _read_rankings(name, table, columns, items, parsed, errors, project) -> int:
+    models, conditions, model_by_fold = _series(parsed)
+    places = sorted(((_place(column), column) for column in table.columns if _place(column)), key=lambda p: p[0])
+    if not places and "ranking" not in columns:
+        errors.append(ResultError(name, 1, "ranking", "no ranking column (ranking, or 1st, 2nd, …)"))
+        return 0
+    count = 0
+    for line, record in table.rows:
+        count += 1
+        release_item = _item(name, line, record, columns, items, errors)
+        repetition = _repetition(name, line, record, columns, errors)
+        model_cell = _cell(record, columns, "model")
+        model = model_by_fold.get(fold(model_cell)) if model_cell else (
+            next(iter(model_by_fold.values())) if len(model_by_fold) == 1 else None)
+        if model is None:
+            errors.append(ResultError(name, line, "model", f"unknown model {model_cell!r} (the responses have: "
+                                      f"{', '.join(sorted(models))})"))
+            continue
+        if release_item is None or repetition is None:
+            continue
+        raw = (" > ".join(_cell(record, {"p": column}, "p") for _place_number, column in places
+                          if _cell(record, {"p": column}, "p"))
+               if places else _cell(record, columns, "ranking"))
+        ranking = _sources(raw, model, conditions)
+        shown_raw = _cell(record, columns, "shown")
+        shown = _sources(shown_raw, model, conditions) if shown_raw else []
+        if ranking is None or shown is None or not ranking:
+            errors.append(ResultError(name, line, "ranking", f"{raw or shown_raw!r}: rank reference and the "
+                                      f"conditions of the responses ({', '.join(sorted(conditions))})"))
+            continue
+        if len(set(ranking)) != len(ranking) or (shown and sorted(shown) != sorted(ranking)):
+            errors.append(ResultError(name, line, "ranking", f"{raw!r} names a source twice, or differs from the "
+                                      "order shown"))
+            continue
+        parsed.rankings[(release_item, model, repetition)] = (ranking, shown, _cell(record, columns, "justification"))
+        judge = _cell(record, columns, "judge")
+        if judge:
+            parsed.judges[judge[:100]] += 1
+    return count
+
+
+def _endpoint(project, model: str) -> ModelEndpoint:
+    """The endpoint that stands for an imported model: the project's or site's of that name, else a new, inactive
+    one (never called: it only names the model in the run's rows)."""
+    found = (ModelEndpoint.objects.filter(project=project, name=model).first()
+             or ModelEndpoint.objects.filter(project__isnull=True, name=model).first())
+    if found is not None:
+        return found
+    return ModelEndpoint.objects.create(project=project, name=model[:100], model=model[:200],
+                                        base_url="http://imported.invalid/v1", api_key_env="", is_active=False)
+
+
+@transaction.atomic
+def _store(project, release, split, name, parsed: _Parsed, user, enqueue: bool) -> EvalRun:
+    conditions = sorted({key[2] for key in parsed.responses})
+    endpoints = {model: _endpoint(project, model) for model in sorted({key[1] for key in parsed.responses})}
+    judge = _endpoint(project, parsed.judges.most_common(1)[0][0]) if parsed.judges else None
+    now = timezone.now()
+    run = EvalRun.objects.create(
+        project=project, release=release, split=split, answer_format=project.answer_format, conditions=conditions,
+        judge_endpoint=judge, created_by=user, heartbeat_at=now, stage=EvalRun.Stage.SCORING,
+        imported={"name": name, "files": parsed.files, "imported_at": now.isoformat(),
+                  "by": user.get_username() if user else ""},
+    )
+    run.endpoints.set(endpoints.values())
+    responses = []
+    for (release_item, model, condition, repetition), text in parsed.responses.items():
+        response = EvalResponse(run=run, release_item_id=release_item, endpoint=endpoints[model], condition=condition,
+                                repetition=repetition, text=text,
+                                error="" if text else "the imported response is empty")
+        responses.append(response)
+    _read_choices(run, responses)
+    EvalResponse.objects.bulk_create(responses)
+    by_key = {(r.release_item_id, r.endpoint.name, r.condition, r.repetition): r for r in responses}
+    JudgeScore.objects.bulk_create(
+        JudgeScore(run=run, release_item_id=release_item,
+                   response=by_key[(release_item, model, condition, repetition)] if model else None,
+                   scores=scores, justifications=justifications)
+        for (release_item, model, condition, repetition), (scores, justifications) in parsed.scores.items()
+    )
+    Ranking.objects.bulk_create(
+        Ranking(run=run, release_item_id=release_item, endpoint=endpoints[model], repetition=repetition,
+                shown=shown, ranking=ranking, justification=justification)
+        for (release_item, model, repetition), (ranking, shown, justification) in parsed.rankings.items()
+    )
+    if enqueue:
+        from .services import run_enqueue
+
+        transaction.on_commit(lambda: run_enqueue(run.pk), robust=True)
+    return run
+
+
+def _read_choices(run: EvalRun, responses: list[EvalResponse]) -> None:
+    """Closed formats: the letter or yes / no read from each response, and whether it is right (as for calls)."""
+    if run.answer_format == OPEN:
+        return
+    records = dict(ReleaseItem.objects.filter(pk__in={r.release_item_id for r in responses}).values_list("pk", "data"))
+    for response in responses:
+        if response.error:
+            continue
+        record = records[response.release_item_id]
+        if run.answer_format == MULTIPLE_CHOICE:
+            choice = parse_choice(response.text, letters_of(record), "")
+            response.correct = choice is not None and choice in correct_letters(record)
+        elif run.answer_format == YES_NO:
+            choice = parse_yes_no(response.text, "")
+            response.correct = choice is not None and choice == yes_no_gold(record)
+        else:
+            continue
+        response.choice = choice or ""
+        response.unparsed = choice is None
