@@ -1,7 +1,8 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
-from .models import Project
+from .designs import designs
+from .models import Project, default_design
 
 MAX_IMPORT_BYTES = 200 * 1024 * 1024
 
@@ -207,8 +208,8 @@ class ProjectCreateForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["design"].choices = Project.Design.choices
-        self.fields["design"].initial = Project.Design.CAUSAL_QA_PT
+        self.fields["design"].choices = [(design.key, design.name) for design in designs()]
+        self.fields["design"].initial = default_design()
 
     def clean_slug(self):
         slug = self.cleaned_data["slug"]

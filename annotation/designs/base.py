@@ -40,6 +40,7 @@ class ProjectDesign:
     help_template = ""  # template of the design's section on the help page
     item_partial = ""  # template included in the annotator's and curator's item pages (context: item, design)
     project_partial = ""  # template included in the project page (context: project, design, design_context)
+    nav_partial = ""  # links of the design's own pages, included in the project's navigation (context: project)
 
     def stages(self) -> list[Stage]:
         return []

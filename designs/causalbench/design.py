@@ -131,6 +131,7 @@ class CausalBenchDesign(ProjectDesign):
     example_file = "causalbench.json"
     help_template = "designs/causalbench/causalbench_help.html"
     item_partial = "designs/causalbench/_causalbench_item.html"
+    nav_partial = "designs/causalbench/_nav.html"
     project_partial = "designs/causalbench/_causalbench_project.html"  # the check report on the project page
 
     def stages(self):

@@ -178,6 +178,7 @@ class ExplicaDesign(ProjectDesign):
     example_file = "explica.json"
     help_template = "designs/explica/explica_help.html"
     item_partial = "designs/explica/_explica_item.html"
+    nav_partial = "designs/explica/_nav.html"
     project_partial = "designs/explica/_explica_project.html"  # pairs labelled, ties, labels
 
     def stages(self):
