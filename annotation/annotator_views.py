@@ -91,14 +91,14 @@ def _judgment_form(project, item, data=None) -> JudgmentForm:
     design = design_for(project)
     item.project = project  # already loaded: the hooks read it
     return JudgmentForm(data, project=project, criteria=design.judgment_criteria(item),
-                        labels=design.judgment_labels(item))
+                        labels=design.judgment_labels(item), asks_vote=design.judgment_asks_vote(item))
 
 
 def _form_key(project, item) -> str:
     """Changes whenever what the judgment form shows changes (criteria, labels), for its cached HTML."""
     design = design_for(project)
     item.project = project
-    shown = [design.judgment_criteria(item), design.judgment_labels(item)]
+    shown = [design.judgment_criteria(item), design.judgment_labels(item), design.judgment_asks_vote(item)]
     return hashlib.sha1(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -113,7 +113,7 @@ def assignment_judge(request, slug, assignment_id):
             judgment_submit(
                 assignment=assignment,
                 ratings=form.ratings(),
-                vote=form.cleaned_data["vote"],
+                vote=form.cleaned_data.get("vote", ""),
                 causal_class=form.cleaned_data["causal_class"],
                 comment=form.cleaned_data["comment"],
             )

@@ -34,14 +34,18 @@ class JudgmentForm(forms.Form):
     causal_class = forms.ChoiceField(label=_("Causal class"), widget=forms.RadioSelect)
     comment = forms.CharField(label=_("Comment"), required=False, max_length=5000, widget=forms.Textarea)
 
-    def __init__(self, *args, project, criteria: list[dict] | None = None, labels: list[str] | None = None, **kwargs):
+    def __init__(self, *args, project, criteria: list[dict] | None = None, labels: list[str] | None = None,
+                 asks_vote: bool = True, **kwargs):
         from .models import Judgment
 
         super().__init__(*args, **kwargs)
         self.project = project
+        self.asks_vote = asks_vote
         self.criteria = project.criteria if criteria is None else criteria
         self.labels = project.label_set if labels is None else labels
         self.fields["vote"].choices = Judgment.Vote.choices
+        if not asks_vote:
+            del self.fields["vote"]
         self.fields["causal_class"].choices = [(label, class_label_display(label)) for label in self.labels]
         self.fields["causal_class"].required = bool(self.labels)
         for criterion in self.criteria:

@@ -111,13 +111,6 @@ class EndpointForm(forms.ModelForm):
             ) % {"variable": variable, "url": base_url})
         return cleaned
 
-    def save(self, commit=True):
-        endpoint = super().save(commit=False)
-        endpoint.project = self.project
-        if commit:
-            endpoint.save()
-        return endpoint
-
 
 class RevisionSettingsForm(forms.ModelForm):
     class Meta:

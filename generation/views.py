@@ -18,7 +18,9 @@ from .models import ModelEndpoint, PromptTemplate
 from .services import (
     JobInvalid,
     api_key_is_set,
+    endpoint_create,
     endpoint_from_environment,
+    endpoint_update,
     job_cancel,
     job_create,
     job_retry_failed,
@@ -148,7 +150,7 @@ def endpoint_list(request, slug):
     if request.method == "POST" and "endpoint-name" in request.POST:
         form = EndpointForm(request.POST, project=project, prefix="endpoint")
         if form.is_valid():
-            endpoint = form.save()
+            endpoint = endpoint_create(project=project, **form.cleaned_data)
             messages.success(request, _("Endpoint “%(name)s” added.") % {"name": endpoint.name})
             return redirect("generation:endpoint_list", slug=project.slug)
     elif request.method == "POST":
@@ -180,7 +182,7 @@ def endpoint_edit(request, slug, endpoint_id):
     endpoint = get_object_or_404(ModelEndpoint, pk=endpoint_id, project=project)
     form = EndpointForm(request.POST or None, instance=endpoint, project=project, prefix="endpoint")
     if request.method == "POST" and form.is_valid():
-        form.save()
+        endpoint_update(endpoint=endpoint, **form.cleaned_data)
         messages.success(request, _("Endpoint “%(name)s” saved.") % {"name": endpoint.name})
         return redirect("generation:endpoint_list", slug=project.slug)
     endpoint.key_is_set = api_key_is_set(endpoint)

@@ -74,6 +74,14 @@ class ProjectDesign:
         criteria to filter a question). Default: the project's criteria."""
         return list(item.project.criteria)
 
+    def judgment_asks_vote(self, item) -> bool:
+        """Whether the annotator votes accept / reject / needs revision on ``item`` (ExpliCa: no, only a rating)."""
+        return True
+
+    def annotators_edit(self, item) -> bool:
+        """Whether annotators may edit ``item`` (ExpliCa: no, every rater must read the same sentence)."""
+        return True
+
     def judgment_labels(self, item) -> list[str]:
         """The class labels offered for ``item``; empty means the judgment asks for no label."""
         return list(item.project.label_set)

@@ -219,6 +219,14 @@ class ExplicaDesign(ProjectDesign):
         """Raters give a rating only: the relation comes from the aggregation, not from a label."""
         return []
 
+    def judgment_asks_vote(self, item):
+        """Raters give a rating only: an item is not accepted or rejected by one of its fifteen raters."""
+        return False
+
+    def annotators_edit(self, item):
+        """Every rater must read the same sentence: annotators never edit it (curators still may)."""
+        return False
+
     def project_context(self, project):
         from .aggregation import explica_summary
 
