@@ -78,6 +78,11 @@ class ProjectDesign:
         """Whether the annotator votes accept / reject / needs revision on ``item`` (ExpliCa: no, only a rating)."""
         return True
 
+    def item_shows_context(self, item) -> bool:
+        """Whether the item page prints the item's context itself (False: the design's partial shows it, as
+        CausalBench renders its scenario with code and formulas, once)."""
+        return True
+
     def annotators_edit(self, item) -> bool:
         """Whether annotators may edit ``item`` (ExpliCa: no, every rater must read the same sentence)."""
         return True
@@ -128,7 +133,8 @@ def design_item_context(project, item) -> dict:
     """What the annotator's and the curator's item pages add for the project's design: its partial and warnings."""
     design = design_for(project)
     item.project = project  # already loaded by the page: the hooks read it without a query
-    return {"design": design, "design_warnings": design.item_warnings(item)}
+    return {"design": design, "design_warnings": design.item_warnings(item),
+            "design_shows_context": design.item_shows_context(item)}
 
 
 def register(cls: type[ProjectDesign]) -> type[ProjectDesign]:

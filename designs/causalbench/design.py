@@ -34,6 +34,7 @@ QUESTION_TYPES = {
 }
 DOMAINS = ["text", "math", "code"]
 ANSWERS = ("yes", "no")
+ANSWER_CHECK = {"key": "answer_correct", "label": "The yes/no answer is right (1) or wrong (0)", "min": 0, "max": 1}
 
 
 class ScenarioInvalid(ValueError):
@@ -154,6 +155,14 @@ class CausalBenchDesign(ProjectDesign):
             "overlap": 1,
             "design_settings": {"domains": list(DOMAINS)},
         }
+
+    def judgment_criteria(self, item):
+        """The annotator checks the yes/no answer; fluency or coherence of the word "yes" means nothing."""
+        return [dict(ANSWER_CHECK)]
+
+    def item_shows_context(self, item):
+        """The scenario is the partial's (rendered by its domain), printed once."""
+        return not (item.group_id and item.group.context)
 
     def load_example(self, project, users):
         groups = example_scenarios_load(project, read_example())
