@@ -26,6 +26,7 @@ from .models import Assignment, CurationDecision, Item, Option
 from .permissions import (
     Role,
     can_edit_item,
+    may_edit_item,
     get_assignment_for_user,
     get_item_for_editing,
     get_item_for_user,
@@ -272,7 +273,8 @@ def _item_context(request, project, item, assignment) -> dict:
         "assignment": assignment,
         "options": options,
         "show_options": bool(options) or project.answer_format == project.AnswerFormat.MULTIPLE_CHOICE,
-        "can_edit": assignment is None or assignment.status == Assignment.Status.ACTIVE,
+        "can_edit": may_edit_item(request.user, project, item, lambda: assignment is None
+                                  or assignment.status == Assignment.Status.ACTIVE),
         "is_curator": has_role(request.user, project, Role.CURATOR),
         "role_choices": Option.Role.choices,
         "form_key": _form_key(project, item),

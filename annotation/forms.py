@@ -27,6 +27,14 @@ class ImportForm(forms.Form):
         return upload
 
 
+def rating_keys(criterion: dict) -> dict[str, str]:
+    """The key that ticks each value of a criterion's scale: the design's (``criterion["keys"]``, ExpliCa's 0 for
+    10), else each one-digit value its own digit."""
+    low, high = int(criterion.get("min", 1)), int(criterion.get("max", 5))
+    keys = {str(value): str(value) for value in range(max(low, 0), min(high, 9) + 1)}
+    return {**keys, **{str(value): str(key) for value, key in (criterion.get("keys") or {}).items()}}
+
+
 class JudgmentForm(forms.Form):
     """Ratings for each of the project's criteria (fields ``rating_<key>``), a vote, a class label, a comment."""
 
@@ -63,7 +71,8 @@ class JudgmentForm(forms.Form):
         rows = []
         for number, criterion in enumerate(self.criteria, start=1):
             name = f"rating_{criterion['key']}"
-            rows.append({"number": number, "name": name, "key": criterion["key"], **self._choice_row(name)})
+            rows.append({"number": number, "name": name, "key": criterion["key"],
+                         **self._choice_row(name, keys=rating_keys(criterion))})
         return rows
 
     def vote_row(self) -> dict:

@@ -219,6 +219,11 @@ class ExplicaDesign(ProjectDesign):
         """Raters give a rating only: the relation comes from the aggregation, not from a label."""
         return []
 
+    def judgment_criteria(self, item):
+        """The project's 1–10 acceptability rating, keys 1–9 and 0 for 10."""
+        return [{**criterion, "keys": {"10": "0"}} if int(criterion.get("max", 5)) == 10 else criterion
+                for criterion in item.project.criteria]
+
     def judgment_asks_vote(self, item):
         """Raters give a rating only: an item is not accepted or rejected by one of its fifteen raters."""
         return False
