@@ -26,6 +26,7 @@ from .models import Assignment, CurationDecision, Item, Option
 from .permissions import (
     Role,
     can_edit_item,
+    may_edit_item,
     get_assignment_for_user,
     get_item_for_editing,
     get_item_for_user,
@@ -91,14 +92,14 @@ def _judgment_form(project, item, data=None) -> JudgmentForm:
     design = design_for(project)
     item.project = project  # already loaded: the hooks read it
     return JudgmentForm(data, project=project, criteria=design.judgment_criteria(item),
-                        labels=design.judgment_labels(item))
+                        labels=design.judgment_labels(item), asks_vote=design.judgment_asks_vote(item))
 
 
 def _form_key(project, item) -> str:
     """Changes whenever what the judgment form shows changes (criteria, labels), for its cached HTML."""
     design = design_for(project)
     item.project = project
-    shown = [design.judgment_criteria(item), design.judgment_labels(item)]
+    shown = [design.judgment_criteria(item), design.judgment_labels(item), design.judgment_asks_vote(item)]
     return hashlib.sha1(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -113,7 +114,7 @@ def assignment_judge(request, slug, assignment_id):
             judgment_submit(
                 assignment=assignment,
                 ratings=form.ratings(),
-                vote=form.cleaned_data["vote"],
+                vote=form.cleaned_data.get("vote", ""),
                 causal_class=form.cleaned_data["causal_class"],
                 comment=form.cleaned_data["comment"],
             )
@@ -272,7 +273,8 @@ def _item_context(request, project, item, assignment) -> dict:
         "assignment": assignment,
         "options": options,
         "show_options": bool(options) or project.answer_format == project.AnswerFormat.MULTIPLE_CHOICE,
-        "can_edit": assignment is None or assignment.status == Assignment.Status.ACTIVE,
+        "can_edit": may_edit_item(request.user, project, item, lambda: assignment is None
+                                  or assignment.status == Assignment.Status.ACTIVE),
         "is_curator": has_role(request.user, project, Role.CURATOR),
         "role_choices": Option.Role.choices,
         "form_key": _form_key(project, item),

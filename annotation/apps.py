@@ -4,3 +4,9 @@ from django.apps import AppConfig
 class AnnotationConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "annotation"
+
+    def ready(self):
+        from .background import sweep_register
+        from .importing import imports_resume_stale
+
+        sweep_register("imports resumed or failed", imports_resume_stale)

@@ -1,8 +1,9 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from .designs import designs
 from .importing.mapping import FIELDS, Mapping, MappingError, parse_values
-from .models import Project
+from .models import Project, default_design
 
 MAX_IMPORT_BYTES = 200 * 1024 * 1024
 
@@ -62,6 +63,14 @@ class ImportForm(forms.Form):
                        values=self.cleaned_data["values"], keep=self.data.getlist("keep"))
 
 
+def rating_keys(criterion: dict) -> dict[str, str]:
+    """The key that ticks each value of a criterion's scale: the design's (``criterion["keys"]``, ExpliCa's 0 for
+    10), else each one-digit value its own digit."""
+    low, high = int(criterion.get("min", 1)), int(criterion.get("max", 5))
+    keys = {str(value): str(value) for value in range(max(low, 0), min(high, 9) + 1)}
+    return {**keys, **{str(value): str(key) for value, key in (criterion.get("keys") or {}).items()}}
+
+
 class JudgmentForm(forms.Form):
     """Ratings for each of the project's criteria (fields ``rating_<key>``), a vote, a class label, a comment."""
 
@@ -69,14 +78,18 @@ class JudgmentForm(forms.Form):
     causal_class = forms.ChoiceField(label=_("Causal class"), widget=forms.RadioSelect)
     comment = forms.CharField(label=_("Comment"), required=False, max_length=5000, widget=forms.Textarea)
 
-    def __init__(self, *args, project, criteria: list[dict] | None = None, labels: list[str] | None = None, **kwargs):
+    def __init__(self, *args, project, criteria: list[dict] | None = None, labels: list[str] | None = None,
+                 asks_vote: bool = True, **kwargs):
         from .models import Judgment
 
         super().__init__(*args, **kwargs)
         self.project = project
+        self.asks_vote = asks_vote
         self.criteria = project.criteria if criteria is None else criteria
         self.labels = project.label_set if labels is None else labels
         self.fields["vote"].choices = Judgment.Vote.choices
+        if not asks_vote:
+            del self.fields["vote"]
         self.fields["causal_class"].choices = [(label, class_label_display(label)) for label in self.labels]
         self.fields["causal_class"].required = bool(self.labels)
         for criterion in self.criteria:
@@ -94,7 +107,8 @@ class JudgmentForm(forms.Form):
         rows = []
         for number, criterion in enumerate(self.criteria, start=1):
             name = f"rating_{criterion['key']}"
-            rows.append({"number": number, "name": name, "key": criterion["key"], **self._choice_row(name)})
+            rows.append({"number": number, "name": name, "key": criterion["key"],
+                         **self._choice_row(name, keys=rating_keys(criterion))})
         return rows
 
     def vote_row(self) -> dict:
@@ -243,8 +257,8 @@ class ProjectCreateForm(forms.Form):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["design"].choices = Project.Design.choices
-        self.fields["design"].initial = Project.Design.CAUSAL_QA_PT
+        self.fields["design"].choices = [(design.key, design.name) for design in designs()]
+        self.fields["design"].initial = default_design()
 
     def clean_slug(self):
         slug = self.cleaned_data["slug"]

@@ -48,8 +48,11 @@ def judgment_submit(
         raise AssignmentClosed(_("This question waits for its answer, not for a judgment."))
     design = design_for(project)
     criteria = design.judgment_criteria(item)
+    asks_vote = design.judgment_asks_vote(item)
+    vote = vote if asks_vote else ""
     clean_ratings = judgment_validate(project=project, ratings=ratings, vote=vote, causal_class=causal_class,
-                                      comment=comment, criteria=criteria, labels=design.judgment_labels(item))
+                                      comment=comment, criteria=criteria, labels=design.judgment_labels(item),
+                                      asks_vote=asks_vote)
     assignment = _claim(assignment, item, project)
     judgment = Judgment.objects.create(
         item=item,
@@ -76,7 +79,8 @@ def judgment_submit(
 
 
 def judgment_validate(*, project: Project, ratings: dict, vote: str, causal_class: str, comment: str,
-                      criteria: list[dict] | None = None, labels: list[str] | None = None) -> dict:
+                      criteria: list[dict] | None = None, labels: list[str] | None = None,
+                      asks_vote: bool = True) -> dict:
     """Check a judgment against the project (or the ``criteria`` and ``labels`` its design asks for this item);
     return the ratings as whole numbers or raise ValidationError."""
     criteria = project.criteria if criteria is None else criteria
@@ -98,7 +102,7 @@ def judgment_validate(*, project: Project, ratings: dict, vote: str, causal_clas
             errors[f"rating_{key}"] = _rating_error(criterion, low, high)
             continue
         clean[key] = number
-    if vote not in Judgment.Vote.values:
+    if asks_vote and vote not in Judgment.Vote.values:
         errors["vote"] = _("vote accept, reject or needs revision")
     if labels and causal_class not in labels:
         errors["causal_class"] = _("choose the causal class among %(labels)s") % {"labels": ", ".join(labels)}

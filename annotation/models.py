@@ -7,6 +7,8 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 from django.utils.translation import gettext_lazy as _
 
+from .background import BackgroundWork
+
 PEARL_LABELS = ["associational", "interventional", "counterfactual"]
 
 DEFAULT_CRITERIA = [
@@ -34,21 +36,19 @@ def default_criteria() -> list[dict]:
     return [dict(criterion) for criterion in DEFAULT_CRITERIA]
 
 
+def default_design() -> str:
+    """The first registered design (the first design app in ``INSTALLED_APPS``)."""
+    from .designs import designs
+
+    return designs()[0].key
+
+
 class Project(models.Model):
     class AnswerFormat(models.TextChoices):
         OPEN = "open", _("Open answer")
         MULTIPLE_CHOICE = "multiple_choice", _("Multiple choice")
         YES_NO = "yes_no", _("Yes / no")
         RATING = "rating", _("Rating scale")
-
-    class Design(models.TextChoices):
-        """Which benchmark design the project follows (item shape, stages, exports)."""
-
-        CAUSAL_QA_PT = "causal_qa_pt", "Causal_QA.PT"
-        METER = "meter", "METER"
-        CAUSALBENCH = "causalbench", "CausalBench"
-        CAUSALITYCHECK = "causalitycheck", "CausalityCheck"
-        EXPLICA = "explica", "ExpliCa"
 
     class ApprovalPolicy(models.TextChoices):
         CURATOR = "curator", _("A curator decides every item")
@@ -58,7 +58,9 @@ class Project(models.Model):
     slug = models.SlugField(_("slug"), max_length=80, unique=True)
     description = models.TextField(_("description"), blank=True)
     language = models.CharField(_("language"), max_length=16, default="pt-BR")
-    design = models.CharField(_("design"), max_length=32, choices=Design.choices, default=Design.CAUSAL_QA_PT)
+    # Which benchmark design the project follows (item shape, stages, exports): a key of the design registry
+    # (``annotation.designs``), checked by ``project_create``; the designs are apps of their own.
+    design = models.CharField(_("design"), max_length=32, default=default_design)
     answer_format = models.CharField(
         _("answer format"), max_length=32, choices=AnswerFormat.choices, default=AnswerFormat.OPEN
     )
@@ -85,6 +87,15 @@ class Project(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def design_name(self) -> str:
+        from .designs import design_for
+
+        try:
+            return design_for(self).name
+        except LookupError:
+            return self.design
 
     @property
     def criterion_keys(self) -> list[str]:
@@ -154,7 +165,7 @@ class ItemGroup(models.Model):
         return self.external_id or f"{self.kind} #{self.pk}"
 
 
-class ImportBatch(models.Model):
+class ImportBatch(BackgroundWork):
     """One upload of source questions, with its preprocessing funnel."""
 
     class Status(models.TextChoices):

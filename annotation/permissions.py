@@ -81,18 +81,26 @@ def get_item_for_user(user, project: Project, item_id: int) -> Item:
     return item
 
 
-def can_edit_item(user, project: Project, item: Item) -> bool:
-    """Curators edit any item; an annotator edits an item they hold in its current round, or one that
-    needs revision (until a model rewrites it, people may)."""
+def may_edit_item(user, project: Project, item: Item, holds) -> bool:
+    """The one rule of who edits an item: curators any; an annotator an item they hold in its current round
+    (``holds()``), or one that needs revision (until a model rewrites it, people may), unless the project's
+    design keeps its items from annotators (ExpliCa: fifteen raters read the same sentence)."""
+    from .designs import design_for
+
     if has_role(user, project, Role.CURATOR):
         return True
     if not has_role(user, project, Role.ANNOTATOR):
         return False
-    if item.status == Item.Status.NEEDS_REVISION:
-        return True
-    return Assignment.objects.filter(
+    item.project = project
+    if not design_for(project).annotators_edit(item):
+        return False
+    return item.status == Item.Status.NEEDS_REVISION or holds()
+
+
+def can_edit_item(user, project: Project, item: Item) -> bool:
+    return may_edit_item(user, project, item, lambda: Assignment.objects.filter(
         item=item, annotator=user, round=item.round, status=Assignment.Status.ACTIVE
-    ).exists()
+    ).exists())
 
 
 def get_item_for_editing(user, project: Project, item_id: int) -> Item:
@@ -100,10 +108,7 @@ def get_item_for_editing(user, project: Project, item_id: int) -> Item:
     item = _ITEM_HELD.first(item_id=int(item_id), project_id=project.pk, user_id=user.pk)
     if item is None:
         raise Http404("No such item.")
-    allowed = has_role(user, project, Role.CURATOR) or (
-        has_role(user, project, Role.ANNOTATOR) and (item.status == Item.Status.NEEDS_REVISION or item.held_by_user)
-    )
-    if not allowed:
+    if not may_edit_item(user, project, item, lambda: item.held_by_user):
         raise PermissionDenied("You may edit an item while it is assigned to you, or when it needs revision.")
     item.project = project
     return item

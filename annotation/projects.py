@@ -3,7 +3,7 @@
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from .designs import design_for
+from .designs import design_for, designs
 from .models import Membership, Project
 from .permissions import Role
 
@@ -23,8 +23,9 @@ def project_create(
 
     Raises ``ValidationError`` naming the field (a taken slug, an unknown design) and writes nothing then.
     """
-    if design not in Project.Design.values:
-        raise ValidationError({"design": f"Unknown design {design!r}; choose from {', '.join(Project.Design.values)}."})
+    known = [known.key for known in designs()]
+    if design not in known:
+        raise ValidationError({"design": f"Unknown design {design!r}; choose from {', '.join(known)}."})
     if Project.objects.filter(slug=slug).exists():
         raise ValidationError({"slug": f"A project with the slug {slug!r} already exists."})
     defaults = design_for(design).project_defaults()

@@ -165,6 +165,12 @@ def _ensure_first_revision(item: Item, snapshot: dict) -> None:
         pass  # written by a concurrent first edit; both hold the same snapshot
 
 
+# What the next review round sets on an item besides ``round + 1``: the one rule ``item_start_round`` and the
+# batch path (``items_update(start_round=True)``, model answers) share, so no item comes back to review with the
+# old round's counters (complete, so nobody is ever asked to review it again).
+NEW_ROUND = {"status": Item.Status.IN_REVIEW, "round_assigned": 0, "round_judged": 0, "round_disagreement": None}
+
+
 @transaction.atomic
 def item_start_round(*, item: Item) -> Item:
     """Send the item (back) to review: the next round begins and needs fresh judgments.
@@ -172,15 +178,8 @@ def item_start_round(*, item: Item) -> Item:
     The round's counters start again from zero; assignments of the old round can no longer
     be submitted (annotation.judging checks the round).
     """
-    Item.objects.filter(pk=item.pk).update(
-        status=Item.Status.IN_REVIEW,
-        round=F("round") + 1,
-        round_assigned=0,
-        round_judged=0,
-        round_disagreement=None,
-        updated_at=timezone.now(),
-    )
-    item.refresh_from_db(fields=["status", "round", "round_assigned", "round_judged", "round_disagreement", "updated_at"])
+    Item.objects.filter(pk=item.pk).update(**NEW_ROUND, round=F("round") + 1, updated_at=timezone.now())
+    item.refresh_from_db(fields=["round", "updated_at", *NEW_ROUND])
     return item
 
 
@@ -255,7 +254,9 @@ def items_update(
         item.version += 1  # the row is locked: nobody else can move it meanwhile
         item.updated_at = now
         if start_round:
-            item.status, item.round = Item.Status.IN_REVIEW, item.round + 1
+            for name, value in NEW_ROUND.items():
+                setattr(item, name, value)
+            item.round += 1
         fields.update(changed)
         changed_items.append(item)
         revisions.append(Revision(
@@ -266,7 +267,7 @@ def items_update(
     if changed_items:
         fields.update(["answer_by", "answer_author", "answer_provenance", "version", "updated_at"])
         if start_round:
-            fields.update(["status", "round"])
+            fields.update(["round", *NEW_ROUND])
         fast_update(Item, sorted(fields), changed_items)
     # Revision numbers are versions of rows this transaction holds, so they cannot collide, except
     # with a first revision a concurrent first edit wrote meanwhile: then the insert fails and the

@@ -1,9 +1,12 @@
 """Celery tasks of the annotation app: each takes ids, claims its row, and calls a service."""
 
 import logging
+import uuid
 
 from celery import shared_task
+from django.utils import timezone
 
+from .background import work_claim, work_heartbeat
 from .importing import ImportRejected, questions_import
 from .models import ImportBatch
 
@@ -12,10 +15,9 @@ logger = logging.getLogger(__name__)
 
 @shared_task(name="annotation.import_questions")
 def import_questions_task(batch_id: int) -> dict:
-    claimed = ImportBatch.objects.filter(id=batch_id, status=ImportBatch.Status.QUEUED).update(
-        status=ImportBatch.Status.RUNNING
-    )
-    if not claimed:
+    owner = f"import:{batch_id}:{uuid.uuid4().hex[:8]}"
+    if not work_claim(ImportBatch, pk=batch_id, owner=owner, queued=ImportBatch.Status.QUEUED,
+                      running=ImportBatch.Status.RUNNING):
         return {"skipped": "already taken or finished"}
     batch = ImportBatch.objects.select_related("project", "created_by").get(id=batch_id)
     with batch.source_file.open("rb") as handle:
@@ -33,12 +35,16 @@ def import_questions_task(batch_id: int) -> dict:
             as_gold=bool(options.get("as_gold")),
             length_bounds_on=options.get("length_bounds", True),
             batch=batch,
+            progress=lambda stage: work_heartbeat(ImportBatch, pk=batch_id, owner=owner,
+                                                  running=ImportBatch.Status.RUNNING),
         )
     except ImportRejected as exc:
         logger.info("import %s rejected: %s errors", batch_id, len(exc.errors))
-    except Exception as exc:
+    except Exception:
+        logger.exception("import %s failed", batch_id)
         ImportBatch.objects.filter(id=batch_id).update(
-            status=ImportBatch.Status.FAILED, errors=[{"line": 0, "field": "", "reason": f"internal error: {exc}"}]
+            status=ImportBatch.Status.FAILED, finished_at=timezone.now(),
+            errors=[{"line": 0, "field": "", "reason": "internal error; the administrators can read why in the log"}],
         )
         raise
     batch.refresh_from_db(fields=["status", "funnel"])

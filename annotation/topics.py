@@ -10,7 +10,7 @@ from django.db.models import Count
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from .models import Assignment, Item, Project, Revision, Topic
+from .models import Assignment, CurationDecision, Item, Project, Revision, Topic
 from .services import _ensure_first_revision, item_snapshot
 
 
@@ -129,5 +129,11 @@ def item_drop_as_duplicate(*, item: Item, of: Item, curator) -> Item:
     Revision.objects.create(
         item=item, number=item.version, round=item.round, kind=Revision.Kind.DECISION, author=curator,
         snapshot=before, changed_fields=["status"], note=f"near-duplicate of #{of.pk}",
+    )
+    # Closing an item always leaves a decision record, as approving or rejecting it on the review page does.
+    CurationDecision.objects.update_or_create(
+        item=item, round=item.round,
+        defaults={"curator": curator, "decision": CurationDecision.Decision.REJECT,
+                  "note": f"near-duplicate of #{of.pk}"},
     )
     return item

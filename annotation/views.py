@@ -3,7 +3,6 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
 from django.db.models import Count
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -13,15 +12,13 @@ from django.views.decorators.http import require_http_methods, require_POST
 from . import dashboard, queue, selectors
 from .designs import design_for, designs
 from .forms import ImportForm, ProjectCreateForm
+from .importing import import_start
 from .importing.preview import import_file_preview
 from .models import ImportBatch, Item
 from .permissions import Role, get_project_for_user
+from .polling import poll_response
 from .projects import can_create_projects, project_create
 from .spreadsheet import csv_response
-from .tasks import import_questions_task
-
-# htmx polling stops when the server answers 286.
-STOP_POLLING = 286
 
 
 @login_required
@@ -94,17 +91,9 @@ def import_list(request, slug):
         mapping = form.mapping()
         options = {"sheet": form.cleaned_data["sheet"].strip(), "as_gold": form.cleaned_data["as_gold"],
                    "length_bounds": not form.cleaned_data["no_length_bounds"]}
-        with transaction.atomic():
-            batch = ImportBatch.objects.create(
-                project=project,
-                created_by=request.user,
-                filename=upload.name[:255],
-                skip_invalid=form.cleaned_data["skip_invalid"],
-                source_file=upload,
-                mapping=mapping.as_dict() if mapping else {},
-                options=options,
-            )
-            transaction.on_commit(lambda: import_questions_task.delay(batch.pk))
+        batch = import_start(project=project, user=request.user, upload=upload,
+                             skip_invalid=form.cleaned_data["skip_invalid"],
+                             mapping=mapping.as_dict() if mapping else {}, options=options)
         messages.info(request, _("The file is being imported."))
         return redirect("annotation:import_detail", slug=project.slug, batch_id=batch.pk)
     context = {"project": project, "form": form, "batches": selectors.recent_imports(project)}
@@ -137,9 +126,8 @@ def import_detail(request, slug, batch_id):
         "finished": batch.status in (ImportBatch.Status.DONE, ImportBatch.Status.FAILED),
     }
     if request.htmx:
-        response = render(request, "annotation/import_detail.html#report", context)
-        if context["finished"]:
-            response.status_code = STOP_POLLING
+        response = poll_response(request, "annotation/import_detail.html#report", context,
+                                 finished=context["finished"])
         return response
     return render(request, "annotation/import_detail.html", context)
 

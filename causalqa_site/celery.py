@@ -9,6 +9,15 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 
 
+@app.task(name="causalqa.sweep_stale", ignore_result=True)
+def sweep_stale_task() -> dict:
+    """Celery beat's periodic sweep: resume or fail the background work whose worker died (every kind's
+    sweep, registered by its app: annotation.background.sweep_register)."""
+    from annotation.background import sweep_stale
+
+    return sweep_stale()
+
+
 @app.task(name="causalqa.ping")
 def ping(payload: str = "pong") -> str:
     """Answers with what it was given; used by health checks and the round-trip test."""

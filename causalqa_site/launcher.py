@@ -1,4 +1,4 @@
-"""`make run`: the web server and a Celery worker side by side; Ctrl-C stops both.
+"""`make run`: the web server, a Celery worker and Celery beat side by side; Ctrl-C stops them all.
 
 On the embedded default the worker uses kombu's filesystem transport, so nothing
 needs to be installed or started by hand. With REDIS_URL set it uses Redis.
@@ -24,6 +24,11 @@ def main() -> int:
         [python, "-m", "celery", "-A", "causalqa_site", "worker", "--pool=threads", "--concurrency=8",
          "--loglevel=WARNING", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-n", f"local-{os.getpid()}@%h"],
     )
+    # Celery beat sends the periodic sweep of stale work (jobs, runs, releases, topic runs, imports).
+    beat = subprocess.Popen(
+        [python, "-m", "celery", "-A", "causalqa_site", "beat", "--loglevel=WARNING",
+         f"--schedule={settings.CELERY_BEAT_SCHEDULE_FILENAME}"],
+    )
     web = subprocess.Popen(
         [python, "-m", "gunicorn", "causalqa_site.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2",
          "--threads", "4", "--access-logfile", "-", "--log-level", "warning"],
@@ -33,7 +38,7 @@ def main() -> int:
     print(f"\nCausalQA Studio is running at http://127.0.0.1:{port}/", flush=True)
     print(f"  database: {database}; task broker: {broker}; worker pid {worker.pid}", flush=True)
     print("  sign in with one of the demo accounts above; press Ctrl-C to stop.\n", flush=True)
-    children = [web, worker]
+    children = [web, worker, beat]
     try:
         while all(child.poll() is None for child in children):
             time.sleep(0.5)

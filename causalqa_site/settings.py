@@ -276,6 +276,14 @@ GENERATION_STALE_SECONDS = float(env_str("GENERATION_STALE_SECONDS") or 30.0)
 GENERATION_QUEUED_STALE_SECONDS = float(env_str("GENERATION_QUEUED_STALE_SECONDS") or 300.0)
 # A release build that wrote no progress for this long lost its worker; another worker starts it again.
 RELEASE_STALE_SECONDS = float(env_str("RELEASE_STALE_SECONDS") or 600.0)
+# An import silent this long lost its worker: it is queued again (or fails after a few tries).
+IMPORT_STALE_SECONDS = float(env_str("IMPORT_STALE_SECONDS") or 900.0)
+# Run the annotator loop's hot queries compiled once (causalqa_site.compiled); off: the plain ORM.
+COMPILED_QUERIES = env_bool("COMPILED_QUERIES", True)
+# How often Celery beat sweeps stale background work (annotation.background.sweep_stale).
+STALE_SWEEP_SECONDS = float(env_str("STALE_SWEEP_SECONDS") or 15.0)
+CELERY_BEAT_SCHEDULE = {"sweep-stale-work": {"task": "causalqa.sweep_stale", "schedule": STALE_SWEEP_SECONDS}}
+CELERY_BEAT_SCHEDULE_FILENAME = str(CELERY_DIR / "beat-schedule")
 GENERATION_LEASE_SECONDS = float(env_str("GENERATION_LEASE_SECONDS") or 10 * GENERATION_HEARTBEAT_SECONDS)
 GENERATION_MAX_THREADS = env_int("GENERATION_MAX_THREADS", 64)
 GENERATION_BACKOFF_SECONDS = float(env_str("GENERATION_BACKOFF_SECONDS") or 1.0)

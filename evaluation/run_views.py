@@ -9,6 +9,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.permissions import Role, get_project_for_user
+from annotation.polling import poll_response
 from generation.selectors import endpoints_for_project
 
 from .forms import ResultsImportForm, RunForm
@@ -20,7 +21,6 @@ from .runs.report import report_tables
 from .runs.services import RunInvalid, run_cancel, run_create
 from .selectors import empty_responses, run_for_project, run_progress, runs_for_project
 
-STOP_POLLING = 286
 REPORT_KEYS = ("level", "type", "task", "variant")
 
 
@@ -92,9 +92,8 @@ def run_detail(request, slug, run_id):
     context = {"project": project, "run": run, "progress": run_progress(run),
                "can_cancel": project.user_role in (Role.CURATOR, Role.OWNER) and not run.is_finished}
     if request.htmx:
-        response = render(request, "evaluation/run_detail.html#status", context)
+        response = poll_response(request, "evaluation/run_detail.html#status", context, finished=run.is_finished)
         if run.is_finished:
-            response.status_code = STOP_POLLING
             response["HX-Refresh"] = "true"
         return response
     keys, differences = _report_options(request)

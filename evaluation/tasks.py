@@ -3,15 +3,12 @@
 import logging
 
 from celery import shared_task
-from celery.signals import worker_ready
-from django.conf import settings
 
-from causalqa_site.watch import start_sweeping
 from generation.services import new_owner_token
 
 from .models import Release
-from .runs.services import run_claim, run_execute, runs_resume_stale
-from .services import release_build, releases_resume_stale
+from .runs.services import run_claim, run_execute
+from .services import release_build
 
 logger = logging.getLogger(__name__)
 
@@ -26,12 +23,6 @@ def release_build_task(release_id: int) -> dict:
     return {"status": release.status, "version": release.version, "checksum": release.checksum}
 
 
-@worker_ready.connect
-def start_watching_for_stale_releases(sender=None, **kwargs) -> None:
-    """Each worker looks for release builds whose worker died, and starts them again."""
-    start_sweeping("release builds started again", releases_resume_stale, max(1.0, settings.RELEASE_STALE_SECONDS / 4))
-
-
 @shared_task(name="evaluation.run_eval", acks_late=True, reject_on_worker_lost=True)
 def run_eval_task(run_id: int) -> dict:
     """Claim the run (a duplicate delivery finds it taken and does nothing) and take it to the end."""
@@ -39,9 +30,3 @@ def run_eval_task(run_id: int) -> dict:
     if not run_claim(run_id=run_id, owner=owner):
         return {"run": run_id, "skipped": "already running, finished or cancelled"}
     return run_execute(run_id=run_id, owner=owner)
-
-
-@worker_ready.connect
-def start_watching_for_stale_runs(sender=None, **kwargs) -> None:
-    """Each worker looks for runs whose worker stopped beating, and queues them again."""
-    start_sweeping("resumed evaluation runs", runs_resume_stale, max(0.2, settings.GENERATION_HEARTBEAT_SECONDS))

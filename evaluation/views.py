@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.authtoken.models import Token
 
+from annotation.polling import poll_response
 from annotation.designs import design_for
 from annotation.permissions import Role, get_project_for_user
 
@@ -38,8 +39,6 @@ from .selectors.cells import DEFAULT_THRESHOLD, cell_kappa_grid
 from .services import ReleaseError, release_create, token_issue, token_key_visible_to, token_revoke
 from .tasks import release_build_task
 
-# htmx polling stops when the server answers 286.
-STOP_POLLING = 286
 
 
 @login_required
@@ -148,9 +147,8 @@ def release_detail(request, slug, version):
     if release.is_ready:
         context.update(_release_figures(release))
     if request.htmx:
-        response = render(request, "evaluation/release_detail.html#status", context)
+        response = poll_response(request, "evaluation/release_detail.html#status", context, finished=finished)
         if finished:
-            response.status_code = STOP_POLLING
             response["HX-Refresh"] = "true"  # the whole page gains the figures once the release is ready
         return response
     return render(request, "evaluation/release_detail.html", context)

@@ -76,8 +76,7 @@ class JobListCreateApi(generics.ListAPIView):
                 count=data.get("count"), causal_class=data["causal_class"], topic=topic,
                 batch_size=data["batch_size"], item_ids=data.get("item_ids"), answer_endpoint=answer_endpoint,
                 answer_variant=data["answer_variant"], group_ids=data.get("group_ids"), voters=voters,
-                domain=data["domain"],
-                double_prompt=data["double_prompt"],
+                domain=data["domain"], double_prompt=data["double_prompt"],
             )
         except JobInvalid as exc:
             return Response({field: [message] for field, message in exc.errors.items()},

@@ -7,8 +7,21 @@ class GenerationConfig(AppConfig):
     name = "generation"
 
     def ready(self):
-        from . import receivers  # noqa: F401 - connects the receivers
+        from annotation.background import sweep_register
 
+        from . import receivers  # noqa: F401 - connects the receivers
+        from .forms import core_job_pages
+        from .kinds import job_kind_register, job_page_register
+        from .services.jobs import core_job_kinds, jobs_resume_stale
+        from .topics.run import topic_runs_fail_stale_everywhere
+
+        sweep_register("generation jobs resumed", jobs_resume_stale)
+        sweep_register("topic runs failed", topic_runs_fail_stale_everywhere)
+
+        for kind in core_job_kinds():
+            job_kind_register(kind)
+        for page in core_job_pages():
+            job_page_register(page)
         post_migrate.connect(_endpoint_from_environment, sender=self, dispatch_uid="generation.env_endpoint")
 
 

@@ -111,13 +111,6 @@ class EndpointForm(forms.ModelForm):
             ) % {"variable": variable, "url": base_url})
         return cleaned
 
-    def save(self, commit=True):
-        endpoint = super().save(commit=False)
-        endpoint.project = self.project
-        if commit:
-            endpoint.save()
-        return endpoint
-
 
 class RevisionSettingsForm(forms.ModelForm):
     class Meta:
@@ -129,3 +122,27 @@ class RevisionSettingsForm(forms.ModelForm):
         self.fields["revision_endpoint"].queryset = endpoints
         self.fields["revision_endpoint"].label_from_instance = lambda endpoint: endpoint.label
         self.fields["revision_endpoint"].empty_label = _("The endpoint from the environment, if any")
+
+
+def _questions_arguments(project, data) -> dict:
+    return {"kind": "questions", "causal_class": data["causal_class"], "topic": data["topic"], "count": data["count"],
+            "batch_size": data["batch_size"], "answer_endpoint": data["answer_endpoint"],
+            "answer_variant": data["answer_variant"]}
+
+
+def core_job_pages() -> list:
+    """The cards generation itself puts on its page (registered when its app is ready)."""
+    from .kinds import JobPage
+    from .selectors import distractor_candidates, items_waiting_for_answer
+
+    return [
+        JobPage(key="questions", form=QuestionsJobForm, template="generation/jobs/_questions.html",
+                kinds=("questions",), arguments=_questions_arguments),
+        JobPage(key="answer", form=AnswerJobForm, template="generation/jobs/_answer.html", kinds=("answer",),
+                context=lambda project: {"waiting": items_waiting_for_answer(project).count()},
+                arguments=lambda project, data: {"kind": "answer", "item_ids": data["item_ids"],
+                                                 "answer_variant": data["variant"]}),
+        JobPage(key="distractors", form=DistractorsJobForm, template="generation/jobs/_distractors.html",
+                kinds=("distractors",), context=lambda project: {"candidates": distractor_candidates(project).count()},
+                arguments=lambda project, data: {"kind": "distractors"}),
+    ]

@@ -106,26 +106,19 @@ class PromptTemplate(models.Model):
     """One immutable version of a prompt; a change is a new version, and every call names its version."""
 
     class Kind(models.TextChoices):
+        """The kinds generation and evaluation use themselves; the designs register more (``generation.kinds``).
+        The field is plain text, checked against both when a template is stored or a job created."""
+
         QUESTIONS = "questions", _("New questions of a class")
         ANSWER = "answer", _("Answer a question")
         DISTRACTORS = "distractors", _("Distractors")
         REVISION = "revision", _("Revise an answer from feedback")
-        DECONTAMINATION = "decontamination", _("De-contamination: does A cause B, without the context?")
-        METER_QUESTION = "meter_question", _("METER: a question of one level with its answer and distractors")
         BENCHMARK_ANSWER = "benchmark_answer", _("Benchmark answer")
         JUDGE_SCORE = "judge_score", _("Judge: score an answer")
         JUDGE_RANKING = "judge_ranking", _("Judge: rank answers")
-        # --- CausalBench (designs.causalbench) ---
-        CAUSALBENCH_EXPAND = "causalbench_expand", _("CausalBench: classify a question, write the other perspectives")
-        CAUSALBENCH_SCENARIO = "causalbench_scenario", _("CausalBench: a new scenario with four questions")
-        CAUSALBENCH_CHECK = "causalbench_check", _("CausalBench: a second, independent answer")
-        # --- end CausalBench ---
-        # --- CausalityCheck (issue 8, part C) ---
-        CHECKLIST = "checklist", _("CausalityCheck: checklist texts of a seed")
-        # --- end CausalityCheck ---
         OTHER = "other", pgettext_lazy("kind of prompt template", "Other")
 
-    kind = models.CharField(max_length=32, choices=Kind.choices)
+    kind = models.CharField(max_length=32)
     name = models.CharField(max_length=100, help_text=_("Variant within a kind, e.g. class-agnostic."))
     language = models.CharField(max_length=16, default="pt-BR")
     version = models.PositiveIntegerField(default=1)
@@ -160,7 +153,7 @@ class GenerationJob(models.Model):
         CANCELLED = "cancelled", _("Cancelled")
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="generation_jobs")
-    kind = models.CharField(max_length=32, choices=PromptTemplate.Kind.choices)
+    kind = models.CharField(max_length=32)  # a job kind of ``generation.kinds`` (or one evaluation runs)
     endpoint = models.ForeignKey(ModelEndpoint, on_delete=models.PROTECT, related_name="jobs")
     template = models.ForeignKey(PromptTemplate, on_delete=models.PROTECT, related_name="jobs")
     # A questions job may have its new questions answered by a second model in the same job.
@@ -200,6 +193,12 @@ class GenerationJob(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} job #{self.pk} ({self.status})"
+
+    @property
+    def kind_label(self) -> str:
+        from .kinds import job_kind_label
+
+        return job_kind_label(self.kind)
 
     @property
     def is_finished(self) -> bool:

@@ -95,25 +95,3 @@ def call_for_user(user, call_id: int) -> LLMCall:
     call.project = get_project_for_user(user, project.slug, Role.ANNOTATOR)
     return call
 
-
-# --- CausalBench ---
-def causalbench_job_arguments(project: Project, mode: str, *, endpoint, domain: str, count) -> dict:
-    """``job_create`` arguments for a CausalBench job started on the generation page: new scenarios of a domain;
-    every open question not yet in a scenario (to expand); or every question without its second answer whose
-    first answer was not written by ``endpoint``'s model (to check)."""
-    from designs.causalbench.checks import questions_to_check
-
-    from .services.jobs import MAX_ITEMS
-
-    if mode == "causalbench_scenario":
-        return {"kind": mode, "domain": domain, "count": count}
-    if mode == "causalbench_expand":
-        rows = (Item.objects.filter(project=project, group__isnull=True)
-                .exclude(status__in=[Item.Status.APPROVED, Item.Status.REJECTED]).values_list("pk", "answer_provenance"))
-    else:
-        rows = questions_to_check(project).values_list("pk", "answer_provenance")
-    ids = [pk for pk, provenance in rows.order_by("pk")[:MAX_ITEMS]
-           if mode != "causalbench_check" or (provenance or {}).get("model") != endpoint.model]
-    return {"kind": mode, "item_ids": ids}
-# --- end CausalBench ---
-

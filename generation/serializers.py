@@ -2,7 +2,7 @@ from rest_framework import serializers
 
 from .models import GenerationJob, LLMCall, ModelEndpoint, PromptTemplate
 from .services.jobs import ANSWER_VARIANTS
-from .services.work import JOB_KINDS
+from .kinds import job_kinds
 
 
 class EndpointOutputSerializer(serializers.ModelSerializer):
@@ -56,10 +56,7 @@ class JobOutputSerializer(serializers.ModelSerializer):
 
 
 class JobCreateInputSerializer(serializers.Serializer):
-    # The same choices as the model's field (one enum in the schema); job_create refuses the kinds jobs do not run.
-    kind = serializers.ChoiceField(
-        choices=PromptTemplate.Kind.choices, help_text=f"One of: {', '.join(JOB_KINDS)}."
-    )
+    kind = serializers.ChoiceField(choices=[], help_text="A registered job kind (generation's and the designs').")
     endpoint = serializers.IntegerField(help_text="Id of a model endpoint of the project or of the site.")
     template = serializers.IntegerField(required=False, help_text="Prompt template id; default: the latest of the kind.")
     count = serializers.IntegerField(required=False, help_text="questions: how many to write.")
@@ -72,22 +69,25 @@ class JobCreateInputSerializer(serializers.Serializer):
     answer_variant = serializers.ChoiceField(choices=list(ANSWER_VARIANTS), required=False, default="class-agnostic")
     item_ids = serializers.ListField(
         child=serializers.IntegerField(), required=False, allow_null=True,
-        help_text="answer, revision: the items; distractors: default all eligible items.",
+        help_text="The items; default every eligible item (answer: those waiting; distractors: those without).",
     )
     group_ids = serializers.ListField(
         child=serializers.IntegerField(), required=False, allow_null=True,
-        help_text="decontamination, meter_question (METER): the entries; default all waiting ones. "
-                  "checklist (CausalityCheck): the seed groups; default every seed without its checklist.",
+        help_text="Kinds that work on item groups (a design's entries or seeds): the groups; default all waiting.",
     )
     voters = serializers.ListField(
         child=serializers.IntegerField(), required=False, default=list,
-        help_text="decontamination: more endpoints asked besides `endpoint`; a pair stays only if all answer no.",
+        help_text="Kinds that ask several models: the endpoints asked besides `endpoint`.",
     )
-    domain = serializers.ChoiceField(choices=["", "text", "math", "code"], required=False, default="",
-                                     help_text="causalbench_scenario: the scenarios' domain.")
+    domain = serializers.CharField(required=False, default="", allow_blank=True,
+                                   help_text="Kinds that write in a domain (new scenarios): the domain.")
     double_prompt = serializers.BooleanField(
-        required=False, default=True, help_text="checklist: correct and corrupted versions in one request."
+        required=False, default=True, help_text="Kinds that can ask for two versions at once: one request for both."
     )
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["kind"].choices = [(kind.key, str(kind.label)) for kind in job_kinds()]
 
 
 class CallOutputSerializer(serializers.ModelSerializer):

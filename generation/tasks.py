@@ -1,14 +1,10 @@
-"""Celery tasks of the generation app, and the watch that resumes jobs whose worker died."""
+"""Celery tasks of the generation app (stale jobs are resumed by the periodic sweep: annotation.background)."""
 
 import logging
 
 from celery import shared_task
-from celery.signals import worker_ready
-from django.conf import settings
 
-from causalqa_site.watch import start_sweeping
-
-from .services import job_claim, job_run, jobs_resume_stale, new_owner_token
+from .services import job_claim, job_run, new_owner_token
 
 logger = logging.getLogger(__name__)
 
@@ -20,12 +16,6 @@ def run_generation_job(job_id: int) -> dict:
     if not job_claim(job_id=job_id, owner=owner):
         return {"job": job_id, "skipped": "already running, finished or cancelled"}
     return job_run(job_id=job_id, owner=owner)
-
-
-@worker_ready.connect
-def start_watching_for_stale_jobs(sender=None, **kwargs) -> None:
-    """Each worker looks for jobs whose worker stopped beating, and queues them again."""
-    start_sweeping("resumed generation jobs", jobs_resume_stale, max(0.2, settings.GENERATION_HEARTBEAT_SECONDS))
 
 
 @shared_task(name="generation.run_topic_model", acks_late=True, reject_on_worker_lost=True)

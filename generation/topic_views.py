@@ -10,6 +10,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from annotation.polling import poll_response
 from annotation.models import Item, Topic
 from annotation.permissions import Role, get_project_for_user, has_role
 from annotation.topics import (
@@ -29,7 +30,6 @@ from .topics.duplicates import near_duplicate_resolve
 from .topics.forms import ClassTargetsForm, FillGapForm, TopicChoiceForm, TopicRenameForm, TopicRunForm
 from .topics.run import latest_run, seed_words_format, topic_run_create
 
-STOP_POLLING = 286
 PROPOSAL_FIELDS = ("topic", "endpoint", "answer_endpoint", "answer_variant", "batch_size")
 
 
@@ -80,10 +80,10 @@ def topic_run_progress(request, slug, run_id):
     """The run's progress, polled by the page; 286 (stop polling) once it is over."""
     project = get_project_for_user(request.user, slug)
     run = get_object_or_404(TopicRun.objects.defer("map_points"), project=project, pk=run_id)
-    response = render(request, "generation/topics.html#run", {"project": project, "run": run,
-                                                             "run_finished": run.is_finished})
+    response = poll_response(request, "generation/topics.html#run", {"project": project, "run": run,
+                                                                     "run_finished": run.is_finished},
+                             finished=run.is_finished)
     if run.is_finished:
-        response.status_code = STOP_POLLING
         response["HX-Refresh"] = "true"  # the new topics are ready: show them
     return response
 

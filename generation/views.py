@@ -8,77 +8,52 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.permissions import Role, get_project_for_user
+from annotation.polling import poll_response
 from annotation.selectors import class_status_table
-from designs.causalbench.forms import CausalBenchJobForm
-from designs.causalitycheck.forms import ChecklistJobForm
-from designs.causalitycheck.seeds import seeds_of
-from designs.meter import pipeline as meter
-from designs.meter.forms import DecontaminationJobForm, MeterQuestionJobForm
 
 from . import selectors
-from .forms import (
-    AnswerJobForm,
-    DistractorsJobForm,
-    EndpointForm,
-    QuestionsJobForm,
-    RevisionSettingsForm,
-)
+from .forms import EndpointForm, RevisionSettingsForm
+from .kinds import job_pages
 from .models import ModelEndpoint, PromptTemplate
 from .services import (
     JobInvalid,
     api_key_is_set,
+    endpoint_create,
     endpoint_from_environment,
+    endpoint_update,
     job_cancel,
     job_create,
     job_retry_failed,
     revision_endpoint_for,
 )
 
-# htmx polling stops when the server answers 286.
-STOP_POLLING = 286
 Kind = PromptTemplate.Kind
-JOB_FORMS = {Kind.QUESTIONS: QuestionsJobForm, Kind.ANSWER: AnswerJobForm, Kind.DISTRACTORS: DistractorsJobForm,
-             "causalbench": CausalBenchJobForm, Kind.CHECKLIST: ChecklistJobForm}
-# Jobs only a METER project runs.
-METER_JOB_FORMS = {Kind.DECONTAMINATION: DecontaminationJobForm, Kind.METER_QUESTION: MeterQuestionJobForm}
-
-
-def _job_forms(project) -> dict:
-    return {**JOB_FORMS, **(METER_JOB_FORMS if project.design == project.Design.METER else {})}
 
 
 def _forms(project, endpoints, data=None, kind=None):
+    """The forms of the job cards the project may use (``generation.kinds``), by page key."""
     return {
-        name: form_class(data if name == kind else None, project=project, endpoints=endpoints, prefix=name)
-        for name, form_class in _job_forms(project).items()
+        page.key: page.form(data if page.key == kind else None, project=project, endpoints=endpoints, prefix=page.key)
+        for page in job_pages(project)
     }
 
 
-def _generation_page(request, project, forms, status=200):
-    endpoints = forms[Kind.QUESTIONS].fields["endpoint"].queryset
+def _generation_page(request, project, forms, endpoints, status=200):
+    cards = []
+    for page in job_pages(project):
+        card = page.context(project)
+        if card is not None:
+            cards.append({"page": page, "form": forms[page.key], "context": card})
     context = {
         "project": project,
         "endpoints": endpoints,
-        "forms": forms,
+        "cards": cards,
         "class_rows": class_status_table(project),
-        "waiting_for_answer": selectors.items_waiting_for_answer(project).count(),
-        "distractor_candidates": selectors.distractor_candidates(project).count(),
         "revision_endpoint": revision_endpoint_for(project),
         "jobs": selectors.jobs_for_project(project)[:30],
-        "meter_waiting": _meter_waiting(project),
         "is_owner": project.user_role == Role.OWNER,
-        "checklist_seeds": seeds_of(project).filter(items__isnull=True).distinct().count(),
     }
     return render(request, "generation/project.html", context, status=status)
-
-
-def _meter_waiting(project) -> dict:
-    """How many METER entries wait for each generation step (empty for other designs)."""
-    if project.design != project.Design.METER:
-        return {}
-    counts = meter.stage_counts(project)
-    return {"decontamination": counts.get("pair", 0) + counts.get("decontamination", 0),
-            "generation": counts.get("generation", 0)}
 
 
 @login_required
@@ -86,39 +61,23 @@ def project_generation(request, slug):
     project = get_project_for_user(request.user, slug, Role.CURATOR)
     endpoint_from_environment()
     endpoints = selectors.endpoints_for_project(project)
-    return _generation_page(request, project, _forms(project, endpoints))
+    return _generation_page(request, project, _forms(project, endpoints), endpoints)
 
 
 @login_required
 @require_POST
 def job_start(request, slug, kind):
     project = get_project_for_user(request.user, slug, Role.CURATOR)
-    if kind not in _job_forms(project):
+    pages = {page.key: page for page in job_pages(project)}
+    if kind not in pages:
         raise Http404("No such kind of job.")
     endpoints = selectors.endpoints_for_project(project)
     forms = _forms(project, endpoints, request.POST, kind)
     form = forms[kind]
     if form.is_valid():
         data = form.cleaned_data
-        arguments = {"project": project, "kind": kind, "endpoint": data["endpoint"], "user": request.user}
-        if kind == Kind.QUESTIONS:
-            arguments.update(
-                causal_class=data["causal_class"], topic=data["topic"], count=data["count"],
-                batch_size=data["batch_size"], answer_endpoint=data["answer_endpoint"],
-                answer_variant=data["answer_variant"],
-            )
-        elif kind == Kind.ANSWER:
-            item_ids = data["item_ids"]
-            if item_ids is None:
-                item_ids = list(selectors.items_waiting_for_answer(project).values_list("pk", flat=True))
-            arguments.update(item_ids=item_ids, answer_variant=data["variant"])
-        elif kind == Kind.DECONTAMINATION:
-            arguments.update(voters=list(data["voters"]))
-        elif kind == "causalbench":
-            arguments.update(selectors.causalbench_job_arguments(project, data["mode"], endpoint=data["endpoint"],
-                                                                domain=data["domain"], count=data["count"]))
-        elif kind == Kind.CHECKLIST:
-            arguments.update(double_prompt=data["double_prompt"])
+        arguments = {**pages[kind].arguments(project, data), "project": project, "endpoint": data["endpoint"],
+                     "user": request.user}
         try:
             job = job_create(**arguments)
         except JobInvalid as exc:
@@ -127,7 +86,7 @@ def job_start(request, slug, kind):
         else:
             messages.success(request, _("The job is queued; a worker will start it shortly."))
             return redirect("generation:job_detail", slug=project.slug, job_id=job.pk)
-    return _generation_page(request, project, forms, status=400)
+    return _generation_page(request, project, forms, endpoints, status=400)
 
 
 @login_required
@@ -141,9 +100,7 @@ def job_detail(request, slug, job_id):
         "created_items": selectors.items_created_by(job) if job.kind == Kind.QUESTIONS else [],
     }
     if request.htmx:
-        response = render(request, "generation/job_detail.html#progress", context)
-        if job.is_finished:
-            response.status_code = STOP_POLLING
+        response = poll_response(request, "generation/job_detail.html#progress", context, finished=job.is_finished)
         return response
     return render(request, "generation/job_detail.html", context)
 
@@ -193,7 +150,7 @@ def endpoint_list(request, slug):
     if request.method == "POST" and "endpoint-name" in request.POST:
         form = EndpointForm(request.POST, project=project, prefix="endpoint")
         if form.is_valid():
-            endpoint = form.save()
+            endpoint = endpoint_create(project=project, **form.cleaned_data)
             messages.success(request, _("Endpoint “%(name)s” added.") % {"name": endpoint.name})
             return redirect("generation:endpoint_list", slug=project.slug)
     elif request.method == "POST":
@@ -225,7 +182,7 @@ def endpoint_edit(request, slug, endpoint_id):
     endpoint = get_object_or_404(ModelEndpoint, pk=endpoint_id, project=project)
     form = EndpointForm(request.POST or None, instance=endpoint, project=project, prefix="endpoint")
     if request.method == "POST" and form.is_valid():
-        form.save()
+        endpoint_update(endpoint=endpoint, **form.cleaned_data)
         messages.success(request, _("Endpoint “%(name)s” saved.") % {"name": endpoint.name})
         return redirect("generation:endpoint_list", slug=project.slug)
     endpoint.key_is_set = api_key_is_set(endpoint)

@@ -52,6 +52,8 @@ class CeleryWorker:
             f"--pool={self.pool}", f"--concurrency={self.concurrency}", "-Q", self.queue,
             "-n", f"{self.queue}@%h", "--without-heartbeat", "--without-gossip", "--without-mingle",
             "--loglevel=INFO",
+            # Celery beat inside the worker sends the periodic sweep of stale work (production runs it apart).
+            "--beat", f"--schedule={self.log_path.with_suffix('.beat')}",
         ]
 
     def start(self, wait: float = 60.0) -> None:
@@ -64,6 +66,7 @@ class CeleryWorker:
             "DATABASE_URL": database_url_for_current_connection(),
             "CELERY_QUEUE": self.queue,
             "PYTHONUNBUFFERED": "1",
+            "STALE_SWEEP_SECONDS": "0.5",
             **self.extra_env,
         }
         log = open(self.log_path, "ab")

@@ -15,7 +15,17 @@ from django.utils import timezone
 
 from ..designs import design_for, designs
 from ..importing.funnel import text_key
-from ..models import Assignment, CurationDecision, Item, Judgment, Membership, Option, Project, Topic
+from ..models import (
+    Assignment,
+    CurationDecision,
+    Item,
+    Judgment,
+    Membership,
+    Option,
+    Project,
+    Topic,
+    default_design,
+)
 from ..projects import project_create
 from ..queue import items_recount_rounds
 
@@ -56,14 +66,14 @@ def demo_users() -> dict:
 
 
 @transaction.atomic
-def demo_load(design_key: str = Project.Design.CAUSAL_QA_PT) -> DemoResult:
+def demo_load(design_key: str = "") -> DemoResult:
     """The demo project of one design (Causal_QA.PT by default), with the demo users as members.
 
     The project is created with ``project_create`` (the design's defaults), then filled by the design's
     ``load_example``; a project that exists already is left alone.
     """
     users = demo_users()
-    design = design_for(design_key)
+    design = design_for(design_key or default_design())
     spec = design.demo_project()
     existing = Project.objects.filter(slug=spec["slug"]).first()
     if existing:

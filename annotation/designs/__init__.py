@@ -10,7 +10,7 @@ its app is ready; the rest of the platform asks
     design = design_for(project)
     design.item_warnings(item)        # invariant checks shown to the annotator
 
-The registry is keyed by ``Project.Design`` values, in the order of ``INSTALLED_APPS``.
+The registry is keyed by each design's key (``Project.design``), in the order of ``INSTALLED_APPS``.
 """
 
 from .base import ExportFile, ProjectDesign, Stage, design_for, design_item_context, designs, register

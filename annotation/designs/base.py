@@ -40,6 +40,7 @@ class ProjectDesign:
     help_template = ""  # template of the design's section on the help page
     item_partial = ""  # template included in the annotator's and curator's item pages (context: item, design)
     project_partial = ""  # template included in the project page (context: project, design, design_context)
+    nav_partial = ""  # links of the design's own pages, included in the project's navigation (context: project)
 
     def stages(self) -> list[Stage]:
         return []
@@ -96,6 +97,19 @@ class ProjectDesign:
         criteria to filter a question). Default: the project's criteria."""
         return list(item.project.criteria)
 
+    def judgment_asks_vote(self, item) -> bool:
+        """Whether the annotator votes accept / reject / needs revision on ``item`` (ExpliCa: no, only a rating)."""
+        return True
+
+    def item_shows_context(self, item) -> bool:
+        """Whether the item page prints the item's context itself (False: the design's partial shows it, as
+        CausalBench renders its scenario with code and formulas, once)."""
+        return True
+
+    def annotators_edit(self, item) -> bool:
+        """Whether annotators may edit ``item`` (ExpliCa: no, every rater must read the same sentence)."""
+        return True
+
     def judgment_labels(self, item) -> list[str]:
         """The class labels offered for ``item``; empty means the judgment asks for no label."""
         return list(item.project.label_set)
@@ -142,7 +156,8 @@ def design_item_context(project, item) -> dict:
     """What the annotator's and the curator's item pages add for the project's design: its partial and warnings."""
     design = design_for(project)
     item.project = project  # already loaded by the page: the hooks read it without a query
-    return {"design": design, "design_warnings": design.item_warnings(item)}
+    return {"design": design, "design_warnings": design.item_warnings(item),
+            "design_shows_context": design.item_shows_context(item)}
 
 
 def register(cls: type[ProjectDesign]) -> type[ProjectDesign]:

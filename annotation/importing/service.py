@@ -5,6 +5,7 @@ import json
 from collections import Counter
 from collections.abc import Callable
 from contextlib import ExitStack
+from datetime import timedelta
 from pathlib import Path
 
 from django.db import transaction
@@ -317,3 +318,55 @@ def _reject(batch: ImportBatch, errors: list[RowError], mapping: Mapping | None,
     batch.mapping = mapping.as_dict() if mapping else {}
     batch.finished_at = timezone.now()
     batch.save(update_fields=["status", "errors", "funnel", "finished_at", "mapping"])
+
+
+# --- the import's life in the background (annotation.background) ----------------------------------------
+
+MAX_RESUMES = 3  # a file whose import killed its worker this often fails, with a reason, instead of looping
+
+
+def import_start(
+    *, project: Project, user, upload, skip_invalid: bool = False, mapping: dict | None = None,
+    options: dict | None = None,
+) -> ImportBatch:
+    """Store the uploaded file as a queued import (with the mapping the curator chose and the import's
+    options) and (after commit) hand it to a worker."""
+    with transaction.atomic():
+        batch = ImportBatch.objects.create(
+            project=project, created_by=user, filename=upload.name[:255], skip_invalid=skip_invalid,
+            source_file=upload, heartbeat_at=timezone.now(), mapping=mapping or {}, options=options or {},
+        )
+        # robust: with the broker down the import stays queued and the sweep sends it again later.
+        transaction.on_commit(lambda: import_enqueue(batch.pk), robust=True)
+    return batch
+
+
+def import_enqueue(batch_id: int) -> None:
+    from ..tasks import import_questions_task
+
+    import_questions_task.delay(batch_id)
+
+
+def imports_resume_stale() -> list[int]:
+    """Imports whose worker died: queued again (writing is one transaction, so nothing was half-written), or
+    failed with a reason after ``MAX_RESUMES`` tries; queued imports nobody picked up are sent again."""
+    from django.conf import settings
+
+    from ..background import work_fail_stale, work_requeue_stale
+
+    now = timezone.now()
+    stale_before = now - timedelta(seconds=settings.IMPORT_STALE_SECONDS)
+    failed = work_fail_stale(
+        ImportBatch.objects.filter(resumed__gte=MAX_RESUMES), stale_before=stale_before,
+        statuses=(ImportBatch.Status.RUNNING, ImportBatch.Status.QUEUED), failed=ImportBatch.Status.FAILED,
+        errors=[{"line": 0, "field": "",
+                 "reason": f"the import stopped {MAX_RESUMES} times without finishing (its worker died); "
+                           "upload the file again, or split it"}],
+    )
+    resumed = work_requeue_stale(
+        ImportBatch, stale_before=stale_before,
+        forgotten_before=now - timedelta(seconds=settings.GENERATION_QUEUED_STALE_SECONDS),
+        enqueue=import_enqueue, queued=ImportBatch.Status.QUEUED, running=ImportBatch.Status.RUNNING,
+        label="import",
+    )
+    return failed + resumed

@@ -31,3 +31,14 @@ def vote_label(value) -> str:
         return Judgment.Vote(value).label
     except ValueError:
         return value or "—"
+
+
+@register.filter
+def design_nav(project) -> str:
+    """The template of the links to the project's design's own pages, or "" (``ProjectDesign.nav_partial``)."""
+    from ..designs import design_for
+
+    try:
+        return design_for(project).nav_partial
+    except LookupError:
+        return ""

@@ -8,10 +8,12 @@ class CausalBenchConfig(AppConfig):
     verbose_name = "CausalBench"
 
     def ready(self):
-        from generation.services.work import job_kind_register
+        from generation.kinds import job_kind_register, job_page_register
 
         from . import design  # noqa: F401 - registers the design
-        from .work import CAUSALBENCH_WORK
+        from .jobs import JOB_KINDS, JOB_PAGES
 
-        for kind, work_class in CAUSALBENCH_WORK.items():
-            job_kind_register(kind, work_class)
+        for kind in JOB_KINDS:
+            job_kind_register(kind)
+        for page in JOB_PAGES:
+            job_page_register(page)

@@ -34,6 +34,7 @@ QUESTION_TYPES = {
 }
 DOMAINS = ["text", "math", "code"]
 ANSWERS = ("yes", "no")
+ANSWER_CHECK = {"key": "answer_correct", "label": "The yes/no answer is right (1) or wrong (0)", "min": 0, "max": 1}
 
 
 class ScenarioInvalid(ValueError):
@@ -131,6 +132,7 @@ class CausalBenchDesign(ProjectDesign):
     example_file = "causalbench.json"
     help_template = "designs/causalbench/causalbench_help.html"
     item_partial = "designs/causalbench/_causalbench_item.html"
+    nav_partial = "designs/causalbench/_nav.html"
     project_partial = "designs/causalbench/_causalbench_project.html"  # the check report on the project page
 
     def published_import(self, *, project, data, filename):
@@ -159,6 +161,14 @@ class CausalBenchDesign(ProjectDesign):
             "overlap": 1,
             "design_settings": {"domains": list(DOMAINS)},
         }
+
+    def judgment_criteria(self, item):
+        """The annotator checks the yes/no answer; fluency or coherence of the word "yes" means nothing."""
+        return [dict(ANSWER_CHECK)]
+
+    def item_shows_context(self, item):
+        """The scenario is the partial's (rendered by its domain), printed once."""
+        return not (item.group_id and item.group.context)
 
     def load_example(self, project, users):
         groups = example_scenarios_load(project, read_example())

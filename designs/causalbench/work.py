@@ -7,10 +7,9 @@
   one that wrote the first; it accepts the question or sends it to adjudication.
 """
 
-from django.db.models import Count, F
+from django.db.models import F
 
 from .design import (
-    DOMAINS,
     PERSPECTIVES,
     QUESTION_TYPES,
     ScenarioInvalid,
@@ -22,10 +21,9 @@ from .checks import CheckRefused, check_record
 from annotation.models import Item, ItemGroup, Revision
 from annotation.services import item_snapshot, item_start_round, item_update
 
-from generation.models import GenerationJob, LLMCall, PromptTemplate
+from generation.models import GenerationJob, LLMCall
 from generation.services.work import NotApplied, Work, author_of, provenance
 
-Kind = PromptTemplate.Kind
 MAX_EXAMPLES = 3
 
 
@@ -154,43 +152,3 @@ def _created_revisions(call: LLMCall, items: list[Item]) -> None:
                  note=f"question by {call.endpoint.model}")
         for item in items
     )
-
-
-def causalbench_params(project, errors: dict, *, kind: str, endpoint, item_ids, count, domain) -> dict:
-    """The parameters of a CausalBench job, or messages in ``errors`` by field."""
-    from generation.services.jobs import MAX_QUESTIONS, _checked_items
-
-    if project.design != "causalbench":
-        errors["kind"] = f"{kind} jobs belong to CausalBench projects; {project.slug} is {project.design}"
-        return {}
-    if kind == Kind.CAUSALBENCH_SCENARIO:
-        if not isinstance(count, int) or not 1 <= count <= MAX_QUESTIONS:
-            errors["count"] = f"ask for 1 to {MAX_QUESTIONS} scenarios"
-        if domain not in DOMAINS:
-            errors["domain"] = f"choose a domain: {', '.join(DOMAINS)}"
-        return {"count": count, "domain": domain}
-    if kind == Kind.CAUSALBENCH_EXPAND:
-        ids = _checked_items(project, errors, item_ids, excluded=(Item.Status.APPROVED, Item.Status.REJECTED),
-                             required=True)
-        grouped = list(Item.objects.filter(pk__in=ids, group__isnull=False).annotate(siblings=Count("group__items"))
-                       .filter(siblings__gt=1).values_list("pk", flat=True))
-        if grouped and "item_ids" not in errors:
-            errors["item_ids"] = f"these items' scenarios have more than one question already: {grouped[:20]}"
-        params = {"item_ids": ids}
-        if domain:
-            params["domain"] = domain
-        return params
-    ids = _checked_items(project, errors, item_ids, allowed=(Item.Status.IN_REVIEW,), required=True)
-    same = [pk for pk, prov in Item.objects.filter(pk__in=ids).values_list("pk", "answer_provenance")
-            if isinstance(prov, dict) and prov.get("model") == endpoint.model]
-    if same and "item_ids" not in errors:
-        errors["item_ids"] = (f"{endpoint.model} wrote the answers of items {same[:20]}; "
-                              "the check must come from another model")
-    return {"item_ids": ids}
-
-
-CAUSALBENCH_WORK = {
-    Kind.CAUSALBENCH_EXPAND: CausalBenchExpandWork,
-    Kind.CAUSALBENCH_SCENARIO: CausalBenchScenarioWork,
-    Kind.CAUSALBENCH_CHECK: CausalBenchCheckWork,
-}

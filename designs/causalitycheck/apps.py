@@ -8,10 +8,12 @@ class CausalityCheckConfig(AppConfig):
     verbose_name = "CausalityCheck"
 
     def ready(self):
-        from generation.models import PromptTemplate
-        from generation.services.work import job_kind_register
+        from generation.kinds import job_kind_register, job_page_register
 
         from . import design  # noqa: F401 - registers the design
-        from .work import ChecklistWork
+        from .jobs import JOB_KINDS, JOB_PAGES
 
-        job_kind_register(PromptTemplate.Kind.CHECKLIST, ChecklistWork)
+        for kind in JOB_KINDS:
+            job_kind_register(kind)
+        for page in JOB_PAGES:
+            job_page_register(page)

@@ -178,6 +178,7 @@ class ExplicaDesign(ProjectDesign):
     example_file = "explica.json"
     help_template = "designs/explica/explica_help.html"
     item_partial = "designs/explica/_explica_item.html"
+    nav_partial = "designs/explica/_nav.html"
     project_partial = "designs/explica/_explica_project.html"  # pairs labelled, ties, labels
 
     def published_import(self, *, project, data, filename):
@@ -226,6 +227,19 @@ class ExplicaDesign(ProjectDesign):
     def judgment_labels(self, item):
         """Raters give a rating only: the relation comes from the aggregation, not from a label."""
         return []
+
+    def judgment_criteria(self, item):
+        """The project's 1–10 acceptability rating, keys 1–9 and 0 for 10."""
+        return [{**criterion, "keys": {"10": "0"}} if int(criterion.get("max", 5)) == 10 else criterion
+                for criterion in item.project.criteria]
+
+    def judgment_asks_vote(self, item):
+        """Raters give a rating only: an item is not accepted or rejected by one of its fifteen raters."""
+        return False
+
+    def annotators_edit(self, item):
+        """Every rater must read the same sentence: annotators never edit it (curators still may)."""
+        return False
 
     def project_context(self, project):
         from .aggregation import explica_summary

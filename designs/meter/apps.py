@@ -8,10 +8,12 @@ class MeterConfig(AppConfig):
     verbose_name = "METER"
 
     def ready(self):
-        from generation.models import PromptTemplate
-        from generation.services.work import job_kind_register
+        from generation.kinds import job_kind_register, job_page_register
 
-        from . import design, work  # noqa: F401 - importing design registers it
+        from . import design  # noqa: F401 - registers the design
+        from .jobs import JOB_KINDS, JOB_PAGES
 
-        job_kind_register(PromptTemplate.Kind.DECONTAMINATION, work.DecontaminationWork)
-        job_kind_register(PromptTemplate.Kind.METER_QUESTION, work.MeterQuestionWork)
+        for kind in JOB_KINDS:
+            job_kind_register(kind)
+        for page in JOB_PAGES:
+            job_page_register(page)

@@ -14,9 +14,10 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import F
+from django.db.models import Q
 from django.utils import timezone
 
+from annotation.background import work_claim, work_requeue_stale
 from generation.local_models import LocalModelUnavailable
 from generation.models import GenerationJob, ModelEndpoint, PromptTemplate
 from generation.services import (
@@ -188,9 +189,7 @@ def run_enqueue(run_id: int) -> None:
 
 
 def run_claim(*, run_id: int, owner: str) -> bool:
-    now = timezone.now()
-    return bool(EvalRun.objects.filter(pk=run_id, status=Status.QUEUED, cancel_requested=False)
-                .update(status=Status.RUNNING, owner=owner, heartbeat_at=now))
+    return work_claim(EvalRun, pk=run_id, owner=owner, queued=Status.QUEUED, running=Status.RUNNING)
 
 
 def run_cancel(*, run: EvalRun) -> EvalRun:
@@ -227,7 +226,7 @@ def run_execute(*, run_id: int, owner: str) -> dict:
             failed = [job for job in jobs if job.status == GenerationJob.Status.FAILED]
             if failed:  # a wrong key or model name, or every call failed: the next stages would mislead
                 return _finish(run, owner, Status.FAILED, "\n".join(
-                    f"{job.get_kind_display()} ({job.endpoint.label}): {job.error}" for job in failed))
+                    f"{job.kind_label} ({job.endpoint.label}): {job.error}" for job in failed))
         return _finish(run, owner, Status.SUCCEEDED)
     except _Lost:
         logger.warning("run %s was taken over by another worker; this one stops", run.pk)
@@ -361,22 +360,11 @@ def runs_resume_stale() -> list[int]:
     and queued runs nobody picked up for long. Returns their ids."""
     now = timezone.now()
     cutoff = now - timedelta(seconds=settings.GENERATION_STALE_SECONDS)
-    queued_cutoff = now - timedelta(seconds=settings.GENERATION_QUEUED_STALE_SECONDS)
     busy = EvalRun.jobs.through.objects.filter(
         generationjob__status=GenerationJob.Status.RUNNING, generationjob__heartbeat_at__gte=cutoff
     ).values("evalrun_id")
-    resumed = []
-    stale = EvalRun.objects.filter(status=Status.RUNNING, heartbeat_at__lt=cutoff).exclude(pk__in=busy)
-    for run_id in stale.values_list("pk", flat=True):
-        if EvalRun.objects.filter(pk=run_id, status=Status.RUNNING, heartbeat_at__lt=cutoff).update(
-                status=Status.QUEUED, owner="", heartbeat_at=now, resumed=F("resumed") + 1):
-            logger.warning("evaluation run %s lost its worker; queued again", run_id)
-            resumed.append(run_id)
-    forgotten = EvalRun.objects.filter(status=Status.QUEUED, heartbeat_at__lt=queued_cutoff)
-    for run_id in forgotten.values_list("pk", flat=True):
-        if EvalRun.objects.filter(pk=run_id, status=Status.QUEUED, heartbeat_at__lt=queued_cutoff).update(
-                heartbeat_at=now):
-            resumed.append(run_id)
-    for run_id in resumed:
-        run_enqueue(run_id)
-    return resumed
+    return work_requeue_stale(
+        EvalRun, stale_before=cutoff, exclude=Q(pk__in=busy),
+        forgotten_before=now - timedelta(seconds=settings.GENERATION_QUEUED_STALE_SECONDS),
+        enqueue=run_enqueue, queued=Status.QUEUED, running=Status.RUNNING, label="evaluation run",
+    )

@@ -1,6 +1,13 @@
 """Writes of the generation app, shared by pages, the API, Celery tasks and commands."""
 
-from .endpoints import api_key_is_set, endpoint_config, endpoint_from_environment, limiter_for
+from .endpoints import (
+    api_key_is_set,
+    endpoint_config,
+    endpoint_create,
+    endpoint_from_environment,
+    endpoint_update,
+    limiter_for,
+)
 from .jobs import (
     JobInvalid,
     endpoint_usable,
@@ -17,7 +24,8 @@ from .runner import job_run
 from .templates import TemplateProblem, prompt_template_add_version, prompt_templates_load, template_latest
 
 __all__ = [
-    "JobInvalid", "TemplateProblem", "api_key_is_set", "endpoint_config", "endpoint_from_environment",
+    "JobInvalid", "TemplateProblem", "api_key_is_set", "endpoint_config", "endpoint_create",
+    "endpoint_from_environment", "endpoint_update",
     "endpoint_usable", "job_cancel", "job_claim", "job_create", "job_request_revision", "job_retry_failed", "job_run",
     "jobs_resume_stale", "limiter_for", "new_owner_token", "prompt_template_add_version",
     "prompt_templates_load", "revision_endpoint_for", "template_latest",

@@ -48,6 +48,24 @@ def endpoint_from_environment() -> ModelEndpoint | None:
         return ModelEndpoint.objects.filter(from_environment=True).first()
 
 
+@transaction.atomic
+def endpoint_create(*, project, **fields) -> ModelEndpoint:
+    """A model endpoint of ``project`` (None: site-wide), checked as the model checks it; every door calls this."""
+    endpoint = ModelEndpoint(project=project, **fields)
+    endpoint.full_clean()
+    endpoint.save()
+    return endpoint
+
+
+@transaction.atomic
+def endpoint_update(*, endpoint: ModelEndpoint, **fields) -> ModelEndpoint:
+    for name, value in fields.items():
+        setattr(endpoint, name, value)
+    endpoint.full_clean()
+    endpoint.save()
+    return endpoint
+
+
 def api_key_is_set(endpoint: ModelEndpoint) -> bool:
     return bool(endpoint.api_key_env and os.environ.get(endpoint.api_key_env))
 

@@ -9,18 +9,16 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
-from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from designs.meter import pipeline as meter
-from designs.meter import stems as meter_stems
-from annotation.models import CurationDecision, Item, Judgment, Project, Topic
+from annotation.background import work_claim, work_requeue_stale
+from annotation.models import CurationDecision, Item, Judgment, Project
 
+from .. import selectors
 from ..models import GenerationJob, LLMCall, ModelEndpoint, ProjectGenerationSettings, PromptTemplate
 from .endpoints import endpoint_from_environment
 from .templates import template_latest
-from .work import ANSWERABLE, FINAL, JOB_KINDS, chunks, items_needing_distractors, work_for
-from designs.causalbench.work import CAUSALBENCH_WORK, causalbench_params
+from .work import ANSWERABLE, FINAL, chunks, items_needing_distractors, work_for
 
 logger = logging.getLogger(__name__)
 Kind = PromptTemplate.Kind
@@ -50,87 +48,47 @@ def job_create(
     endpoint: ModelEndpoint,
     user=None,
     template: PromptTemplate | None = None,
-    count: int | None = None,
-    causal_class: str = "",
-    topic: Topic | None = None,
-    batch_size: int = 10,
-    item_ids: list[int] | None = None,
-    answer_endpoint: ModelEndpoint | None = None,
-    answer_variant: str = "class-agnostic",
-    answer_template: PromptTemplate | None = None,
-    feedback: dict[int, str] | None = None,
-    group_ids: list[int] | None = None,
-    voters: list[ModelEndpoint] | None = None,
-    domain: str = "",
-    double_prompt: bool = True,
     enqueue: bool = True,
+    **options,
 ) -> GenerationJob:
     """Check the request, store the job and (after commit) hand it to a worker.
 
-    Kinds: ``questions`` (``count`` new questions of ``causal_class``, in ``topic`` if given,
-    answered by ``answer_endpoint`` in the same job if given), ``answer`` (``item_ids``, with
-    the ``answer_variant`` template), ``distractors`` (``item_ids``, default all approved
-    multiple-choice items without distractors), ``revision`` (``item_ids`` with ``feedback``); for METER
-    projects ``decontamination`` (``group_ids`` of entries, default all waiting pairs, asked of ``endpoint`` and
-    every model in ``voters``) and ``meter_question`` (``group_ids``, default all verified entries); for
-    CausalBench projects ``causalbench_expand`` and ``causalbench_check`` (``item_ids``) and
-    ``causalbench_scenario`` (``count`` scenarios of ``domain``); for CausalityCheck
-    projects ``checklist`` (the texts the seeds ``group_ids`` lack, default every seed without items;
-    ``double_prompt`` asks for correct and corrupted versions in one request).
+    ``kind`` is a registered job kind (``generation.kinds``); ``options`` are what the kind asks for, the same
+    at every door: ``questions`` (``count`` new questions of ``causal_class``, in ``topic`` if given, answered
+    by ``answer_endpoint`` in the same job if given), ``answer`` (``item_ids``, default every item waiting for
+    an answer, with the ``answer_variant`` template), ``distractors`` (``item_ids``, default all approved
+    multiple-choice items without distractors), ``revision`` (``item_ids`` with ``feedback``); each design's
+    kinds take theirs (``group_ids``, ``voters``, ``domain``, ``double_prompt``...).
     Raises ``JobInvalid`` naming each problem.
     """
+    job_kind = kind_of(kind)
+    if job_kind is None:
+        offered = ", ".join(kind.key for kind in job_kinds())
+        raise JobInvalid({"kind": f"unknown kind {kind!r}; use one of {offered}"})
+    options = {**DEFAULT_OPTIONS, **options, "endpoint": endpoint}
     errors: dict[str, str] = {}
-    if kind not in JOB_KINDS:
-        raise JobInvalid({"kind": f"unknown kind {kind!r}; use one of {', '.join(JOB_KINDS)}"})
+    refusal = job_kind.runs_on(project)
+    if refusal:
+        raise JobInvalid({"kind": refusal})
     if not endpoint_usable(endpoint, project):
         errors["endpoint"] = "choose an active model endpoint of this project or of the site"
-    if kind == Kind.ANSWER and answer_variant in ANSWER_VARIANTS and template is None:
-        template = template_latest(kind=kind, language=project.language, name=answer_variant)
+    if template is None and (name := job_kind.template_name(options)):
+        template = template_latest(kind=kind, language=project.language, name=name)
     template = template or template_latest(kind=kind, language=project.language)
     if template is None or template.kind != kind:
         errors["template"] = f"no {kind} prompt template; run `python manage.py load_prompt_templates`"
-    params: dict = {}
-    if kind == Kind.QUESTIONS:
-        params, answer_template = _questions_params(
-            project, errors, count=count, causal_class=causal_class, topic=topic, batch_size=batch_size,
-            answer_endpoint=answer_endpoint, answer_variant=answer_variant, answer_template=answer_template,
-        )
-    elif kind == Kind.ANSWER:
-        params = {"item_ids": _checked_items(project, errors, item_ids, allowed=ANSWERABLE, required=True)}
-    elif kind == Kind.DISTRACTORS:
-        eligible = items_needing_distractors(project)
-        if item_ids is None:
-            ids = list(eligible.values_list("pk", flat=True)[: MAX_ITEMS + 1])
-            if not ids:
-                errors["item_ids"] = "no approved multiple-choice item lacks distractors"
-            params = {"item_ids": ids}
-        else:
-            params = {"item_ids": _checked_items(project, errors, item_ids, queryset=eligible, required=True)}
-    elif kind == Kind.REVISION:
-        ids = _checked_items(project, errors, item_ids, excluded=FINAL, required=True)
-        feedback = feedback if feedback is not None else revision_feedback_for(ids)
-        params = {"item_ids": ids, "feedback": {str(key): text for key, text in feedback.items()}}
-    elif kind in (Kind.DECONTAMINATION, Kind.METER_QUESTION):
-        params = _entry_params(project, errors, kind=kind, group_ids=group_ids, endpoint=endpoint, voters=voters)
-    # --- CausalBench ---
-    elif kind in CAUSALBENCH_WORK:
-        params = causalbench_params(project, errors, kind=kind, endpoint=endpoint, item_ids=item_ids, count=count,
-                                    domain=domain)
-    # --- end CausalBench ---
-    # --- CausalityCheck (issue 8, part C) ---
-    elif kind == Kind.CHECKLIST:
-        params = _checklist_params(project, errors, group_ids=group_ids, double_prompt=double_prompt)
-    # --- end CausalityCheck ---
+    params = job_kind.params(project, errors, options)
     if len(params.get("item_ids", [])) > MAX_ITEMS:
         errors["item_ids"] = f"at most {MAX_ITEMS:,} items per job"
     if errors:
         raise JobInvalid(errors)
+    answered = job_kind.answered and options["answer_endpoint"] is not None
     with transaction.atomic():
         job = GenerationJob.objects.create(
             project=project, kind=kind, endpoint=endpoint, template=template, params=params, created_by=user,
-            answer_endpoint=answer_endpoint if kind == Kind.QUESTIONS else None,
-            answer_template=answer_template if kind == Kind.QUESTIONS else None,
-            total=_planned_calls(kind, params), heartbeat_at=timezone.now(),
+            answer_endpoint=options["answer_endpoint"] if answered else None,
+            answer_template=options["answer_template"] if answered else None,
+            total=job_kind.planned_calls(params), heartbeat_at=timezone.now(),
         )
         if enqueue:
             # robust: with the broker down the job stays queued (the stale-job watch sends it again
@@ -139,105 +97,96 @@ def job_create(
     return job
 
 
-def _questions_params(project, errors, *, count, causal_class, topic, batch_size, answer_endpoint, answer_variant,
-                      answer_template):
+# Every option a door may pass, with its default; a kind reads the ones it needs.
+DEFAULT_OPTIONS = {
+    "count": None, "causal_class": "", "topic": None, "batch_size": 10, "item_ids": None,
+    "answer_endpoint": None, "answer_variant": "class-agnostic", "answer_template": None, "feedback": None,
+    "group_ids": None, "voters": None, "domain": "", "double_prompt": True,
+}
+
+
+def kind_of(key: str):
+    from ..kinds import job_kind
+
+    return job_kind(key)
+
+
+def job_kinds():
+    from ..kinds import job_kinds as registered
+
+    return registered()
+
+
+def _questions_params(project, errors, options) -> dict:
+    count, batch_size, topic = options["count"], options["batch_size"], options["topic"]
     if not isinstance(count, int) or not 1 <= count <= MAX_QUESTIONS:
         errors["count"] = f"ask for 1 to {MAX_QUESTIONS} questions"
-    if causal_class not in project.label_set:
+    if options["causal_class"] not in project.label_set:
         errors["causal_class"] = f"use one of the project's classes: {', '.join(project.label_set)}"
     if topic is not None and topic.project_id != project.pk:
         errors["topic"] = "the topic belongs to another project"
     if not isinstance(batch_size, int) or not 1 <= batch_size <= MAX_BATCH:
         errors["batch_size"] = f"ask for 1 to {MAX_BATCH} questions per call"
+    answer_endpoint = options["answer_endpoint"]
     if answer_endpoint is not None:
         if not endpoint_usable(answer_endpoint, project):
             errors["answer_endpoint"] = "choose an active model endpoint of this project or of the site"
-        answer_template = answer_template or template_latest(
-            kind=Kind.ANSWER, language=project.language, name=answer_variant
+        answer_template = options["answer_template"] or template_latest(
+            kind=Kind.ANSWER, language=project.language, name=options["answer_variant"]
         )
         if answer_template is None or answer_template.kind != Kind.ANSWER:
             errors["answer_template"] = "no answer prompt template; run `python manage.py load_prompt_templates`"
-    params = {"count": count, "causal_class": causal_class, "topic_id": topic.pk if topic else None,
-              "batch_size": min(batch_size, count) if isinstance(count, int) and count > 0 else batch_size}
-    return params, answer_template if answer_endpoint is not None else None
+        options["answer_template"] = answer_template
+    return {"count": count, "causal_class": options["causal_class"], "topic_id": topic.pk if topic else None,
+            "batch_size": min(batch_size, count) if isinstance(count, int) and count > 0 else batch_size}
 
 
-# The entry stages each METER kind works on.
-ENTRY_STAGES = {Kind.DECONTAMINATION: ("pair", "decontamination"), Kind.METER_QUESTION: ("generation",)}
+def _answer_params(project, errors, options) -> dict:
+    item_ids = options["item_ids"]
+    if item_ids is None:  # every item waiting for an answer
+        item_ids = list(selectors.items_waiting_for_answer(project).values_list("pk", flat=True)[: MAX_ITEMS + 1])
+    return {"item_ids": checked_items(project, errors, item_ids, allowed=ANSWERABLE, required=True)}
 
 
-def _entry_params(project, errors, *, kind, group_ids, endpoint, voters) -> dict:
-    if project.design != Project.Design.METER:
-        errors["kind"] = f"{kind} jobs are for METER projects; this one is {project.get_design_display()}"
-        return {}
-    eligible = meter.entries(project, *ENTRY_STAGES[kind])
-    if group_ids is None:
-        ids = list(eligible.order_by("pk").values_list("pk", flat=True)[: MAX_ITEMS + 1])
-    else:
-        try:
-            ids = list(dict.fromkeys(int(pk) for pk in group_ids))
-        except (TypeError, ValueError):
-            errors["group_ids"] = "entry ids must be whole numbers"
-            return {}
-        found = set(eligible.filter(pk__in=ids).values_list("pk", flat=True))
-        if missing := [pk for pk in ids if pk not in found]:
-            stages = " or ".join(ENTRY_STAGES[kind])
-            errors["group_ids"] = f"not entries of this project at stage {stages}: {_id_list(missing)}"
-    if not ids and "group_ids" not in errors:
-        errors["group_ids"] = f"no entry waits for {kind}"
-    if len(ids) > MAX_ITEMS:
-        errors["group_ids"] = f"at most {MAX_ITEMS:,} entries per job"
-    params = {"group_ids": ids}
-    if kind == Kind.DECONTAMINATION:
-        models = list(dict.fromkeys([endpoint, *(voters or [])]))
-        if any(not endpoint_usable(voter, project) for voter in models):
-            errors["voters"] = "choose active model endpoints of this project or of the site"
-        params["endpoint_ids"] = [voter.pk for voter in models if voter is not None]
-    return params
+def _distractors_params(project, errors, options) -> dict:
+    eligible = items_needing_distractors(project)
+    if options["item_ids"] is None:
+        ids = list(eligible.values_list("pk", flat=True)[: MAX_ITEMS + 1])
+        if not ids:
+            errors["item_ids"] = "no approved multiple-choice item lacks distractors"
+        return {"item_ids": ids}
+    return {"item_ids": checked_items(project, errors, options["item_ids"], queryset=eligible, required=True)}
 
 
-def _planned_calls(kind: str, params: dict) -> int:
-    if kind == Kind.DECONTAMINATION:
-        return len(params["group_ids"]) * len(params["endpoint_ids"])
-    if kind == Kind.METER_QUESTION:
-        return len(params["group_ids"]) * len(meter_stems.LEVELS)
-    return len(params.get("item_ids", []))
+def _revision_params(project, errors, options) -> dict:
+    ids = checked_items(project, errors, options["item_ids"], excluded=FINAL, required=True)
+    feedback = options["feedback"] if options["feedback"] is not None else revision_feedback_for(ids)
+    return {"item_ids": ids, "feedback": {str(key): text for key, text in feedback.items()}}
 
 
-# --- CausalityCheck (issue 8, part C) ---
-def _checklist_params(project, errors, *, group_ids, double_prompt) -> dict:
-    from designs.causalitycheck import seeds as checklist
-    from designs.causalitycheck.work import CHECKLIST_TEMPLATES
-
-    seeds = checklist.seeds_of(project)
-    waiting = list(seeds.filter(items__isnull=True).distinct().values_list("pk", flat=True))
-    if group_ids is None:
-        group_ids = waiting
-        if not group_ids:
-            errors["group_ids"] = "no seed of this project lacks its checklist"
-    else:
-        try:
-            group_ids = list(dict.fromkeys(int(pk) for pk in group_ids))
-        except (TypeError, ValueError):
-            errors["group_ids"] = "seed ids must be whole numbers"
-            group_ids = []
-        wrong = [pk for pk in group_ids if pk not in set(waiting)]
-        if not group_ids:
-            errors["group_ids"] = "choose at least one seed"
-        elif wrong:
-            errors["group_ids"] = f"not a seed of this project without its checklist: {_id_list(wrong)}"
-    templates = {name: template_latest(kind=Kind.CHECKLIST, language=project.language, name=name)
-                 for name in CHECKLIST_TEMPLATES}
-    absent = [name for name, template in templates.items() if template is None]
-    if absent:
-        errors["template"] = (f"no checklist prompt template {', '.join(absent)}; "
-                              "run `python manage.py load_prompt_templates`")
-    return {"group_ids": group_ids, "double_prompt": bool(double_prompt),
-            "templates": {name: template.pk for name, template in templates.items() if template is not None}}
-# --- end CausalityCheck ---
+def _answer_variant(options) -> str | None:
+    return options["answer_variant"] if options["answer_variant"] in ANSWER_VARIANTS else None
 
 
-def _checked_items(project, errors, item_ids, *, allowed=None, excluded=None, queryset=None, required=False):
+def core_job_kinds() -> list:
+    """The kinds generation itself offers (registered when its app is ready)."""
+    from django.utils.translation import gettext_lazy as _
+
+    from ..kinds import JobKind
+    from .work import AnswerWork, DistractorsWork, QuestionsWork, RevisionWork
+
+    return [
+        JobKind(key=Kind.QUESTIONS, label=_("New questions of a class"), work=QuestionsWork,
+                params=_questions_params, answered=True),
+        JobKind(key=Kind.ANSWER, label=_("Answer a question"), work=AnswerWork, params=_answer_params,
+                template_name=_answer_variant, command="answers"),
+        JobKind(key=Kind.DISTRACTORS, label=_("Distractors"), work=DistractorsWork, params=_distractors_params),
+        JobKind(key=Kind.REVISION, label=_("Revise an answer from feedback"), work=RevisionWork,
+                params=_revision_params),
+    ]
+
+
+def checked_items(project, errors, item_ids, *, allowed=None, excluded=None, queryset=None, required=False):
     if not item_ids:
         if required:
             errors["item_ids"] = "choose at least one item"
@@ -256,15 +205,15 @@ def _checked_items(project, errors, item_ids, *, allowed=None, excluded=None, qu
              if (allowed is not None and status not in allowed) or (excluded is not None and status in excluded)]
     if missing:
         reason = "not eligible or not in this project" if queryset is not None else "not in this project"
-        errors["item_ids"] = f"{reason}: {_id_list(missing)}"
+        errors["item_ids"] = f"{reason}: {id_list(missing)}"
     elif wrong:
         statuses = ", ".join(str(Item.Status(status).label).lower() for status in (allowed or excluded))
         verb = "must be" if allowed is not None else "must not be"
-        errors["item_ids"] = f"items {verb} {statuses}: {_id_list(sorted(wrong))}"
+        errors["item_ids"] = f"items {verb} {statuses}: {id_list(sorted(wrong))}"
     return wanted
 
 
-def _id_list(ids: list[int]) -> str:
+def id_list(ids: list[int]) -> str:
     shown = ", ".join(str(pk) for pk in ids[:20])
     return shown + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
 
@@ -281,12 +230,7 @@ def new_owner_token() -> str:
 
 def job_claim(*, job_id: int, owner: str) -> bool:
     """Take a queued job for this run; False if another run has it or it is over."""
-    now = timezone.now()
-    return bool(
-        GenerationJob.objects.filter(pk=job_id, status=Status.QUEUED, cancel_requested=False).update(
-            status=Status.RUNNING, owner=owner, heartbeat_at=now, started_at=Coalesce(F("started_at"), now)
-        )
-    )
+    return work_claim(GenerationJob, pk=job_id, owner=owner, queued=Status.QUEUED, running=Status.RUNNING)
 
 
 def job_cancel(*, job: GenerationJob) -> GenerationJob:
@@ -332,26 +276,11 @@ def jobs_resume_stale() -> list[int]:
     """Hand back to the queue every running job whose worker stopped beating (it died), and
     queued jobs nobody picked up for long (their message was lost). Returns their ids."""
     now = timezone.now()
-    running_cutoff = now - timedelta(seconds=settings.GENERATION_STALE_SECONDS)
-    queued_cutoff = now - timedelta(seconds=settings.GENERATION_QUEUED_STALE_SECONDS)
-    resumed = []
-    stale = GenerationJob.objects.filter(status=Status.RUNNING, heartbeat_at__lt=running_cutoff)
-    for job_id in stale.values_list("pk", flat=True):
-        taken = GenerationJob.objects.filter(pk=job_id, status=Status.RUNNING, heartbeat_at__lt=running_cutoff).update(
-            status=Status.QUEUED, owner="", heartbeat_at=now, resumed=F("resumed") + 1
-        )
-        if taken:
-            logger.warning("generation job %s lost its worker; queued again", job_id)
-            resumed.append(job_id)
-    forgotten = GenerationJob.objects.filter(status=Status.QUEUED, heartbeat_at__lt=queued_cutoff)
-    for job_id in forgotten.values_list("pk", flat=True):
-        if GenerationJob.objects.filter(pk=job_id, status=Status.QUEUED, heartbeat_at__lt=queued_cutoff).update(
-            heartbeat_at=now
-        ):
-            resumed.append(job_id)
-    for job_id in resumed:
-        job_enqueue(job_id)
-    return resumed
+    return work_requeue_stale(
+        GenerationJob, stale_before=now - timedelta(seconds=settings.GENERATION_STALE_SECONDS),
+        forgotten_before=now - timedelta(seconds=settings.GENERATION_QUEUED_STALE_SECONDS),
+        enqueue=job_enqueue, queued=Status.QUEUED, running=Status.RUNNING, label="generation job",
+    )
 
 
 # --- revision on a curator's request ---------------------------------------------------------

@@ -28,19 +28,9 @@ VARIABLES = {
                             "letters", "examples"},
     Kind.DISTRACTORS: {"question", "context", "question_type", "correct_option", "causal_class", "language"},
     Kind.REVISION: {"question", "context", "causal_class", "answer", "feedback", "language"},
-    Kind.DECONTAMINATION: {"cause", "effect", "language"},
-    Kind.METER_QUESTION: {"context", "cause", "effect", "level", "level_definition", "stem", "language"},
     Kind.JUDGE_SCORE: {"question", "context", "answer", "reference", "criteria", "causal_class", "language"},
     Kind.JUDGE_RANKING: {"question", "context", "answers", "labels", "causal_class", "language"},
-    # --- CausalBench ---
-    Kind.CAUSALBENCH_EXPAND: {"scenario", "question", "answer", "domain", "perspectives", "language"},
-    Kind.CAUSALBENCH_SCENARIO: {"domain", "examples", "perspectives", "language"},
-    Kind.CAUSALBENCH_CHECK: {"scenario", "question", "domain", "language"},
-    # --- end CausalBench ---
-    # --- CausalityCheck (issue 8, part C): one kind, a template name per text of the checklist ---
-    Kind.CHECKLIST: {"context", "question", "options", "answer", "source_context", "chain", "verdict",
-                     "verdict_definition", "verdict_definitions", "language"},
-    # --- end CausalityCheck ---
+    # the designs' kinds add theirs (``template_kind_register``)
 }
 # The key(s) of the model's output each kind of job reads: a template's schema must declare them (as required
 # properties), or every output would parse and still give nothing. CausalityCheck's checklist reads
@@ -51,17 +41,24 @@ OUTPUT_KEYS = {
     Kind.BENCHMARK_ANSWER: ("answer",),
     Kind.DISTRACTORS: ("contradictory", "unfounded", "reversal", "irrelevant"),
     Kind.REVISION: ("answer",),
-    Kind.DECONTAMINATION: ("causal",),
-    Kind.METER_QUESTION: ("question", "answer"),
     Kind.JUDGE_SCORE: ("scores",),
     Kind.JUDGE_RANKING: ("ranking",),
-    Kind.CAUSALBENCH_EXPAND: ("perspective", "questions"),
-    Kind.CAUSALBENCH_SCENARIO: ("scenario", "questions"),
-    Kind.CAUSALBENCH_CHECK: ("answer",),
+    # the designs' kinds add theirs (``JobKind.output_keys``)
 }
 CONTENT_FIELDS = ("system", "user", "output_schema")
 # The variant a job of each kind uses unless told otherwise.
-DEFAULT_NAMES = {Kind.ANSWER: "class-agnostic", Kind.CHECKLIST: "chains-double"}
+DEFAULT_NAMES = {Kind.ANSWER: "class-agnostic"}
+
+
+def template_kind_register(kind: str, *, variables, default_name: str = "default", output_keys=()) -> None:
+    """What templates of a registered job kind may use and must declare (``generation.kinds.job_kind_register``
+    calls this)."""
+    if variables:
+        VARIABLES[kind] = set(variables)
+    if output_keys:
+        OUTPUT_KEYS[kind] = tuple(output_keys)
+    if default_name != "default":
+        DEFAULT_NAMES[kind] = default_name
 
 
 class TemplateProblem(ValueError):
@@ -75,7 +72,9 @@ class LoadReport:
 
 
 def template_check(*, kind: str, system: str, user: str, output_schema: dict) -> None:
-    """Raise TemplateProblem naming an unknown placeholder or an invalid schema."""
+    """Raise TemplateProblem naming an unknown kind or placeholder, or an invalid schema."""
+    if kind not in VARIABLES and kind not in Kind.values:
+        raise TemplateProblem(f"unknown kind {kind!r}; known: {', '.join(sorted({*VARIABLES, *Kind.values}))}")
     allowed = VARIABLES.get(kind)
     if allowed is not None:
         unknown = sorted(set(placeholders(system) + placeholders(user)) - allowed)

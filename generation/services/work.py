@@ -25,11 +25,10 @@ from annotation.services import (
     items_update,
 )
 
-from ..models import GenerationJob, LLMCall, PromptTemplate
+from ..models import GenerationJob, LLMCall
 from .templates import class_definitions
 
 logger = logging.getLogger(__name__)
-Kind = PromptTemplate.Kind
 DISTRACTOR_ROLES = [Option.Role.CONTRADICTORY, Option.Role.UNFOUNDED, Option.Role.REVERSAL, Option.Role.IRRELEVANT]
 ANSWERABLE = (Item.Status.PENDING, Item.Status.NEEDS_REVISION)
 FINAL = (Item.Status.APPROVED, Item.Status.REJECTED)
@@ -396,16 +395,9 @@ class RevisionWork(Work):
         return []
 
 
-WORK = {Kind.QUESTIONS: QuestionsWork, Kind.ANSWER: AnswerWork, Kind.DISTRACTORS: DistractorsWork,
-        Kind.REVISION: RevisionWork}
-JOB_KINDS = list(WORK)  # the kinds people start here; designs add theirs (``job_kind_register``)
-
-
-def job_kind_register(kind: str, work_class: type[Work]) -> None:
-    """Let a design run and offer jobs of its own kind (METER's de-contamination, CausalityCheck's checklist)."""
-    WORK[kind] = work_class
-    if kind not in JOB_KINDS:
-        JOB_KINDS.append(kind)
+# Kinds other apps run through the runner without offering them at the doors (evaluation: benchmark
+# answers, judges); the kinds people start are in ``generation.kinds``.
+WORK: dict[str, type[Work]] = {}
 
 
 def work_register(kind: str, work_class: type[Work]) -> None:
@@ -415,4 +407,7 @@ def work_register(kind: str, work_class: type[Work]) -> None:
 
 
 def work_for(job: GenerationJob) -> Work:
-    return WORK[job.kind](job)
+    from ..kinds import job_kind
+
+    kind = job_kind(job.kind)
+    return (kind.work if kind is not None else WORK[job.kind])(job)

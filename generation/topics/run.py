@@ -17,6 +17,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from annotation.background import work_claim, work_fail_stale
 from annotation.models import Item, Project, Topic
 
 from ..models import NearDuplicate, TopicRun
@@ -108,10 +109,16 @@ def topic_run_create(*, project: Project, user=None, params: TopicParams | None 
 
 def topic_runs_fail_stale(*, project: Project) -> int:
     """Fail the project's runs that stopped giving signs of life (their worker died or never came)."""
-    return TopicRun.objects.filter(
-        project=project, status__in=(Status.QUEUED, Status.RUNNING), heartbeat_at__lt=timezone.now() - STALE_AFTER
-    ).update(status=Status.FAILED, error="the run stopped: its worker died or never picked it up; start it again",
-             finished_at=timezone.now())
+    return len(topic_runs_fail_stale_everywhere(TopicRun.objects.filter(project=project)))
+
+
+def topic_runs_fail_stale_everywhere(rows=None) -> list[int]:
+    """Fail every run (of ``rows``, default all) silent for ``STALE_AFTER``; the periodic sweep calls this."""
+    return work_fail_stale(
+        rows if rows is not None else TopicRun.objects.all(), stale_before=timezone.now() - STALE_AFTER,
+        statuses=(Status.QUEUED, Status.RUNNING), failed=Status.FAILED,
+        error="the run stopped: its worker died or never picked it up; start it again",
+    )
 
 
 def topic_run_enqueue(run_id: int) -> None:
@@ -121,9 +128,7 @@ def topic_run_enqueue(run_id: int) -> None:
 
 
 def topic_run_claim(*, run_id: int) -> bool:
-    now = timezone.now()
-    return bool(TopicRun.objects.filter(pk=run_id, status=Status.QUEUED).update(
-        status=Status.RUNNING, started_at=now, heartbeat_at=now))
+    return work_claim(TopicRun, pk=run_id, queued=Status.QUEUED, running=Status.RUNNING)
 
 
 def topic_run_execute(*, run_id: int, embedder=None) -> TopicRun:

@@ -1,6 +1,6 @@
 /* Keyboard shortcuts of the item page (CausalQA Studio). No dependencies.
  *
- *   1–9        rate the highlighted criterion, then move to the next one
+ *   0–9        rate the highlighted criterion (the key each value shows; 0 is 10 on a 1–10 scale), then move on
  *   a / r / n  vote accept / reject / needs revision
  *   Shift+1–9  choose the causal class
  *   c          write a comment;  Esc leaves a text box
@@ -48,7 +48,7 @@
     var fieldset = criteria(form)[current];
     if (!fieldset) return;
     // Checking fires "change", whose listener below moves the highlight to the next criterion.
-    check(fieldset.querySelector('input[type=radio][value="' + digit + '"]'));
+    check(fieldset.querySelector('input[type=radio][data-key="' + digit + '"]'));
   }
 
   function submit(form) {
@@ -107,8 +107,8 @@
     // Keys pressed on a button or a link keep their usual meaning.
     if (event.key === "Enter" && target.closest && target.closest("button, a, summary")) return;
 
-    var digit = /^Digit([1-9])$/.exec(event.code || "");
-    if (digit && event.shiftKey && judgment) {
+    var digit = /^Digit([0-9])$/.exec(event.code || "");
+    if (digit && event.shiftKey && judgment && digit[1] !== "0") {
       var classes = judgment.querySelectorAll('input[name="causal_class"]');
       if (check(classes[Number(digit[1]) - 1])) event.preventDefault();
       return;

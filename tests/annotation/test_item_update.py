@@ -117,3 +117,41 @@ def test_items_in_other_statuses_are_left_alone_when_asked(project):
     assert left_alone == {approved.pk: Item.Status.APPROVED, 999999: None}
     approved.refresh_from_db()
     assert approved.reference_answer == "Ouro." and approved.version == 1
+
+
+def test_a_model_answer_to_an_item_sent_back_starts_a_fresh_round_not_a_complete_one(project):
+    """The stranded-item bug: an item sent back for revision after a full round with disagreement, then answered
+    by a model through the batch path, must come back to review with empty round counters, as ``item_start_round``
+    leaves them, so the queue assigns it again and the curator's queue shows no old disagreement."""
+    from annotation.services import ItemChange, items_update
+
+    def sent_back():
+        return ItemFactory(project=project, status=Item.Status.NEEDS_REVISION, round=1, reference_answer="Antes.",
+                           round_assigned=3, round_judged=3, round_disagreement=0.67)
+
+    by_batch, one_by_one = sent_back(), sent_back()
+    author = Author(llm_call_id=3, provenance={"model": "m", "call_id": 3})
+
+    items_update(changes=[ItemChange(by_batch.pk, {"reference_answer": "Depois."}, author)],
+                 kind=Revision.Kind.MODEL, only_if_status=(Item.Status.NEEDS_REVISION,), start_round=True)
+    item_start_round(item=item_update(item=one_by_one, changes={"reference_answer": "Depois."}, author=author,
+                                      kind=Revision.Kind.MODEL))
+
+    counters = ("status", "round", "round_assigned", "round_judged", "round_disagreement", "reference_answer")
+    by_batch.refresh_from_db()
+    one_by_one.refresh_from_db()
+    assert [getattr(by_batch, name) for name in counters] == [Item.Status.IN_REVIEW, 2, 0, 0, None, "Depois."]
+    assert [getattr(by_batch, name) for name in counters] == [getattr(one_by_one, name) for name in counters]
+
+
+def test_an_item_answered_by_a_model_after_revision_is_assigned_for_review_again(project, annotators):
+    from annotation.queue import assignment_next
+    from annotation.services import ItemChange, items_update
+
+    item = ItemFactory(project=project, status=Item.Status.NEEDS_REVISION, round=1, reference_answer="Antes.",
+                       round_assigned=project.overlap, round_judged=project.overlap, round_disagreement=1.0)
+    items_update(changes=[ItemChange(item.pk, {"reference_answer": "Depois."}, Author(llm_call_id=4, provenance={}))],
+                 kind=Revision.Kind.MODEL, start_round=True)
+
+    assignment = assignment_next(project=project, annotator=annotators[0])
+    assert assignment is not None and (assignment.item_id, assignment.round) == (item.pk, 2)

@@ -441,3 +441,28 @@ def test_import_questions_reads_a_causalbench_project_s_published_part(db, capsy
 
     assert "1 scenarios added" in capsys.readouterr().out
     assert project.items.count() == 4
+
+
+def test_the_annotator_sees_the_scenario_once_and_checks_the_answer_instead_of_rating_its_fluency(
+        owner, curator, annotators, client_for):
+    from annotation.models import Judgment
+    from annotation.queue import assignment_next
+
+    project = causalbench_project(owner, curator, annotators)
+    example_scenarios_load(project, read_example())
+    assignment = assignment_next(project=project, annotator=annotators[0])
+    scenario = assignment.item.group.context
+    page = client_for(annotators[0]).get(reverse("annotation:assignment", args=[project.slug, assignment.pk]))
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "Shared context" not in html and 'id="causalbench-scenario"' in html
+    first_words = " ".join(scenario.split()[:4])
+    assert html.count(first_words) <= 1 or "<pre" in html  # printed once (code is highlighted token by token)
+    assert 'name="rating_answer_correct"' in html
+    assert not any(f'name="rating_{key}"' in html for key in ("adherence", "fluency", "coherence", "relevance"))
+    response = client_for(annotators[0]).post(
+        reverse("annotation:assignment_judge", args=[project.slug, assignment.pk]),
+        {"rating_answer_correct": "1", "vote": "accept", "causal_class": assignment.item.causal_class},
+    )
+    assert response.status_code == 302, response.content.decode()[:300]
+    assert Judgment.objects.get(assignment=assignment).ratings == {"answer_correct": 1}

@@ -448,7 +448,7 @@ def test_the_generate_command_writes_the_checklist_of_named_seeds(cc_project, en
     seed_create(project=cc_project, spec=bare(SEEDS["cc-01"]))
     seed_create(project=cc_project, spec=bare(SEEDS["cc-02"]))
     fake_llm.responder = example_responder
-    with pytest.raises(CommandError, match="no seed 'cc-09'"):
+    with pytest.raises(CommandError, match="no item group 'cc-09'"):
         call_command("generate", "checklist", "--project", cc_project.slug, "--model", "fake", "--seeds", "cc-09")
     call_command("generate", "checklist", "--project", cc_project.slug, "--model", "fake", "--seeds", "cc-02",
                  "--here", "--json")

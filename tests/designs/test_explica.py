@@ -438,3 +438,34 @@ def test_the_pair_upload_takes_the_published_layout_as_a_spreadsheet(explica_tea
     client_for(curator).post(url, {"file": SimpleUploadedFile("pares.xlsx", buffer.getvalue())})
 
     assert list(ItemGroup.objects.filter(project=explica_team).values_list("external_id", flat=True)) == ["P10"]
+
+
+def test_raters_give_only_the_rating_and_never_edit_the_shared_sentence(explica_team, example, client_for,
+                                                                        annotators, curator):
+    """ExpliCa's form (the design decides it): the 1–10 acceptability rating, no vote, no class label, and no
+    editing of the sentence the other raters read; curators may still correct it."""
+    from django.core.exceptions import PermissionDenied
+    from django.urls import reverse
+
+    from annotation.models import Judgment
+    from annotation.permissions import can_edit_item, get_item_for_editing
+
+    example_pairs_load(explica_team, example)
+    rater = annotators[0]
+    assignment = assignment_next(project=explica_team, annotator=rater)
+    page = client_for(rater).get(reverse("annotation:assignment", args=[explica_team.slug, assignment.pk]))
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert 'name="rating_acceptability"' in html and 'value="10"' in html
+    assert 'name="vote"' not in html and 'name="causal_class"' not in html
+    response = client_for(rater).post(reverse("annotation:assignment_judge", args=[explica_team.slug, assignment.pk]),
+                                      {"rating_acceptability": "10", "comment": ""})
+    assert response.status_code == 302, response.content.decode()[:300]
+    judgment = Judgment.objects.get(assignment=assignment)
+    assert (judgment.ratings, judgment.vote, judgment.causal_class) == ({"acceptability": 10}, "", "")
+
+    held = assignment_next(project=explica_team, annotator=annotators[1])
+    assert not can_edit_item(annotators[1], explica_team, held.item)
+    with pytest.raises(PermissionDenied):
+        get_item_for_editing(annotators[1], explica_team, held.item_id)
+    assert can_edit_item(curator, explica_team, held.item)

@@ -98,6 +98,6 @@ def test_labels_written_by_people_are_escaped_in_the_plot(project, annotators, c
 def test_the_metrics_help_page_defines_each_metric_a_report_shows(client_for, curator):
     body = client_for(curator).get(reverse("evaluation:metrics_help")).content.decode()
     for anchor in ("accuracy", "group-accuracy", "errors", "cells", "tasks", "unit-scores", "challenges", "bertscore",
-                   "judge-scores", "rankings", "cohen", "fleiss", "krippendorff", "intervals", "explica"):
+                   "judge-scores", "rankings", "cohen", "fleiss", "krippendorff", "intervals", "pair-labels"):
         assert f'id="{anchor}"' in body, anchor
     assert "Table 1" in body and "Table 2" in body and "Table 5" in body

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from annotation import queue
-from annotation.models import Item, Revision, Topic
+from annotation.models import CurationDecision, Item, Revision, Topic
 from generation.models import NearDuplicate, TopicRun
 from tests.factories import ItemFactory
 
@@ -149,6 +149,8 @@ def test_near_duplicates_are_merged_or_kept(project, topics, client_for, curator
     third.refresh_from_db()
     assert second.status == Item.Status.REJECTED and second.metadata["duplicate_of"] == first.pk
     assert Revision.objects.filter(item=second, note=f"near-duplicate of #{first.pk}").exists()
+    decision = CurationDecision.objects.get(item=second)  # closing an item always leaves a decision record
+    assert (decision.decision, decision.curator, decision.note) == ("reject", curator, f"near-duplicate of #{first.pk}")
     assert third.status == Item.Status.PENDING
     assert set(NearDuplicate.objects.values_list("status", flat=True)) == {"merged", "kept"}
     assert f'id="pair-{merge.pk}"' not in client.get(url(project, "topics")).content.decode()

@@ -88,3 +88,58 @@ def test_the_queue_still_skips_what_the_annotator_holds_in_another_project(proje
         Exists(Assignment.objects.filter(item=OuterRef("item"), annotator=OuterRef("annotator"), round=OuterRef("round"))
                .exclude(pk=OuterRef("pk")))
     ).exists()
+
+
+def annotator_round_trip(project, annotators, client_for):
+    """What an annotator does in a round: the queue, the item page, a judgment, an edit of the item."""
+    from django.urls import reverse
+
+    from annotation.services import Author, item_update
+    from tests.annotation.helpers import judgment_post
+
+    for n in range(3):
+        ItemFactory(project=project, status=Item.Status.IN_REVIEW, round=1, reference_answer=f"Resposta {n}.")
+    annotator = annotators[0]
+    client = client_for(annotator)
+    queued = client.post(reverse("annotation:queue_next", args=[project.slug]))
+    assignment = Assignment.objects.filter(annotator=annotator).latest("pk")
+    page = client.get(reverse("annotation:assignment", args=[project.slug, assignment.pk]))
+    judged = client.post(reverse("annotation:assignment_judge", args=[project.slug, assignment.pk]),
+                         judgment_post(project))
+    item = Item.objects.get(pk=assignment.item_id)
+    edited = item_update(item=item, changes={"context": "Contexto."}, author=Author(user=annotator))
+    part = client.get(reverse("annotation:item_part", args=[project.slug, item.pk, "history"]))
+    from annotation.permissions import get_item_for_editing, get_project_for_user
+    from tests.factories import UserFactory
+
+    admin = UserFactory(username=f"admin{Item.objects.count()}", is_superuser=True)
+    seen_by_admin = get_project_for_user(admin, project.slug).pk
+    revised = Item.objects.filter(project=project).exclude(pk=item.pk).first()
+    revised.status = Item.Status.NEEDS_REVISION
+    revised.save(update_fields=["status"])
+    editable = get_item_for_editing(annotator, project, revised.pk).pk == revised.pk
+    return [queued.status_code, page.status_code, judged.status_code, edited.version, part.status_code,
+            seen_by_admin == project.pk, editable,
+            sorted(Assignment.objects.values_list("item_id", "annotator_id", "round"))]
+
+
+def test_every_compiled_query_compiles_on_the_annotators_path_and_answers_as_the_plain_orm(
+        project, annotators, client_for, settings):
+    """The pages' shapes all compile on this Django (a test run at start-up of each upgrade), and with
+    COMPILED_QUERIES off the same path gives the same answers through the ORM."""
+    for query in CompiledQuery.every:
+        query._compiled.clear()
+    compiled = annotator_round_trip(project, annotators, client_for)
+    never = [(query.build.__module__, query.build.__code__.co_firstlineno) for query in CompiledQuery.every
+             if not query._compiled and
+             query.build.__module__.startswith(("annotation", "generation", "evaluation"))]
+    assert never == []
+
+    Assignment.objects.all().delete()
+    Item.objects.all().delete()
+    settings.COMPILED_QUERIES = False
+    for query in CompiledQuery.every:
+        query._compiled.clear()
+    plain = annotator_round_trip(project, annotators, client_for)
+    assert all(not query._compiled for query in CompiledQuery.every)
+    assert plain[:7] == compiled[:7] and len(plain[7]) == len(compiled[7])

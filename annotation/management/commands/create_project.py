@@ -4,8 +4,8 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.designs import design_for
-from annotation.models import Project
+from annotation.designs import design_for, designs
+from annotation.models import default_design
 from annotation.projects import project_create
 
 
@@ -15,7 +15,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("slug")
         parser.add_argument("name")
-        parser.add_argument("--design", choices=Project.Design.values, default=Project.Design.CAUSAL_QA_PT)
+        parser.add_argument("--design", choices=[design.key for design in designs()], default=default_design())
         parser.add_argument("--language", default="pt-BR")
         parser.add_argument("--description", default="")
         parser.add_argument("--owner", help="username of the project's owner")

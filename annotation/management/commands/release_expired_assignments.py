@@ -1,6 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 
-from annotation.models import Project
+from annotation.management.lookup import project_or_error
 from annotation.queue import assignments_release_expired
 
 
@@ -16,8 +16,6 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         project = None
         if options["project"]:
-            project = Project.objects.filter(slug=options["project"]).first()
-            if project is None:
-                raise CommandError(f"no project with the slug {options['project']!r}")
+            project = project_or_error(options["project"])
         released = assignments_release_expired(project=project)
         self.stdout.write(f"{released} expired assignment(s) released")

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.http import Http404
 from tqdm import tqdm
 
-from annotation.models import Project
+from annotation.management.lookup import project_or_error
 from evaluation.releases.export import ExportError, export_release, parse_formats
 from evaluation.selectors import release_for_user
 
@@ -19,9 +19,7 @@ class Command(BaseCommand):
         parser.add_argument("--format", default="jsonl,csv,parquet", help="comma-separated: jsonl, csv, parquet")
 
     def handle(self, *args, **options):
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no project with slug {options['project']!r}")
+        project = project_or_error(options["project"])
         try:
             formats = parse_formats(options["format"])
             release = release_for_user(project, options["version"])

@@ -3,7 +3,7 @@
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from annotation.models import Project
+from annotation.management.lookup import project_or_error
 from evaluation.releases.splits import SplitRatioError
 from evaluation.services import ReleaseError, release_cut
 
@@ -21,9 +21,7 @@ class Command(BaseCommand):
         parser.add_argument("--max-per-stratum", type=int, help="keep at most this many items per value of it")
 
     def handle(self, *args, **options):
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no project with slug {options['project']!r}")
+        project = project_or_error(options["project"])
         bar = tqdm(total=0, unit="item", desc="freezing", disable=options["verbosity"] == 0, file=self.stderr)
 
         def progress(release):

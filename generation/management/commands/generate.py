@@ -9,6 +9,7 @@ from django.db.models import Q
 from annotation.management.lookup import project_or_error
 from generation import selectors
 from generation.management.progress import follow
+from generation.kinds import job_kinds
 from generation.models import GenerationJob
 from generation.services import (
     JobInvalid,
@@ -19,46 +20,43 @@ from generation.services import (
     job_run,
     new_owner_token,
 )
+from generation.services.jobs import ANSWER_VARIANTS
 
-KINDS = {"questions": "questions", "answers": "answer", "distractors": "distractors", "revision": "revision",
-         # CausalBench projects
-         "causalbench-expand": "causalbench_expand", "causalbench-scenarios": "causalbench_scenario",
-         "causalbench-check": "causalbench_check",
-         # CausalityCheck projects
-         "checklist": "checklist"}
 
 
 class Command(BaseCommand):
     help = (
-        "Start a generation job and follow it with a progress bar. Examples:\n"
+        "Start a generation job of any registered kind (generation's and the designs') and follow it with a "
+        "progress bar. Examples:\n"
         "  generate questions --project SLUG --model NAME --class counterfactual --count 20 --topic 'Educação e carreira' "
         "--answer-model NAME\n"
-        "  generate answers --project SLUG --model NAME --items 12,13,14   (or --all-waiting)\n"
+        "  generate answers --project SLUG --model NAME --items 12,13,14   (default: every item waiting)\n"
         "  generate distractors --project SLUG --model NAME\n"
         "  generate revision --project SLUG --model NAME --items 12\n"
-        "  generate causalbench-scenarios --project SLUG --model NAME --domain code --count 10\n"
-        "  generate causalbench-expand --project SLUG --model NAME --items 12,13   (imported questions)\n"
-        "  generate causalbench-check --project SLUG --model OTHER --items 12,13   (a second model's answers)\n"
-        "  generate checklist --project SLUG --model NAME [--seeds cc-01,cc-02] [--single-prompt]"
+        "  generate KIND --project SLUG --model NAME [--groups ID,ID] [--voters NAME,NAME] [--domain D] [--count N]"
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("kind", choices=list(KINDS))
+        parser.add_argument("kind", choices=[kind.command_name for kind in job_kinds()])
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--model", help="endpoint name (default: the only usable endpoint)")
         parser.add_argument("--class", dest="causal_class", default="", help="questions: the causal class")
-        parser.add_argument("--count", type=int, help="questions: how many")
+        parser.add_argument("--count", type=int, help="questions (or scenarios): how many")
         parser.add_argument("--topic", help="questions: topic label or id")
         parser.add_argument("--batch-size", type=int, default=10, help="questions: questions per call")
         parser.add_argument("--answer-model", help="questions: endpoint name that answers the new questions")
-        parser.add_argument("--variant", choices=["class-agnostic", "class-informed"], default="class-agnostic",
+        parser.add_argument("--variant", choices=list(ANSWER_VARIANTS), default="class-agnostic",
                             help="answers (and --answer-model): the answer prompt")
-        parser.add_argument("--items", help="item ids, separated by commas")
-        parser.add_argument("--domain", default="", help="causalbench-scenarios: text, math or code")
-        parser.add_argument("--all-waiting", action="store_true", help="answers: every item waiting for an answer")
-        parser.add_argument("--seeds", help="checklist: seed ids (external ids), separated by commas; default all")
+        parser.add_argument("--items", help="item ids, separated by commas (default: every eligible item)")
+        parser.add_argument("--all-waiting", action="store_true",
+                            help="answers: every item waiting for an answer (the default without --items)")
+        parser.add_argument("--groups", "--seeds", dest="groups",
+                            help="item groups (entries, seeds) by external id or id, separated by commas; default all "
+                                 "waiting")
+        parser.add_argument("--voters", help="endpoint names asked besides --model, separated by commas")
+        parser.add_argument("--domain", default="", help="the domain of what is written (new scenarios)")
         parser.add_argument("--single-prompt", action="store_true",
-                            help="checklist: correct and corrupted versions in separate requests")
+                            help="correct and corrupted versions in separate requests")
         parser.add_argument("--user", help="username recorded as the job's creator")
         parser.add_argument("--here", action="store_true", help="run the job in this process instead of a worker")
         parser.add_argument("--no-wait", action="store_true", help="print the job id and leave it to the workers")
@@ -67,33 +65,28 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         project = project_or_error(options["project"])
         endpoint_from_environment()
-        kind = KINDS[options["kind"]]
+        kind = {kind.command_name: kind.key for kind in job_kinds()}[options["kind"]]
+        item_ids = None if options["all_waiting"] else self._item_ids(options["items"])
         arguments = {
             "project": project,
             "kind": kind,
             "endpoint": self._endpoint(project, options["model"], "--model"),
             "user": self._user(options["user"]),
             "enqueue": not options["here"],
+            "count": options["count"],
+            "causal_class": options["causal_class"],
+            "topic": self._topic(project, options["topic"]),
+            "batch_size": options["batch_size"],
+            "answer_variant": options["variant"],
+            "answer_endpoint": self._endpoint(project, options["answer_model"], "--answer-model")
+            if options["answer_model"] else None,
+            "item_ids": item_ids,
+            "group_ids": self._groups(project, options["groups"]),
+            "voters": [self._endpoint(project, name.strip(), "--voters")
+                       for name in (options["voters"] or "").split(",") if name.strip()],
+            "domain": options["domain"],
+            "double_prompt": not options["single_prompt"],
         }
-        item_ids = self._item_ids(options["items"])
-        if kind == "questions":
-            arguments.update(
-                count=options["count"], causal_class=options["causal_class"], topic=self._topic(project, options["topic"]),
-                batch_size=options["batch_size"], answer_variant=options["variant"],
-                answer_endpoint=self._endpoint(project, options["answer_model"], "--answer-model")
-                if options["answer_model"] else None,
-            )
-        elif kind == "causalbench_scenario":
-            arguments.update(count=options["count"], domain=options["domain"])
-        elif kind == "answer":
-            if options["all_waiting"]:
-                item_ids = list(selectors.items_waiting_for_answer(project).values_list("pk", flat=True))
-            arguments.update(item_ids=item_ids, answer_variant=options["variant"])
-        elif kind == "checklist":
-            arguments.update(group_ids=self._seeds(project, options["seeds"]),
-                             double_prompt=not options["single_prompt"])
-        else:
-            arguments.update(item_ids=item_ids, domain=options["domain"])
         try:
             job = job_create(**arguments)
         except JobInvalid as exc:
@@ -101,7 +94,7 @@ class Command(BaseCommand):
         if options["no_wait"] and not options["here"]:
             self.stdout.write(str(job.pk))
             return
-        self.stderr.write(f"job #{job.pk}: {job.get_kind_display()} with {job.endpoint.label}")
+        self.stderr.write(f"job #{job.pk}: {job.kind_label} with {job.endpoint.label}")
         runner = self._run_here(job) if options["here"] else None
         job = self._follow(job, runner, quiet=options["json"])
         if options["json"]:
@@ -114,15 +107,17 @@ class Command(BaseCommand):
         if job.status != GenerationJob.Status.SUCCEEDED:
             raise CommandError(f"job #{job.pk} {job.status}" + (f": {job.error}" if job.error else ""))
 
-    def _seeds(self, project, text):
+    def _groups(self, project, text):
         if not text:
             return None
         wanted = [part.strip() for part in text.split(",") if part.strip()]
-        found = dict(project.groups.filter(kind="seed", external_id__in=wanted).values_list("external_id", "pk"))
-        unknown = [name for name in wanted if name not in found]
+        found = dict(project.groups.filter(external_id__in=wanted).values_list("external_id", "pk"))
+        ids = {str(pk): pk for pk in project.groups.filter(
+            pk__in=[int(name) for name in wanted if name.isdigit()]).values_list("pk", flat=True)}
+        unknown = [name for name in wanted if name not in found and name not in ids]
         if unknown:
-            raise CommandError(f"no seed {', '.join(map(repr, unknown))} in {project.slug}")
-        return [found[name] for name in wanted]
+            raise CommandError(f"no item group {', '.join(map(repr, unknown))} in {project.slug}")
+        return [found.get(name) or ids[name] for name in wanted]
 
     def _run_here(self, job):
         owner = new_owner_token()

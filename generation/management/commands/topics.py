@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 from tqdm import tqdm
 
-from annotation.models import Project
+from annotation.management.lookup import project_or_error
 from generation.models import TopicRun
 from generation.services import JobInvalid
 from generation.topics.run import TopicParams, seed_words_parse, topic_run_claim, topic_run_create, topic_run_execute
@@ -36,9 +36,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the finished run as one JSON object")
 
     def handle(self, *args, **options):
-        project = Project.objects.filter(slug=options["project"]).first()
-        if project is None:
-            raise CommandError(f"no project with slug {options['project']!r}")
+        project = project_or_error(options["project"])
         try:
             params = TopicParams(
                 min_cluster_size=options["min_cluster_size"], min_samples=options["min_samples"],

@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0004_order_by_item_id'),
+        ('annotation', '0006_imports_background_lifecycle'),
     ]
 
     operations = [

@@ -1,0 +1,129 @@
+"""One lifecycle for background work: imports, generation jobs, topic runs, releases, benchmark runs.
+
+Each kind of work is a row with a status, an ``owner`` (the run holding it) and a ``heartbeat_at``. The same
+conditional updates move every kind through its life, so no row is ever taken by two workers and none stays
+"running" after its worker died:
+
+- ``work_claim``: queued → running for one owner, in one conditional update (a duplicate delivery finds it taken);
+- ``work_heartbeat``: the owner says it is alive (False: the row was taken from it or cancelled: stop);
+- ``work_requeue_stale``: running rows whose owner stopped beating go back to the queue (resumed), and queued
+  rows nobody picked up are sent again;
+- ``work_fail_stale``: for work that cannot resume, the row fails with a reason the page shows.
+
+Stale work is swept by one periodic task (Celery beat, ``causalqa.sweep_stale``) calling the sweeps each app
+registers with ``sweep_register``; nothing runs in threads inside the workers.
+"""
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+
+from django.db import models
+from django.db.models import F, Q
+from django.db.models.functions import Coalesce
+from django.utils import timezone
+
+logger = logging.getLogger(__name__)
+
+
+class BackgroundWork(models.Model):
+    """The fields the lifecycle needs (models that had them before keep their own definitions)."""
+
+    owner = models.CharField(max_length=200, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    resumed = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+
+def work_claim(model, *, pk: int, owner: str = "", queued="queued", running="running", **also) -> bool:
+    """Take a queued row for ``owner``; False if another run has it, it was cancelled or it is over."""
+    now = timezone.now()
+    fields = _fields(model)
+    rows = model.objects.filter(pk=pk, status=queued)
+    if "cancel_requested" in fields:
+        rows = rows.filter(cancel_requested=False)
+    if "owner" in fields:
+        also["owner"] = owner
+    if "started_at" in fields:
+        also["started_at"] = Coalesce(F("started_at"), now)
+    return bool(rows.update(status=running, heartbeat_at=now, **also))
+
+
+def _fields(model) -> set[str]:
+    return {field.name for field in model._meta.get_fields()}
+
+
+def work_heartbeat(model, *, pk: int, owner: str, running="running", **also) -> bool:
+    """The owner is alive; False when the row is no longer its own (resumed elsewhere, finished, cancelled)."""
+    rows = model.objects.filter(pk=pk, status=running, owner=owner)
+    if "cancel_requested" in _fields(model):
+        rows = rows.filter(cancel_requested=False)
+    return bool(rows.update(heartbeat_at=timezone.now(), **also))
+
+
+def work_requeue_stale(model, *, stale_before: datetime, forgotten_before: datetime | None,
+                       enqueue: Callable[[int], None], queued="queued", running="running",
+                       exclude: Q | None = None, label: str = "") -> list[int]:
+    """Queue again every running row whose owner stopped beating before ``stale_before`` (each claim is a
+    conditional update, so two sweeps never both take one), and send again the queued rows nobody picked up
+    since ``forgotten_before``. Returns their ids, after handing each to ``enqueue``."""
+    now = timezone.now()
+    label = label or model._meta.verbose_name
+    resumed = []
+    stale = model.objects.filter(status=running, heartbeat_at__lt=stale_before)
+    if exclude is not None:
+        stale = stale.exclude(exclude)
+    for pk in stale.values_list("pk", flat=True):
+        if model.objects.filter(pk=pk, status=running, heartbeat_at__lt=stale_before).update(
+                status=queued, owner="", heartbeat_at=now, resumed=F("resumed") + 1):
+            logger.warning("%s %s lost its worker; queued again", label, pk)
+            resumed.append(pk)
+    if forgotten_before is not None:
+        forgotten = model.objects.filter(status=queued, heartbeat_at__lt=forgotten_before)
+        for pk in forgotten.values_list("pk", flat=True):
+            if model.objects.filter(pk=pk, status=queued, heartbeat_at__lt=forgotten_before).update(heartbeat_at=now):
+                resumed.append(pk)
+    for pk in resumed:
+        enqueue(pk)
+    return resumed
+
+
+def work_fail_stale(rows, *, stale_before: datetime, statuses, failed="failed", **reason) -> list[int]:
+    """Fail the rows (a queryset) in ``statuses`` silent since ``stale_before``, setting ``reason``'s fields
+    (the error the page shows). Returns their ids."""
+    now = timezone.now()
+    stale = rows.filter(status__in=statuses).filter(
+        Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True, created_at__lt=stale_before))
+    failed_ids = []
+    for pk, status in stale.values_list("pk", "status"):
+        if rows.model.objects.filter(pk=pk, status=status).filter(
+                Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True)).update(
+                status=failed, finished_at=now, **reason):
+            failed_ids.append(pk)
+    return failed_ids
+
+
+_SWEEPS: dict[str, Callable[[], list]] = {}
+
+
+def sweep_register(name: str, sweep: Callable[[], list]) -> None:
+    """A sweep of stale work the periodic task calls (each app registers its own when it is ready)."""
+    _SWEEPS[name] = sweep
+
+
+def sweep_stale() -> dict[str, list]:
+    """Run every registered sweep; one that fails is logged and the others still run."""
+    acted = {}
+    for name, sweep in _SWEEPS.items():
+        try:
+            ids = sweep()
+        except Exception:  # noqa: BLE001 - one sweep's database hiccup must not stop the others
+            logger.exception("sweep %s failed", name)
+            continue
+        if ids:
+            logger.warning("%s: %s", name, ids)
+            acted[name] = list(ids)
+    return acted

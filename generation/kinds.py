@@ -1,0 +1,102 @@
+"""The kinds of generation job and the page forms that start them: registries generation and the designs fill.
+
+A ``JobKind`` is all a door needs to start a job of that kind: ``job_create`` checks the request with the
+kind's ``params`` (and ``runs_on``), the runner plans and applies its calls with its ``work`` class, the
+``generate`` command offers it under ``command``, and the API takes its key. A ``JobPage`` is a card of the
+generation page: its form, its template, and how the form's data become ``job_create``'s arguments.
+
+    job_kind_register(JobKind(key="decontamination", label=_("METER: de-contamination"), work=..., params=...))
+
+Nothing here names a design; generation registers its own kinds when its app is ready, each design when its
+app is. A kind's prompt templates may use the placeholders ``variables`` lists.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+def _item_count(params: dict) -> int:
+    return len(params.get("item_ids", []))
+
+
+def _anywhere(project) -> str | None:
+    return None
+
+
+def _no_variant(options: dict) -> str | None:
+    return None
+
+
+@dataclass(frozen=True)
+class JobKind:
+    key: str
+    label: str
+    work: type  # a generation.services.work.Work subclass: plans the calls, applies their outputs
+    # (project, errors, options) -> the job's params; what is wrong goes into ``errors`` by field. ``options``
+    # holds every door's arguments (count, causal_class, topic, batch_size, item_ids, group_ids, endpoint,
+    # voters, domain, double_prompt, answer_*...), each absent one None or its default.
+    params: Callable[..., dict]
+    runs_on: Callable = _anywhere  # (project) -> None, or why the project may not run this kind
+    planned_calls: Callable[[dict], int] = _item_count  # the calls a job with these params will make
+    template_name: Callable[[dict], str | None] = _no_variant  # the template variant the options choose
+    default_template: str = "default"  # the variant a job uses unless told otherwise
+    variables: frozenset = field(default_factory=frozenset)  # placeholders its templates may use
+    answered: bool = False  # a second endpoint may answer, in the same job, what this kind writes
+    command: str = ""  # its name in ``manage.py generate`` (default: the key with dashes)
+    output_keys: tuple[str, ...] = ()  # the keys of the model's output it reads: its templates must declare them
+
+    @property
+    def command_name(self) -> str:
+        return self.command or self.key.replace("_", "-")
+
+
+@dataclass(frozen=True)
+class JobPage:
+    key: str  # the form's prefix and the address it posts to (jobs/new/<key>/)
+    form: type  # a generation.forms.JobForm subclass
+    template: str  # the card (context: project, form, page, card: what ``context`` gave)
+    kinds: tuple[str, ...]  # the kinds it may start; the page is offered where the first of them runs
+    arguments: Callable[..., dict]  # (project, cleaned_data) -> job_create's arguments, ``kind`` among them
+    context: Callable = lambda project: {}  # (project) -> what the card shows; None hides the card
+
+
+_KINDS: dict[str, JobKind] = {}
+_PAGES: dict[str, JobPage] = {}
+
+
+def job_kind_register(kind: JobKind) -> JobKind:
+    from .services.templates import template_kind_register
+
+    _KINDS[kind.key] = kind
+    template_kind_register(kind.key, variables=kind.variables, default_name=kind.default_template,
+                           output_keys=kind.output_keys)
+    return kind
+
+
+def job_kinds() -> list[JobKind]:
+    return list(_KINDS.values())
+
+
+def job_kind(key: str) -> JobKind | None:
+    return _KINDS.get(key)
+
+
+def job_kind_label(key: str) -> str:
+    """The kind's label, for any kind a job or a template may have (evaluation's too)."""
+    from .models import PromptTemplate
+
+    if key in _KINDS:
+        return str(_KINDS[key].label)
+    if key in PromptTemplate.Kind.values:
+        return str(PromptTemplate.Kind(key).label)
+    return key
+
+
+def job_page_register(page: JobPage) -> JobPage:
+    _PAGES[page.key] = page
+    return page
+
+
+def job_pages(project) -> list[JobPage]:
+    """The cards of the generation page the project may use, in the order they were registered."""
+    return [page for page in _PAGES.values() if _KINDS[page.kinds[0]].runs_on(project) is None]
