@@ -78,6 +78,9 @@ def author_of(call: LLMCall) -> Author:
 
 class Work:
     purpose = ""
+    # Calls whose prompt carries what blind reviewers must not read (a closed round's votes and comments, the
+    # answers a judge compares) are shown to curators and owners only.
+    calls_for_curators_only = False
 
     def __init__(self, job: GenerationJob):
         self.job = job
@@ -375,6 +378,7 @@ class RevisionWork(Work):
     role, rationale and letter stay), and the reference answer with it when the item has one."""
 
     purpose = "revision"
+    calls_for_curators_only = True
 
     def variables(self, call):
         variables = super().variables(call)
@@ -493,6 +497,11 @@ def work_register(kind: str, work_class: type[Work]) -> None:
     """Let an app that depends on generation run jobs of its own kind (evaluation: benchmark answers, judges)
     through the same runner. Such kinds are not offered by ``job_create``."""
     WORK[kind] = work_class
+
+
+def calls_for_curators_only(kind: str) -> bool:
+    work_class = WORK.get(kind)
+    return work_class is not None and work_class.calls_for_curators_only
 
 
 def work_for(job: GenerationJob) -> Work:
