@@ -31,9 +31,12 @@ def import_questions_task(batch_id: int) -> dict:
         )
     except ImportRejected as exc:
         logger.info("import %s rejected: %s errors", batch_id, len(exc.errors))
-    except Exception as exc:
+    except Exception:
+        # The exception (SQL, paths) is for the log; the person who imported reads that it failed and where to ask.
+        logger.exception("import %s failed", batch_id)
+        reason = f"internal error (import #{batch_id}): nothing was imported; the administrators can read the log"
         ImportBatch.objects.filter(id=batch_id).update(
-            status=ImportBatch.Status.FAILED, errors=[{"line": 0, "field": "", "reason": f"internal error: {exc}"}]
+            status=ImportBatch.Status.FAILED, errors=[{"line": 0, "field": "", "reason": reason}]
         )
         raise
     batch.refresh_from_db(fields=["status", "funnel"])

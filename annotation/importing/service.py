@@ -57,10 +57,13 @@ def questions_import(
         _reject(batch, errors)
         raise ImportRejected(batch, errors)
 
-    say("filtering")
-    plan = _plan(project, rows, errors)
-    say("writing")
     with transaction.atomic():
+        # One import of a project at a time plans and writes: the "already in the project" check then sees every
+        # item a concurrent import of the same file wrote (on SQLite the write lock of the transaction does it).
+        Project.objects.select_for_update().filter(pk=project.pk).values_list("pk").first()
+        say("filtering")
+        plan = _plan(project, rows, errors)
+        say("writing")
         topic_ids = _topic_ids(project, {row.topic for row in plan.keep if row.topic})
         now = timezone.now()
         fast_insert(

@@ -62,7 +62,8 @@ class Command(BaseCommand):
             )
         )
         bounds = funnel["bounds"]
-        self.stdout.write(f"length bounds: {bounds['min_words']} to {bounds['max_words']:g} words")
+        upper = "no upper bound" if bounds["max_words"] is None else f"{bounds['max_words']:g}"
+        self.stdout.write(f"length bounds: {bounds['min_words']} to {upper} words")
         if funnel["invalid"]:
             self.stdout.write(self.style.WARNING(f"{funnel['invalid']} invalid row(s) skipped:"))
             for error in batch.errors[:50]:

@@ -1,0 +1,79 @@
+"""Imports under concurrency and bad input: two imports of the same file at once store each row once, and bad
+files end with a message naming the line and the problem, never an exception or SQL text."""
+
+import csv
+import io
+import threading
+
+import pytest
+from django.db import connection
+
+from annotation.importing import ImportRejected, questions_import
+from annotation.models import ImportBatch, Item, Project
+
+CLASSES = ["associational", "interventional", "counterfactual"]
+
+
+def questions_csv(n: int) -> bytes:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(["pergunta", "classe", "id"])
+    for number in range(n):
+        writer.writerow([f"Por que a chuva de número {number} molha a rua?", CLASSES[number % 3], f"q{number}"])
+    return buffer.getvalue().encode()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_imports_of_the_same_file_at_once_store_every_row_once():
+    """Both imports read the file; then each waits (up to 3 s) for the other to have planned before it writes.
+    Unlocked, both plan against an empty project and write every row twice; locked, the second plans after the
+    first has written, and finds every row already present."""
+    project = Project.objects.create(name="Concorrência", slug="concorrencia")
+    data = questions_csv(200)
+    both_planned = threading.Barrier(2, timeout=3)
+    batches, failures = [], []
+
+    def progress(stage):
+        if stage == "writing":
+            try:
+                both_planned.wait()
+            except threading.BrokenBarrierError:
+                pass  # the other import waits for the project: this one writes alone, as it should
+
+    def one_import():
+        try:
+            batches.append(questions_import(project=project, data=data, filename="perguntas.csv", progress=progress))
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=one_import) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert failures == []
+    assert Item.objects.filter(project=project).count() == 200
+    assert sorted(batch.funnel["imported"] for batch in batches) == [0, 200]
+    assert sorted(batch.funnel["already_present"] for batch in batches) == [0, 200]
+
+
+@pytest.mark.django_db
+def test_a_file_whose_rows_are_all_invalid_is_refused_with_their_lines(project):
+    data = b"pergunta,classe\n,associational\n,interventional\n"
+    with pytest.raises(ImportRejected) as raised:
+        questions_import(project=project, data=data, filename="vazias.csv")
+    batch = ImportBatch.objects.get(pk=raised.value.batch.pk)
+    assert batch.status == ImportBatch.Status.FAILED
+    assert [error["line"] for error in batch.errors] == [2, 3]
+
+
+@pytest.mark.django_db
+def test_all_invalid_rows_skipped_store_a_funnel_without_infinity(project):
+    data = b"pergunta,classe\n,associational\n,interventional\n"
+    batch = questions_import(project=project, data=data, filename="vazias.csv", skip_invalid=True)
+    batch.refresh_from_db()
+    assert batch.status == ImportBatch.Status.DONE
+    assert batch.funnel["imported"] == 0
+    assert batch.funnel["bounds"]["max_words"] is None
