@@ -5,6 +5,7 @@ a Celery broker on the filesystem (no server), and DEBUG off unless asked for.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -108,6 +109,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
+    "axes",
     "annotation",
     "generation",
     "evaluation",
@@ -124,6 +126,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "causalqa_site.urls"
@@ -183,11 +186,26 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
 
 # Database sessions and ModelBackend, each read with one hand-written query (see causalqa_site/auth.py).
 SESSION_ENGINE = "causalqa_site.auth"
-AUTHENTICATION_BACKENDS = ["causalqa_site.auth.UserBackend"]
+AUTHENTICATION_BACKENDS = ["causalqa_site.throttling.LoginThrottleBackend", "causalqa_site.auth.UserBackend"]
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from hx-headers, not the cookie; kept default.
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+
+# Sign-in throttling (django-axes, see causalqa_site/throttling.py): per account and per address, admin included.
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "causalqa_site.throttling.login_locked_out"
+AXES_VERBOSE = False
+
+# Throttle counters (and anything else cached) live in Redis when there is one, so every worker shares them.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env_str("REDIS_URL")}
+    if env_str("REDIS_URL")
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
 
 # --- Celery -------------------------------------------------------------------------------
 # With REDIS_URL set, Redis is the broker and result backend. Without it the embedded
@@ -229,6 +247,15 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
+    # A 429 says when to try again (Retry-After). Per user for tokens and sessions; per address for the anonymous.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.UserRateThrottle",
+        "rest_framework.throttling.AnonRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "user": env_str("API_THROTTLE_USER", "1200/minute"),
+        "anon": env_str("API_THROTTLE_ANON", "60/minute"),
+    },
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
