@@ -313,5 +313,6 @@ LOGGING = {
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},  # one line per lockout, not three per sign-in
     },
 }
