@@ -8,6 +8,7 @@ COPY causalqa_site ./causalqa_site
 COPY annotation ./annotation
 COPY generation ./generation
 COPY evaluation ./evaluation
+COPY designs ./designs
 RUN pip install --no-cache-dir .
 COPY . .
 RUN mkdir -p /data && python manage.py collectstatic --noinput -v0

@@ -1,7 +1,6 @@
 from django.urls import path
 
 from . import annotator_views, curator_views, views
-from .designs import urls as design_urls
 
 app_name = "annotation"
 
@@ -37,4 +36,3 @@ urlpatterns = [
     path("p/<slug:slug>/items/<int:item_id>/history/", curator_views.item_history, name="item_history"),
     path("p/<slug:slug>/dashboard/", curator_views.project_dashboard, name="dashboard"),
 ]
-urlpatterns += design_urls.urlpatterns  # pages of individual designs (CausalBench's check and adjudication)

@@ -113,6 +113,13 @@ INSTALLED_APPS = [
     "annotation",
     "generation",
     "evaluation",
+    "designs",
+    # One app per benchmark design; this order is the order of the project creation form.
+    "designs.causal_qa_pt",
+    "designs.meter",
+    "designs.causalbench",
+    "designs.causalitycheck",
+    "designs.explica",
 ]
 
 MIDDLEWARE = [

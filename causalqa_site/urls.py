@@ -13,6 +13,7 @@ urlpatterns = [
     path("generation/", include("generation.urls")),
     path("evaluation/", include("evaluation.urls")),
     path("api/", include("causalqa_site.api_urls")),
+    path("", include("designs.urls")),  # pages of individual designs (CausalBench's check, ExpliCa's pairs)
     path("", include("annotation.urls")),
 ]
 

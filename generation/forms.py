@@ -71,37 +71,6 @@ class DistractorsJobForm(JobForm):
     pass
 
 
-class EndpointsChoiceField(forms.ModelMultipleChoiceField):
-    def label_from_instance(self, endpoint):
-        return endpoint.label
-
-
-class DecontaminationJobForm(JobForm):
-    """METER: ask several models, without the context, whether each waiting pair is causal."""
-
-    voters = EndpointsChoiceField(
-        queryset=ModelEndpoint.objects.none(), required=False, label=_("Also ask"),
-        widget=forms.CheckboxSelectMultiple,
-        help_text=_("The paper asked three models; a pair stays only if every model answers no."),
-    )
-
-    def __init__(self, *args, project, endpoints, **kwargs):
-        super().__init__(*args, project=project, endpoints=endpoints, **kwargs)
-        self.fields["voters"].queryset = endpoints
-
-
-class MeterQuestionJobForm(JobForm):
-    """METER: the L1, L2 and L3 questions of every verified entry, with answers and distractors."""
-# --- CausalityCheck (issue 8, part C) ---
-class ChecklistJobForm(JobForm):
-    double_prompt = forms.BooleanField(
-        label=_("Double prompt"), required=False, initial=True,
-        help_text=_("Correct and corrupted versions in one request (the paper's pass rate rose from 0.29–0.51 to "
-                    "0.82–0.92)."),
-    )
-# --- end CausalityCheck ---
-
-
 class EndpointForm(forms.ModelForm):
     class Meta:
         model = ModelEndpoint
@@ -169,21 +138,3 @@ class RevisionSettingsForm(forms.ModelForm):
         self.fields["revision_endpoint"].queryset = endpoints
         self.fields["revision_endpoint"].label_from_instance = lambda endpoint: endpoint.label
         self.fields["revision_endpoint"].empty_label = _("The endpoint from the environment, if any")
-
-
-# --- CausalBench (annotation.designs.causalbench) ---
-class CausalBenchJobForm(JobForm):
-    """One form for the three CausalBench jobs; the items of expansions and checks are chosen for the curator."""
-
-    MODES = [
-        ("causalbench_scenario", _("New scenarios, each with its four questions")),
-        ("causalbench_expand", _("Imported questions: name the perspective and write the other three")),
-        ("causalbench_check", _("A second answer to every question not yet checked (another model)")),
-    ]
-    mode = forms.ChoiceField(label=_("What to do"), choices=MODES)
-    domain = forms.ChoiceField(label=_("Domain (new scenarios)"), choices=[("text", "text"), ("math", "math"),
-                                                                            ("code", "code")])
-    count = forms.IntegerField(label=_("How many scenarios"), min_value=1, max_value=MAX_QUESTIONS, initial=5,
-                               required=False)
-# --- end CausalBench ---
-

@@ -115,7 +115,7 @@ class PromptTemplate(models.Model):
         BENCHMARK_ANSWER = "benchmark_answer", _("Benchmark answer")
         JUDGE_SCORE = "judge_score", _("Judge: score an answer")
         JUDGE_RANKING = "judge_ranking", _("Judge: rank answers")
-        # --- CausalBench (annotation.designs.causalbench) ---
+        # --- CausalBench (designs.causalbench) ---
         CAUSALBENCH_EXPAND = "causalbench_expand", _("CausalBench: classify a question, write the other perspectives")
         CAUSALBENCH_SCENARIO = "causalbench_scenario", _("CausalBench: a new scenario with four questions")
         CAUSALBENCH_CHECK = "causalbench_check", _("CausalBench: a second, independent answer")

@@ -102,7 +102,7 @@ def causalbench_job_arguments(project: Project, mode: str, *, endpoint, domain: 
     """``job_create`` arguments for a CausalBench job started on the generation page: new scenarios of a domain;
     every open question not yet in a scenario (to expand); or every question without its second answer whose
     first answer was not written by ``endpoint``'s model (to check)."""
-    from annotation.designs.causalbench_checks import questions_to_check
+    from designs.causalbench.checks import questions_to_check
 
     from .services.jobs import MAX_ITEMS
 

@@ -7,20 +7,19 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation.designs.meter import pipeline as meter
-from annotation.designs.causalitycheck_seeds import seeds_of
 from annotation.permissions import Role, get_project_for_user
 from annotation.selectors import class_status_table
+from designs.causalbench.forms import CausalBenchJobForm
+from designs.causalitycheck.forms import ChecklistJobForm
+from designs.causalitycheck.seeds import seeds_of
+from designs.meter import pipeline as meter
+from designs.meter.forms import DecontaminationJobForm, MeterQuestionJobForm
 
 from . import selectors
 from .forms import (
     AnswerJobForm,
-    CausalBenchJobForm,
-    ChecklistJobForm,
-    DecontaminationJobForm,
     DistractorsJobForm,
     EndpointForm,
-    MeterQuestionJobForm,
     QuestionsJobForm,
     RevisionSettingsForm,
 )

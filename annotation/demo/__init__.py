@@ -1,5 +1,5 @@
 """The demo: one project per design, with the same people. The Causal_QA.PT one (the default) has a round
-of judgments and some gold; the others hold their design's example dataset (``annotation/demo/designs``).
+of judgments and some gold; the others hold their design's example dataset (``designs/<key>/data``).
 
 ``demo_load()`` is idempotent: users are created once, and a project that exists is left alone.
 """

@@ -2,12 +2,10 @@
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from django.apps import apps
 from django.db.models import Count
 from django.db.models.fields.json import KeyTextTransform
-
-DESIGN_DATA = Path(__file__).resolve().parent.parent / "demo" / "designs"
 
 _REGISTRY: dict[str, "ProjectDesign"] = {}
 
@@ -38,7 +36,7 @@ class ProjectDesign:
     paper = ""  # file in ../shared/papers/ it follows
     summary = ""  # one line for the creation form
     answer_format = "open"  # a Project.AnswerFormat value
-    example_file = ""  # file under annotation/demo/designs/, loaded with the demo
+    example_file = ""  # file under the design's data/ folder, loaded with the demo
     help_template = ""  # template of the design's section on the help page
     item_partial = ""  # template included in the annotator's and curator's item pages (context: item, design)
     project_partial = ""  # template included in the project page (context: project, design, design_context)
@@ -130,7 +128,15 @@ def register(cls: type[ProjectDesign]) -> type[ProjectDesign]:
 
 
 def designs() -> list[ProjectDesign]:
-    return list(_REGISTRY.values())
+    """The registered designs in the order of their apps in ``INSTALLED_APPS`` (the creation form's order),
+    whatever order their modules happened to be imported in; a design outside an app comes last."""
+    order = {config.name: position for position, config in enumerate(apps.get_app_configs())}
+
+    def position(design: ProjectDesign) -> int:
+        config = apps.get_containing_app_config(type(design).__module__)
+        return order.get(config.name, len(order)) if config else len(order)
+
+    return sorted(_REGISTRY.values(), key=position)
 
 
 def design_for(project_or_key) -> ProjectDesign:

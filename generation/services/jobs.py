@@ -12,15 +12,15 @@ from django.db.models import F
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from annotation.designs.meter import pipeline as meter
-from annotation.designs.meter import stems as meter_stems
+from designs.meter import pipeline as meter
+from designs.meter import stems as meter_stems
 from annotation.models import CurationDecision, Item, Judgment, Project, Topic
 
 from ..models import GenerationJob, LLMCall, ModelEndpoint, ProjectGenerationSettings, PromptTemplate
 from .endpoints import endpoint_from_environment
 from .templates import template_latest
 from .work import ANSWERABLE, FINAL, JOB_KINDS, chunks, items_needing_distractors, work_for
-from .work_causalbench import CAUSALBENCH_WORK, causalbench_params
+from designs.causalbench.work import CAUSALBENCH_WORK, causalbench_params
 
 logger = logging.getLogger(__name__)
 Kind = PromptTemplate.Kind
@@ -206,7 +206,8 @@ def _planned_calls(kind: str, params: dict) -> int:
 
 # --- CausalityCheck (issue 8, part C) ---
 def _checklist_params(project, errors, *, group_ids, double_prompt) -> dict:
-    from .work import CHECKLIST_TEMPLATES, checklist
+    from designs.causalitycheck import seeds as checklist
+    from designs.causalitycheck.work import CHECKLIST_TEMPLATES
 
     seeds = checklist.seeds_of(project)
     waiting = list(seeds.filter(items__isnull=True).distinct().values_list("pk", flat=True))

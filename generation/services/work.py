@@ -10,18 +10,12 @@ import copy
 import logging
 import random
 from dataclasses import dataclass, field
-from functools import lru_cache
-
-import yaml
 
 from django.db import transaction
 from django.db.models import F, Q
 
-from annotation.designs import causalitycheck_seeds as checklist
 from annotation.importing.funnel import text_key
-from annotation.designs.meter import pipeline as meter
-from annotation.designs.meter import stems as meter_stems
-from annotation.models import Item, ItemGroup, Option, Revision
+from annotation.models import Item, Option, Revision
 from annotation.services import (
     Author,
     ItemChange,
@@ -31,8 +25,8 @@ from annotation.services import (
     items_update,
 )
 
-from ..models import GenerationJob, LLMCall, ModelEndpoint, PromptTemplate
-from .templates import TEMPLATE_DIR, class_definitions
+from ..models import GenerationJob, LLMCall, PromptTemplate
+from .templates import class_definitions
 
 logger = logging.getLogger(__name__)
 Kind = PromptTemplate.Kind
@@ -406,91 +400,16 @@ class RevisionWork(Work):
         return []
 
 
-class EntryWork(Work):
-    """Calls about METER entries (``params["group_ids"]``) rather than items: the purpose names the entry and
-    what is asked of it (``<what>:<entry id>:<model or level>``), so each call stays unique per job."""
-
-    @staticmethod
-    def target(call: LLMCall) -> tuple[int, str]:
-        _what, group_id, detail = call.purpose.split(":", 2)
-        return int(group_id), detail
-
-    def entry(self, call: LLMCall) -> ItemGroup:
-        return ItemGroup.objects.get(pk=self.target(call)[0], project=self.project)
-
-
-class DecontaminationWork(EntryWork):
-    """METER's de-contamination: every model of the job is asked, without the context, whether the entry's
-    cause causes its effect. Each vote is stored on the entry; a pair stays only if all say no."""
-
-    def extra_endpoints(self) -> list[ModelEndpoint]:
-        return list(ModelEndpoint.objects.filter(pk__in=self.job.params.get("endpoint_ids", [])))
-
-    def plan(self):
-        endpoint_ids = self.job.params["endpoint_ids"]
-        return [
-            LLMCall(job=self.job, purpose=f"decontamination:{group_id}:{endpoint_id}", endpoint_id=endpoint_id,
-                    template_id=self.job.template_id)
-            for group_id in self.job.params["group_ids"] for endpoint_id in endpoint_ids
-        ]
-
-    def variables(self, call):
-        entry = self.entry(call)
-        return {"cause": entry.metadata["cause"], "effect": entry.metadata["effect"],
-                "language": self.project.language}
-
-    def apply(self, call, parsed):
-        meter.decontamination_vote(entry=self.entry(call), model=call.endpoint.model, vote=parsed["causal"],
-                                   call_id=call.pk, voters=len(self.job.params["endpoint_ids"]))
-        return []
-
-
-class MeterQuestionWork(EntryWork):
-    """METER's generation: for each verified entry, one call per level writes the question from a stem of that
-    level, its answer and the four typed distractors with their rationales."""
-
-    def plan(self):
-        return [
-            LLMCall(job=self.job, purpose=f"meter:{group_id}:{level}", endpoint_id=self.job.endpoint_id,
-                    template_id=self.job.template_id)
-            for group_id in self.job.params["group_ids"] for level in meter_stems.LEVELS
-        ]
-
-    def stem(self, call, entry) -> str:
-        return meter_stems.stem_for(entry=entry.external_id or str(entry.pk), level=self.target(call)[1],
-                                    language=self.project.language, seed=meter.seed_of(self.project))
-
-    def variables(self, call):
-        entry, level = self.entry(call), self.target(call)[1]
-        return {
-            "context": entry.context, "cause": entry.metadata["cause"], "effect": entry.metadata["effect"],
-            "level": level, "level_definition": self.definitions.get(level, level), "stem": self.stem(call, entry),
-            "language": self.project.language,
-        }
-
-    def apply(self, call, parsed):
-        entry = self.entry(call)
-        distractors = {role: {"text": parsed[role]["option_text"], "rationale": parsed[role]["reasoning"]}
-                       for role in DISTRACTOR_ROLES}
-        try:
-            meter.question_create(entry=entry, level=self.target(call)[1], question=parsed["question"],
-                                  answer=parsed["answer"], distractors=distractors, stem=self.stem(call, entry),
-                                  provenance=provenance(call), llm_call_id=call.pk)
-        except meter.MeterError as exc:
-            raise NotApplied(str(exc)) from exc
-        return []
-
-
 WORK = {Kind.QUESTIONS: QuestionsWork, Kind.ANSWER: AnswerWork, Kind.DISTRACTORS: DistractorsWork,
-        Kind.REVISION: RevisionWork, Kind.DECONTAMINATION: DecontaminationWork,
-        Kind.METER_QUESTION: MeterQuestionWork}
+        Kind.REVISION: RevisionWork}
+JOB_KINDS = list(WORK)  # the kinds people start here; designs add theirs (``job_kind_register``)
 
-# --- CausalBench (its jobs live in their own module) ---
-from .work_causalbench import CAUSALBENCH_WORK  # noqa: E402 - it builds on the classes above
 
-WORK.update(CAUSALBENCH_WORK)
-# --- end CausalBench ---
-JOB_KINDS = list(WORK)  # the kinds people start here; apps that build on generation add their own below
+def job_kind_register(kind: str, work_class: type[Work]) -> None:
+    """Let a design run and offer jobs of its own kind (METER's de-contamination, CausalityCheck's checklist)."""
+    WORK[kind] = work_class
+    if kind not in JOB_KINDS:
+        JOB_KINDS.append(kind)
 
 
 def work_register(kind: str, work_class: type[Work]) -> None:
@@ -506,143 +425,3 @@ def calls_for_curators_only(kind: str) -> bool:
 
 def work_for(job: GenerationJob) -> Work:
     return WORK[job.kind](job)
-
-
-# --- CausalityCheck (issue 8, part C): the texts a seed's checklist needs, then its 36 items ---------
-
-# A call's purpose is "<step>:<seed group id>"; each step has its template (by name) and its output fields.
-CHECKLIST_OUTPUTS = {
-    "virtual-entity": {"entity": "entity", "invented_entity": "invented_entity"},
-    "unanswerable": {"context": "unanswerable_context"},
-    "paraphrase": {"context": "paraphrased_context"},
-    "paraphrase-unanswerable": {"context": "paraphrased_unanswerable_context"},
-    "distractor": {"sentence": "distractor_sentence"},
-    "chains-double": {"correct_chain": "causal_chain", "corrupted_chain": "corrupted_chain"},
-    "chain": {"chain": "causal_chain"},
-    "chain-corrupt": {"chain": "corrupted_chain"},
-}
-CHECKLIST_TEMPLATES = ("virtual-entity", "unanswerable", "paraphrase", "distractor", "chains-double", "chain",
-                       "chain-corrupt", "verdicts-double", "verdict")
-# A step whose output makes another step possible: the second is planned when the first is applied.
-CHECKLIST_FOLLOW_UPS = {"unanswerable": ("paraphrase-unanswerable", "paraphrased_unanswerable_context"),
-                        "chain": ("chain-corrupt", "corrupted_chain")}
-
-
-def checklist_steps(seed: "checklist.SeedData", *, double_prompt: bool) -> list[str]:
-    """The calls a seed needs for what it lacks. With the double prompt, the correct and the corrupted chain,
-    and the four conclusions, each come from one request (CausalityCheck appendix I)."""
-    missing = set(seed.missing())
-    steps = []
-    if missing & {"entity", "invented_entity"}:
-        steps.append("virtual-entity")
-    if "unanswerable_context" in missing:
-        steps.append("unanswerable")
-    elif "paraphrased_unanswerable_context" in missing:
-        steps.append("paraphrase-unanswerable")
-    if "distractor_sentence" in missing:
-        steps.append("distractor")
-    if "paraphrased_context" in missing:
-        steps.append("paraphrase")
-    if "causal_chain" in missing:
-        steps.append("chains-double" if double_prompt else "chain")
-    elif "corrupted_chain" in missing:
-        steps.append("chain-corrupt")
-    have = {entry.get("verdict") for entry in seed.ingredients.get("verdicts") or []}
-    lacking = [verdict for verdict in checklist.VERDICTS if verdict not in have]
-    if lacking:
-        steps += ["verdicts-double"] if double_prompt else [f"verdict-{verdict}" for verdict in lacking]
-    return steps
-
-
-def checklist_template_name(step: str) -> str:
-    return {"paraphrase-unanswerable": "paraphrase"}.get(step, "verdict" if step.startswith("verdict-") else step)
-
-
-@lru_cache(maxsize=1)
-def _verdict_definitions() -> dict:
-    return yaml.safe_load((TEMPLATE_DIR / "verdicts.yaml").read_text(encoding="utf-8"))
-
-
-class ChecklistWork(Work):
-    """The checklist texts chosen seeds lack (CausalityCheck); a seed whose texts are complete gets its 36 items."""
-
-    def plan(self):
-        params = self.job.params
-        groups = checklist.seeds_of(self.project).filter(pk__in=params.get("group_ids", []), items__isnull=True)
-        calls = []
-        for group in groups.distinct():
-            for step in checklist_steps(checklist.SeedData.from_group(group), double_prompt=params["double_prompt"]):
-                calls.append(self._call(step, group.pk))
-        return calls
-
-    def _call(self, step: str, group_id: int) -> LLMCall:
-        call = self.new_call(purpose=f"{step}:{group_id}")
-        call.template_id = self.job.params["templates"][checklist_template_name(step)]
-        return call
-
-    def expected_total(self, planned):
-        steps = [call.purpose.split(":")[0] for call in planned]
-        return len(planned) + sum(1 for step in steps if step in CHECKLIST_FOLLOW_UPS)
-
-    @staticmethod
-    def step_and_group(call: LLMCall) -> tuple[str, int]:
-        step, _sep, group_id = call.purpose.rpartition(":")
-        return step, int(group_id)
-
-    def variables(self, call):
-        step, group_id = self.step_and_group(call)
-        seed = checklist.SeedData.from_group(checklist.seeds_of(self.project).get(pk=group_id))
-        definitions = _verdict_definitions()
-        definitions = definitions.get(self.project.language.split("-")[0]) or definitions["en"]
-        verdict = step[len("verdict-"):] if step.startswith("verdict-") else ""
-        return {
-            "context": seed.context,
-            "question": seed.question,
-            "options": "\n".join(f"{number}. {text}" for number, text in enumerate(seed.options, start=1)),
-            "answer": seed.options[seed.answer_index],
-            "source_context": seed.ingredients.get("unanswerable_context", "") if step == "paraphrase-unanswerable"
-            else seed.context,
-            "chain": seed.ingredients.get("causal_chain", ""),
-            "verdict": verdict,
-            "verdict_definition": definitions.get(verdict, ""),
-            "verdict_definitions": "\n".join(f"- {key}: {text}" for key, text in definitions.items()),
-            "language": self.project.language,
-        }
-
-    def apply(self, call, parsed):
-        step, group_id = self.step_and_group(call)
-        group = checklist.seeds_of(self.project).select_for_update().filter(pk=group_id).first()
-        if group is None:
-            raise NotApplied(f"seed group {group_id} was deleted")
-        if Item.objects.filter(group=group).exists():
-            raise NotApplied(f"seed {group.external_id} has its checklist already; the output was not used")
-        if step == "verdicts-double":
-            values = {"verdicts": [{"verdict": v, "explanation": parsed[v].strip()} for v in checklist.VERDICTS]}
-        elif step.startswith("verdict-"):
-            values = {"verdicts": [{"verdict": step[len("verdict-"):], "explanation": parsed["explanation"].strip()}]}
-        else:
-            values = {name: parsed[key].strip() for key, name in CHECKLIST_OUTPUTS[step].items()}
-        seed = checklist.SeedData.from_group(group)
-        problem = checklist.ingredient_problem(seed, {**seed.ingredients, **values} if step == "chain-corrupt" else values)
-        if problem:
-            raise NotApplied(problem)
-        group = checklist.seed_add_ingredients(group=group, values=values, provenance={**provenance(call), "step": step})
-        seed = checklist.SeedData.from_group(group)
-        follow_ups = []
-        follow_up = CHECKLIST_FOLLOW_UPS.get(step)
-        if follow_up and follow_up[1] in seed.missing():
-            follow_ups = LLMCall.objects.bulk_create([self._call(follow_up[0], group.pk)])
-        if not seed.missing():
-            items = checklist.seed_derive(group=group)
-            GenerationJob.objects.filter(pk=self.job.pk).update(items_created=F("items_created") + len(items))
-        return follow_ups
-
-    def on_failed(self, call):
-        step, _group_id = self.step_and_group(call)
-        if step in CHECKLIST_FOLLOW_UPS:  # its follow-up will never be asked
-            GenerationJob.objects.filter(pk=self.job.pk, total__gt=0).update(total=F("total") - 1)
-
-
-WORK[Kind.CHECKLIST] = ChecklistWork
-JOB_KINDS.append(Kind.CHECKLIST)
-# --- end CausalityCheck ---

@@ -1,7 +1,7 @@
 """The CausalBench design: scenarios of four perspectives, generation in two modes, the answer check,
 adjudication, the check report, release and export with CausalBench's columns.
 
-Yes/no balance of the example (annotation/demo/designs/causalbench.json), counted by hand:
+Yes/no balance of the example (designs/causalbench/data/causalbench.json), counted by hand:
 
     perspective                     yes  no      domain  yes  no
     cause_to_effect                  4    2      text     4    4
@@ -18,14 +18,14 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 
 from annotation.designs import design_for
-from annotation.designs.causalbench import (
+from designs.causalbench.design import (
     PERSPECTIVES,
     ScenarioInvalid,
     example_scenarios_load,
     read_example,
     scenario_add,
 )
-from annotation.designs.causalbench_checks import (
+from designs.causalbench.checks import (
     adjudication_queue,
     check_adjudicate,
     check_agreement_rows,
@@ -209,7 +209,7 @@ def test_the_example_goes_through_the_whole_pipeline(owner, curator, annotators,
 
     # answer check, by annotators who do not see the first answer (the expanded scenario's four questions)
     client = client_for(annotators[0])
-    url = reverse("annotation:causalbench_check", args=[project.slug])
+    url = reverse("designs:causalbench_check", args=[project.slug])
     for _ in range(4):
         page = client.get(url)
         item = page.context["item"]
@@ -225,7 +225,7 @@ def test_the_example_goes_through_the_whole_pipeline(owner, curator, annotators,
 
     # adjudication by a curator: one keeps the first answer, one takes the second, one is rejected
     curator_client = client_for(curator)
-    page = curator_client.get(reverse("annotation:causalbench_adjudication", args=[project.slug]))
+    page = curator_client.get(reverse("designs:causalbench_adjudication", args=[project.slug]))
     assert page.status_code == 200 and len(page.context["items"]) == 3
     report = page.context["report"]
     assert (report.checked, report.agreed, report.disputed) == (28, 25, 3)
@@ -236,7 +236,7 @@ def test_the_example_goes_through_the_whole_pipeline(owner, curator, annotators,
     first, second = (Item.objects.get(project=project, external_id=e) for e in sorted(DISPUTED))
     expanded = adjudication_queue(project).get(group=group)
     post = lambda item, answer: curator_client.post(  # noqa: E731
-        reverse("annotation:causalbench_adjudicate", args=[project.slug, item.pk]), {"answer": answer, "note": "ok"})
+        reverse("designs:causalbench_adjudicate", args=[project.slug, item.pk]), {"answer": answer, "note": "ok"})
     assert post(first, first.reference_answer).status_code == 302
     assert post(second, second.metadata["check"]["answer"]).status_code == 302
     assert post(expanded, "reject").status_code == 302
@@ -289,7 +289,7 @@ def test_the_yes_no_balance_is_reported_per_perspective_and_domain(owner, curato
 
 
 def test_the_author_of_the_first_answer_cannot_give_the_second(owner, curator, annotators):
-    from annotation.designs.causalbench_checks import CheckRefused
+    from designs.causalbench.checks import CheckRefused
 
     project = causalbench_project(owner, curator, annotators)
     group = scenario_add(project=project, domain="text", context="Um cenário.", questions=four(), external_id="a1")
@@ -331,13 +331,13 @@ def test_causalbench_jobs_are_refused_in_other_projects(project, endpoint):
 def test_the_check_page_is_for_members_and_adjudication_for_curators(owner, curator, annotators, outsider, client_for,
                                                                      project):
     causalbench = causalbench_project(owner, curator, annotators)
-    check = reverse("annotation:causalbench_check", args=[causalbench.slug])
-    adjudication = reverse("annotation:causalbench_adjudication", args=[causalbench.slug])
+    check = reverse("designs:causalbench_check", args=[causalbench.slug])
+    adjudication = reverse("designs:causalbench_adjudication", args=[causalbench.slug])
     assert client_for(outsider).get(check).status_code == 404
     assert client_for(annotators[0]).get(check).status_code == 200
     assert client_for(annotators[0]).get(adjudication).status_code == 403
     assert client_for(curator).get(adjudication).status_code == 200
-    assert client_for(curator).get(reverse("annotation:causalbench_check", args=[project.slug])).status_code == 404
+    assert client_for(curator).get(reverse("designs:causalbench_check", args=[project.slug])).status_code == 404
     nav = client_for(curator).get(adjudication).content.decode()
     assert check in nav and adjudication in nav
 
@@ -363,7 +363,7 @@ def test_a_code_scenario_page_stays_under_150_kb_of_js_and_css_with_no_script_of
     project = causalbench_project(owner, curator, annotators)
     example_scenarios_load(project, read_example())
     Item.objects.filter(project=project).exclude(group__metadata__domain="code").update(status=Item.Status.APPROVED)
-    page = client_for(annotators[0]).get(reverse("annotation:causalbench_check", args=[project.slug]))
+    page = client_for(annotators[0]).get(reverse("designs:causalbench_check", args=[project.slug]))
     html = page.content.decode()
     assert page.context["item"].group.metadata["domain"] == "code" and '<div class="code-scenario"' in html
     assets = re.findall(r'<script[^>]+src="([^"]+)"', html) + re.findall(r'<link[^>]+href="([^"]+\.css)"', html)

@@ -15,8 +15,8 @@ from django.urls import reverse
 
 from annotation.curation import ApprovalRule, items_bulk_approve
 from annotation.designs import design_for
-from annotation.designs.base import DESIGN_DATA
-from annotation.designs.causalitycheck_seeds import (
+from designs.causalitycheck.design import DATA as DESIGN_DATA
+from designs.causalitycheck.seeds import (
     VERDICTS,
     SeedData,
     SeedInvalid,

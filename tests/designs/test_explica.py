@@ -1,6 +1,6 @@
 """The ExpliCa design: generated items, exactly 15 raters per item, the aggregation rule, alpha, release, export.
 
-The expected labels below were worked out by hand from annotation/demo/designs/explica.json
+The expected labels below were worked out by hand from designs/explica/data/explica.json
 (mean rating of each connective per pair and order; the highest wins; ex-05 and ex-06 have no mean
 above 6 and an overall mean below 5):
 
@@ -27,14 +27,14 @@ import numpy as np
 import pytest
 
 from annotation.designs import design_for
-from annotation.designs.explica import (
+from designs.explica.design import (
     DesignSettingsError,
     connectives_of,
     example_pairs_load,
     explica_pair_add,
     read_example,
 )
-from annotation.designs.explica_aggregation import explica_aggregate, explica_tie_resolve
+from designs.explica.aggregation import explica_aggregate, explica_tie_resolve
 from annotation.judging import judgment_submit, judgment_validate
 from annotation.models import Item, ItemGroup, Judgment, Membership, Project
 from annotation.queue import assignment_next
@@ -279,10 +279,10 @@ def explica_team(owner, curator, annotators):
 def test_the_pairs_page_is_for_curators(explica_team, client_for, annotator, outsider, curator, project):
     from django.urls import reverse
 
-    url = reverse("annotation:explica", args=[explica_team.slug])
+    url = reverse("designs:explica", args=[explica_team.slug])
     assert client_for(outsider).get(url).status_code == 404
     assert client_for(annotator).get(url).status_code == 403
-    assert client_for(curator).get(reverse("annotation:explica", args=[project.slug])).status_code == 404
+    assert client_for(curator).get(reverse("designs:explica", args=[project.slug])).status_code == 404
     page = client_for(curator).get(url)
     assert page.status_code == 200 and 'id="explica-pairs"' in page.content.decode()
 
@@ -292,7 +292,7 @@ def test_pairs_are_uploaded_all_or_nothing(explica_team, client_for, curator):
     from django.urls import reverse
 
     client = client_for(curator)
-    url = reverse("annotation:explica_pairs", args=[explica_team.slug])
+    url = reverse("designs:explica_pairs", args=[explica_team.slug])
     broken = "external_id,sentence_a,sentence_b\np1,Ana estudou.,Ana passou.\np2,Ana caiu.,\n"
     response = client.post(url, {"file": SimpleUploadedFile("pairs.csv", broken.encode())}, follow=True)
     assert "row 2" in response.content.decode()
@@ -310,7 +310,7 @@ def test_the_connective_table_and_rule_are_edited_on_the_page(explica_team, clie
     from django.urls import reverse
 
     client = client_for(curator)
-    url = reverse("annotation:explica_settings", args=[explica_team.slug])
+    url = reverse("designs:explica_settings", args=[explica_team.slug])
     table = [{"word": "so", "type": "causal", "order": "iconic", "templates": {"pt-BR": "{first}, logo {second}."}}]
     response = client.post(url, {"connectives": json.dumps(table), "best_mean_above": "oito",
                                  "overall_mean_below": "5"}, follow=True)
@@ -338,11 +338,11 @@ def test_aggregation_and_ties_from_the_page(explica_team, client_for, curator, a
             rating = 8 if assignment.item.metadata["connective"] in ("then", "so") else 2
             rate(assignment, rating)
     client = client_for(curator)
-    client.post(reverse("annotation:explica_aggregate", args=[explica_team.slug]))
-    page = client.get(reverse("annotation:explica", args=[explica_team.slug]))
+    client.post(reverse("designs:explica_aggregate", args=[explica_team.slug]))
+    page = client.get(reverse("designs:explica", args=[explica_team.slug]))
     assert len(page.context["ties"]) == 1 and 'name="connective" value="so"' in page.content.decode()
     for order in ("ab", "ba"):
-        client.post(reverse("annotation:explica_tie", args=[explica_team.slug, group.pk]),
+        client.post(reverse("designs:explica_tie", args=[explica_team.slug, group.pk]),
                     {"order": order, "connective": "then"})
     group.refresh_from_db()
     assert {label["label"] for label in group.metadata["gold"]["orders"].values()} == {"temporal"}
@@ -350,7 +350,7 @@ def test_aggregation_and_ties_from_the_page(explica_team, client_for, curator, a
 
 
 def test_pairs_keep_the_connectives_they_were_generated_with_when_the_table_changes(curator):
-    from annotation.designs.explica import explica_settings_update
+    from designs.explica.design import explica_settings_update
 
     project = explica_project(overlap=1)
     group = explica_pair_add(project=project, sentence_a="Ana estudou.", sentence_b="Ana passou.", external_id="k1")

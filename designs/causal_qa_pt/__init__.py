@@ -1,0 +1,1 @@
+"""Causal_QA.PT, the platform's own pipeline (``design.py``)."""

@@ -1,0 +1,1 @@
+"""CausalityCheck: seeds and their 36-item checklists (``design.py``, ``seeds.py``, ``checks.py``), its job."""

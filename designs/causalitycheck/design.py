@@ -1,0 +1,177 @@
+"""The CausalityCheck design (`../shared/papers/causalitycheck.txt`): a seed item and its 4 × 4 checklist.
+
+A seed (four-option multiple choice) is expanded into tasks — original problem, answerable
+judging, process judging, causal validity assessing — each in four variants — problem solving,
+problem understanding, irrelevant disturbance, virtual causal reasoning: 36 items per seed
+(``causalitycheck_seeds``). Every item is checked against its source and siblings
+(``causalitycheck_checks``); agreement is Cohen's kappa per task × variant cell, and a release
+exports one file per cell.
+"""
+
+import json
+from pathlib import Path
+
+from django.utils.translation import gettext_lazy as _
+
+from annotation.models import Item
+from annotation.designs.base import ExportFile, ProjectDesign, Stage, register
+from .checks import checklist_warnings, snapshot
+from .seeds import (
+    LABELS,
+    LETTERS,
+    TASKS,
+    VARIANTS,
+    VERDICTS,
+    cell_code,
+    cells,
+    seed_create,
+    seed_derive,
+)
+
+DATA = Path(__file__).resolve().parent / "data"  # the example dataset
+
+KAPPA_THRESHOLD = 0.8  # the paper's line for consistent annotation (appendix D)
+EXPORT_FIELDS = {
+    "op": ["id", "seed", "split", "context", "question", "choice_1", "choice_2", "choice_3", "choice_4", "answer"],
+    "aj": ["id", "seed", "split", "context", "question", "choice_1", "choice_2", "choice_3", "choice_4", "answerable"],
+    "pj": ["id", "seed", "split", "context", "question", "choice_1", "choice_2", "choice_3", "choice_4", "answer",
+           "causal_chain", "correctness"],
+    "cva": ["id", "seed", "split", "context", "question", "choice_1", "choice_2", "choice_3", "choice_4", "answer",
+            "conclusion", "verdict"],
+}
+
+
+@register
+class CausalityCheckDesign(ProjectDesign):
+    key = "causalitycheck"
+    name = "CausalityCheck"
+    paper = "causalitycheck.txt"
+    summary = _("A four-option seed item expanded into a 4 × 4 checklist of tasks and robustness variants, "
+                "with invariant checks and Cohen's kappa per cell.")
+    answer_format = "multiple_choice"
+    example_file = "causalitycheck.json"
+    help_template = "designs/causalitycheck/_causalitycheck_help.html"
+    item_partial = "designs/causalitycheck/_causalitycheck_item.html"
+
+    def stages(self) -> list[Stage]:
+        return [
+            Stage("seeds", _("Seeds"), _("Four-option multiple-choice items with their context.")),
+            Stage("tasks", _("Task expansion"), _("A model writes an unanswerable context, a correct and a corrupted "
+                                                  "causal chain, and one conclusion per verdict.")),
+            Stage("variants", _("Robustness variants"), _("A paraphrased context, an inserted distractor sentence, "
+                                                          "and an invented name for a real entity.")),
+            Stage("derive", _("Checklist"), _("36 items per seed, each linked to its seed and siblings and checked "
+                                              "for invariants.")),
+            Stage("review", _("Manual inspection"), _("Two annotators inspect every item; Cohen's kappa per cell, "
+                                                      "cells below 0.8 flagged.")),
+            Stage("release", _("Release"), _("Optionally subsampled per cell; one file per task × variant cell.")),
+        ]
+
+    def project_defaults(self) -> dict:
+        return {
+            "answer_format": self.answer_format,
+            "label_set": list(LABELS),
+            "criteria": [
+                {"key": "validity", "label": "Valid for its task and variant", "min": 1, "max": 5},
+                {"key": "fluency", "label": "Fluency and correctness", "min": 1, "max": 5},
+            ],
+            "overlap": 2,
+            "design_settings": {"double_prompt": True, "kappa_threshold": KAPPA_THRESHOLD},
+        }
+
+    def load_example(self, project, users: dict) -> dict:
+        data = json.loads((DATA / self.example_file).read_text(encoding="utf-8"))
+        items = []
+        for number, spec in enumerate(data["seeds"], start=1):
+            group = seed_create(project=project, spec=spec, where=f"{self.example_file}, seed {number}")
+            items += seed_derive(group=group)
+        counts = {"seeds": len(data["seeds"]), "items": len(items)}
+        inspectors = [users[name] for name in ("annotator1", "annotator2") if name in users]
+        if len(inspectors) == 2:
+            counts["judgments"] = demo_inspection(project, items, inspectors)
+        return counts
+
+    def item_warnings(self, item) -> list[str]:
+        meta = item.metadata or {}
+        if meta.get("design") != self.key or not meta.get("sibling_key"):
+            return []
+        related = Item.objects.filter(project_id=item.project_id).prefetch_related("options")
+        siblings = [snapshot(other, list(other.options.all()))
+                    for other in related.filter(metadata__sibling_key=meta["sibling_key"]).exclude(pk=item.pk)]
+        source = None
+        if meta.get("source"):
+            found = related.filter(external_id=meta["source"]).first()
+            source = snapshot(found, list(found.options.all())) if found else None
+        this = snapshot(item)
+        return checklist_warnings(this, source=source, siblings=[this, *siblings])
+
+    def agreement_fields(self) -> list[str]:
+        return ["task", "variant"]
+
+    def export_files(self, release) -> list[ExportFile]:
+        by_cell: dict[str, list[dict]] = {cell_code(task, variant): [] for task, variant in cells()}
+        tasks = {}
+        for task, variant in cells():
+            tasks[cell_code(task, variant)] = task
+        for split, data in release.items.order_by("split", "position").values_list("split", "data").iterator():
+            record = data if isinstance(data, dict) else json.loads(data)
+            meta = json.loads(record.get("metadata") or "{}")
+            cell = meta.get("cell")
+            if cell in by_cell:
+                by_cell[cell].append(export_row(record, meta, split))
+        return [
+            ExportFile(path=f"causalitycheck/{cell}.jsonl", rows=iter(rows), fields=EXPORT_FIELDS[tasks[cell]])
+            for cell, rows in by_cell.items() if rows
+        ]
+
+    # For the kappa table and the item partial: codes and names of the two axes.
+    def cell_axes(self) -> dict:
+        return {"task": [(key, code, label) for key, (code, label) in TASKS.items()],
+                "variant": [(key, code, label) for key, (code, label) in VARIANTS.items()]}
+
+
+def export_row(record: dict, meta: dict, split: str) -> dict:
+    """One released item in the paper's field names (appendix J): choices numbered 1–4, answers 1-based."""
+    options = [option["text"] for option in record.get("options") or []]
+    correct = record.get("correct_option") or ""
+    row = {"id": record["id"], "seed": meta.get("seed", ""), "split": split, "context": record["context"],
+           "question": record["question"]}
+    for number in range(4):
+        row[f"choice_{number + 1}"] = options[number] if number < len(options) else ""
+    answer = LETTERS.index(correct) + 1 if correct in LETTERS else None
+    task, label = meta.get("task"), record.get("causal_class")
+    if task == "aj":
+        row["answerable"] = 1 if label == "answerable" else 0
+    else:
+        row["answer"] = answer
+    if task == "pj":
+        row["causal_chain"] = record["answer"]
+        row["correctness"] = 1 if label == "valid_chain" else 0
+    elif task == "cva":
+        row["conclusion"] = record["answer"]
+        row["verdict"] = label
+    return row
+
+
+def demo_inspection(project, items: list, inspectors: list) -> int:
+    """The demo's round of inspection: two annotators label every item; the second confuses neighbouring
+    verdicts on the first seed's conclusions, so causal validity assessing shows the lowest kappa, as in the paper."""
+    from annotation.models import Assignment, Judgment
+    from annotation.queue import items_recount_rounds
+
+    confused = {"correct_and_reliable": "correct_but_prone_to_error",
+                "incorrect_but_prone_to_correctness": "incorrect_and_unreliable"}
+    judgments = 0
+    for item in items:
+        for annotator in inspectors:
+            label = item.causal_class
+            if annotator == inspectors[1] and label in confused and item.group_id == items[0].group_id:
+                label = confused[label]
+            assignment = Assignment.objects.create(item=item, annotator=annotator, round=1,
+                                                   status=Assignment.Status.SUBMITTED)
+            Judgment.objects.create(item=item, annotator=annotator, assignment=assignment, round=1,
+                                    ratings={"validity": 5 if label == item.causal_class else 3, "fluency": 5},
+                                    vote=Judgment.Vote.ACCEPT, causal_class=label)
+            judgments += 1
+    items_recount_rounds(items=Item.objects.filter(project=project, pk__in=[item.pk for item in items]))
+    return judgments

@@ -1,0 +1,346 @@
+"""ExpliCa's aggregation: the gold relation of each pair and order from the raters' mean ratings.
+
+The rule, as the paper states it: per pair and order, the connective with the highest mean rating
+gives the relation's type (causal / temporal) and order (iconic / anti-iconic). A pair and order
+whose best mean is not above ``best_mean_above`` (6) and whose overall mean is below
+``overall_mean_below`` (5) is *unrelated*. When two connectives share the highest mean the tie is
+reported and the items wait for a curator (``explica_tie_resolve``); it is never broken silently.
+Means are compared exactly (as fractions), so a tie is a tie and not a rounding accident.
+
+The label, with the rule and thresholds that produced it, is stored on the pair
+(``group.metadata["gold"]``) and on each of its items (``item.metadata["gold"]``), so a release
+freezes it with the items.
+"""
+
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.utils import timezone
+
+from annotation.curation import item_decide
+from annotation.models import Assignment, CurationDecision, Item, ItemGroup, Judgment, Membership, Project
+from annotation.queue import items_recount_rounds
+from .design import RATING, direction_of, unrelated_rule
+
+RULE_TEXT = ("per pair and order, the connective with the highest mean rating gives the relation type and order; "
+             "unrelated when the best mean is not above {best_mean_above} and the overall mean is below "
+             "{overall_mean_below}; ties are left to a curator")
+
+
+@dataclass
+class OrderLabel:
+    """The label of a pair in one order (A–B or B–A)."""
+
+    order: str
+    means: dict[str, Fraction]
+    n_ratings: dict[str, int]
+    best: list[str]
+    overall_mean: Fraction
+    label: str  # causal, temporal, unrelated or "tie"
+    connective: str = ""
+    relation_order: str = ""
+    direction: str = ""
+    decided_by: str = "rule"
+
+    @property
+    def best_mean(self) -> Fraction:
+        return max(self.means.values())
+
+    def as_dict(self) -> dict:
+        return {
+            "order": self.order, "label": self.label, "connective": self.connective,
+            "relation_order": self.relation_order, "direction": self.direction, "decided_by": self.decided_by,
+            "best": list(self.best), "best_mean": round(float(self.best_mean), 4),
+            "overall_mean": round(float(self.overall_mean), 4),
+            "means": {word: round(float(mean), 4) for word, mean in self.means.items()},
+            "n_ratings": dict(self.n_ratings),
+        }
+
+
+@dataclass
+class PairLabel:
+    group: ItemGroup
+    orders: dict[str, OrderLabel]
+
+    @property
+    def tied(self) -> list[str]:
+        return [order for order, label in self.orders.items() if label.label == "tie"]
+
+
+@dataclass
+class AggregationReport:
+    labelled: list[PairLabel] = field(default_factory=list)
+    ties: list[PairLabel] = field(default_factory=list)
+    incomplete: dict[str, int] = field(default_factory=dict)  # pair → items still short of ratings
+    approved_items: int = 0
+
+
+def label_order(order: str, ratings: dict[str, list[int]], connectives: list[dict], rule: dict) -> OrderLabel:
+    """Label one pair in one order from its ratings per connective word."""
+    by_word = {connective["word"]: connective for connective in connectives}
+    means = {word: Fraction(sum(values), len(values)) for word, values in ratings.items() if values}
+    if len(means) != len(by_word):
+        missing = sorted(set(by_word) - set(means))
+        raise ValueError(f"order {order}: no ratings for {', '.join(missing)}")
+    everything = [value for values in ratings.values() for value in values]
+    overall = Fraction(sum(everything), len(everything))
+    top = max(means.values())
+    best = [word for word in by_word if means[word] == top]
+    result = OrderLabel(order=order, means=means, n_ratings={w: len(v) for w, v in ratings.items()}, best=best,
+                        overall_mean=overall, label="tie")
+    if top <= Fraction(str(rule["best_mean_above"])) and overall < Fraction(str(rule["overall_mean_below"])):
+        result.label = "unrelated"
+    elif len(best) == 1:
+        chosen = by_word[best[0]]
+        result.label, result.connective, result.relation_order = chosen["type"], chosen["word"], chosen["order"]
+        result.direction = direction_of(order, chosen["order"])
+    return result
+
+
+def pair_ratings(project: Project, groups: list[ItemGroup]) -> tuple[dict, dict, dict]:
+    """For each pair: its ratings in the items' current round ({order: {word: [ratings]}}), its connectives as
+    its items were generated (word, type, order; a later edit of the project's table does not relabel them), and
+    how many of its items still lack ratings."""
+    items = list(Item.objects.filter(project=project, group__in=groups).order_by("group_id", "position_in_group"))
+    rounds = {item.pk: item.round for item in items}
+    by_item: dict[int, list[int]] = defaultdict(list)
+    judgments = Judgment.objects.filter(item_id__in=list(rounds)).values_list("item_id", "round", "ratings")
+    for item_id, round_number, ratings in judgments:
+        if round_number == rounds[item_id] and isinstance(ratings, dict) and ratings.get(RATING) is not None:
+            by_item[item_id].append(int(ratings[RATING]))
+    collected: dict[int, dict] = defaultdict(lambda: defaultdict(dict))
+    connectives: dict[int, dict] = defaultdict(dict)
+    short: dict[int, int] = defaultdict(int)
+    for item in items:
+        meta = item.metadata or {}
+        values = by_item.get(item.pk, [])
+        if len(values) < project.overlap:
+            short[item.group_id] += 1
+        collected[item.group_id][meta.get("item_order")][meta.get("connective")] = values
+        connectives[item.group_id].setdefault(meta.get("connective"), {
+            "word": meta.get("connective"), "type": meta.get("type"), "order": meta.get("order")})
+    return collected, {pk: list(words.values()) for pk, words in connectives.items()}, short
+
+
+@transaction.atomic
+def explica_aggregate(*, project: Project, curator=None) -> AggregationReport:
+    """Label every pair whose items all have their ratings; approve the items of pairs without a tie."""
+    rule = unrelated_rule(project)
+    groups = list(ItemGroup.objects.filter(project=project, kind="pair", items__status=Item.Status.IN_REVIEW)
+                  .distinct().order_by("pk"))
+    ratings, connectives, short = pair_ratings(project, groups)
+    report = AggregationReport()
+    for group in groups:
+        if short.get(group.pk):
+            report.incomplete[str(group)] = short[group.pk]
+            continue
+        orders = {order: label_order(order, ratings[group.pk][order], connectives[group.pk], rule)
+                  for order in sorted(ratings[group.pk])}
+        pair = PairLabel(group=group, orders=orders)
+        _store(project, pair, rule)
+        if pair.tied:
+            report.ties.append(pair)
+            continue
+        report.labelled.append(pair)
+        report.approved_items += _approve(group, curator, rule)
+    return report
+
+
+def _store(project: Project, pair: PairLabel, rule: dict) -> None:
+    gold = {
+        "rule": RULE_TEXT.format(**rule), "thresholds": dict(rule), "raters_per_item": project.overlap,
+        "orders": {order: label.as_dict() for order, label in pair.orders.items()},
+        "labelled_at": timezone.now().isoformat(),
+    }
+    group = pair.group
+    group.metadata = {**(group.metadata or {}), "gold": gold}
+    group.save(update_fields=["metadata"])
+    items = list(Item.objects.filter(group=group))
+    for item in items:
+        meta = item.metadata or {}
+        label = gold["orders"].get(meta.get("item_order"), {})
+        connective = meta.get("connective")
+        item.metadata = {
+            **meta, "stage": "aggregation",
+            "mean_rating": label.get("means", {}).get(connective),
+            "n_ratings": label.get("n_ratings", {}).get(connective),
+            "gold": {**{key: label.get(key) for key in ("label", "connective", "relation_order", "direction",
+                                                        "decided_by", "best", "best_mean", "overall_mean")},
+                     "order": meta.get("item_order"), "rule": gold["rule"], "thresholds": gold["thresholds"]},
+        }
+    Item.objects.bulk_update(items, ["metadata"])
+
+
+def _approve(group: ItemGroup, curator, rule: dict) -> int:
+    note = "ExpliCa aggregation: " + RULE_TEXT.format(**rule)
+    approved = 0
+    for item in Item.objects.filter(group=group, status=Item.Status.IN_REVIEW).order_by("pk"):
+        item_decide(item=item, curator=curator, decision=CurationDecision.Decision.APPROVE, note=note)
+        approved += 1
+    return approved
+
+
+@transaction.atomic
+def explica_tie_resolve(*, group: ItemGroup, order: str, connective: str, curator) -> PairLabel | None:
+    """A curator picks one of the tied connectives of a pair's order; the label records that a person chose it.
+
+    When no tie is left the pair's items are approved. Returns the pair's labels, or raises ValueError.
+    """
+    group = ItemGroup.objects.select_for_update().get(pk=group.pk)
+    gold = (group.metadata or {}).get("gold") or {}
+    label = (gold.get("orders") or {}).get(order)
+    if not label or label.get("label") != "tie":
+        raise ValueError(f"pair {group}: order {order!r} has no tie to resolve")
+    if connective not in label["best"]:
+        raise ValueError(f"pair {group}: {connective!r} is not among the tied connectives ({', '.join(label['best'])})")
+    chosen = Item.objects.filter(group=group, metadata__connective=connective).values_list("metadata", flat=True)[0]
+    label.update(label=chosen["type"], connective=connective, relation_order=chosen["order"],
+                 direction=direction_of(order, chosen["order"]), decided_by="curator")
+    project = group.project
+    orders = {key: _from_dict(value) for key, value in gold["orders"].items()}
+    pair = PairLabel(group=group, orders=orders)
+    _store(project, pair, gold["thresholds"])
+    if not pair.tied:
+        _approve(group, curator, gold["thresholds"])
+    return pair
+
+
+def _from_dict(data: dict) -> OrderLabel:
+    return OrderLabel(
+        order=data["order"], means={w: Fraction(str(m)) for w, m in data["means"].items()},
+        n_ratings=data["n_ratings"], best=data["best"], overall_mean=Fraction(str(data["overall_mean"])),
+        label=data["label"], connective=data["connective"], relation_order=data["relation_order"],
+        direction=data["direction"], decided_by=data["decided_by"],
+    )
+
+
+def explica_summary(project: Project) -> dict:
+    """Pairs, how many are labelled or tied, and how many pair orders carry each label (one query)."""
+    labels: Counter = Counter()
+    pairs = labelled = ties = 0
+    for metadata in ItemGroup.objects.filter(project=project, kind="pair").values_list("metadata", flat=True):
+        pairs += 1
+        orders = ((metadata or {}).get("gold") or {}).get("orders") or {}
+        if not orders:
+            continue
+        found = [label.get("label") for label in orders.values()]
+        labels.update(found)
+        ties += "tie" in found
+        labelled += "tie" not in found
+    return {"pairs": pairs, "labelled": labelled, "ties": ties, "labels": sorted(labels.items())}
+
+
+# --- the example's ratings ---------------------------------------------------------------------
+
+def example_ratings_load(project: Project, data: dict) -> list:
+    """The example's ratings as submitted judgments of raters named after the example's (``explica-r01`` …)."""
+    User = get_user_model()
+    raters = {}
+    for name in data["raters"]:
+        user, created = User.objects.get_or_create(username=f"explica-{name}")
+        if created:
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+        Membership.objects.get_or_create(project=project, user=user, defaults={"role": Membership.Role.ANNOTATOR})
+        raters[name] = user
+    items = {item.external_id: item for item in Item.objects.filter(project=project, group__kind="pair")}
+    now = timezone.now()
+    for row in data["ratings"]:
+        item = items[f"{row['pair_id']}-{row['connective']}-{row['order']}"]
+        if item.question != row["text"]:
+            raise ValueError(f"{item.external_id}: generated {item.question!r}, the example says {row['text']!r}")
+        for name, rating in row["ratings"].items():
+            assignment = Assignment.objects.create(item=item, annotator=raters[name], round=item.round,
+                                                   status=Assignment.Status.SUBMITTED, finished_at=now)
+            Judgment.objects.create(item=item, annotator=raters[name], assignment=assignment, round=item.round,
+                                    ratings={RATING: rating}, vote=Judgment.Vote.ACCEPT, causal_class=item.causal_class)
+    items_recount_rounds(items=list(items.values()))
+    return list(raters.values())
+
+
+# --- export -------------------------------------------------------------------------------------
+
+def released_records(release) -> list[dict]:
+    rows = release.items.order_by("split", "position").values_list("data", flat=True)
+    records = [dict(json.loads(data) if isinstance(data, str) else data) for data in rows]
+    for record in records:
+        record["metadata"] = json.loads(record.get("metadata") or "{}")
+    return records
+
+
+def _pairs(release) -> dict[str, list[dict]]:
+    pairs: dict[str, list[dict]] = defaultdict(list)
+    for record in released_records(release):
+        if record["metadata"].get("connective"):
+            pairs[record["group"]].append(record)
+    return pairs
+
+
+def export_pair_rows(release):
+    """One row per released pair and order, with ExpliCa's column names."""
+    from .design import ITEM_ORDERS
+
+    for pair_id, records in _pairs(release).items():
+        sentences = _sentences(records)
+        for order in ITEM_ORDERS:
+            in_order = [r for r in records if r["metadata"].get("item_order") == order]
+            if not in_order:
+                continue
+            gold = in_order[0]["metadata"].get("gold") or {}
+            first, second = sentences if order == "ab" else tuple(reversed(sentences))
+            columns = {}
+            for record in in_order:
+                meta = record["metadata"]
+                key = f"rating_{'iconic' if meta['order'] == 'iconic' else 'anticonic'}_{meta['type']}"
+                if meta.get("mean_rating") is not None:
+                    columns[key] = max(columns.get(key, 0), meta["mean_rating"])
+            yield {
+                "Pair_ID": pair_id, "Sentence_A": first, "Sentence_B": second,
+                "rating_iconic_causal": columns.get("rating_iconic_causal"),
+                "rating_anticonic_causal": columns.get("rating_anticonic_causal"),
+                "rating_iconic_temporal": columns.get("rating_iconic_temporal"),
+                "rating_anticonic_temporal": columns.get("rating_anticonic_temporal"),
+                "human_preferred_connective": gold.get("connective") or "",
+                "human_preferred_connective_desc": _desc(gold),
+                "human_preferred_connective_unrel": "yes" if gold.get("label") == "unrelated" else "no",
+                "order": order,
+                "tied_connectives": ",".join(gold.get("best") or []) if gold.get("label") == "tie" else "",
+                "n_ratings": sum(r["metadata"].get("n_ratings") or 0 for r in in_order),
+                "rule": gold.get("rule", ""),
+            }
+
+
+def export_item_rows(release):
+    """One row per released item (ExpliCa's "4800 version" columns)."""
+    for pair_id, records in _pairs(release).items():
+        sentences = _sentences(records)
+        for record in records:
+            meta = record["metadata"]
+            gold = meta.get("gold") or {}
+            first, second = sentences if meta["item_order"] == "ab" else tuple(reversed(sentences))
+            yield {
+                "Pair_ID": pair_id, "Sentence_A": first, "Sentence_B": second, "item": record["question"],
+                "tested_connective": meta["connective"], "tested_relation": meta["type"],
+                "tested_order": meta["order"], "mean_rating": meta.get("mean_rating"),
+                "n_ratings": meta.get("n_ratings"), "relation_human": gold.get("label", ""),
+                "order_human": gold.get("relation_order", ""), "condition_human": _desc(gold),
+                "human_preferred_connective": gold.get("connective", ""),
+                "human_preferred_connective_unrel": "yes" if gold.get("label") == "unrelated" else "no",
+            }
+
+
+def _sentences(records: list[dict]) -> tuple[str, str]:
+    meta = next((r["metadata"] for r in records if r["metadata"].get("sentences")), None)
+    if meta:
+        return tuple(meta["sentences"])
+    return ("", "")
+
+
+def _desc(gold: dict) -> str:
+    if gold.get("label") in ("causal", "temporal"):
+        return f"{gold['label']} {gold['relation_order']}"
+    return gold.get("label", "")

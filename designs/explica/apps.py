@@ -1,0 +1,11 @@
+from django.apps import AppConfig
+
+
+class ExplicaConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "designs.explica"
+    label = "design_explica"
+    verbose_name = "ExpliCa"
+
+    def ready(self):
+        from . import design  # noqa: F401 - registers the design

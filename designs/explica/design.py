@@ -1,0 +1,282 @@
+"""The ExpliCa design (`../shared/papers/explica.json`): sentence pairs rated by many people.
+
+A *pair* (an ``ItemGroup`` of kind "pair") holds two event sentences, A and B. Its eight items
+are generated, never written by hand: each connective of the project's table (``then``,
+``after``, ``so``, ``because`` by default) joins the two sentences in both orders (A–B and
+B–A). The table lives in ``project.design_settings["connectives"]``, so a project may edit a
+connective's wording, type (causal / temporal) or order (iconic / anti-iconic) as data.
+
+Each item is rated 1–10 for acceptability by ``project.overlap`` raters (15 by default; the
+queue hands an item to exactly that many). ``designs.explica.aggregation`` then
+labels every pair and direction by the connective with the highest mean rating.
+"""
+
+import json
+from pathlib import Path
+
+from django.db import transaction
+from django.utils.translation import gettext_lazy as _
+
+from annotation.importing.funnel import text_key
+from annotation.models import Item, ItemGroup, Project
+from annotation.designs.base import ExportFile, ProjectDesign, Stage, register
+
+DATA = Path(__file__).resolve().parent / "data"  # the example dataset
+
+CONNECTIVE_TYPES = ("causal", "temporal")
+CONNECTIVE_ORDERS = ("iconic", "anti-iconic")
+ITEM_ORDERS = ("ab", "ba")  # A first, or B first
+RATING = "acceptability"
+LABELS = ["causal", "temporal", "unrelated"]
+DEFAULT_RULE = {"best_mean_above": 6, "overall_mean_below": 5}
+DEFAULT_RATERS = 15
+DEFAULT_CONNECTIVES = [
+    {"word": "then", "type": "temporal", "order": "iconic",
+     "templates": {"pt-BR": "{first}, então {second}.", "en": "{first}, then {second}."}},
+    {"word": "after", "type": "temporal", "order": "anti-iconic",
+     "templates": {"pt-BR": "{first} depois que {second}.", "en": "{first} after {second}."}},
+    {"word": "so", "type": "causal", "order": "iconic",
+     "templates": {"pt-BR": "{first}, por isso {second}.", "en": "{first}, so {second}."}},
+    {"word": "because", "type": "causal", "order": "anti-iconic",
+     "templates": {"pt-BR": "{first} porque {second}.", "en": "{first} because {second}."}},
+]
+# A sentence that becomes the second clause starts in lower case when its first word is one of these
+# (an article, a pronoun); anything else (a name: "Tiago", "Rafael") keeps its capital.
+LOWERCASE_OPENERS = {
+    "o", "a", "os", "as", "um", "uma", "uns", "umas", "ele", "ela", "eles", "elas", "este", "esta", "esse",
+    "essa", "isso", "isto", "aquele", "aquela", "meu", "minha", "seu", "sua", "nosso", "nossa", "no", "na",
+    "the", "an", "he", "she", "it", "they", "we", "this", "that", "these", "those", "his", "her", "their",
+    "our", "my", "there", "some",
+}
+
+
+class DesignSettingsError(ValueError):
+    """The project's design settings cannot be used; the message names the setting and the problem."""
+
+
+def connectives_of(project: Project) -> list[dict]:
+    """The project's connective table, checked: word, type, order and a template for the project's language."""
+    table = (project.design_settings or {}).get("connectives") or DEFAULT_CONNECTIVES
+    if not isinstance(table, list) or not table:
+        raise DesignSettingsError("design_settings.connectives must be a non-empty list")
+    seen = set()
+    checked = []
+    for number, entry in enumerate(table, start=1):
+        where = f"design_settings.connectives[{number}]"
+        if not isinstance(entry, dict):
+            raise DesignSettingsError(f"{where} must be an object with word, type, order and templates")
+        word = str(entry.get("word") or "").strip()
+        if not word or word in seen:
+            raise DesignSettingsError(f"{where}: the word is missing or repeated ({word!r})")
+        seen.add(word)
+        if entry.get("type") not in CONNECTIVE_TYPES:
+            raise DesignSettingsError(f"{where} ({word}): type must be one of {', '.join(CONNECTIVE_TYPES)}")
+        if entry.get("order") not in CONNECTIVE_ORDERS:
+            raise DesignSettingsError(f"{where} ({word}): order must be one of {', '.join(CONNECTIVE_ORDERS)}")
+        template = template_for(entry.get("templates") or {}, project.language)
+        if template is None or "{first}" not in template or "{second}" not in template:
+            raise DesignSettingsError(
+                f"{where} ({word}): needs a template for {project.language} (or en) with {{first}} and {{second}}"
+            )
+        checked.append({"word": word, "type": entry["type"], "order": entry["order"], "template": template})
+    return checked
+
+
+def template_for(templates: dict, language: str) -> str | None:
+    for candidate in (language, language.split("-")[0], "en"):
+        if templates.get(candidate):
+            return str(templates[candidate])
+    return None
+
+
+def unrelated_rule(project: Project) -> dict:
+    """The thresholds of the "unrelated" label: best mean not above ``best_mean_above`` and overall mean below
+    ``overall_mean_below``."""
+    rule = {**DEFAULT_RULE, **((project.design_settings or {}).get("unrelated_rule") or {})}
+    for key in DEFAULT_RULE:
+        if isinstance(rule[key], bool) or not isinstance(rule[key], int | float):
+            raise DesignSettingsError(f"design_settings.unrelated_rule.{key} must be a number")
+    return {key: rule[key] for key in DEFAULT_RULE}
+
+
+def clause(sentence: str, *, second: bool) -> str:
+    """A sentence as a clause of the joined item: no final full stop; lower-cased opener when it comes second."""
+    text = " ".join(sentence.split()).rstrip(" .")
+    if second and text:
+        first_word = text.split(" ", 1)[0]
+        if first_word.lower() in LOWERCASE_OPENERS:
+            text = first_word.lower() + text[len(first_word):]
+    return text
+
+
+def item_text(connective: dict, first: str, second: str) -> str:
+    # replace, not str.format: a sentence with braces in it must come out as written
+    return (connective["template"].replace("{first}", clause(first, second=False))
+            .replace("{second}", clause(second, second=True)))
+
+
+def direction_of(item_order: str, connective_order: str) -> str:
+    """Which sentence is the cause (or the earlier event) when this connective in this order is the right one."""
+    a_first = item_order == "ab"
+    iconic = connective_order == "iconic"
+    return "a_to_b" if a_first == iconic else "b_to_a"
+
+
+@transaction.atomic
+def explica_pair_add(*, project: Project, sentence_a: str, sentence_b: str, external_id: str = "",
+                     metadata: dict | None = None) -> ItemGroup:
+    """A sentence pair and its generated items (every connective × both orders), ready to be rated."""
+    sentence_a, sentence_b = (sentence_a or "").strip(), (sentence_b or "").strip()
+    if not sentence_a or not sentence_b:
+        raise ValueError(f"pair {external_id or '(new)'}: both sentence_a and sentence_b are needed")
+    connectives = connectives_of(project)
+    group = ItemGroup.objects.create(
+        project=project, kind="pair", external_id=external_id,
+        metadata={**(metadata or {}), "sentence_a": sentence_a, "sentence_b": sentence_b},
+    )
+    items = []
+    for connective in connectives:
+        for item_order in ITEM_ORDERS:
+            first, second = (sentence_a, sentence_b) if item_order == "ab" else (sentence_b, sentence_a)
+            text = item_text(connective, first, second)
+            items.append(Item(
+                project=project, group=group, position_in_group=len(items), question=text, text_key=text_key(text),
+                causal_class=connective["type"], origin=Item.Origin.GENERATED, source="explica:connectives",
+                external_id=f"{external_id}-{connective['word']}-{item_order}" if external_id else "",
+                status=Item.Status.IN_REVIEW, round=1,
+                metadata={"stage": "rating", "connective": connective["word"], "type": connective["type"],
+                          "order": connective["order"], "item_order": item_order,
+                          "direction": direction_of(item_order, connective["order"]),
+                          "sentences": [sentence_a, sentence_b]},
+            ))
+    Item.objects.bulk_create(items)
+    return group
+
+
+def read_example(path=DATA / "explica.json") -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def example_pairs_load(project: Project, data: dict) -> list[ItemGroup]:
+    """The example's pairs with their generated items (no ratings yet)."""
+    return [
+        explica_pair_add(project=project, sentence_a=pair["sentence_a"], sentence_b=pair["sentence_b"],
+                         external_id=pair["external_id"],
+                         metadata={"expected": pair.get("expected"), "expected_direction": pair.get("expected_direction")})
+        for pair in data["pairs"]
+    ]
+
+
+@register
+class ExplicaDesign(ProjectDesign):
+    key = "explica"
+    name = "ExpliCa"
+    paper = "explica.json"
+    summary = _("Pairs of event sentences joined by causal and temporal connectives, each item rated 1–10 by many "
+                "people; the best-rated connective gives the pair's relation.")
+    answer_format = "rating"
+    example_file = "explica.json"
+    help_template = "designs/explica/explica_help.html"
+    item_partial = "designs/explica/_explica_item.html"
+    project_partial = "designs/explica/_explica_project.html"  # pairs labelled, ties, labels
+
+    def stages(self):
+        return [
+            Stage("pairs", _("Sentence pairs"), _("Two event sentences, A and B, per pair.")),
+            Stage("rating", _("Rating"), _("Every connective in both orders, rated 1–10 by each of the raters.")),
+            Stage("aggregation", _("Aggregation"),
+                  _("Per pair and order, the connective with the highest mean rating gives the relation's type and "
+                    "order; low ratings overall mean unrelated; ties go to a curator.")),
+        ]
+
+    def project_defaults(self):
+        return {
+            "answer_format": self.answer_format,
+            "label_set": list(LABELS),
+            "criteria": [{"key": RATING, "label": "Acceptability of the connective", "min": 1, "max": 10}],
+            "overlap": DEFAULT_RATERS,
+            "design_settings": {"connectives": [dict(entry) for entry in DEFAULT_CONNECTIVES],
+                                "unrelated_rule": dict(DEFAULT_RULE), "rating_level": "interval"},
+        }
+
+    def load_example(self, project, users):
+        """The example's pairs and items, the example's 15 ratings per item, and the aggregated gold labels."""
+        from .aggregation import example_ratings_load, explica_aggregate
+
+        data = read_example()
+        groups = example_pairs_load(project, data)
+        raters = example_ratings_load(project, data)
+        curator = users.get("curator") if users else None
+        report = explica_aggregate(project=project, curator=curator)
+        return {"pairs": len(groups), "items": 8 * len(groups), "raters": len(raters),
+                "judgments": 8 * len(groups) * len(raters), "labelled": len(report.labelled), "ties": len(report.ties)}
+
+    def agreement_fields(self):
+        return ["connective", "item_order"]
+
+    def judgment_labels(self, item):
+        """Raters give a rating only: the relation comes from the aggregation, not from a label."""
+        return []
+
+    def project_context(self, project):
+        from .aggregation import explica_summary
+
+        return {"explica": explica_summary(project)}
+
+    def export_files(self, release):
+        from .aggregation import export_item_rows, export_pair_rows
+
+        return [
+            ExportFile("explica/explica_pairs.csv", export_pair_rows(release), PAIR_FIELDS),
+            ExportFile("explica/explica_items.csv", export_item_rows(release), ITEM_FIELDS),
+        ]
+
+
+# ExpliCa's own column names (github.com/martinadh/ExpliCa): one row per pair and order, and one per item
+# (the "4800 version"); the last columns are the platform's additions (rule, ties, counts).
+PAIR_FIELDS = [
+    "Pair_ID", "Sentence_A", "Sentence_B", "rating_iconic_causal", "rating_anticonic_causal",
+    "rating_iconic_temporal", "rating_anticonic_temporal", "human_preferred_connective",
+    "human_preferred_connective_desc", "human_preferred_connective_unrel", "order", "tied_connectives",
+    "n_ratings", "rule",
+]
+ITEM_FIELDS = [
+    "Pair_ID", "Sentence_A", "Sentence_B", "item", "tested_connective", "tested_relation", "tested_order",
+    "mean_rating", "n_ratings", "relation_human", "order_human", "condition_human", "human_preferred_connective",
+    "human_preferred_connective_unrel",
+]
+
+
+@transaction.atomic
+def explica_pairs_import(*, project: Project, rows: list[dict]) -> list[ItemGroup]:
+    """Pairs from rows with ``sentence_a``, ``sentence_b`` and optional ``external_id``: all of them or none.
+
+    Raises ValueError naming the row (counted from 1) and what is wrong.
+    """
+    connectives_of(project)  # a broken table fails before any row is read
+    groups = []
+    for number, row in enumerate(rows, start=1):
+        if not isinstance(row, dict):
+            raise ValueError(f"row {number}: expected sentence_a, sentence_b and external_id")
+        external_id = str(row.get("external_id") or "").strip()
+        if external_id and ItemGroup.objects.filter(project=project, external_id=external_id).exists():
+            raise ValueError(f"row {number}: pair {external_id} is already in the project")
+        try:
+            groups.append(explica_pair_add(project=project, sentence_a=row.get("sentence_a") or "",
+                                           sentence_b=row.get("sentence_b") or "", external_id=external_id))
+        except ValueError as exc:
+            raise ValueError(f"row {number}: {exc}") from exc
+    return groups
+
+
+def explica_settings_update(*, project: Project, connectives: list, rule: dict) -> Project:
+    """Replace the project's connective table and unrelated rule, after checking both (new pairs use them;
+    items already generated keep their wording)."""
+    candidate = Project(language=project.language,
+                        design_settings={**(project.design_settings or {}), "connectives": connectives,
+                                         "unrelated_rule": rule})
+    connectives_of(candidate)
+    unrelated_rule(candidate)
+    project.design_settings = candidate.design_settings
+    project.save(update_fields=["design_settings"])
+    return project

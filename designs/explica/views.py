@@ -1,0 +1,128 @@
+"""ExpliCa's curator page: add pairs, edit the connective table and the rule, aggregate, settle ties."""
+
+import csv
+import io
+import json
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.http import Http404
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from annotation.models import Item, ItemGroup
+from annotation.permissions import Role, get_project_for_user
+from .design import (
+    DEFAULT_CONNECTIVES,
+    DesignSettingsError,
+    explica_pairs_import,
+    explica_settings_update,
+    unrelated_rule,
+)
+from .aggregation import explica_aggregate, explica_tie_resolve
+
+MAX_UPLOAD = 5 * 1024 * 1024
+
+
+def _explica_project(user, slug):
+    project = get_project_for_user(user, slug, Role.CURATOR)
+    if project.design != "explica":
+        raise Http404("not an ExpliCa project")
+    return project
+
+
+@login_required
+def explica_page(request, slug):
+    project = _explica_project(request.user, slug)
+    pairs = list(ItemGroup.objects.filter(project=project, kind="pair").order_by("pk"))
+    rated = {}
+    for group_id, status, judged in Item.objects.filter(project=project, group__kind="pair").values_list(
+            "group_id", "status", "round_judged"):
+        entry = rated.setdefault(group_id, {"items": 0, "complete": 0, "approved": 0})
+        entry["items"] += 1
+        entry["complete"] += judged >= project.overlap or status == Item.Status.APPROVED
+        entry["approved"] += status == Item.Status.APPROVED
+    rows = [{"group": group, "gold": (group.metadata or {}).get("gold"), **rated.get(group.pk, {})} for group in pairs]
+    settings = project.design_settings or {}
+    context = {
+        "project": project, "rows": rows,
+        "ties": [row for row in rows if row["gold"] and any(
+            label["label"] == "tie" for label in row["gold"]["orders"].values())],
+        "connectives_json": json.dumps(settings.get("connectives") or DEFAULT_CONNECTIVES, ensure_ascii=False,
+                                       indent=2),
+        "rule": unrelated_rule(project),
+    }
+    return render(request, "designs/explica/explica.html", context)
+
+
+@login_required
+@require_POST
+def explica_aggregate_view(request, slug):
+    project = _explica_project(request.user, slug)
+    try:
+        report = explica_aggregate(project=project, curator=request.user)
+    except (DesignSettingsError, ValueError) as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, _("%(labelled)s pairs labelled (%(items)s items approved), %(ties)s with a tie, "
+                                    "%(incomplete)s still being rated.") % {
+            "labelled": len(report.labelled), "items": report.approved_items, "ties": len(report.ties),
+            "incomplete": len(report.incomplete)})
+    return redirect("designs:explica", slug=project.slug)
+
+
+@login_required
+@require_POST
+def explica_tie_view(request, slug, group_id):
+    project = _explica_project(request.user, slug)
+    group = ItemGroup.objects.filter(project=project, kind="pair", pk=group_id).first()
+    if group is None:
+        raise Http404("no such pair")
+    try:
+        explica_tie_resolve(group=group, order=request.POST.get("order", ""),
+                            connective=request.POST.get("connective", ""), curator=request.user)
+    except ValueError as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, _("The tie of pair %(pair)s is settled.") % {"pair": group})
+    return redirect("designs:explica", slug=project.slug)
+
+
+@login_required
+@require_POST
+def explica_pairs_view(request, slug):
+    """Pairs from an uploaded CSV (columns external_id, sentence_a, sentence_b) or JSON Lines file."""
+    project = _explica_project(request.user, slug)
+    upload = request.FILES.get("file")
+    if upload is None or upload.size > MAX_UPLOAD:
+        messages.error(request, _("Choose a CSV or JSON Lines file of at most 5 MB."))
+        return redirect("designs:explica", slug=project.slug)
+    text = upload.read().decode("utf-8-sig", errors="replace")
+    try:
+        if upload.name.lower().endswith((".jsonl", ".json")):
+            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
+        else:
+            rows = list(csv.DictReader(io.StringIO(text)))
+        groups = explica_pairs_import(project=project, rows=rows)
+    except (ValueError, DesignSettingsError) as exc:
+        messages.error(request, _("Nothing was imported: %(problem)s") % {"problem": exc})
+    else:
+        messages.success(request, _("%(n)s pairs added, each with its items to rate.") % {"n": len(groups)})
+    return redirect("designs:explica", slug=project.slug)
+
+
+@login_required
+@require_POST
+def explica_settings_view(request, slug):
+    project = _explica_project(request.user, slug)
+    try:
+        connectives = json.loads(request.POST.get("connectives") or "[]")
+        rule = {"best_mean_above": float(request.POST.get("best_mean_above", "")),
+                "overall_mean_below": float(request.POST.get("overall_mean_below", ""))}
+        explica_settings_update(project=project, connectives=connectives, rule=rule)
+    except (ValueError, DesignSettingsError) as exc:
+        messages.error(request, _("The settings were not saved: %(problem)s") % {"problem": exc})
+    else:
+        messages.success(request, _("Connective table and rule saved; new pairs use them."))
+    return redirect("designs:explica", slug=project.slug)
