@@ -3,12 +3,11 @@
 from django.db.models import Count, Prefetch
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics
-from rest_framework.pagination import CursorPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from .api_permissions import ProjectRole
-from .api_strict import StrictQueryMixin
+from .api_strict import CheckedCursorPagination, StrictQueryMixin
 from .models import Judgment
 from .permissions import Role, get_item_for_user, get_project_for_user, has_role, projects_for_user
 from .serializers import (
@@ -21,11 +20,11 @@ from .serializers import (
 )
 
 
-class BySlugPagination(CursorPagination):
+class BySlugPagination(CheckedCursorPagination):
     ordering = "slug"
 
 
-class ByIdPagination(CursorPagination):
+class ByIdPagination(CheckedCursorPagination):
     ordering = "id"
     page_size = 100
     page_size_query_param = "page_size"

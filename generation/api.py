@@ -3,10 +3,10 @@
 from django.db.models import Q
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
-from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.api_strict import CheckedCursorPagination
 from annotation.permissions import Role, get_project_for_user
 
 from . import selectors
@@ -21,11 +21,11 @@ from .serializers import (
 from .services import JobInvalid, job_cancel, job_create, job_retry_failed
 
 
-class NewestFirst(CursorPagination):
+class NewestFirst(CheckedCursorPagination):
     ordering = "-pk"
 
 
-class OldestFirst(CursorPagination):
+class OldestFirst(CheckedCursorPagination):
     ordering = "pk"
 
 

@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import math
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -100,10 +101,7 @@ def explica_pairs_view(request, slug):
         return redirect("designs:explica", slug=project.slug)
     text = upload.read().decode("utf-8-sig", errors="replace")
     try:
-        if upload.name.lower().endswith((".jsonl", ".json")):
-            rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-        else:
-            rows = list(csv.DictReader(io.StringIO(text)))
+        rows = _pair_rows(upload.name, text)
         groups = explica_pairs_import(project=project, rows=rows)
     except (ValueError, DesignSettingsError) as exc:
         messages.error(request, _("Nothing was imported: %(problem)s") % {"problem": exc})
@@ -112,14 +110,42 @@ def explica_pairs_view(request, slug):
     return redirect("designs:explica", slug=project.slug)
 
 
+def _pair_rows(filename: str, text: str) -> list[dict]:
+    """The rows of an uploaded pairs file; a ValueError names the line of what cannot be read."""
+    if filename.lower().endswith((".jsonl", ".json")):
+        rows = []
+        for number, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                rows.append(_json_value(line, f"line {number}"))
+        return rows
+    try:
+        return list(csv.DictReader(io.StringIO(text)))
+    except csv.Error as exc:  # a field longer than the csv module's limit, a NUL byte
+        raise ValueError(f"the CSV cannot be read: {exc}") from None
+
+
+def _json_value(text: str, where: str):
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{where}: the JSON is nested too deeply") from None
+
+
+def _finite(value: str, name: str) -> float:
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be a finite number, not {value!r}")
+    return number
+
+
 @login_required
 @require_POST
 def explica_settings_view(request, slug):
     project = _explica_project(request.user, slug)
     try:
-        connectives = json.loads(request.POST.get("connectives") or "[]")
-        rule = {"best_mean_above": float(request.POST.get("best_mean_above", "")),
-                "overall_mean_below": float(request.POST.get("overall_mean_below", ""))}
+        connectives = _json_value(request.POST.get("connectives") or "[]", "connectives")
+        rule = {"best_mean_above": _finite(request.POST.get("best_mean_above", ""), "best_mean_above"),
+                "overall_mean_below": _finite(request.POST.get("overall_mean_below", ""), "overall_mean_below")}
         explica_settings_update(project=project, connectives=connectives, rule=rule)
     except (ValueError, DesignSettingsError) as exc:
         messages.error(request, _("The settings were not saved: %(problem)s") % {"problem": exc})
