@@ -38,6 +38,9 @@ def import_questions_task(batch_id: int) -> dict:
         ImportBatch.objects.filter(id=batch_id).update(
             status=ImportBatch.Status.FAILED, errors=[{"line": 0, "field": "", "reason": reason}]
         )
-        raise
+        raise  # the file stays for a retry
+    # The rows are in the database now (or the errors are): the uploaded file is not kept.
+    batch.source_file.delete(save=False)
+    ImportBatch.objects.filter(id=batch_id).update(source_file="")
     batch.refresh_from_db(fields=["status", "funnel"])
     return {"status": batch.status, "funnel": batch.funnel}

@@ -53,6 +53,7 @@ def questions_import(
     except ImportFileError as exc:
         _reject(batch, exc.errors)
         raise ImportRejected(batch, exc.errors) from exc
+    rows, errors = _within_field_limits(rows, errors)
     if errors and not skip_invalid:
         _reject(batch, errors)
         raise ImportRejected(batch, errors)
@@ -93,6 +94,27 @@ def questions_import(
         batch.save(update_fields=["funnel", "errors", "status", "finished_at"])
     say("done")
     return batch
+
+
+# The most a field of one row may hold, whatever the format (a 28 MB context made a 27 MB item page).
+FIELD_LIMITS = {"question": 2_000, "context": 100_000, "answer": 20_000, "source": 300, "topic": 200,
+                "external_id": 200, "metadata": 100_000}
+
+
+def _within_field_limits(rows: list[SourceRow], errors: list[RowError]) -> tuple[list[SourceRow], list[RowError]]:
+    """Rows with a field over its limit become errors naming the line, the field and both sizes."""
+    kept, errors = [], list(errors)
+    for row in rows:
+        sizes = {name: len(getattr(row, name) or "") for name in FIELD_LIMITS if name != "metadata"}
+        sizes["metadata"] = len(json.dumps(row.metadata, ensure_ascii=False)) if row.metadata else 0
+        over = [name for name, size in sizes.items() if size > FIELD_LIMITS[name]]
+        if over:
+            errors.extend(RowError(row.line, name, f"{sizes[name]:,} characters (at most {FIELD_LIMITS[name]:,})")
+                          for name in over)
+        else:
+            kept.append(row)
+    errors.sort(key=lambda error: error.line)
+    return kept, errors
 
 
 ITEM_FIELDS = [

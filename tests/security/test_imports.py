@@ -2,6 +2,7 @@
 files end with a message naming the line and the problem, never an exception or SQL text."""
 
 import csv
+import json
 import io
 import threading
 
@@ -77,3 +78,37 @@ def test_all_invalid_rows_skipped_store_a_funnel_without_infinity(project):
     assert batch.status == ImportBatch.Status.DONE
     assert batch.funnel["imported"] == 0
     assert batch.funnel["bounds"]["max_words"] is None
+
+
+@pytest.mark.django_db
+def test_a_field_over_its_size_limit_is_an_error_naming_the_line_and_the_field(project):
+    huge_context = "Contexto longo. " * 10_000  # 160,000 characters
+    lines = [json.dumps({"question": "Por que a chuva molha a rua da cidade?", "context": "curto"}),
+             json.dumps({"question": "Por que o vento derruba as folhas secas?", "context": huge_context})]
+    data = "\n".join(lines).encode()
+    with pytest.raises(ImportRejected) as raised:
+        questions_import(project=project, data=data, filename="grande.jsonl")
+    [error] = raised.value.errors
+    assert (error.line, error.field) == (2, "context")
+    assert "159,999 characters (at most 100,000)" in error.reason  # the reader trims the last space
+    batch = questions_import(project=project, data=data, filename="grande.jsonl", skip_invalid=True)
+    assert batch.funnel["imported"] == 1
+    assert not Item.objects.filter(project=project, context=huge_context).exists()
+
+
+@pytest.mark.django_db
+def test_the_uploaded_file_is_deleted_once_the_import_is_done(project, client_for, owner, monkeypatch):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    from annotation.tasks import import_questions_task
+
+    monkeypatch.setattr("annotation.views.transaction.on_commit", lambda fn: None)
+    upload = SimpleUploadedFile("perguntas.csv", questions_csv(5), content_type="text/csv")
+    client_for(owner).post(reverse("annotation:import_list", args=[project.slug]), {"file": upload})
+    batch = ImportBatch.objects.get()
+    stored = batch.source_file.path
+    import_questions_task(batch.pk)
+    batch.refresh_from_db()
+    assert batch.status == ImportBatch.Status.DONE and not batch.source_file
+    assert not __import__("os").path.exists(stored)
