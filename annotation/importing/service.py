@@ -49,11 +49,15 @@ def questions_import(
     say = progress or (lambda message: None)
     say("reading")
     try:
-        rows, errors = read_source(data, filename, LabelResolver(project.label_set))
+        rows, errors = _read(data, filename, LabelResolver(project.label_set))
     except ImportFileError as exc:
         _reject(batch, exc.errors)
         raise ImportRejected(batch, exc.errors) from exc
     rows, errors = _within_field_limits(rows, errors)
+    if not rows and not errors:
+        no_rows = [RowError(1, "", "the file has no rows after its header")]
+        _reject(batch, no_rows)
+        raise ImportRejected(batch, no_rows)
     if errors and not skip_invalid:
         _reject(batch, errors)
         raise ImportRejected(batch, errors)
@@ -96,6 +100,35 @@ def questions_import(
     return batch
 
 
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+MAX_JSON_DEPTH_PROBLEM = "the JSON is nested too deeply"
+
+
+def _read(data: bytes, filename: str, labels: LabelResolver) -> tuple[list[SourceRow], list[RowError]]:
+    """``read_source``, for files as spreadsheets save them too (UTF-16 with its byte-order mark), and with a
+    message naming the line for what the readers cannot parse at all."""
+    if data.startswith(UTF16_BOMS):
+        try:
+            data = data.decode("utf-16").encode("utf-8")
+        except UnicodeDecodeError:
+            raise ImportFileError([RowError(0, "", "the file starts as UTF-16 but is not valid UTF-16")]) from None
+    try:
+        return read_source(data, filename, labels)
+    except RecursionError:
+        raise ImportFileError([RowError(_too_deep_line(data), "", MAX_JSON_DEPTH_PROBLEM)]) from None
+
+
+def _too_deep_line(data: bytes) -> int:
+    for number, line in enumerate(data.splitlines(), start=1):
+        try:
+            json.loads(line)
+        except RecursionError:
+            return number
+        except ValueError:
+            continue
+    return 0
+
+
 # The most a field of one row may hold, whatever the format (a 28 MB context made a 27 MB item page).
 FIELD_LIMITS = {"question": 2_000, "context": 100_000, "answer": 20_000, "source": 300, "topic": 200,
                 "external_id": 200, "metadata": 100_000}
@@ -108,9 +141,12 @@ def _within_field_limits(rows: list[SourceRow], errors: list[RowError]) -> tuple
         sizes = {name: len(getattr(row, name) or "") for name in FIELD_LIMITS if name != "metadata"}
         sizes["metadata"] = len(json.dumps(row.metadata, ensure_ascii=False)) if row.metadata else 0
         over = [name for name, size in sizes.items() if size > FIELD_LIMITS[name]]
-        if over:
+        # PostgreSQL cannot store a NUL character in text; no spreadsheet means one either.
+        nul = [name for name in FIELD_LIMITS if name != "metadata" and "\x00" in (getattr(row, name) or "")]
+        if over or nul:
             errors.extend(RowError(row.line, name, f"{sizes[name]:,} characters (at most {FIELD_LIMITS[name]:,})")
                           for name in over)
+            errors.extend(RowError(row.line, name, "contains a NUL byte") for name in nul)
         else:
             kept.append(row)
     errors.sort(key=lambda error: error.line)

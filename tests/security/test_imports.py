@@ -112,3 +112,25 @@ def test_the_uploaded_file_is_deleted_once_the_import_is_done(project, client_fo
     batch.refresh_from_db()
     assert batch.status == ImportBatch.Status.DONE and not batch.source_file
     assert not __import__("os").path.exists(stored)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("name", "data", "line", "problem"), [
+    ("so-cabecalho.csv", b"pergunta,classe\n", 1, "no rows after its header"),
+    ("nul.csv", b"pergunta,classe\nPor que\x00 chove tanto no inverno?,associational\n", 2, "NUL byte"),
+    ("fundo.jsonl", b'{"question": "Por que chove tanto no inverno?"}\n' + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+     2, "nested too deeply"),
+])
+def test_a_bad_file_is_refused_with_the_line_and_the_problem(project, name, data, line, problem):
+    with pytest.raises(ImportRejected) as raised:
+        questions_import(project=project, data=data, filename=name)
+    [error] = raised.value.errors
+    assert error.line == line and problem in error.reason
+    assert not Item.objects.filter(project=project).exists()
+
+
+@pytest.mark.django_db
+def test_a_utf16_csv_as_spreadsheets_save_it_is_read(project):
+    data = "pergunta,classe\nPor que chove tanto no inverno do sul?,associational\n".encode("utf-16")
+    batch = questions_import(project=project, data=data, filename="planilha.csv")
+    assert batch.funnel["imported"] == 1
