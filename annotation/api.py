@@ -94,9 +94,10 @@ class ItemListApi(StrictQueryMixin, generics.ListAPIView):
         return items
 
 
-class ItemJudgmentListApi(generics.ListAPIView):
+class ItemJudgmentListApi(StrictQueryMixin, generics.ListAPIView):
     """Judgments of one item. Blind: an annotator sees only their own judgments; curators and owners see all."""
 
+    query_params_allowed = {"cursor"}
     serializer_class = JudgmentOutputSerializer
     pagination_class = ByIdPagination
 

@@ -1,5 +1,7 @@
 from rest_framework import serializers
 
+from annotation.api_strict import StrictInputSerializer
+
 from .models import GenerationJob, LLMCall, ModelEndpoint, PromptTemplate
 from .services.jobs import ANSWER_VARIANTS
 from .services.work import JOB_KINDS
@@ -55,7 +57,7 @@ class JobOutputSerializer(serializers.ModelSerializer):
         ]
 
 
-class JobCreateInputSerializer(serializers.Serializer):
+class JobCreateInputSerializer(StrictInputSerializer):
     # The same choices as the model's field (one enum in the schema); job_create refuses the kinds jobs do not run.
     kind = serializers.ChoiceField(
         choices=PromptTemplate.Kind.choices, help_text=f"One of: {', '.join(JOB_KINDS)}."

@@ -92,3 +92,23 @@ def test_the_explica_defaults_are_still_accepted(explica, client_for, curator):
     response = client_for(curator).post(reverse("designs:explica_settings", args=[explica.slug]), {
         "connectives": json.dumps(DEFAULT_CONNECTIVES), "best_mean_above": "3", "overall_mean_below": "2.5"})
     assert any("saved" in message and "not" not in message for message in messages_of(response))
+
+
+@pytest.mark.parametrize("path", [
+    "/api/v1/projects/causal-qa/jobs/?status=running",
+    "/api/v1/projects/causal-qa/model-endpoints/?all=1",
+    "/api/v1/prompt-templates/?kind=answer&versao=2",
+    "/api/v1/projects/causal-qa/items/1/judgments/?annotator=3",
+])
+def test_unknown_query_parameters_are_refused_everywhere(project, client, curator, path):
+    response = client.get(path, headers={"Authorization": f"Token {api_token_key(curator)}"})
+    assert response.status_code == 400
+    assert "Unknown query parameter" in response.json()["detail"]
+
+
+def test_unknown_body_fields_are_refused_when_starting_a_job(project, client, curator):
+    response = client.post(f"/api/v1/projects/{project.slug}/jobs/", {"kind": "answer", "prioridade": "alta"},
+                           content_type="application/json",
+                           headers={"Authorization": f"Token {api_token_key(curator)}"})
+    assert response.status_code == 400
+    assert "prioridade" in response.json()
