@@ -189,8 +189,10 @@ def item_part(request, slug, item_id, part):
     editing = request.method == "POST" or request.GET.get("edit") == "1"
     if not editing:
         item = get_item_for_user(request.user, project, item_id)
+        _refuse_hidden_part(request.user, project, item, part)
         return _render_part(request, project, item, part, "part")
     item = get_item_for_editing(request.user, project, item_id)
+    _refuse_hidden_part(request.user, project, item, part)
     if request.method == "GET":
         return _render_part(request, project, item, part, "part_form", base_version=item.version)
 
@@ -204,6 +206,15 @@ def item_part(request, slug, item_id, part):
         return _render_part(request, project, conflict.current, part, "part_conflict", draft=values,
                             base_version=conflict.current.version)
     return _render_part(request, project, saved, part, "part_saved", can_edit=True)
+
+
+def _refuse_hidden_part(user, project, item, part: str) -> None:
+    """A part the design hides from annotators now (CausalBench's first answer before the blind check) is a 404."""
+    if has_role(user, project, Role.CURATOR):
+        return
+    item.project = project
+    if set(EDIT_PARTS[part]) & design_for(project).hidden_from_annotators(item):
+        raise Http404("No such part.")
 
 
 @login_required

@@ -3,13 +3,12 @@
 from django.db.models import Count, Prefetch
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics
-from rest_framework.pagination import CursorPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 
 from . import selectors
 from .api_permissions import ProjectRole
-from .api_strict import StrictQueryMixin
+from .api_strict import CheckedCursorPagination, StrictQueryMixin
 from .models import Judgment
 from .permissions import Role, get_item_for_user, get_project_for_user, has_role, projects_for_user
 from .serializers import (
@@ -22,11 +21,11 @@ from .serializers import (
 )
 
 
-class BySlugPagination(CursorPagination):
+class BySlugPagination(CheckedCursorPagination):
     ordering = "slug"
 
 
-class ByIdPagination(CursorPagination):
+class ByIdPagination(CheckedCursorPagination):
     ordering = "id"
     page_size = 100
     page_size_query_param = "page_size"
@@ -97,9 +96,10 @@ class ItemListApi(StrictQueryMixin, generics.ListAPIView):
         return items
 
 
-class ItemJudgmentListApi(generics.ListAPIView):
+class ItemJudgmentListApi(StrictQueryMixin, generics.ListAPIView):
     """Judgments of one item. Blind: an annotator sees only their own judgments; curators and owners see all."""
 
+    query_params_allowed = {"cursor"}
     serializer_class = JudgmentOutputSerializer
     pagination_class = ByIdPagination
 

@@ -154,6 +154,7 @@ def _next_after_decision(project, item):
 
 def _int(value, default: int) -> int:
     try:
-        return int(value)
+        number = int(value)
     except (TypeError, ValueError):
         return default
+    return number if abs(number) < 2**31 else default  # a page or round past any real one: the database's ints

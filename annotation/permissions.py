@@ -2,6 +2,8 @@
 
 Roles are ordered: annotator < curator < owner. Superusers act as owners everywhere.
 A user who is not a member of a project gets a 404 for it, so its existence does not leak.
+A request authenticated by an API token reaches only the token's projects (``api_token_project_ids``, left on
+the user by ``evaluation.authentication``): any other project is one the caller is not a member of.
 """
 
 from django.core.exceptions import PermissionDenied
@@ -21,6 +23,9 @@ def project_role(user, project: Project) -> str | None:
     """The user's role in the project, or None for an outsider. Cached on the user per project."""
     if not user.is_authenticated:
         return None
+    scope = getattr(user, "api_token_project_ids", None)
+    if scope is not None and project.pk not in scope:
+        return None
     if user.is_superuser:
         return Role.OWNER
     cache = user.__dict__.setdefault("_project_roles", {})
@@ -39,9 +44,9 @@ def has_role(user, project: Project, minimum: str) -> bool:
 def projects_for_user(user) -> QuerySet[Project]:
     if not user.is_authenticated:
         return Project.objects.none()
-    if user.is_superuser:
-        return Project.objects.all()
-    return Project.objects.filter(memberships__user=user)
+    projects = Project.objects.all() if user.is_superuser else Project.objects.filter(memberships__user=user)
+    scope = getattr(user, "api_token_project_ids", None)
+    return projects if scope is None else projects.filter(pk__in=scope)
 
 
 def get_project_for_user(user, slug: str, minimum: str = Role.ANNOTATOR) -> Project:

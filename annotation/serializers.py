@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
 from .api_strict import StrictInputSerializer
+from .designs import design_for
 from .models import Item, Judgment, Option, Project
 from .permissions import project_role
 
@@ -103,11 +104,26 @@ class ItemOutputSerializer(serializers.ModelSerializer):
             return ""
         return item.group.external_id or f"group-{item.group_id}"
 
+    def to_representation(self, item):
+        data = super().to_representation(item)
+        if not self.hides_for_annotators:
+            return data
+        hidden = design_for(item.project).hidden_from_annotators(item)
+        if "reference_answer" in hidden:
+            data["reference_answer"] = ""
+        metadata_hidden = {name.removeprefix("metadata.") for name in hidden if name.startswith("metadata.")}
+        if metadata_hidden and isinstance(data.get("metadata"), dict):
+            data["metadata"] = {key: value for key, value in data["metadata"].items() if key not in metadata_hidden}
+        return data
+
+    hides_for_annotators = True  # annotators get this serializer; curators the one with judgments
+
 
 class ItemWithJudgmentsOutputSerializer(ItemOutputSerializer):
     """Curators and owners see every judgment; annotators never get this serializer."""
 
     judgments = JudgmentOutputSerializer(many=True, read_only=True)
+    hides_for_annotators = False
 
     class Meta(ItemOutputSerializer.Meta):
         fields = [*ItemOutputSerializer.Meta.fields, "judgments"]

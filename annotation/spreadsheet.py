@@ -1,7 +1,9 @@
-"""CSV that is safe to open in a spreadsheet, streamed row by row."""
+"""CSV that is safe to open in a spreadsheet, streamed row by row: the one CSV writer of every download (the
+release's data files apply the same rule column by column, ``evaluation.releases.export.neutralise_column``)."""
 
 import csv
 from collections.abc import Iterable, Sequence
+from decimal import Decimal
 
 from django.http import StreamingHttpResponse
 
@@ -9,7 +11,10 @@ FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 
 
 def neutralise_formula(value) -> str:
-    """Spreadsheet programs run cells that start with = + - @ as formulas; prefix those with '."""
+    """Spreadsheet programs run cells that start with = + - @ as formulas; prefix those with '. Numbers are
+    numbers (a negative κ stays -0.12): only text can carry a formula."""
+    if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool):
+        return str(value)
     text = "" if value is None else str(value)
     return "'" + text if text.startswith(FORMULA_PREFIXES) else text
 
@@ -21,7 +26,7 @@ class _Echo:
 
 def csv_lines(header: Sequence[str], rows: Iterable[Sequence]) -> Iterable[str]:
     writer = csv.writer(_Echo())
-    yield writer.writerow(header)
+    yield writer.writerow([neutralise_formula(name) for name in header])  # headers may be curators' names
     for row in rows:
         yield writer.writerow([neutralise_formula(value) for value in row])
 

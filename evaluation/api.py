@@ -8,14 +8,13 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics, status
 from rest_framework.exceptions import APIException, ValidationError
-from rest_framework.pagination import CursorPagination
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api_permissions import ProjectRole
-from annotation.api_strict import StrictQueryMixin
+from annotation.api_strict import CheckedCursorPagination, StrictQueryMixin
 from annotation.permissions import Role
 
 from generation.selectors import endpoint_named
@@ -68,12 +67,12 @@ class JSONLinesRenderer(BaseRenderer):
         return (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8")
 
 
-class ByVersionPagination(CursorPagination):
+class ByVersionPagination(CheckedCursorPagination):
     ordering = "-version"
     page_size = 50
 
 
-class ByPositionPagination(CursorPagination):
+class ByPositionPagination(CheckedCursorPagination):
     ordering = "position"
     page_size = 100
     page_size_query_param = "page_size"
@@ -229,7 +228,7 @@ class ReleaseDesignFileApi(StrictQueryMixin, APIView):
 # --- benchmark runs -----------------------------------------------------------------------------------
 
 
-class ByCreatedPagination(CursorPagination):
+class ByCreatedPagination(CheckedCursorPagination):
     ordering = "-created_at"
     page_size = 50
 

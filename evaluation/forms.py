@@ -1,6 +1,8 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from annotation.permissions import projects_for_user
+
 from .releases.splits import SplitRatioError, parse_ratios
 from .runs.services import template_versions_parse
 
@@ -141,3 +143,16 @@ class ResultsImportForm(forms.Form):
 
         return [ResultFile(name=upload.name[:255], data=upload.read(), kind=kind)
                 for kind in ("responses", "scores", "rankings") if (upload := self.cleaned_data.get(kind))]
+
+
+class ApiTokenForm(forms.Form):
+    name = forms.CharField(label=_("Name"), max_length=100, required=False,
+                           help_text=_("What the token is for, e.g. the script that uses it."))
+    projects = forms.ModelMultipleChoiceField(label=_("Projects"), queryset=None, widget=forms.CheckboxSelectMultiple,
+                                              help_text=_("The token reaches only these, with your role in each."))
+    days = forms.TypedChoiceField(label=_("Expires after"), coerce=int, initial=90,
+                                  choices=[(30, _("30 days")), (90, _("90 days")), (365, _("365 days"))])
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["projects"].queryset = projects_for_user(user).order_by("name")

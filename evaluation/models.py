@@ -19,7 +19,8 @@ class Release(models.Model):
         READY = "ready", _("Ready")
         FAILED = "failed", _("Failed")
 
-    project = models.ForeignKey(Project, on_delete=models.PROTECT, related_name="releases")
+    # A release is immutable, not undeletable: it goes with its project (a run on it goes with the project too).
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="releases")
     version = models.PositiveIntegerField()
     seed = models.IntegerField(default=13)
     split_ratios = models.JSONField(default=default_split_ratios)
@@ -124,7 +125,8 @@ class EvalRun(models.Model):
         DONE = "done", _("Done")
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="eval_runs")
-    release = models.ForeignKey(Release, on_delete=models.PROTECT, related_name="eval_runs")
+    # RESTRICT, not PROTECT: a release with runs cannot be deleted alone, but goes when its project does.
+    release = models.ForeignKey(Release, on_delete=models.RESTRICT, related_name="eval_runs")
     split = models.CharField(max_length=8, choices=ReleaseItem.Split.choices, default=ReleaseItem.Split.TEST)
     answer_format = models.CharField(max_length=32, choices=Project.AnswerFormat.choices)
     conditions = models.JSONField(default=list, help_text=_("Prompting conditions, e.g. class-agnostic."))
@@ -132,7 +134,7 @@ class EvalRun(models.Model):
     # condition → the id of the benchmark-answer template version used
     templates = models.JSONField(default=dict)
     judge_endpoint = models.ForeignKey(
-        "generation.ModelEndpoint", null=True, blank=True, on_delete=models.PROTECT, related_name="judged_runs"
+        "generation.ModelEndpoint", null=True, blank=True, on_delete=models.RESTRICT, related_name="judged_runs"
     )
     judge_score_template = models.ForeignKey(
         "generation.PromptTemplate", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
@@ -185,7 +187,7 @@ class EvalResponse(models.Model):
 
     run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="responses")
     release_item = models.ForeignKey(ReleaseItem, on_delete=models.CASCADE, related_name="+")
-    endpoint = models.ForeignKey("generation.ModelEndpoint", on_delete=models.PROTECT, related_name="+")
+    endpoint = models.ForeignKey("generation.ModelEndpoint", on_delete=models.RESTRICT, related_name="+")
     condition = models.CharField(max_length=32)
     repetition = models.PositiveSmallIntegerField(default=1)
     call = models.ForeignKey("generation.LLMCall", null=True, on_delete=models.SET_NULL, related_name="+")
@@ -237,7 +239,7 @@ class Ranking(models.Model):
 
     run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="rankings")
     release_item = models.ForeignKey(ReleaseItem, on_delete=models.CASCADE, related_name="+")
-    endpoint = models.ForeignKey("generation.ModelEndpoint", on_delete=models.PROTECT, related_name="+")
+    endpoint = models.ForeignKey("generation.ModelEndpoint", on_delete=models.RESTRICT, related_name="+")
     repetition = models.PositiveSmallIntegerField(default=1)
     call = models.ForeignKey("generation.LLMCall", null=True, on_delete=models.SET_NULL, related_name="+")
     shown = models.JSONField(default=list)
@@ -250,3 +252,27 @@ class Ranking(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "release_item", "endpoint", "repetition"], name="ranking_unique"),
         ]
+
+
+class ApiToken(models.Model):
+    """A personal key for the REST API. It acts as its user only in the projects it was issued for, with the
+    user's role there. Only a SHA-256 of the key is kept: the key is shown once, when it is issued."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
+    projects = models.ManyToManyField(Project, related_name="api_tokens")
+    name = models.CharField(_("name"), max_length=100, blank=True)
+    prefix = models.CharField(max_length=16, help_text=_("The first characters of the key, to recognise it."))
+    key_hash = models.CharField(max_length=64, unique=True)
+    issued_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField(_("expires"))
+    revoked_at = models.DateTimeField(_("revoked"), null=True, blank=True)
+    last_used_at = models.DateTimeField(_("last used"), null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.user})"

@@ -1,4 +1,4 @@
-"""Writes of the evaluation app: cutting releases and issuing API tokens. Pages, the API, tasks and commands
+"""Writes of the evaluation app: cutting releases (API tokens: ``evaluation.tokens``). Pages, the API, tasks and commands
 all call these."""
 
 import logging
@@ -9,10 +9,8 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone, translation
-from rest_framework.authtoken.models import Token
 
-from annotation.models import Item, Membership, Project
-from annotation.permissions import Role, has_role
+from annotation.models import Item, Project
 
 from .models import Release, ReleaseItem
 from .releases.build import (
@@ -204,35 +202,3 @@ def releases_resume_stale() -> list[int]:
             transaction.on_commit(lambda release_id=release_id: release_build_task.delay(release_id))
         resumed.append(release_id)
     return resumed
-
-
-# --- API tokens ----------------------------------------------------------------------------------
-
-
-def token_key_visible_to(owner, member) -> bool:
-    """An owner may read a member's new key only if the key opens nothing the owner does not own."""
-    if owner.is_superuser or owner.pk == member.pk:
-        return True
-    projects = Project.objects.filter(memberships__user=member)
-    return all(has_role(owner, project, Role.OWNER) for project in projects)
-
-
-def _ensure_member(project: Project, member) -> None:
-    if not Membership.objects.filter(project=project, user=member).exists():
-        raise ValueError(f"{member} is not a member of {project.slug}")
-
-
-@transaction.atomic
-def token_issue(*, project: Project, member) -> Token:
-    """A fresh API token for a member of ``project`` (any previous token of theirs stops working)."""
-    _ensure_member(project, member)
-    Token.objects.filter(user=member).delete()
-    return Token.objects.create(user=member)
-
-
-@transaction.atomic
-def token_revoke(*, project: Project, member) -> bool:
-    """Delete the token of a member of ``project``; True when there was one."""
-    _ensure_member(project, member)
-    deleted, _count = Token.objects.filter(user=member).delete()
-    return bool(deleted)

@@ -22,4 +22,5 @@ urlpatterns = [
     path("p/<slug:slug>/api-tokens/<int:user_id>/issue/", views.api_token_issue, name="api_token_issue"),
     path("p/<slug:slug>/api-tokens/<int:user_id>/revoke/", views.api_token_revoke, name="api_token_revoke"),
     path("my-api-token/", views.my_api_token, name="my_api_token"),
+    path("my-api-token/<int:token_id>/revoke/", views.my_api_token_revoke, name="my_api_token_revoke"),
 ]

@@ -10,18 +10,18 @@ from django.db import transaction
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
-from rest_framework.authtoken.models import Token
 
 from annotation.polling import poll_response
 from annotation.designs import design_for
 from annotation.permissions import Role, get_project_for_user
 
 from . import plots
-from .forms import AgreementFilterForm, ReleaseForm
-from .models import Release
+from .forms import AgreementFilterForm, ApiTokenForm, ReleaseForm
+from .models import ApiToken, Release
 from .releases.export import ExportError, parse_formats, zip_stream
 from .releases.splits import SPLITS
 from .selectors import (
@@ -36,8 +36,19 @@ from .selectors import (
 )
 from .selectors.agreement import CACHE_SECONDS, agreement_key
 from .selectors.cells import DEFAULT_THRESHOLD, cell_kappa_grid
-from .services import ReleaseError, release_create, token_issue, token_key_visible_to, token_revoke
+from .services import ReleaseError, release_create
 from .tasks import release_build_task
+from .tokens import (
+    DEFAULT_EXPIRY_DAYS,
+    EXPIRY_DAYS,
+    TokenError,
+    active_tokens,
+    token_issue,
+    token_issue_for_member,
+    token_key_may_go_to,
+    token_revoke,
+    token_withdraw_project,
+)
 
 
 
@@ -197,14 +208,19 @@ def release_download(request, slug, version):
 @login_required
 def api_tokens(request, slug):
     project = get_project_for_user(request.user, slug, Role.OWNER)
-    return render(request, "evaluation/api_tokens.html", _token_context(project))
+    return render(request, "evaluation/api_tokens.html", _token_context(project, request.user))
 
 
-def _token_context(project, **extra) -> dict:
+def _token_context(project, viewer, **extra) -> dict:
     memberships = list(project.memberships.select_related("user").order_by("user__username"))
-    tokens = {token.user_id: token for token in Token.objects.filter(user__in=[m.user for m in memberships])}
-    rows = [{"membership": m, "token": tokens.get(m.user_id)} for m in memberships]
-    return {"project": project, "rows": rows, **extra}
+    tokens: dict[int, list] = {}
+    for token in active_tokens().filter(projects=project).order_by("created"):
+        tokens.setdefault(token.user_id, []).append(token)
+    rows = [
+        {"membership": m, "tokens": tokens.get(m.user_id, []), "may_issue": token_key_may_go_to(viewer, m.user)}
+        for m in memberships
+    ]
+    return {"project": project, "rows": rows, "expiry_days": EXPIRY_DAYS, **extra}
 
 
 @login_required
@@ -212,16 +228,20 @@ def _token_context(project, **extra) -> dict:
 def api_token_issue(request, slug, user_id):
     project = get_project_for_user(request.user, slug, Role.OWNER)
     member = get_object_or_404(get_user_model(), pk=user_id, memberships__project=project)
-    token = token_issue(project=project, member=member)
-    if token_key_visible_to(request.user, member):
-        # Shown once, on this response only; it is never put in a message or the session.
-        return render(request, "evaluation/api_tokens.html", _token_context(project, new_token=token))
-    messages.success(
-        request,
-        _("A new token was issued for %(user)s. They can read it on their own API token page.")
-        % {"user": member.get_username()},
-    )
-    return redirect("evaluation:api_tokens", slug=project.slug)
+    try:
+        token, key = token_issue_for_member(
+            project=project, member=member, issued_by=request.user, days=_expiry_days(request)
+        )
+    except TokenError as exc:
+        messages.error(request, str(exc))
+        return redirect("evaluation:api_tokens", slug=project.slug)
+    # Shown once, on this response only; it is never stored, put in a message or in the session.
+    return render(request, "evaluation/api_tokens.html", _token_context(project, request.user, new_token=token, new_key=key))
+
+
+def _expiry_days(request) -> int:
+    value = request.POST.get("days", "")
+    return int(value) if value.isdigit() and int(value) in EXPIRY_DAYS else DEFAULT_EXPIRY_DAYS
 
 
 @login_required
@@ -229,12 +249,33 @@ def api_token_issue(request, slug, user_id):
 def api_token_revoke(request, slug, user_id):
     project = get_project_for_user(request.user, slug, Role.OWNER)
     member = get_object_or_404(get_user_model(), pk=user_id, memberships__project=project)
-    if token_revoke(project=project, member=member):
-        messages.success(request, _("The API token of %(user)s was revoked.") % {"user": member.get_username()})
+    if token_withdraw_project(project=project, member=member):
+        messages.success(
+            request, _("The API tokens of %(user)s no longer reach this project.") % {"user": member.get_username()}
+        )
     return redirect("evaluation:api_tokens", slug=project.slug)
 
 
 @login_required
 def my_api_token(request):
-    token = Token.objects.filter(user=request.user).first()
-    return render(request, "evaluation/my_api_token.html", {"token": token})
+    form = ApiTokenForm(request.POST or None, user=request.user)
+    context = {"form": form}
+    if request.method == "POST" and form.is_valid():
+        try:
+            token, key = token_issue(user=request.user, issued_by=request.user, **form.cleaned_data)
+        except TokenError as exc:
+            form.add_error(None, str(exc))
+        else:
+            context.update(new_token=token, new_key=key, form=ApiTokenForm(user=request.user))
+    context["tokens"] = ApiToken.objects.filter(user=request.user).prefetch_related("projects")
+    context["now"] = timezone.now()
+    return render(request, "evaluation/my_api_token.html", context)
+
+
+@login_required
+@require_POST
+def my_api_token_revoke(request, token_id):
+    token = get_object_or_404(ApiToken, pk=token_id, user=request.user)
+    token_revoke(token=token)
+    messages.success(request, _("The token %(prefix)s… was revoked.") % {"prefix": token.prefix})
+    return redirect("evaluation:my_api_token")

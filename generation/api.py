@@ -3,10 +3,10 @@
 from django.db.models import Q
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, status
-from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from annotation.api_strict import CheckedCursorPagination, StrictQueryMixin
 from annotation.permissions import Role, get_project_for_user
 
 from . import selectors
@@ -21,16 +21,18 @@ from .serializers import (
 from .services import JobInvalid, job_cancel, job_create, job_retry_failed
 
 
-class NewestFirst(CursorPagination):
+class NewestFirst(CheckedCursorPagination):
     ordering = "-pk"
 
 
-class OldestFirst(CursorPagination):
+class OldestFirst(CheckedCursorPagination):
     ordering = "pk"
 
 
-class JobListCreateApi(generics.ListAPIView):
+class JobListCreateApi(StrictQueryMixin, generics.ListAPIView):
     """A project's generation jobs (newest first); POST starts one. Curators and owners."""
+
+    query_params_allowed: set[str] = {"cursor"}
 
     serializer_class = JobOutputSerializer
     pagination_class = NewestFirst
@@ -85,7 +87,7 @@ class JobListCreateApi(generics.ListAPIView):
         return Response(JobOutputSerializer(job).data, status=status.HTTP_201_CREATED)
 
 
-class JobDetailApi(generics.RetrieveAPIView):
+class JobDetailApi(StrictQueryMixin, generics.RetrieveAPIView):
     serializer_class = JobOutputSerializer
 
     def get_object(self):
@@ -93,8 +95,12 @@ class JobDetailApi(generics.RetrieveAPIView):
         return selectors.job_for_project(project, self.kwargs["job_id"])
 
 
-class JobCancelApi(APIView):
+class JobCancelApi(StrictQueryMixin, APIView):
     """Stop a job: a queued one at once, a running one makes no new calls."""
+
+    query_params_allowed: set[str] = set()
+
+    query_params_allowed: set[str] = set()
 
     @extend_schema(request=None, responses={200: JobOutputSerializer})
     def post(self, request, slug, job_id):
@@ -103,8 +109,10 @@ class JobCancelApi(APIView):
         return Response(JobOutputSerializer(selectors.job_for_project(project, job.pk)).data)
 
 
-class JobRetryApi(APIView):
+class JobRetryApi(StrictQueryMixin, APIView):
     """Make a finished job's failed and unmade calls; ``retried`` says how many (0: running, or all done)."""
+
+    query_params_allowed: set[str] = set()
 
     @extend_schema(request=None, responses={200: JobOutputSerializer})
     def post(self, request, slug, job_id):
@@ -114,8 +122,10 @@ class JobRetryApi(APIView):
         return Response({**data, "retried": retried})
 
 
-class JobCallListApi(generics.ListAPIView):
+class JobCallListApi(StrictQueryMixin, generics.ListAPIView):
     """The model calls of a job, with their parsed outputs (the call page has prompts and raw output)."""
+
+    query_params_allowed: set[str] = {"cursor"}
 
     serializer_class = CallOutputSerializer
     pagination_class = OldestFirst
@@ -126,8 +136,10 @@ class JobCallListApi(generics.ListAPIView):
         return job.calls.defer("request", "attempts", "raw_response")
 
 
-class EndpointListApi(generics.ListAPIView):
+class EndpointListApi(StrictQueryMixin, generics.ListAPIView):
     """The active model endpoints a project's jobs may use (its own and the site's)."""
+
+    query_params_allowed: set[str] = {"cursor"}
 
     serializer_class = EndpointOutputSerializer
     pagination_class = OldestFirst
@@ -137,8 +149,10 @@ class EndpointListApi(generics.ListAPIView):
         return ModelEndpoint.objects.filter(Q(project__isnull=True) | Q(project=project), is_active=True)
 
 
-class TemplateListApi(generics.ListAPIView):
+class TemplateListApi(StrictQueryMixin, generics.ListAPIView):
     """Every version of every prompt template; filter with ?kind=…&language=…."""
+
+    query_params_allowed: set[str] = {"cursor", "kind", "language", "name"}
 
     serializer_class = TemplateOutputSerializer
     pagination_class = OldestFirst

@@ -4,7 +4,7 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from .models import API_KEY_ENV_NAME, ModelEndpoint, ProjectGenerationSettings
-from .services.endpoints import key_may_be_sent
+from .services.endpoints import key_may_be_sent, project_endpoint_refusal
 from .services.jobs import ANSWER_VARIANTS, MAX_BATCH, MAX_QUESTIONS
 
 VARIANT_CHOICES = [
@@ -90,6 +90,15 @@ class EndpointForm(forms.ModelForm):
         if not isinstance(params, dict):
             raise forms.ValidationError(_('Enter a JSON object, such as {"temperature": 0.7}.'))
         return params
+
+    def clean_base_url(self):
+        base_url = self.cleaned_data["base_url"]
+        refusal = project_endpoint_refusal(base_url)
+        if refusal:
+            raise forms.ValidationError(
+                _("This address cannot be used by a project's endpoint: %(reason)s.") % {"reason": refusal}
+            )
+        return base_url
 
     def clean_name(self):
         name = self.cleaned_data["name"].strip()

@@ -154,11 +154,12 @@ class GenerationJob(models.Model):
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="generation_jobs")
     kind = models.CharField(max_length=32)  # a job kind of ``generation.kinds`` (or one evaluation runs)
-    endpoint = models.ForeignKey(ModelEndpoint, on_delete=models.PROTECT, related_name="jobs")
+    # RESTRICT: a project's endpoint with jobs cannot be deleted alone, but goes with its project.
+    endpoint = models.ForeignKey(ModelEndpoint, on_delete=models.RESTRICT, related_name="jobs")
     template = models.ForeignKey(PromptTemplate, on_delete=models.PROTECT, related_name="jobs")
     # A questions job may have its new questions answered by a second model in the same job.
     answer_endpoint = models.ForeignKey(
-        ModelEndpoint, null=True, blank=True, on_delete=models.PROTECT, related_name="answer_jobs"
+        ModelEndpoint, null=True, blank=True, on_delete=models.RESTRICT, related_name="answer_jobs"
     )
     answer_template = models.ForeignKey(
         PromptTemplate, null=True, blank=True, on_delete=models.PROTECT, related_name="answer_jobs"
@@ -221,7 +222,9 @@ class LLMCall(models.Model):
         FAILED = "failed", _("Failed")
 
     job = models.ForeignKey(GenerationJob, null=True, blank=True, on_delete=models.CASCADE, related_name="calls")
-    item = models.ForeignKey(Item, null=True, blank=True, on_delete=models.SET_NULL, related_name="llm_calls")
+    # A call about an item goes with it: set to NULL it would collide with the job's other calls of the same
+    # purpose under the constraint for item-less calls.
+    item = models.ForeignKey(Item, null=True, blank=True, on_delete=models.CASCADE, related_name="llm_calls")
     purpose = models.CharField(max_length=100)
     endpoint = models.ForeignKey(ModelEndpoint, null=True, on_delete=models.SET_NULL, related_name="calls")
     template = models.ForeignKey(PromptTemplate, null=True, on_delete=models.SET_NULL, related_name="calls")

@@ -7,7 +7,7 @@ from annotation.models import Item, Project
 from annotation.permissions import Role, get_project_for_user
 
 from .models import GenerationJob, LLMCall, ModelEndpoint, ProjectGenerationSettings
-from .services.work import ANSWERABLE, items_needing_distractors
+from .services.work import ANSWERABLE, calls_for_curators_only, items_needing_distractors
 
 
 def endpoints_for_project(project: Project, *, active_only: bool = True) -> QuerySet[ModelEndpoint]:
@@ -92,6 +92,7 @@ def call_for_user(user, call_id: int) -> LLMCall:
             raise Http404("No such call.")
         call.project = None
         return call
-    call.project = get_project_for_user(user, project.slug, Role.ANNOTATOR)
+    minimum = Role.CURATOR if call.job_id and calls_for_curators_only(call.job.kind) else Role.ANNOTATOR
+    call.project = get_project_for_user(user, project.slug, minimum)
     return call
 

@@ -1,5 +1,7 @@
 from rest_framework import serializers
 
+from annotation.api_strict import StrictInputSerializer
+
 from .models import GenerationJob, LLMCall, ModelEndpoint, PromptTemplate
 from .services.jobs import ANSWER_VARIANTS
 from .kinds import job_kinds
@@ -55,7 +57,7 @@ class JobOutputSerializer(serializers.ModelSerializer):
         ]
 
 
-class JobCreateInputSerializer(serializers.Serializer):
+class JobCreateInputSerializer(StrictInputSerializer):
     kind = serializers.ChoiceField(choices=[], help_text="A registered job kind (generation's and the designs').")
     endpoint = serializers.IntegerField(help_text="Id of a model endpoint of the project or of the site.")
     template = serializers.IntegerField(required=False, help_text="Prompt template id; default: the latest of the kind.")

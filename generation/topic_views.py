@@ -5,7 +5,7 @@ Members read; curators and owners change topics, decide duplicates, set targets 
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import BadRequest, ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
@@ -286,6 +286,8 @@ def balance_targets(request, slug):
     topic = None
     prefix = None
     if request.POST.get("topic"):
+        if not request.POST["topic"].isdigit() or len(request.POST["topic"]) > 18:
+            raise BadRequest("The topic is named by its number.")
         topic = get_object_or_404(Topic, project=project, pk=request.POST["topic"])
         prefix = f"topic{topic.pk}"
     form = ClassTargetsForm(request.POST, project=project, targets={}, prefix=prefix)

@@ -133,7 +133,10 @@ def job_retry_view(request, slug, job_id):
 @login_required
 def call_detail(request, call_id):
     call = selectors.call_for_user(request.user, call_id)
-    return render(request, "generation/call_detail.html", {"call": call, "project": call.project})
+    # What a server answered with an error may come from anywhere an endpoint pointed: owners only read it.
+    server_text_visible = call.project is None or call.project.user_role == Role.OWNER
+    return render(request, "generation/call_detail.html",
+                  {"call": call, "project": call.project, "server_text_visible": server_text_visible})
 
 
 @login_required

@@ -50,3 +50,26 @@ class OptionFactory(factory.django.DjangoModelFactory):
     text = factory.Sequence(lambda n: f"Opção {n}")
     role = Option.Role.CORRECT
     position = factory.Sequence(lambda n: n % 5)
+
+
+def api_token_key(user, projects=None) -> str:
+    """The key of an API token of ``user`` reaching ``projects`` (default: every project they belong to then).
+    The same user object gets the same key each time, as a client keeping its token would."""
+    import secrets
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from annotation.permissions import projects_for_user
+    from evaluation.models import ApiToken
+    from evaluation.tokens import KEY_PREFIX, PREFIX_LENGTH, key_hash
+
+    if projects is None and "_test_api_key" in user.__dict__:
+        return user.__dict__["_test_api_key"]
+    key = f"{KEY_PREFIX}test-{user.pk}-{secrets.token_urlsafe(16)}"
+    token = ApiToken.objects.create(user=user, prefix=key[:PREFIX_LENGTH], key_hash=key_hash(key), issued_by=user,
+                                    expires_at=timezone.now() + timedelta(days=90))
+    token.projects.set(projects_for_user(user) if projects is None else projects)
+    if projects is None:
+        user.__dict__["_test_api_key"] = key
+    return key

@@ -114,6 +114,12 @@ class ProjectDesign:
         """The class labels offered for ``item``; empty means the judgment asks for no label."""
         return list(item.project.label_set)
 
+    def hidden_from_annotators(self, item) -> set[str]:
+        """What of ``item`` annotators may not read now (curators and owners read everything): ``reference_answer``
+        and ``metadata.<key>`` names. Pages, partials and the API leave them out. CausalBench hides the first
+        answer until the blind second answer is in."""
+        return set()
+
     def round_complete(self, item) -> None:
         """Called in the transaction that records the last judgment of ``item``'s round (``project.overlap``
         judgments): a design that decides by votes (METER's verification and filtering) acts here."""

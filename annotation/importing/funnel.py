@@ -6,6 +6,7 @@ Q3 + 1.5·IQR of the word counts of the unique rows) → imported.
 """
 
 import hashlib
+import math
 import re
 from dataclasses import dataclass
 
@@ -41,7 +42,9 @@ class LengthBounds:
         return self.q3 - self.q1
 
     def as_dict(self) -> dict:
-        return {"min_words": self.min_words, "max_words": self.max_words, "q1": self.q1, "q3": self.q3}
+        # No rows left: no upper bound. JSON has no Infinity (PostgreSQL refuses it), so it is stored as null.
+        max_words = self.max_words if math.isfinite(self.max_words) else None
+        return {"min_words": self.min_words, "max_words": max_words, "q1": self.q1, "q3": self.q3}
 
 
 def length_bounds(counts: list[int], min_words: int = MIN_WORDS) -> LengthBounds:

@@ -84,9 +84,12 @@ def questions_import(
                     project.label_set, mapping.values.get("causal_class")), errors, unknown)
             except UNREADABLE as exc:
                 raise unreadable(exc) from exc
+            if not rows and not errors:
+                raise ImportFileError([RowError(1, "", "the file has no rows after its header")])
         except ImportFileError as exc:
             _reject(batch, exc.errors, mapping)
             raise ImportRejected(batch, exc.errors) from exc
+    rows, errors = _within_field_limits(rows, errors)
     if as_gold:
         rows = _answered_only(rows, errors)
     errors.sort(key=lambda error: error.line)
@@ -94,13 +97,16 @@ def questions_import(
         _reject(batch, errors, mapping, unknown)
         raise ImportRejected(batch, errors, unknown)
 
-    say("filtering")
-    plan = _plan(project, rows, errors, length_bounds_on)
-    plan.funnel["format"] = table.format
-    if unknown.by_field:
-        plan.funnel["unknown_values"] = unknown.as_dict()
-    say("writing")
     with transaction.atomic():
+        # One import of a project at a time plans and writes: the "already in the project" check then sees every
+        # item a concurrent import of the same file wrote (on SQLite the write lock of the transaction does it).
+        Project.objects.select_for_update().filter(pk=project.pk).values_list("pk").first()
+        say("filtering")
+        plan = _plan(project, rows, errors, length_bounds_on)
+        plan.funnel["format"] = table.format
+        if unknown.by_field:
+            plan.funnel["unknown_values"] = unknown.as_dict()
+        say("writing")
         topic_ids = _topic_ids(project, {row.topic for row in plan.keep if row.topic})
         now = timezone.now()
         fast_insert(
@@ -165,6 +171,30 @@ def _record_gold_decisions(batch: ImportBatch, user, now) -> None:
         constants={"curator_id": user.pk, "round": 1, "decision": CurationDecision.Decision.APPROVE,
                    "note": note, "created_at": now},
     )
+
+
+# The most a field of one row may hold, whatever the format (a 28 MB context made a 27 MB item page).
+FIELD_LIMITS = {"question": 2_000, "context": 100_000, "answer": 20_000, "source": 300, "topic": 200,
+                "external_id": 200, "metadata": 100_000}
+
+
+def _within_field_limits(rows: list[SourceRow], errors: list[RowError]) -> tuple[list[SourceRow], list[RowError]]:
+    """Rows with a field over its limit become errors naming the line, the field and both sizes."""
+    kept, errors = [], list(errors)
+    for row in rows:
+        sizes = {name: len(getattr(row, name) or "") for name in FIELD_LIMITS if name != "metadata"}
+        sizes["metadata"] = len(json.dumps(row.metadata, ensure_ascii=False)) if row.metadata else 0
+        over = [name for name, size in sizes.items() if size > FIELD_LIMITS[name]]
+        # PostgreSQL cannot store a NUL character in text; no spreadsheet means one either.
+        nul = [name for name in FIELD_LIMITS if name != "metadata" and "\x00" in (getattr(row, name) or "")]
+        if over or nul:
+            errors.extend(RowError(row.line, name, f"{sizes[name]:,} characters (at most {FIELD_LIMITS[name]:,})")
+                          for name in over)
+            errors.extend(RowError(row.line, name, "contains a NUL byte") for name in nul)
+        else:
+            kept.append(row)
+    errors.sort(key=lambda error: error.line)
+    return kept, errors
 
 
 ITEM_FIELDS = [

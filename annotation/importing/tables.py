@@ -9,6 +9,7 @@ number of a Parquet or Arrow table (first row 1, numbered on across splits).
 """
 
 import csv
+import codecs
 import io
 import json
 import tempfile
@@ -56,6 +57,11 @@ def open_table(data: bytes | None, filename: str, *, path: Path | None = None, s
         return _folder_table(path)
     if data is None:
         data = path.read_bytes()
+    if data.startswith(UTF16_BOMS):  # a CSV as spreadsheets save it ("Unicode text")
+        try:
+            data = data.decode("utf-16").encode("utf-8")
+        except UnicodeDecodeError:
+            raise ImportFileError([RowError(0, "", "the file starts as UTF-16 but is not valid UTF-16")]) from None
     lower = filename.lower()
     if lower.endswith(".zip") or data[:4] == b"PK\x03\x04" and not lower.endswith((".xlsx", ".xlsm")):
         if not zipfile.is_zipfile(io.BytesIO(data)):
@@ -71,9 +77,24 @@ def open_table(data: bytes | None, filename: str, *, path: Path | None = None, s
         return _parquet_table(data)
     if lower.endswith((".arrow", ".feather")):
         return _arrow_table([io.BytesIO(data)])
-    if lower.endswith((".xls", ".ods", ".pdf", ".docx")) or b"\x00" in data[:2048]:
+    if lower.endswith((".xls", ".ods", ".pdf", ".docx")) or _binary(data[:2048]):
         raise _refused(filename, "this is not a format the platform reads")
     return _text_table(data, filename)
+
+
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+def _binary(head: bytes) -> bool:
+    """NUL bytes in text that is not UTF-8: a binary file. (A NUL inside a UTF-8 text cell is a row's
+    problem, reported with its line.)"""
+    if b"\x00" not in head:
+        return False
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return True
+    return False
 
 
 def _refused(filename: str, why: str) -> ImportFileError:
@@ -145,6 +166,9 @@ def _jsonl_records(text: str, errors: list[RowError]) -> Iterator[tuple[int, dic
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             errors.append(RowError(number, "", f"malformed JSON ({exc.msg} at column {exc.colno})"))
+            continue
+        except RecursionError:
+            errors.append(RowError(number, "", "the JSON is nested too deeply"))
             continue
         if not isinstance(record, dict):
             errors.append(RowError(number, "", f"expected a JSON object, found {type(record).__name__}"))

@@ -1,7 +1,8 @@
 """CausalBench's answer check: a second, independent answer to every question, and adjudication when they differ.
 
 The second answer comes from another model (a generation job of kind ``causalbench_check``) or
-from an annotator who does not see the first answer (``causalbench_check_page``). It is kept in
+from an annotator who does not see the first answer (``causalbench_check_page``); an annotator answers only the
+question the check queue handed them (an ``Assignment``), never one they pick. It is kept in
 ``item.metadata["check"]`` with who gave it. When it agrees with the item's answer the item is
 approved at once; when it differs the item waits in the curators' adjudication queue, where a
 curator settles the answer (and the item is approved) or rejects the question.
@@ -18,7 +19,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from annotation.curation import item_decide
-from annotation.models import CurationDecision, Item, Project
+from annotation.models import Assignment, CurationDecision, Item, Project
 from annotation.services import Author, item_update
 from .design import DOMAINS, PERSPECTIVES, QUESTION_TYPES, normalise_answer
 
@@ -47,6 +48,11 @@ def check_record(*, item: Item, answer: str, explanation: str = "", checker=None
         raise CheckRefused(_("This question already has its second answer."))
     if checker is not None and item.answer_author_id == checker.pk:
         raise CheckRefused(_("The second answer must come from someone other than the first answer's author."))
+    handed = None
+    if checker is not None:
+        handed = Assignment.objects.filter(item=item, annotator=checker, status=Assignment.Status.ACTIVE).first()
+        if handed is None:
+            raise CheckRefused(_("This question was not handed to you by the check queue."))
     first = normalise_answer(item.reference_answer)
     check = {
         "answer": clean, "explanation": (explanation or "").strip(), "first_answer": first,
@@ -56,6 +62,9 @@ def check_record(*, item: Item, answer: str, explanation: str = "", checker=None
     }
     item.metadata = {**(item.metadata or {}), "check": check, "stage": "check" if clean == first else "adjudication"}
     item.save(update_fields=["metadata", "updated_at"])
+    if handed is not None:
+        handed.status, handed.finished_at = Assignment.Status.SUBMITTED, timezone.now()
+        handed.save(update_fields=["status", "finished_at"])
     if check["agrees"]:
         who = check["checker"] or check["model"]
         item_decide(item=item, curator=None, decision=Decision.APPROVE,
@@ -95,8 +104,34 @@ def questions_to_check(project: Project) -> QuerySet[Item]:
 
 
 def next_question_for(project: Project, user) -> Item | None:
-    """The next question this annotator may check blind: one whose answer they did not write."""
-    return questions_to_check(project).exclude(answer_author=user).select_related("group").first()
+    """The next question this annotator may check blind: one whose answer they did not write, not handed to
+    anybody else."""
+    handed = Assignment.objects.filter(item__project=project, status=Assignment.Status.ACTIVE).exclude(annotator=user)
+    return (questions_to_check(project).exclude(answer_author=user).exclude(pk__in=handed.values("item_id"))
+            .select_related("group").first())
+
+
+def check_assignment_held(project: Project, user) -> Assignment | None:
+    """The question the check queue handed ``user`` and they have not answered yet."""
+    return (Assignment.objects.filter(annotator=user, status=Assignment.Status.ACTIVE,
+                                      item__in=questions_to_check(project))
+            .select_related("item__group").order_by("pk").first())
+
+
+@transaction.atomic
+def check_assignment_next(*, project: Project, user) -> Assignment | None:
+    """Hand ``user`` the next question to check blind (or the one they hold); None when nothing waits."""
+    held = check_assignment_held(project, user)
+    if held is not None:
+        return held
+    item = next_question_for(project, user)
+    if item is None:
+        return None
+    assignment, _created = Assignment.objects.update_or_create(
+        item=item, annotator=user, round=item.round,
+        defaults={"status": Assignment.Status.ACTIVE, "finished_at": None},
+    )
+    return assignment
 
 
 def adjudication_queue(project: Project) -> QuerySet[Item]:

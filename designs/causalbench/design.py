@@ -183,6 +183,14 @@ class CausalBenchDesign(ProjectDesign):
         )
         return items.filter(group_id__in=whole.values("group_id"))
 
+    def hidden_from_annotators(self, item):
+        # The second answer is blind: until it is in, annotators see neither the first answer nor its explanation;
+        # who checked and what they answered stays with the curators.
+        hidden = {"metadata.check"}
+        if item.status == Item.Status.IN_REVIEW and "check" not in (item.metadata or {}):
+            hidden |= {"reference_answer", "metadata.explanation"}
+        return hidden
+
     def item_warnings(self, item):
         warnings = []
         if normalise_answer(item.reference_answer) is None:

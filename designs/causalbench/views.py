@@ -14,6 +14,8 @@ from .checks import (
     CheckRefused,
     adjudication_queue,
     check_adjudicate,
+    check_assignment_held,
+    check_assignment_next,
     check_record,
     check_report,
     next_question_for,
@@ -30,12 +32,21 @@ def _causalbench_project(user, slug, minimum):
 @login_required
 @require_http_methods(["GET", "POST"])
 def check_page(request, slug):
-    """One question at a time, without its answer or explanation: the annotator answers yes or no."""
+    """The question the check queue handed the annotator, without its answer or explanation: they answer yes or
+    no. A POST with ``take`` asks the queue for the next one; a POST with an answer answers the one held."""
     project = _causalbench_project(request.user, slug, Role.ANNOTATOR)
+    if request.method == "POST" and "take" in request.POST:
+        if check_assignment_next(project=project, user=request.user) is None:
+            messages.info(request, _("No question waits for a second answer from you."))
+        return redirect("designs:causalbench_check", slug=project.slug)
+    held = check_assignment_held(project, request.user)
     if request.method == "POST":
-        item = get_item_for_user(request.user, project, int(request.POST.get("item") or 0))
+        posted = request.POST.get("item", "")
+        if held is None or str(held.item_id) != posted.strip():
+            messages.warning(request, _("This question was not handed to you by the check queue."))
+            return redirect("designs:causalbench_check", slug=project.slug)
         try:
-            check_record(item=item, answer=request.POST.get("answer", ""),
+            check_record(item=held.item, answer=request.POST.get("answer", ""),
                          explanation=request.POST.get("explanation", ""), checker=request.user)
         except ValidationError as exc:
             messages.error(request, " ".join(exc.messages))
@@ -44,9 +55,9 @@ def check_page(request, slug):
         else:
             messages.success(request, _("Your answer was recorded."))
         return redirect("designs:causalbench_check", slug=project.slug)
-    item = next_question_for(project, request.user)
+    waiting = held is None and next_question_for(project, request.user) is not None
     return render(request, "designs/causalbench/causalbench_check.html",
-                  {"project": project, "item": item, "blind": True})
+                  {"project": project, "item": held.item if held else None, "waiting": waiting, "blind": True})
 
 
 @login_required

@@ -1,6 +1,7 @@
 """ExpliCa's curator page: add pairs, edit the connective table and the rule, aggregate, settle ties."""
 
 import json
+import math
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
@@ -107,14 +108,28 @@ def explica_pairs_view(request, slug):
     return redirect("designs:explica", slug=project.slug)
 
 
+def _json_value(text: str, where: str):
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(f"{where}: the JSON is nested too deeply") from None
+
+
+def _finite(value: str, name: str) -> float:
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be a finite number, not {value!r}")
+    return number
+
+
 @login_required
 @require_POST
 def explica_settings_view(request, slug):
     project = _explica_project(request.user, slug)
     try:
-        connectives = json.loads(request.POST.get("connectives") or "[]")
-        rule = {"best_mean_above": float(request.POST.get("best_mean_above", "")),
-                "overall_mean_below": float(request.POST.get("overall_mean_below", ""))}
+        connectives = _json_value(request.POST.get("connectives") or "[]", "connectives")
+        rule = {"best_mean_above": _finite(request.POST.get("best_mean_above", ""), "best_mean_above"),
+                "overall_mean_below": _finite(request.POST.get("overall_mean_below", ""), "overall_mean_below")}
         explica_settings_update(project=project, connectives=connectives, rule=rule)
     except (ValueError, DesignSettingsError) as exc:
         messages.error(request, _("The settings were not saved: %(problem)s") % {"problem": exc})

@@ -8,8 +8,6 @@ level and per type, group accuracy, errors by distractor role, task × variant c
 curator's differences between them. Each table downloads as CSV; the API returns the same rows.
 """
 
-import csv
-import io
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from statistics import mean, median
@@ -19,6 +17,7 @@ from django.utils.translation import gettext as _
 
 from annotation.designs import design_for
 from annotation.models import Judgment
+from annotation.spreadsheet import csv_lines
 
 from .. import plots
 from ..agreement.statistics import krippendorff_alpha
@@ -44,12 +43,7 @@ class Table:
         self.cells = [[row.get(key) for key, _label in self.columns] for row in self.rows]
 
     def csv(self) -> str:
-        out = io.StringIO()
-        writer = csv.writer(out)
-        writer.writerow([key for key, _label in self.columns])
-        for row in self.cells:
-            writer.writerow(["" if value is None else value for value in row])
-        return out.getvalue()
+        return "".join(csv_lines([key for key, _label in self.columns], self.cells))
 
     def as_dict(self) -> dict:
         return {"key": self.key, "title": self.title, "columns": [key for key, _label in self.columns],

@@ -155,6 +155,8 @@ def response_for(run: EvalRun, call: LLMCall, record: dict, *, parsed=None, erro
 class JudgeScoreWork(RunWork):
     """The judge scores every reference answer and every model response of the run, 1–5 per criterion."""
 
+    calls_for_curators_only = True
+
     def plan(self):
         calls = []
         item_ids = self.item_ids()
@@ -205,6 +207,8 @@ class JudgeRankingWork(RunWork):
     The answers are shown in a random order, seeded by the run's seed and the call, and that
     order is stored with the call (``planned.shown``) and the ranking; labels A, B, C… follow it.
     """
+
+    calls_for_curators_only = True
 
     def plan(self):
         calls = []

@@ -25,12 +25,15 @@ from decimal import Decimal
 import httpx
 import openai
 
+from .guard import AddressPolicy, GuardedBackend, refused_cause
 from .parsing import NoJSONFound, coerce_root, extract_json, validation_error
 from .prompts import build_messages
 
 TEMPORARY_STATUSES = {408, 409, 429}
 FATAL_STATUSES = {401, 403, 404}
 MAX_RAW_CHARS = 20_000
+# What is kept of an error answer's body: enough to read the server's complaint, not a page of whatever answered.
+MAX_ERROR_BODY_CHARS = 300
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,8 @@ class EndpointConfig:
     price_input_per_mtok: Decimal = Decimal("0")
     price_output_per_mtok: Decimal = Decimal("0")
     max_connections: int = 16
+    # Where the client may connect (a project's endpoint); None: anywhere (a site-wide endpoint set by an admin).
+    address_policy: AddressPolicy | None = None
 
     def cost(self, tokens_in: int, tokens_out: int) -> Decimal:
         return (tokens_in * self.price_input_per_mtok + tokens_out * self.price_output_per_mtok) / Decimal(1_000_000)
@@ -141,15 +146,22 @@ class LLMClient:
         self._opened: list[httpx.Client] = []
         self._opened_lock = threading.Lock()
         self._tls = httpx.create_ssl_context()  # one for every thread's connection: building one costs ~20 ms
+        self._address_policy = config.address_policy
 
     def _thread_openai(self) -> openai.OpenAI:
         """This thread's SDK client, over an HTTP client with one keep-alive connection."""
         client = getattr(self._local, "openai", None)
         if client is None:
+            limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+            guarded = {}
+            if self._address_policy is not None:
+                transport = httpx.HTTPTransport(limits=limits, verify=self._tls, trust_env=False)
+                # httpx has no argument for httpcore's network backend; the pool reads it on every new connection.
+                transport._pool._network_backend = GuardedBackend(self._address_policy)
+                guarded = {"transport": transport, "trust_env": False}  # no proxy from the environment either
             http = httpx.Client(
                 timeout=httpx.Timeout(self.config.timeout, connect=min(self.config.timeout, 10.0)),
-                limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
-                verify=self._tls,
+                limits=limits, verify=self._tls, **guarded,
             )
             with self._opened_lock:
                 self._opened.append(http)
@@ -294,6 +306,11 @@ class LLMClient:
             attempt.error = f"no answer from {self.config.base_url} within {self.config.timeout:g} s"
             raise _Temporary(attempt) from None
         except openai.APIConnectionError as exc:
+            refused = refused_cause(exc)
+            if refused is not None:
+                attempt.outcome = "client_error"
+                attempt.error = f"refused to connect: {refused}"
+                raise _Final(attempt, fatal=True) from None
             attempt.outcome = "connection_error"
             attempt.error = f"could not reach {self.config.base_url}: {_cause(exc)}"
             raise _Temporary(attempt) from None
@@ -318,7 +335,7 @@ class LLMClient:
     def _status_error(self, attempt: Attempt, exc: openai.APIStatusError):
         status = exc.status_code
         attempt.status = status
-        attempt.raw = _body_text(exc.response)[:MAX_RAW_CHARS]
+        attempt.raw = _body_text(exc.response)[:MAX_ERROR_BODY_CHARS]
         message = _error_message(exc)
         if status in TEMPORARY_STATUSES or status >= 500:
             attempt.outcome = "rate_limited" if status == 429 else "server_error"
@@ -418,11 +435,11 @@ def _error_message(exc: openai.APIStatusError) -> str:
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
+            return str(inner["message"])[:MAX_ERROR_BODY_CHARS]
         if isinstance(inner, str):
-            return inner
+            return inner[:MAX_ERROR_BODY_CHARS]
     text = _body_text(exc.response).strip()
-    return text[:300] or exc.message
+    return (text or exc.message)[:MAX_ERROR_BODY_CHARS]
 
 
 def _mentions_response_format(error: str) -> bool:

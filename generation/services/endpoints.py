@@ -5,6 +5,7 @@ client is built, and goes nowhere else: not to the database, not to a page, not 
 """
 
 import os
+import socket
 import threading
 from decimal import Decimal
 from urllib.parse import urlsplit
@@ -13,6 +14,7 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 
 from ..llm import EndpointConfig, Limits, LocalLimiter, RedisLimiter
+from ..llm.guard import AddressPolicy, RefusedAddress, check_address
 from ..models import ModelEndpoint
 
 ENVIRONMENT_ENDPOINT_NAME = "default"
@@ -100,6 +102,23 @@ def key_may_be_sent(*, project_id: int | None, base_url: str, api_key_env: str) 
     return url_origin(base_url) in key_destinations(api_key_env)
 
 
+def project_endpoint_refusal(base_url: str) -> str | None:
+    """Why a project's endpoint at ``base_url`` would be refused when it connects, if it resolves now to an address
+    the site does not allow (a name that does not resolve here is left to the check at connect time)."""
+    host = urlsplit(base_url).hostname or ""
+    try:
+        found = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError, OSError):
+        return None
+    policy = AddressPolicy.from_setting(settings.LLM_ALLOWED_HOSTS)
+    for info in found:
+        try:
+            check_address(policy, host, info[4][0])
+        except RefusedAddress as exc:
+            return str(exc)
+    return None
+
+
 def endpoint_config(endpoint: ModelEndpoint, params: dict | None = None) -> EndpointConfig:
     """The client settings of an endpoint; ``params`` (a job's decoding parameters) override its defaults."""
     return EndpointConfig(
@@ -117,6 +136,8 @@ def endpoint_config(endpoint: ModelEndpoint, params: dict | None = None) -> Endp
         price_input_per_mtok=Decimal(endpoint.price_input_per_mtok),
         price_output_per_mtok=Decimal(endpoint.price_output_per_mtok),
         max_connections=max(1, endpoint.max_concurrency),
+        # A project owner's endpoint reaches only the hosts the site allows; an admin's site-wide one anything.
+        address_policy=None if endpoint.project_id is None else AddressPolicy.from_setting(settings.LLM_ALLOWED_HOSTS),
     )
 
 

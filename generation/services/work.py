@@ -71,6 +71,9 @@ def author_of(call: LLMCall) -> Author:
 
 class Work:
     purpose = ""
+    # Calls whose prompt carries what blind reviewers must not read (a closed round's votes and comments, the
+    # answers a judge compares) are shown to curators and owners only.
+    calls_for_curators_only = False
 
     def __init__(self, job: GenerationJob):
         self.job = job
@@ -368,6 +371,7 @@ class RevisionWork(Work):
     role, rationale and letter stay), and the reference answer with it when the item has one."""
 
     purpose = "revision"
+    calls_for_curators_only = True
 
     def variables(self, call):
         variables = super().variables(call)
@@ -406,8 +410,18 @@ def work_register(kind: str, work_class: type[Work]) -> None:
     WORK[kind] = work_class
 
 
-def work_for(job: GenerationJob) -> Work:
+def work_class_for(kind: str) -> type[Work] | None:
+    """The work class of a kind: a registered job kind's, or one an app registered with ``work_register``."""
     from ..kinds import job_kind
 
-    kind = job_kind(job.kind)
-    return (kind.work if kind is not None else WORK[job.kind])(job)
+    registered = job_kind(kind)
+    return registered.work if registered is not None else WORK.get(kind)
+
+
+def calls_for_curators_only(kind: str) -> bool:
+    work_class = work_class_for(kind)
+    return work_class is not None and work_class.calls_for_curators_only
+
+
+def work_for(job: GenerationJob) -> Work:
+    return work_class_for(job.kind)(job)

@@ -33,7 +33,7 @@ from designs.causalbench.checks import (
     check_report,
     questions_to_check,
 )
-from annotation.models import CurationDecision, Item, ItemGroup, Membership, Project, Revision
+from annotation.models import Assignment, CurationDecision, Item, ItemGroup, Membership, Project, Revision
 from evaluation.agreement import RatingTable, cohen_kappa
 from evaluation.services import release_cut
 from generation.models import LLMCall, ModelEndpoint
@@ -211,6 +211,7 @@ def test_the_example_goes_through_the_whole_pipeline(owner, curator, annotators,
     client = client_for(annotators[0])
     url = reverse("designs:causalbench_check", args=[project.slug])
     for _ in range(4):
+        assert client.post(url, {"take": "1"}).status_code == 302  # the check queue hands out the next question
         page = client.get(url)
         item = page.context["item"]
         assert item.group_id == group.pk
@@ -299,6 +300,7 @@ def test_the_author_of_the_first_answer_cannot_give_the_second(owner, curator, a
     with pytest.raises(CheckRefused):
         check_record(item=item, answer="yes", checker=annotators[1])
     assert questions_to_check(project).count() == 4
+    Assignment.objects.create(item=item, annotator=annotators[0], round=item.round)  # the check queue handed it
     check_record(item=item, answer="no", checker=annotators[0])
     with pytest.raises(CheckRefused):
         check_record(item=item, answer="no", checker=annotators[2])
@@ -363,7 +365,9 @@ def test_a_code_scenario_page_stays_under_150_kb_of_js_and_css_with_no_script_of
     project = causalbench_project(owner, curator, annotators)
     example_scenarios_load(project, read_example())
     Item.objects.filter(project=project).exclude(group__metadata__domain="code").update(status=Item.Status.APPROVED)
-    page = client_for(annotators[0]).get(reverse("designs:causalbench_check", args=[project.slug]))
+    client = client_for(annotators[0])
+    client.post(reverse("designs:causalbench_check", args=[project.slug]), {"take": "1"})  # the queue hands one out
+    page = client.get(reverse("designs:causalbench_check", args=[project.slug]))
     html = page.content.decode()
     assert page.context["item"].group.metadata["domain"] == "code" and '<div class="code-scenario"' in html
     assets = re.findall(r'<script[^>]+src="([^"]+)"', html) + re.findall(r'<link[^>]+href="([^"]+\.css)"', html)

@@ -2,10 +2,10 @@
 
 import httpx
 import pytest
-from rest_framework.authtoken.models import Token
 
 from evaluation.services import release_cut
 from tests.evaluation.helpers import approved_items, judge
+from tests.factories import api_token_key
 
 # Expected status per endpoint for each role; "anonymous" sends no token.
 ENDPOINTS = {
@@ -43,7 +43,7 @@ def released(transactional_db, project, annotators):
 
 
 def call(live_server, user, method, path, **kwargs):
-    headers = {"Authorization": f"Token {Token.objects.get_or_create(user=user)[0].key}"} if user else {}
+    headers = {"Authorization": f"Token {api_token_key(user)}"} if user else {}
     return httpx.request(method, live_server.url + path, headers=headers, timeout=30, **kwargs)
 
 
@@ -71,7 +71,7 @@ def test_items_filter_and_page_with_a_cursor(live_server, released, curator):
     path = "/api/v1/projects/causal-qa/items/?causal_class=counterfactual&status=approved&page_size=3"
     first = call(live_server, curator, "GET", path).json()
     assert [item["causal_class"] for item in first["results"]] == ["counterfactual"] * 3
-    second = httpx.get(first["next"], headers={"Authorization": f"Token {Token.objects.get(user=curator).key}"}).json()
+    second = httpx.get(first["next"], headers={"Authorization": f"Token {api_token_key(curator)}"}).json()
     assert len(second["results"]) == 1 and second["next"] is None
     assert call(live_server, curator, "GET", "/api/v1/projects/causal-qa/items/?round=7").json()["results"] == []
 

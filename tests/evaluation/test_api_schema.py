@@ -9,12 +9,11 @@ from pathlib import Path
 import pytest
 import yaml
 from django.core.management import call_command
-from rest_framework.authtoken.models import Token
 
 from annotation.models import Item
 from evaluation.services import release_cut
 from tests.evaluation.helpers import approved_items, judge
-from tests.factories import ItemFactory
+from tests.factories import ItemFactory, api_token_key
 
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 
@@ -47,7 +46,7 @@ def test_schemathesis_finds_no_server_error(celery_worker_process, live_server, 
             judge(item, annotator)
     ItemFactory(project=project, status=Item.Status.IN_REVIEW, metadata={"task": "t1"})
     release_cut(project=project)
-    key = Token.objects.create(user=owner).key
+    key = api_token_key(owner)
     # Point the path parameters at real data so the generated requests reach past the 404s.
     (tmp_path / "schemathesis.toml").write_text(
         '[parameters]\n"path.slug" = "causal-qa"\n"path.version" = "v1"\n"path.split" = "train"\n'

@@ -3,10 +3,10 @@
 import httpx
 import pytest
 from django.urls import reverse
-from rest_framework.authtoken.models import Token
 
 from evaluation.models import Release
 from tests.evaluation.helpers import approved_items
+from tests.factories import api_token_key
 
 pytestmark = pytest.mark.services
 
@@ -38,7 +38,7 @@ def test_a_release_cut_on_the_page_is_built_by_the_worker(celery_worker_process,
 
 def test_a_release_cut_through_the_api_is_built_by_the_worker(celery_worker_process, live_server, project, owner):
     approved_items(project, {"interventional": 12})
-    headers = {"Authorization": f"Token {Token.objects.create(user=owner).key}"}
+    headers = {"Authorization": f"Token {api_token_key(owner)}"}
     response = httpx.post(f"{live_server.url}/api/v1/projects/{project.slug}/releases/", headers=headers,
                           json={"seed": 9, "splits": {"train": 0.5, "dev": 0.25, "test": 0.25}}, timeout=30)
     assert response.status_code == 202 and response.json()["status"] == "queued"

@@ -4,15 +4,15 @@ import json
 
 import pytest
 from django.core.management import CommandError, call_command
-from rest_framework.authtoken.models import Token
 
 from evaluation.models import EvalRun
 from tests.evaluation.runs import mc_items, open_items, release_of, run_here
+from tests.factories import api_token_key
 from tests.fake_llm import Reply
 
 
 def api(client, user):
-    client.defaults["HTTP_AUTHORIZATION"] = f"Token {Token.objects.get_or_create(user=user)[0].key}"
+    client.defaults["HTTP_AUTHORIZATION"] = f"Token {api_token_key(user)}"
     return client
 
 

@@ -6,12 +6,12 @@ from collections import Counter
 
 import httpx
 import pytest
-from rest_framework.authtoken.models import Token
 
 from evaluation.models import EvalResponse, EvalRun
 from evaluation.runs.services import run_create
 from generation.models import LLMCall
 from tests.evaluation.runs import asked, mc_items, open_items, release_of
+from tests.factories import api_token_key
 from tests.fake_llm import Reply
 
 pytestmark = pytest.mark.services
@@ -21,7 +21,7 @@ def test_a_run_started_through_the_api_is_run_by_the_worker_with_its_judge(worke
                                                                            endpoint, fake_llm):
     open_items(project, 6)
     release_of(project)
-    headers = {"Authorization": f"Token {Token.objects.create(user=curator).key}"}
+    headers = {"Authorization": f"Token {api_token_key(curator)}"}
     response = httpx.post(f"{live_server.url}/api/v1/projects/{project.slug}/runs/", headers=headers, timeout=30,
                           json={"release": "v1", "models": ["fake"], "judge": "fake"})
     assert response.status_code == 202, response.text

@@ -2,11 +2,10 @@
 
 import httpx
 import pytest
-from rest_framework.authtoken.models import Token
 
 from annotation.models import Item
 from generation.models import GenerationJob
-from tests.factories import ItemFactory
+from tests.factories import ItemFactory, api_token_key
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -16,9 +15,8 @@ def api(live_server):
     clients = []
 
     def client(user):
-        token, _created = Token.objects.get_or_create(user=user)
         clients.append(httpx.Client(base_url=f"{live_server.url}/api/v1",
-                                    headers={"Authorization": f"Token {token.key}"}, timeout=30))
+                                    headers={"Authorization": f"Token {api_token_key(user)}"}, timeout=30))
         return clients[-1]
 
     yield client

@@ -117,7 +117,8 @@ class Command(BaseCommand):
         )
         bounds = funnel["bounds"]
         if funnel.get("length_bounds", True):
-            self.stdout.write(f"length bounds: {bounds['min_words']} to {bounds['max_words']:g} words")
+            upper = "no upper bound" if bounds["max_words"] is None else f"{bounds['max_words']:g}"
+            self.stdout.write(f"length bounds: {bounds['min_words']} to {upper} words")
         else:
             self.stdout.write("length bounds: off (every question kept)")
         if funnel["invalid"]:

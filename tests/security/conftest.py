@@ -1,0 +1,16 @@
+from tests.generation.conftest import api_key, endpoint, fake_llm, prompt_templates  # noqa: F401 - fixtures by name
+
+import pytest
+from django.core.cache import cache
+
+
+@pytest.fixture(autouse=True)
+def fresh_throttles(settings):
+    """Throttle counters live in the cache; each test starts with none. Only an in-process cache is cleared: a
+    Redis cache shares its database with the Celery broker (there the counters' keys hold fresh user ids)."""
+    local = "LocMemCache" in settings.CACHES["default"]["BACKEND"]
+    if local:
+        cache.clear()
+    yield
+    if local:
+        cache.clear()

@@ -1,0 +1,114 @@
+"""What a member can send never ends in a server error: each of these odd requests is refused with a 4xx and a
+message (or, on a page, sent back with the message), nothing half-written."""
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+
+from annotation.models import Membership, Project
+from designs.explica.design import DEFAULT_CONNECTIVES
+from tests.factories import api_token_key
+
+pytestmark = pytest.mark.django_db
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.fixture
+def explica(owner, curator):
+    from tests.designs.test_explica import explica_project
+
+    project = explica_project(slug="explica-erros")
+    Membership.objects.create(project=project, user=curator, role=Membership.Role.CURATOR)
+    return project
+
+
+def messages_of(response) -> list[str]:
+    return [str(message) for message in response.wsgi_request._messages]
+
+
+def test_a_non_numeric_topic_id_is_a_400_not_a_500(project, client_for, curator):
+    response = client_for(curator).post(reverse("generation:balance_targets", args=[project.slug]), {"topic": "abc"})
+    assert response.status_code in (400, 404)
+
+
+def test_a_malformed_api_cursor_is_refused_with_a_message(project, client, curator):
+    headers = {"Authorization": f"Token {api_token_key(curator)}"}
+    for cursor in ("%%%", "cD1hYmM=", "cD05OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5"):  # garbage; p=abc; p=huge
+        response = client.get(f"/api/v1/projects/{project.slug}/items/?cursor={cursor}", headers=headers)
+        assert response.status_code < 500, cursor
+    for cursor in ("cD1hYmM=",):  # p=abc, where the ordering is by id
+        response = client.get(f"/api/v1/projects/{project.slug}/items/?cursor={cursor}", headers=headers)
+        assert response.status_code == 404 and response.json()["detail"] == "Invalid cursor", cursor
+
+
+def test_a_huge_page_number_is_not_a_server_error(project, client_for, curator):
+    response = client_for(curator).get(reverse("annotation:review_queue", args=[project.slug]), {"page": "9" * 30})
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_nan_or_infinity_in_the_explica_settings_is_refused(explica, client_for, curator, value):
+    response = client_for(curator).post(reverse("designs:explica_settings", args=[explica.slug]), {
+        "connectives": "[]", "best_mean_above": value, "overall_mean_below": "2.5"})
+    assert response.status_code == 302
+    assert any("not saved" in message for message in messages_of(response))
+    explica.refresh_from_db()
+    assert "nan" not in str(explica.design_settings).lower() and "inf" not in str(explica.design_settings).lower()
+
+
+def test_deeply_nested_json_in_the_explica_pairs_upload_is_refused(explica, client_for, curator):
+    upload = SimpleUploadedFile("pares.jsonl", DEEP.encode(), content_type="application/json")
+    response = client_for(curator).post(reverse("designs:explica_pairs", args=[explica.slug]), {"file": upload})
+    assert response.status_code == 302
+    assert any("Nothing was imported" in message for message in messages_of(response))
+
+
+def test_deeply_nested_connectives_are_refused(explica, client_for, curator):
+    response = client_for(curator).post(reverse("designs:explica_settings", args=[explica.slug]), {
+        "connectives": DEEP, "best_mean_above": "3", "overall_mean_below": "2.5"})
+    assert response.status_code == 302
+    assert any("not saved" in message for message in messages_of(response))
+
+
+def test_a_csv_field_over_the_csv_modules_limit_in_the_pairs_upload_is_refused(explica, client_for, curator):
+    text = "external_id,sentence_a,sentence_b\np1,\"" + "a" * 200_000 + "\",b\n"
+    upload = SimpleUploadedFile("pares.csv", text.encode(), content_type="text/csv")
+    response = client_for(curator).post(reverse("designs:explica_pairs", args=[explica.slug]), {"file": upload})
+    assert response.status_code == 302
+    assert any("Nothing was imported" in message for message in messages_of(response))
+
+
+def test_a_deeply_nested_json_body_to_the_releases_api_is_a_400(project, client, curator):
+    response = client.post(f"/api/v1/projects/{project.slug}/releases/", DEEP, content_type="application/json",
+                           headers={"Authorization": f"Token {api_token_key(curator)}"})
+    assert response.status_code == 400
+    assert "nested" in response.json()["detail"]
+
+
+def test_the_explica_defaults_are_still_accepted(explica, client_for, curator):
+    import json
+
+    response = client_for(curator).post(reverse("designs:explica_settings", args=[explica.slug]), {
+        "connectives": json.dumps(DEFAULT_CONNECTIVES), "best_mean_above": "3", "overall_mean_below": "2.5"})
+    assert any("saved" in message and "not" not in message for message in messages_of(response))
+
+
+@pytest.mark.parametrize("path", [
+    "/api/v1/projects/causal-qa/jobs/?status=running",
+    "/api/v1/projects/causal-qa/model-endpoints/?all=1",
+    "/api/v1/prompt-templates/?kind=answer&versao=2",
+    "/api/v1/projects/causal-qa/items/1/judgments/?annotator=3",
+])
+def test_unknown_query_parameters_are_refused_everywhere(project, client, curator, path):
+    response = client.get(path, headers={"Authorization": f"Token {api_token_key(curator)}"})
+    assert response.status_code == 400
+    assert "Unknown query parameter" in response.json()["detail"]
+
+
+def test_unknown_body_fields_are_refused_when_starting_a_job(project, client, curator):
+    response = client.post(f"/api/v1/projects/{project.slug}/jobs/", {"kind": "answer", "prioridade": "alta"},
+                           content_type="application/json",
+                           headers={"Authorization": f"Token {api_token_key(curator)}"})
+    assert response.status_code == 400
+    assert "prioridade" in response.json()

@@ -1,0 +1,70 @@
+"""Guessing passwords is throttled per account and per address, on the sign-in page and the admin's alike, and
+the API throttles its callers; every refusal says when to try again."""
+
+import pytest
+from django.urls import reverse
+from rest_framework.throttling import SimpleRateThrottle
+
+from tests.factories import PASSWORD, UserFactory, api_token_key
+
+pytestmark = pytest.mark.django_db
+
+LIMIT = 5
+
+
+def sign_in(client, username, password, address="203.0.113.7", url=None):
+    return client.post(url or reverse("login"), {"username": username, "password": password},
+                       REMOTE_ADDR=address)
+
+
+def test_an_account_is_locked_after_five_wrong_passwords_even_from_other_addresses(client):
+    UserFactory(username="ana")
+    answers = [sign_in(client, "ana", "errada", address=f"198.51.100.{attempt}").status_code for attempt in range(LIMIT)]
+    assert answers == [200] * (LIMIT - 1) + [429]  # the fifth failure locks the account
+    locked = sign_in(client, "ana", PASSWORD, address="198.51.100.99")
+    assert locked.status_code == 429
+    assert int(locked["Retry-After"]) == 15 * 60
+    assert "Try again in 15 minutes" in locked.content.decode()
+    assert "_auth_user_id" not in client.session
+
+
+def test_an_address_is_locked_after_five_failures_whatever_the_accounts(client):
+    UserFactory(username="bia")
+    for attempt in range(LIMIT):
+        sign_in(client, f"ninguem{attempt}", "errada")
+    assert sign_in(client, "bia", PASSWORD).status_code == 429
+    assert sign_in(client, "bia", PASSWORD, address="192.0.2.1").status_code == 302  # elsewhere she signs in
+
+
+def test_the_admin_login_is_throttled_too(client):
+    UserFactory(username="root", is_staff=True, is_superuser=True)
+    url = reverse("admin:login")
+    for _attempt in range(LIMIT):
+        sign_in(client, "root", "errada", url=url)
+    locked = sign_in(client, "root", PASSWORD, url=url)
+    assert locked.status_code == 429 and locked["Retry-After"]
+
+
+def test_a_right_password_before_the_limit_signs_in_and_clears_the_count(client):
+    UserFactory(username="caio")
+    for _attempt in range(LIMIT - 1):
+        sign_in(client, "caio", "errada")
+    assert sign_in(client, "caio", PASSWORD).status_code == 302
+    client.logout()
+    for _attempt in range(LIMIT - 1):
+        sign_in(client, "caio", "errada")
+    assert sign_in(client, "caio", PASSWORD).status_code == 302
+
+
+@pytest.mark.parametrize("by", ["token", "session"])
+def test_the_api_throttles_each_caller_and_says_when_to_try_again(client, monkeypatch, project, curator, by):
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", {"user": "3/minute", "anon": "3/minute"})
+    headers = {}
+    if by == "token":
+        headers = {"Authorization": f"Token {api_token_key(curator)}"}
+    else:
+        client.force_login(curator)
+    answers = [client.get("/api/v1/projects/", headers=headers) for _ in range(4)]
+    assert [answer.status_code for answer in answers] == [200, 200, 200, 429]
+    assert 0 < int(answers[-1]["Retry-After"]) <= 60
+    assert "Expected available in" in answers[-1].json()["detail"]
