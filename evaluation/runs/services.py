@@ -128,10 +128,14 @@ def run_create(
             templates={condition: template.pk for condition, template in chosen.items()},
             judge_endpoint=judge_endpoint, judge_score_template=judge_templates.get(Kind.JUDGE_SCORE),
             judge_ranking_template=judge_templates.get(Kind.JUDGE_RANKING), decoding=decoding,
-            repetitions=repetitions, seed=seed, few_shot=few_shot, bertscore_model=bertscore_model.strip(),
+            repetitions=repetitions, seed=seed, few_shot=few_shot,
+            bertscore_model=bertscore_model.strip() or project.bertscore_model,
             bertscore_layer=bertscore_layer, bertscore_idf=bool(bertscore_idf), metadata_keys=keys, differences=differences.strip(), created_by=user, heartbeat_at=timezone.now(),
         )
         run.endpoints.set(endpoints)
+        if bertscore_model.strip() and bertscore_model.strip() != project.bertscore_model:
+            project.bertscore_model = bertscore_model.strip()  # the project's model from now on
+            project.save(update_fields=["bertscore_model"])
         if enqueue:
             transaction.on_commit(lambda: run_enqueue(run.pk), robust=True)
     return run
