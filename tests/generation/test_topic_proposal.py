@@ -201,3 +201,18 @@ def test_a_model_slower_than_the_stale_limit_keeps_its_run_alive_and_embeds_once
     assert run.status == TopicRun.Status.SUCCEEDED, run.error
     assert calls == [Item.objects.filter(project=project).count()]
     assert failed_as_stale == [0]
+
+
+def test_the_release_card_names_the_embedding_model_of_the_applied_topics(project, endpoint_embeddings):
+    from evaluation.services import release_cut
+
+    create_items(project, themed_questions(12), status=Item.Status.APPROVED, reference_answer="Porque sim.")
+    run = run_now(project, min_cluster_size=5)
+
+    release = release_cut(project=project, seed=1, split_ratios=[0.5, 0.0, 0.5])
+
+    release.refresh_from_db()
+    assert "## Topics" in release.card
+    assert f"run #{run.pk}" in release.card
+    assert f"`{run.embedding_model}`" in release.card
+    assert "smallest topic 5" in release.card
