@@ -111,7 +111,7 @@ def main() -> None:
         try:
             embedder = embedder_named(name)
             embedder.embed(["aquecimento"])
-        except Exception as exc:  # a model whose package is missing is reported, not fatal
+        except (ImportError, RuntimeError) as exc:  # a model whose package is missing is reported, not fatal
             results[name] = {"error": str(exc)}
             continue
         results[name] = {language: evaluate(embedder.embed, language) for language in ("pt", "en")}

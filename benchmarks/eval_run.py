@@ -45,7 +45,7 @@ def bertscore_speed(pairs: int) -> dict:
         from evaluation.runs.bertscore import bertscore, scorer
 
         model = scorer()
-    except Exception as exc:  # the ml extra is missing
+    except RuntimeError as exc:  # the ml extra is missing (LocalModelUnavailable)
         print(f"BERTScore not measured: {exc}")
         return {"bertscore_pairs_per_second": None}
     figures = {}

@@ -62,7 +62,12 @@ def questions(n: int, seed: int = 1) -> list[str]:
 
 
 def run(project, **params):
-    from generation.topics.run import TopicParams, topic_run_claim, topic_run_create, topic_run_execute
+    from generation.topics.run import (
+        TopicParams,
+        topic_run_claim,
+        topic_run_create,
+        topic_run_execute,
+    )
 
     topic_run = topic_run_create(project=project, params=TopicParams(**params), enqueue=False)
     topic_run_claim(run_id=topic_run.pk)
@@ -82,11 +87,12 @@ def backend_on_corpus(backend: str) -> dict:
     from annotation.importing.funnel import text_key
     from annotation.models import Item, Project
     from generation.topics.embeddings import embedder_named
-    from tests.generation.topic_corpus_pt import THEMES, questions as corpus
+    from tests.generation.topic_corpus_pt import THEMES
+    from tests.generation.topic_corpus_pt import questions as corpus
 
     try:
         embedder_named(backend).embed(["aquecimento"])  # the model loads outside the timings
-    except Exception as exc:  # a backend whose package is missing is reported, not fatal
+    except (ImportError, RuntimeError) as exc:  # a backend whose package is missing is reported, not fatal
         return {"backend": backend, "error": str(exc)}
     settings.TOPIC_EMBEDDINGS, settings.TOPIC_EMBEDDING_MODEL = "local", backend
     rows = corpus()

@@ -104,7 +104,7 @@ def bertscore(candidates: list[str], references: list[str], *, model: Scorer | N
 
 
 def _ids(model: Scorer, text: str) -> list[int]:
-    return model.tokenizer(text.strip(), add_special_tokens=False)["input_ids"]
+    return model.tokenizer(text.strip(), add_special_tokens=False, verbose=False)["input_ids"]
 
 
 def windows(length: int, size: int) -> list[tuple[int, int]]:
@@ -151,11 +151,15 @@ def _embed(model: Scorer, texts: list[str], batch_size: int) -> list[tuple]:
             hidden[index, span] = states[model.layer][row, :len(ids)].float()
     result = []
     for index, (ids, spans) in enumerate(plans):
-        owners = owner_of_each_token(len(ids), spans)
-        rows = [hidden[index, 0][0]]
-        rows += [hidden[index, owner][1 + p - spans[owner][0]] for p, owner in enumerate(owners)]
-        rows.append(hidden[index, len(spans) - 1][-1])
-        tokens = torch.nn.functional.normalize(torch.stack(rows), dim=-1)
+        if len(spans) == 1:  # the text fits one window: its states are [CLS] + tokens + [SEP] already
+            rows = hidden[index, 0]
+        else:
+            owners = owner_of_each_token(len(ids), spans)
+            rows = [hidden[index, 0][0]]
+            rows += [hidden[index, owner][1 + p - spans[owner][0]] for p, owner in enumerate(owners)]
+            rows.append(hidden[index, len(spans) - 1][-1])
+            rows = torch.stack(rows)
+        tokens = torch.nn.functional.normalize(rows, dim=-1)
         result.append((tokens, [tokenizer.cls_token_id, *ids, tokenizer.sep_token_id]))
     return result
 

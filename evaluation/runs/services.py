@@ -11,6 +11,7 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -350,7 +351,7 @@ def _bertscore(run: EvalRun, owner: str) -> None:
             return
         candidates = [response.text for response in batch]
         answers = [records.get(response.release_item_id, {}).get("answer") or "" for response in batch]
-        scores = beating(lambda: bertscore(candidates, answers, model=model, idf=idf))
+        scores = beating(partial(bertscore, candidates, answers, model=model, idf=idf))
         for response, score in zip(batch, scores):
             response.bertscore_precision, response.bertscore_recall, response.bertscore_f1 = (
                 score.precision, score.recall, score.f1)

@@ -9,8 +9,8 @@ run is a proposal shown beside the current topics, which the curator applies or 
 
 import logging
 import os
-from collections import Counter
 import time
+from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -25,7 +25,13 @@ from ..models import NearDuplicate, TopicRun
 from ..services.jobs import JobInvalid
 from ..services.work import chunks
 from . import clustering, ctfidf
-from .embeddings import NAMED_MODELS, EmbeddingsUnavailable, embed_and_store, embedder_from_settings, stored_vectors
+from .embeddings import (
+    NAMED_MODELS,
+    EmbeddingsUnavailable,
+    embed_and_store,
+    embedder_from_settings,
+    stored_vectors,
+)
 
 logger = logging.getLogger(__name__)
 Status = TopicRun.Status

@@ -15,7 +15,12 @@ import pytest
 from annotation.models import Item, Topic
 from generation.llm.embeddings import EmbeddingFailed, EndpointEmbedder
 from generation.models import QuestionEmbedding, TopicRun
-from generation.topics.run import TopicParams, topic_run_claim, topic_run_create, topic_run_execute
+from generation.topics.run import (
+    TopicParams,
+    topic_run_claim,
+    topic_run_create,
+    topic_run_execute,
+)
 
 from .topic_corpus_pt import questions
 from .topic_data import create_items

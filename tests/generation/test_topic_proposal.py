@@ -11,8 +11,18 @@ from django.urls import reverse
 from annotation.models import Item, Topic
 from generation.models import TopicRun
 from generation.topics import ctfidf
-from generation.topics.proposal import pending_proposal, proposal_compare, topic_run_apply, topic_run_discard
-from generation.topics.run import TopicParams, seed_names, topic_run_claim, topic_run_create, topic_run_execute
+from generation.topics.proposal import (
+    pending_proposal,
+    proposal_compare,
+    topic_run_apply,
+)
+from generation.topics.run import (
+    TopicParams,
+    seed_names,
+    topic_run_claim,
+    topic_run_create,
+    topic_run_execute,
+)
 
 from .topic_corpus_pt import THEMES, questions
 from .topic_data import create_items, themed_questions
@@ -172,7 +182,8 @@ def test_default_settings_find_most_themes_of_a_few_hundred_portuguese_questions
 def test_a_model_slower_than_the_stale_limit_keeps_its_run_alive_and_embeds_once(project, monkeypatch):
     from django.db import connection
 
-    from generation.topics import embeddings, run as topic_run
+    from generation.topics import embeddings
+    from generation.topics import run as topic_run
 
     monkeypatch.setattr(topic_run, "STALE_AFTER", __import__("datetime").timedelta(seconds=0.5))
     monkeypatch.setattr(embeddings, "BEAT_SECONDS", 0.1)
