@@ -232,6 +232,8 @@ class RunOutputSerializer(serializers.Serializer):
     decoding = serializers.DictField()
     seed = serializers.IntegerField()
     error = serializers.CharField()
+    bertscore = serializers.JSONField(source="bertscore_used", help_text="How BERTScore was computed: model, "
+                                      "layer, layers, idf, window, windowed (texts read in windows).")
     notes = serializers.CharField()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
