@@ -24,7 +24,10 @@ def ml_installed() -> bool:
     """Whether the ml extra's packages are installed (checked without importing them)."""
     import importlib.util
 
-    return all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers"))
+    try:
+        return all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers"))
+    except (ImportError, ValueError):
+        return False
 
 
 class LocalModelUnavailable(RuntimeError):

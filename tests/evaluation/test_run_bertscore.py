@@ -1,6 +1,7 @@
 """The BERTScore stage of an open-answer run: what it records, empty answers, the install without the ml extra,
 and a slow model load that must not let another worker take the run over."""
 
+import importlib.abc
 import sys
 import time
 
@@ -18,13 +19,23 @@ from tests.fake_llm import Reply
 HIDDEN = ("torch", "transformers", "sentence_transformers")
 
 
+class HideMlExtra(importlib.abc.MetaPathFinder):
+    """Imports of the ml extra's packages fail as if they were not installed."""
+
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in HIDDEN:
+            raise ModuleNotFoundError(f"No module named {name!r}")
+        return None
+
+
 @pytest.fixture
 def without_ml_extra(monkeypatch):
     """As on an install made with EXTRAS=dev: importing torch, transformers or sentence-transformers fails."""
     local_models.token_model.cache_clear()
     local_models.sentence_model.cache_clear()
-    for name in HIDDEN:
-        monkeypatch.setitem(sys.modules, name, None)  # `import torch` raises ImportError
+    monkeypatch.setattr(sys, "meta_path", [HideMlExtra(), *sys.meta_path])
+    for name in [name for name in sys.modules if name.split(".")[0] in HIDDEN]:
+        monkeypatch.delitem(sys.modules, name)  # put back when the test ends
     yield
     local_models.token_model.cache_clear()
     local_models.sentence_model.cache_clear()
@@ -129,3 +140,22 @@ def test_a_model_that_loads_for_longer_than_the_stale_limit_keeps_its_run_and_sc
     responses = EvalResponse.objects.filter(run=run, error="")
     assert len(scored) == responses.count()
     assert set(responses.values_list("bertscore_f1", flat=True)) == {0.5}
+
+
+@pytest.mark.django_db
+def test_without_the_ml_extra_the_pages_say_which_stage_needs_it_before_anyone_starts_it(
+        project, client_for, curator, settings, without_ml_extra):
+    from django.urls import reverse
+
+    from annotation.models import Project
+
+    client = client_for(curator)
+    runs_page = client.get(reverse("evaluation:run_list", args=[project.slug])).content.decode()
+    Project.objects.filter(pk=project.pk).update(embedding_model="minilm")
+    topics_page = client.get(reverse("generation:topics", args=[project.slug])).content.decode()
+    Project.objects.filter(pk=project.pk).update(embedding_model="")
+    default_topics_page = client.get(reverse("generation:topics", args=[project.slug])).content.decode()
+
+    assert 'id="bertscore-ml-extra"' in runs_page and "BERTScore needs the local-model extra" in runs_page
+    assert 'id="topic-ml-extra"' in topics_page
+    assert 'id="topic-ml-extra"' not in default_topics_page, "the default embedding model needs no extra"
