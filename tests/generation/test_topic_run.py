@@ -10,8 +10,12 @@ from annotation.models import Item, Topic
 from generation.models import NearDuplicate, QuestionEmbedding, TopicRun
 from generation.services import JobInvalid
 from generation.topics.proposal import topic_run_apply
-from generation.topics.run import TopicParams, topic_run_claim, topic_run_create, topic_run_execute
-
+from generation.topics.run import (
+    TopicParams,
+    topic_run_claim,
+    topic_run_create,
+    topic_run_execute,
+)
 from tests.fake_llm import Reply
 
 from .topic_data import THEMES, create_items, themed_questions
