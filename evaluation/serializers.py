@@ -209,7 +209,13 @@ class RunCreateInputSerializer(StrictInputSerializer):
     template_versions = serializers.DictField(child=serializers.IntegerField(min_value=1), required=False,
                                               default=dict,
                                               help_text="Condition → version of its prompt template (default: latest).")
-    bertscore_model = serializers.CharField(required=False, default="", allow_blank=True, max_length=500)
+    bertscore_model = serializers.CharField(required=False, default="", allow_blank=True, max_length=500,
+                                            help_text="Local BERT directory (default: the project's, else the "
+                                            "packaged English MiniLM).")
+    bertscore_layer = serializers.IntegerField(required=False, default=None, allow_null=True, min_value=1,
+                                               max_value=48, help_text="Hidden layer (default: the model's last).")
+    bertscore_idf = serializers.BooleanField(required=False, default=False,
+                                             help_text="Weight tokens by their idf over the references.")
     metadata_keys = serializers.DictField(child=serializers.CharField(max_length=100), required=False, default=dict,
                                           help_text="Item metadata keys of level, type, task and variant.")
     differences = serializers.CharField(required=False, default="", allow_blank=True, max_length=5000)
@@ -229,6 +235,8 @@ class RunOutputSerializer(serializers.Serializer):
     decoding = serializers.DictField()
     seed = serializers.IntegerField()
     error = serializers.CharField()
+    bertscore = serializers.JSONField(source="bertscore_used", help_text="How BERTScore was computed: model, "
+                                      "layer, layers, idf, window, windowed (texts read in windows).")
     notes = serializers.CharField()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)

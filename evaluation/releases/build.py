@@ -218,7 +218,20 @@ def release_facts(release: Release, tally: dict, agreement: list[dict]) -> dict:
         "funnel": _funnel(project, sum(splits.values())),
         "models": _models(release, tally["models"]),
         "authors": _authors(project),
+        "topics": _topic_model(project),
     }
+
+
+def _topic_model(project) -> dict | None:
+    """How the project's topics were found: the embedding model and clustering of the run applied last."""
+    from generation.models import TopicRun
+
+    run = (TopicRun.objects.filter(project=project, applied_at__isnull=False).order_by("-applied_at", "-pk")
+           .values("pk", "embedding_model", "params", "n_topics").first())
+    if run is None:
+        return None
+    return {"run": run["pk"], "embedding_model": run["embedding_model"], "topics": run["n_topics"],
+            "clustering": (run["params"] or {}).get("used") or {}}
 
 
 def _count(tally, row, record, split) -> None:

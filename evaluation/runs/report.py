@@ -137,7 +137,7 @@ def _load(runs: list[EvalRun], keys: dict) -> Loaded:
 
 def _open_tables(loaded: Loaded) -> list[Table]:
     answered = [row for row in loaded.responses if not row["failed"]]
-    tables = [_bertscore_table(answered), _judge_table(loaded), _reference_table(loaded)]
+    tables = [_bertscore_table(answered, loaded.runs), _judge_table(loaded), _reference_table(loaded)]
     tables += _ranking_tables(loaded)
     tables.append(_judge_vs_people(loaded))
     tables.append(_failures_table(loaded))
@@ -148,7 +148,22 @@ def _classes(rows: list[dict]) -> list[str]:
     return sorted({row["class"] for row in rows})
 
 
-def _bertscore_table(rows: list[dict]) -> Table:
+def _bertscore_note(runs: list[EvalRun]) -> str:
+    """How each run computed BERTScore: model, layer, idf, and how many texts were read in windows."""
+    notes = []
+    for run in runs:
+        used = run.bertscore_used or {}
+        if not used:
+            continue
+        note = _("Model %(model)s, layer %(layer)s of %(layers)s, %(idf)s; %(windowed)s texts longer than "
+                 "%(window)s tokens read in overlapping windows (none cut).") % {
+            **used, "windowed": used.get("windowed", 0),
+            "idf": _("idf weighting over the references") if used.get("idf") else _("no idf weighting")}
+        notes.append(f"#{run.pk}: {note}" if len(runs) > 1 else note)
+    return " ".join(notes)
+
+
+def _bertscore_table(rows: list[dict], runs: list[EvalRun]) -> Table:
     scored = [row for row in rows if row["f1"] is not None]
     lines = []
     for (causal_class, series), members in metrics.grouped(scored, ["class", "series"]).items():
@@ -161,7 +176,7 @@ def _bertscore_table(rows: list[dict]) -> Table:
         title=_("Mean BERTScore F1 per class, model and condition"), series=series, max_value=1.0, digits=3)
     return Table("bertscore", _("BERTScore F1 against the reference answer"),
                  [("class", _("Class")), ("series", _("Model · condition")), ("n", _("Answers")),
-                  ("bertscore_f1", _("Mean F1"))], lines, plot if lines else None)
+                  ("bertscore_f1", _("Mean F1"))], lines, plot if lines else None, note=_bertscore_note(runs))
 
 
 def _criteria(scores: list[dict]) -> list[str]:

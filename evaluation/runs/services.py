@@ -11,6 +11,7 @@ import logging
 import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -18,7 +19,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.background import work_claim, work_requeue_stale
-from generation.local_models import LocalModelUnavailable
+from generation.local_models import LocalModelUnavailable, while_beating
 from generation.models import GenerationJob, ModelEndpoint, PromptTemplate
 from generation.services import (
     JobInvalid,
@@ -31,7 +32,8 @@ from generation.services import (
 )
 
 from ..models import EvalResponse, EvalRun, Release, ReleaseItem, default_metadata_keys
-from .bertscore import bertscore
+from .bertscore import bertscore, idf_weights
+from .bertscore import scorer as bertscore_scorer
 from .conditions import CONDITIONS, DEFAULT_CONDITIONS, OPEN
 from .metrics import DifferenceError, parse_differences
 
@@ -63,6 +65,8 @@ def run_create(
     few_shot: int = 3,
     template_versions: dict[str, int] | None = None,
     bertscore_model: str = "",
+    bertscore_layer: int | None = None,
+    bertscore_idf: bool = False,
     metadata_keys: dict | None = None,
     differences: str = "",
     user=None,
@@ -116,6 +120,8 @@ def run_create(
         parse_differences(differences)
     except DifferenceError as exc:
         errors["differences"] = str(exc)
+    if bertscore_layer is not None and (not isinstance(bertscore_layer, int) or not 1 <= bertscore_layer <= 48):
+        errors["bertscore_layer"] = "use a layer from 1 to 48, or leave it empty for the model's last"
     if errors:
         raise RunInvalid(errors)
     with transaction.atomic():
@@ -124,10 +130,14 @@ def run_create(
             templates={condition: template.pk for condition, template in chosen.items()},
             judge_endpoint=judge_endpoint, judge_score_template=judge_templates.get(Kind.JUDGE_SCORE),
             judge_ranking_template=judge_templates.get(Kind.JUDGE_RANKING), decoding=decoding,
-            repetitions=repetitions, seed=seed, few_shot=few_shot, bertscore_model=bertscore_model.strip(),
-            metadata_keys=keys, differences=differences.strip(), created_by=user, heartbeat_at=timezone.now(),
+            repetitions=repetitions, seed=seed, few_shot=few_shot,
+            bertscore_model=bertscore_model.strip() or project.bertscore_model,
+            bertscore_layer=bertscore_layer, bertscore_idf=bool(bertscore_idf), metadata_keys=keys, differences=differences.strip(), created_by=user, heartbeat_at=timezone.now(),
         )
         run.endpoints.set(endpoints)
+        if bertscore_model.strip() and bertscore_model.strip() != project.bertscore_model:
+            project.bertscore_model = bertscore_model.strip()  # the project's model from now on
+            project.save(update_fields=["bertscore_model"])
         if enqueue:
             transaction.on_commit(lambda: run_enqueue(run.pk), robust=True)
     return run
@@ -310,23 +320,39 @@ def _drive(run: EvalRun, job: GenerationJob, owner: str) -> GenerationJob:
 
 
 def _bertscore(run: EvalRun, owner: str) -> None:
-    """BERTScore F1 of each answered response against the reference answer, for responses without one yet."""
+    """BERTScore of each answered response against the reference answer, for responses without one yet.
+
+    An empty answer or reference scores 0. Without the ml extra (or with a wrong model directory or layer)
+    the run goes on without it and says why in its notes. The run beats while the model loads and while
+    each batch is scored, so no other worker takes it over meanwhile."""
     records = dict(ReleaseItem.objects.filter(release=run.release, split=run.split).values_list("pk", "data"))
-    pending = (EvalResponse.objects.filter(run=run, bertscore_f1__isnull=True, error="").exclude(text="")
-               .order_by("pk"))
+    pending = EvalResponse.objects.filter(run=run, bertscore_f1__isnull=True, error="").order_by("pk")
+    if not pending.exists():
+        return
     model_dir = run.bertscore_model or settings.LOCAL_MODEL_DIR
+    def beat() -> None:
+        _beat(run, owner)
+
+    def beating(work):
+        return while_beating(work, beat=beat, every=settings.GENERATION_HEARTBEAT_SECONDS)
+
+    try:
+        model = beating(lambda: bertscore_scorer(model_dir, run.bertscore_layer))
+    except (LocalModelUnavailable, ValueError) as exc:
+        EvalRun.objects.filter(pk=run.pk).update(notes=f"BERTScore not computed: {exc}")
+        return
+    references = [(data.get("answer") or "") for data in records.values()]
+    idf = beating(lambda: idf_weights(model, references)) if run.bertscore_idf else None
+    texts = [text for text in EvalResponse.objects.filter(run=run).values_list("text", flat=True)]
+    EvalRun.objects.filter(pk=run.pk).update(bertscore_used={
+        **model.described(idf=run.bertscore_idf), "windowed": beating(lambda: model.windowed(texts + references))})
     while True:
-        batch = [response for response in pending[:BERTSCORE_BATCH]
-                 if (records.get(response.release_item_id, {}).get("answer") or "").strip()]
+        batch = list(pending[:BERTSCORE_BATCH])
         if not batch:
             return
-        try:
-            scores = bertscore([response.text for response in batch],
-                               [records[response.release_item_id]["answer"] for response in batch],
-                               model_dir=model_dir)
-        except LocalModelUnavailable as exc:
-            EvalRun.objects.filter(pk=run.pk).update(notes=f"BERTScore was not computed: {exc}")
-            return
+        candidates = [response.text for response in batch]
+        answers = [records.get(response.release_item_id, {}).get("answer") or "" for response in batch]
+        scores = beating(partial(bertscore, candidates, answers, model=model, idf=idf))
         for response, score in zip(batch, scores):
             response.bertscore_precision, response.bertscore_recall, response.bertscore_f1 = (
                 score.precision, score.recall, score.f1)

@@ -33,6 +33,18 @@ def reduce(vectors: np.ndarray, dimensions: int, seed: int = 0) -> np.ndarray:
     return PCA(n_components=wanted, random_state=seed).fit_transform(vectors).astype(np.float32, copy=False)
 
 
+def auto_sizes(n: int, *, min_cluster_size: int | None = None, min_samples: int | None = None
+               ) -> tuple[int, int]:
+    """HDBSCAN's sizes for ``n`` questions where the curator left them empty: the smallest topic about 1.5%
+    of the questions (5 to 100: 5 for 300, 30 for 2,000), core neighbours as many but at most 10 (more leaves
+    most of a corpus of a few hundred questions in the residual). Given values are kept."""
+    if min_cluster_size is None:
+        min_cluster_size = max(5, min(100, round(n * 0.015)))
+    if min_samples is None:
+        min_samples = min(min_cluster_size, 10)
+    return min_cluster_size, min_samples
+
+
 def cluster(vectors: np.ndarray, *, min_cluster_size: int = 10, min_samples: int | None = None,
             dimensions: int = 10, seed: int = 0) -> Clustering:
     """HDBSCAN over the (reduced) unit vectors; labels renumbered by cluster size."""

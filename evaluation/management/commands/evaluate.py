@@ -39,6 +39,8 @@ class Command(BaseCommand):
         parser.add_argument("--template-version", action="append", default=[], metavar="CONDITION=N",
                             help="use version N of a condition's prompt template (default: the latest)")
         parser.add_argument("--bertscore-model", default="", help="local model directory for BERTScore")
+        parser.add_argument("--bertscore-layer", type=int, help="hidden layer for BERTScore (default: the last)")
+        parser.add_argument("--bertscore-idf", action="store_true", help="BERTScore with idf over the references")
         parser.add_argument("--metadata-key", action="append", default=[], metavar="WHAT=KEY",
                             help="item metadata key of level, type, task or variant, e.g. task=tarefa")
         parser.add_argument("--differences", default="", help="e.g. 'Challenge 1 = AJ - PJ; Challenge 2 = VCR - mean(others)'")
@@ -57,6 +59,7 @@ class Command(BaseCommand):
                 judge_endpoint=self._endpoint(project, options["judge"], "--judge") if options["judge"] else None,
                 decoding={"temperature": options["temperature"], "max_tokens": options["max_tokens"]},
                 seed=options["seed"], few_shot=options["few_shot"], bertscore_model=options["bertscore_model"],
+                bertscore_layer=options["bertscore_layer"], bertscore_idf=options["bertscore_idf"],
                 metadata_keys=self._keys(options["metadata_key"]), differences=options["differences"],
                 template_versions=self._versions(options["template_version"]),
                 enqueue=not options["here"],

