@@ -287,6 +287,9 @@ class Item(models.Model):
                 F("project"), F("status"), item_expertise_tag(), F("created_at"), F("id"),
                 condition=Q(round_assigned=0), name="item_queue_fresh_expertise",
             ),
+            # The items page (annotation.item_browser), ordered by last change; its other indexes are
+            # PostgreSQL's own (migration 0005).
+            models.Index(fields=["project", "updated_at", "id"], name="item_project_updated"),
             # The review queue: complete rounds, most disagreement first.
             models.Index(
                 F("project"), F("status"), F("round_disagreement").desc(), F("id"),

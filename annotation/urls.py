@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import annotator_views, curator_views, views
+from . import annotator_views, curator_views, item_views, views
 from .designs import urls as design_urls
 
 app_name = "annotation"
@@ -29,6 +29,10 @@ urlpatterns = [
     path("p/<slug:slug>/revisions/", annotator_views.revision_list, name="revision_list"),
     path("p/<slug:slug>/items/<int:item_id>/revise/", annotator_views.item_revise, name="item_revise"),
     path("p/<slug:slug>/items/<int:item_id>/return/", annotator_views.item_return, name="item_return"),
+    # The items page (curators: all items and bulk actions; annotators: what they judged).
+    path("p/<slug:slug>/items/", item_views.items_list, name="items"),
+    path("p/<slug:slug>/items/bulk/", item_views.items_bulk, name="items_bulk"),
+    path("p/<slug:slug>/items/export/", item_views.items_export, name="items_export"),
     # The curator.
     path("p/<slug:slug>/review/", curator_views.review_queue, name="review_queue"),
     path("p/<slug:slug>/review/approve/", curator_views.bulk_approve, name="bulk_approve"),

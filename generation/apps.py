@@ -8,6 +8,9 @@ class GenerationConfig(AppConfig):
 
     def ready(self):
         from . import receivers  # noqa: F401 - connects the receivers
+        from .item_actions import register_actions
+
+        register_actions()
 
         post_migrate.connect(_endpoint_from_environment, sender=self, dispatch_uid="generation.env_endpoint")
 
