@@ -98,7 +98,7 @@ def _form_key(project, item) -> str:
     """Changes whenever what the judgment form shows changes (criteria, labels), for its cached HTML."""
     design = design_for(project)
     item.project = project
-    shown = [design.judgment_criteria(item), design.judgment_labels(item)]
+    shown = [design.judgment_criteria(item), design.judgment_labels(item), project.label_names]
     return hashlib.sha1(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:16]
 
 

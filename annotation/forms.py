@@ -1,6 +1,7 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from .labels import class_label, criterion_label
 from .models import Project
 
 MAX_IMPORT_BYTES = 200 * 1024 * 1024
@@ -41,12 +42,12 @@ class JudgmentForm(forms.Form):
         self.criteria = project.criteria if criteria is None else criteria
         self.labels = project.label_set if labels is None else labels
         self.fields["vote"].choices = Judgment.Vote.choices
-        self.fields["causal_class"].choices = [(label, class_label_display(label)) for label in self.labels]
+        self.fields["causal_class"].choices = [(label, class_label(project, label)) for label in self.labels]
         self.fields["causal_class"].required = bool(self.labels)
         for criterion in self.criteria:
             low, high = int(criterion.get("min", 1)), int(criterion.get("max", 5))
             self.fields[f"rating_{criterion['key']}"] = forms.TypedChoiceField(
-                label=criterion.get("label", criterion["key"]),
+                label=criterion_label(criterion),
                 choices=[(n, str(n)) for n in range(low, high + 1)],
                 coerce=int,
                 widget=forms.RadioSelect,

@@ -15,6 +15,7 @@ from causalqa_site.compiled import CompiledQuery
 
 from .agreement import item_agreement
 from .designs import design_for
+from .labels import criterion_label
 from .models import Assignment, Item, Judgment, Project, Revision
 from .queue import assignment_reclaim
 from .services import Author, EditConflict, item_snapshot, item_start_round, item_update
@@ -166,7 +167,7 @@ def part_unchanged_since(*, item: Item, part: str, version: int) -> bool:
 
 def _rating_error(criterion: dict, low: int, high: int) -> str:
     return _("rate %(criterion)s with a whole number from %(low)s to %(high)s") % {
-        "criterion": criterion.get("label", criterion["key"]), "low": low, "high": high,
+        "criterion": criterion_label(criterion), "low": low, "high": high,
     }
 
 

@@ -9,11 +9,15 @@ from django.utils.translation import gettext_lazy as _
 
 PEARL_LABELS = ["associational", "interventional", "counterfactual"]
 
+# Each criterion is named in English ("label") and in Brazilian Portuguese ("label_pt"); pages show the
+# reader's (annotation.labels).
 DEFAULT_CRITERIA = [
-    {"key": "adherence", "label": "Adherence to the question", "min": 1, "max": 5},
-    {"key": "fluency", "label": "Fluency and correctness", "min": 1, "max": 5},
-    {"key": "coherence", "label": "Coherence and logical progression", "min": 1, "max": 5},
-    {"key": "relevance", "label": "Relevance and objectivity", "min": 1, "max": 5},
+    {"key": "adherence", "label": "Adherence to the question", "label_pt": "Aderência à pergunta", "min": 1, "max": 5},
+    {"key": "fluency", "label": "Fluency and correctness", "label_pt": "Fluência e correção", "min": 1, "max": 5},
+    {"key": "coherence", "label": "Coherence and logical progression", "label_pt": "Coerência e progressão lógica",
+     "min": 1, "max": 5},
+    {"key": "relevance", "label": "Relevance and objectivity", "label_pt": "Relevância e objetividade",
+     "min": 1, "max": 5},
 ]
 
 
@@ -70,6 +74,11 @@ class Project(models.Model):
     )
     assignment_timeout_minutes = models.PositiveIntegerField(_("assignment timeout (minutes)"), default=30)
     class_targets = models.JSONField(_("target count per causal class"), default=dict, blank=True)
+    # A class label's names for people: {"associational": {"en": "associational", "pt-BR": "associativa"}}.
+    label_names = models.JSONField(_("names of the causal labels"), default=dict, blank=True)
+    # Whether a person may judge an answer they wrote, when nothing else is left for them (annotation.queue).
+    allow_self_review = models.BooleanField(_("authors may review their own answers when nothing else is left"),
+                                            default=True)
     guidelines = models.TextField(_("guidelines (Markdown)"), blank=True)
     design_settings = models.JSONField(_("design settings"), default=dict, blank=True)
     created_by = models.ForeignKey(
@@ -457,3 +466,30 @@ class CurationDecision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.decision} {self.item_id} (round {self.round})"
+
+
+class ProjectChange(models.Model):
+    """Who changed what in a project's team or settings, and when (the project's history)."""
+
+    class Kind(models.TextChoices):
+        MEMBER_ADDED = "member_added", _("Member added")
+        MEMBER_CHANGED = "member_changed", _("Member changed")
+        MEMBER_REMOVED = "member_removed", _("Member removed")
+        SETTINGS = "settings", _("Settings changed")
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="changes")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    kind = models.CharField(max_length=24, choices=Kind.choices)
+    subject = models.CharField(max_length=200, blank=True, help_text=_("The member concerned, if any."))
+    # {"field": [before, after], ...}
+    details = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "-created_at"], name="projectchange_project_time")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} in {self.project_id} by {self.user_id}"

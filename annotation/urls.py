@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import annotator_views, curator_views, item_views, views
+from . import annotator_views, curator_views, item_views, team_views, views
 from .designs import urls as design_urls
 
 app_name = "annotation"
@@ -33,6 +33,13 @@ urlpatterns = [
     path("p/<slug:slug>/items/", item_views.items_list, name="items"),
     path("p/<slug:slug>/items/bulk/", item_views.items_bulk, name="items_bulk"),
     path("p/<slug:slug>/items/export/", item_views.items_export, name="items_export"),
+    # The owner: team and settings; their history.
+    path("p/<slug:slug>/members/", team_views.members, name="members"),
+    path("p/<slug:slug>/members/<int:membership_id>/", team_views.member_update, name="member_update"),
+    path("p/<slug:slug>/members/<int:membership_id>/remove/", team_views.member_remove, name="member_remove"),
+    path("p/<slug:slug>/settings/", team_views.project_settings, name="project_settings"),
+    path("p/<slug:slug>/settings/preview/", team_views.guidelines_preview, name="guidelines_preview"),
+    path("p/<slug:slug>/history/", team_views.project_history, name="project_history"),
     # The curator.
     path("p/<slug:slug>/review/", curator_views.review_queue, name="review_queue"),
     path("p/<slug:slug>/review/approve/", curator_views.bulk_approve, name="bulk_approve"),

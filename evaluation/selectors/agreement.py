@@ -12,6 +12,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from annotation.designs import design_for
+from annotation.labels import criterion_label
 from annotation.models import Item, Judgment, Project
 
 from ..agreement import AgreementSummary, Bootstrap, RatingTable, agreement_summary
@@ -72,7 +73,7 @@ def agreement_criteria(project: Project, rating_level: str = "ordinal") -> list[
     for spec in project.criteria:
         low, high = int(spec.get("min", 1)), int(spec.get("max", 5))
         criteria.append(
-            Criterion(RATING_PREFIX + spec["key"], spec.get("label") or spec["key"], rating_level,
+            Criterion(RATING_PREFIX + spec["key"], criterion_label(spec), rating_level,
                       tuple(range(low, high + 1)))
         )
     return criteria
