@@ -62,6 +62,7 @@ def judgment_submit(
         causal_class=causal_class,
         comment=comment.strip(),
         edited=item.edited_by_annotator,
+        own_answer=item.answer_author_id == assignment.annotator_id,
     )
     item.round_judged += 1
     fields = ["round_judged"]

@@ -433,6 +433,9 @@ class Judgment(models.Model):
     causal_class = models.CharField(max_length=64, blank=True)
     comment = models.TextField(blank=True)
     edited = models.BooleanField(default=False)
+    # The annotator judged an answer they wrote themselves (the queue gives such work last, if at all);
+    # agreement figures leave these judgments out unless asked.
+    own_answer = models.BooleanField(_("judges their own answer"), default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -51,7 +51,8 @@ def agreement(request, slug):
     wanted = form.cleaned_data if form.is_valid() else {}
     by = wanted.get("by") if form.is_bound else initial.get("by")
     sections = project_agreement(
-        project, round=wanted.get("round"), by=by or None, rating_level=wanted.get("level") or "ordinal"
+        project, round=wanted.get("round"), by=by or None, rating_level=wanted.get("level") or "ordinal",
+        include_own=bool(wanted.get("include_own")),
     )
     series = [_("Krippendorff's α"), _("Fleiss' κ"), _("mean Cohen's κ")]
     for section in sections:

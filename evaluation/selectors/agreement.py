@@ -109,6 +109,7 @@ def project_agreement(
     rating_level: str = "ordinal",
     items: QuerySet[Item] | None = None,
     bootstrap: Bootstrap | None = AGREEMENT_BOOTSTRAP,
+    include_own: bool = False,
 ) -> list[AgreementSection]:
     """The first section covers all judgments in scope; with ``by``, one more section per value of that field.
 
@@ -119,6 +120,8 @@ def project_agreement(
     if by and by not in _BREAKDOWN_FIELDS and not by.startswith(METADATA_PREFIX):
         raise ValueError(f"unknown breakdown {by!r}")
     judgments = Judgment.objects.filter(item__project=project)
+    if not include_own:  # an author judging their own answer is not an independent rater
+        judgments = judgments.filter(own_answer=False)
     if round is not None:
         judgments = judgments.filter(round=round)
     if items is not None:
