@@ -496,3 +496,16 @@ class ProjectChange(models.Model):
 
     def __str__(self) -> str:
         return f"{self.kind} in {self.project_id} by {self.user_id}"
+
+
+class Profile(models.Model):
+    """A person's own preferences, kept with them rather than in one browser's cookie."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
+    language = models.CharField(_("interface language"), max_length=16, blank=True,
+                                help_text=_("Empty: the browser's language."))
+    # WCAG 2.1.4: single-key shortcuts can be turned off.
+    shortcuts = models.BooleanField(_("single-key shortcuts"), default=True)
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.language or 'browser'})"

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import annotator_views, curator_views, item_views, team_views, views
+from . import account_views, annotator_views, curator_views, item_views, team_views, views
 from .designs import urls as design_urls
 
 app_name = "annotation"
@@ -9,6 +9,8 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
     path("projects/new/", views.project_new, name="project_new"),
+    path("account/", account_views.preferences_page, name="preferences"),
+    path("account/language/", account_views.language_set, name="language_set"),
     path("help/designs/", views.designs_help, name="designs_help"),
     path("p/<slug:slug>/", views.project_detail, name="project_detail"),
     path("p/<slug:slug>/imports/", views.import_list, name="import_list"),

@@ -1,11 +1,13 @@
 /* Keyboard shortcuts of the item page (CausalQA Studio). No dependencies.
  *
- *   1–9        rate the highlighted criterion, then move to the next one
+ *   1–9        rate the highlighted criterion, then move to the next one (the numeric keypad too)
  *   a / r / n  vote accept / reject / needs revision
  *   Shift+1–9  choose the causal class
  *   c          write a comment;  Esc leaves a text box
  *   Enter      submit (Ctrl+Enter inside a text box)
  *   h          show or hide the guidelines;  ?  list these keys
+ *
+ * A person can turn single-key shortcuts off (WCAG 2.1.4): <body data-shortcuts="off">. Ctrl+Enter stays.
  */
 (function () {
   "use strict";
@@ -104,10 +106,11 @@
       return;
     }
     if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (document.body.getAttribute("data-shortcuts") === "off") return;
     // Keys pressed on a button or a link keep their usual meaning.
     if (event.key === "Enter" && target.closest && target.closest("button, a, summary")) return;
 
-    var digit = /^Digit([1-9])$/.exec(event.code || "");
+    var digit = /^(?:Digit|Numpad)([1-9])$/.exec(event.code || "");
     if (digit && event.shiftKey && judgment) {
       var classes = judgment.querySelectorAll('input[name="causal_class"]');
       if (check(classes[Number(digit[1]) - 1])) event.preventDefault();
