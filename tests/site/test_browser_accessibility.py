@@ -68,3 +68,20 @@ def test_the_sign_in_page_passes_axe_in_both_languages(browser, live_server):
             width, window = horizontal_overflow(page)
             assert width <= window, f"sign-in page is {width} px wide at {window}"
             context.close()
+
+
+def test_on_a_phone_the_judgment_form_comes_before_the_long_context(browser, live_server):
+    from annotation.models import Item
+
+    studio = build_studio()
+    Item.objects.filter(pk=studio["waiting"].pk).update(context="Relatório longo. " * 400)
+    context, page = signed_in(browser, live_server, "bruno", "pt-BR", PHONE)
+    page.goto(f"{live_server.url}/p/{studio['project'].slug}/assignments/{studio['review'].pk}/")
+    form_top = page.evaluate("() => document.getElementById('judgment-form').getBoundingClientRect().top")
+    context_top = page.evaluate("() => document.getElementById('part-context').getBoundingClientRect().top")
+    answer_top = page.evaluate("() => document.getElementById('part-answer').getBoundingClientRect().top")
+    page.screenshot(path=str(ARTIFACTS / "a11y" / "pt-BR-390px-judgment-form-first.png"), full_page=True)
+    assert answer_top < form_top < context_top, (answer_top, form_top, context_top)
+    width, window = horizontal_overflow(page)
+    assert width <= window
+    context.close()
