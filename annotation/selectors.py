@@ -2,6 +2,7 @@
 
 from django.db.models import Count, Q, QuerySet
 
+from .labels import class_label
 from .models import ImportBatch, Item, Membership, Project
 from .permissions import projects_for_user
 
@@ -34,7 +35,8 @@ def class_status_table(project: Project) -> list[dict]:
         by_status = cells.get(label, {})
         rows.append(
             {
-                "label": label or "—",
+                "key": label,
+                "label": class_label(project, label) if label else "—",
                 "by_status": [by_status.get(value, 0) for value, _ in Item.Status.choices],
                 "total": sum(by_status.values()),
                 "gold": by_status.get(Item.Status.APPROVED, 0),
@@ -81,7 +83,7 @@ def class_funnel(project: Project) -> list[dict]:
     for label in labels:
         cell = cells.get(label, {})
         gold = sum(cell.get(f"{path}_gold", 0) for path in ("human", "model", "other", "unanswered"))
-        table.append({"label": label or "—", "gold": gold, "target": project.class_targets.get(label),
+        table.append({"key": label, "label": class_label(project, label) if label else "—", "gold": gold, "target": project.class_targets.get(label),
                       **{key: cell.get(key, 0) for key in ("human", "human_gold", "model", "model_gold",
                                                            "other", "other_gold", "unanswered")}})
     totals = {key: sum(row[key] for row in table) for key in

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from . import team
 from .guidelines import render_markdown
+from .labels import class_label
 from .models import Membership
 from .permissions import Role, get_project_for_user
 
@@ -56,7 +57,8 @@ class SettingsForm(forms.Form):
         self.project = project
         for label in project.label_set:
             self.fields[f"target_{label}"] = forms.IntegerField(
-                label=gettext_lazy("Target for “%(label)s”") % {"label": label}, min_value=0, required=False)
+                label=_("Target for “%(label)s”") % {"label": class_label(project, label)}, min_value=0,
+                required=False)
 
     @classmethod
     def for_project(cls, project, data=None):

@@ -161,6 +161,8 @@ LOGOUT_REDIRECT_URL = "login"
 
 LANGUAGE_CODE = "en"
 LANGUAGES = [("en", _("English")), ("pt-br", _("Português (Brasil)"))]
+# One date format per language (causalqa_site/formats/<language>/formats.py).
+FORMAT_MODULE_PATH = ["causalqa_site.formats"]
 LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env_str("TIME_ZONE", "America/Sao_Paulo")
 USE_I18N = True
