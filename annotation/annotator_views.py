@@ -10,7 +10,7 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.functional import SimpleLazyObject
 from django.utils.translation import gettext as _
@@ -19,6 +19,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from . import queue
 from .curation import DecisionRefused, item_return_to_review
 from .designs import design_for, design_item_context
+from .drafts import draft_for, draft_save
 from .forms import AnswerForm, JudgmentForm, PartForm, SkipForm, options_from_post
 from .guidelines import render_markdown
 from .judging import EDIT_PARTS, AssignmentClosed, answer_submit, item_edit, judgment_submit
@@ -76,14 +77,31 @@ def assignment_page(request, slug, assignment_id):
     queue.assignment_touch(assignment=assignment, project=project)
     item = assignment.item
     context = _item_context(request, project, item, assignment)
+    draft = draft_for(assignment)
+    context["draft_json"] = json.dumps(draft, ensure_ascii=False) if draft else ""
     if assignment.round == 0:
-        context["answer_form"] = AnswerForm(initial={"version": item.version, "answer": item.reference_answer})
+        answer = draft.get("answer") or item.reference_answer
+        context["answer_form"] = AnswerForm(initial={"version": item.version, "answer": answer})
         context["skip_form"] = SkipForm()
     elif assignment.status != Assignment.Status.SUBMITTED:
         # Built only when the cached HTML of the empty form is missing (see annotate.html).
         context["form"] = SimpleLazyObject(lambda: _judgment_form(project, item))
         context["form_is_bound"] = False
     return render(request, "annotation/annotate.html", context)
+
+
+@login_required
+@require_POST
+def assignment_draft(request, slug, assignment_id):
+    """Keep what the annotator typed so far (JSON body); 204, or 409 when the assignment is closed."""
+    project = get_project_for_user(request.user, slug)
+    assignment = get_assignment_for_user(request.user, project, assignment_id, with_item=False)
+    try:
+        data = json.loads(request.body or b"{}")
+        saved = draft_save(assignment=assignment, data=data)
+    except (ValueError, ValidationError):
+        return HttpResponse(status=400)
+    return HttpResponse(status=204 if saved is not None else 409)
 
 
 def _judgment_form(project, item, data=None) -> JudgmentForm:

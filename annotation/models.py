@@ -509,3 +509,15 @@ class Profile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} ({self.language or 'browser'})"
+
+
+class Draft(models.Model):
+    """What an annotator has typed or ticked on an assignment and not yet sent: restored on reload."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="draft")
+    # {"ratings": {"adherence": "4"}, "vote": "accept", "causal_class": "...", "comment": "...", "answer": "..."}
+    data = models.JSONField(default=dict)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"draft of assignment {self.assignment_id}"

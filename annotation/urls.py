@@ -26,6 +26,8 @@ urlpatterns = [
          name="assignment_answer"),
     path("p/<slug:slug>/assignments/<int:assignment_id>/skip/", annotator_views.assignment_skip,
          name="assignment_skip"),
+    path("p/<slug:slug>/assignments/<int:assignment_id>/draft/", annotator_views.assignment_draft,
+         name="assignment_draft"),
     path("p/<slug:slug>/items/<int:item_id>/parts/<slug:part>/", annotator_views.item_part, name="item_part"),
     path("p/<slug:slug>/guidelines/", annotator_views.guidelines, name="guidelines"),
     path("p/<slug:slug>/revisions/", annotator_views.revision_list, name="revision_list"),

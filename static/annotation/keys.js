@@ -5,6 +5,7 @@
  *   Shift+1–9  choose the causal class
  *   c          write a comment;  Esc leaves a text box
  *   Enter      submit (Ctrl+Enter inside a text box)
+ *   w          write the answer (the answer box takes focus);  s  skip, with the reason box focused
  *   h          show or hide the guidelines;  ?  list these keys
  *
  * A person can turn single-key shortcuts off (WCAG 2.1.4): <body data-shortcuts="off">. Ctrl+Enter stays.
@@ -134,6 +135,22 @@
         if (comment) {
           event.preventDefault();
           comment.focus();
+        }
+        break;
+      case "w":
+        var box = answer && answer.querySelector("textarea[name=answer]");
+        if (box) {
+          event.preventDefault();
+          box.focus();
+        }
+        break;
+      case "s":
+        var skip = document.querySelector("details.skip");
+        if (skip) {
+          event.preventDefault();
+          skip.open = true;
+          var reason = skip.querySelector("input[name=reason]");
+          if (reason) reason.focus();
         }
         break;
       case "h":
