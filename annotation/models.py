@@ -437,6 +437,8 @@ class Judgment(models.Model):
     # agreement figures leave these judgments out unless asked.
     own_answer = models.BooleanField(_("judges their own answer"), default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set when the annotator changed it after submitting (the earlier versions are JudgmentVersion rows).
+    changed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["item", "round"], name="judgment_item_round")]
@@ -521,3 +523,21 @@ class Draft(models.Model):
 
     def __str__(self) -> str:
         return f"draft of assignment {self.assignment_id}"
+
+
+class JudgmentVersion(models.Model):
+    """An earlier version of a judgment its annotator changed while the round was open (the history)."""
+
+    judgment = models.ForeignKey(Judgment, on_delete=models.CASCADE, related_name="versions")
+    ratings = models.JSONField(default=dict, blank=True)
+    vote = models.CharField(max_length=16, blank=True)
+    causal_class = models.CharField(max_length=64, blank=True)
+    comment = models.TextField(blank=True)
+    made_at = models.DateTimeField(help_text=_("When this version was submitted."))
+    replaced_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["judgment_id", "made_at"]
+
+    def __str__(self) -> str:
+        return f"judgment {self.judgment_id} as of {self.made_at:%Y-%m-%d %H:%M}"
