@@ -1,4 +1,7 @@
+from django import forms
 from django.contrib import admin
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
 
 from .models import (
     Assignment,
@@ -16,8 +19,33 @@ from .models import (
 )
 
 
+class MembershipAdminForm(forms.ModelForm):
+    """Expertise tags typed as "saúde, economia", not as JSON."""
+
+    expertise = forms.CharField(label=_("expertise tags"), required=False,
+                                help_text=_("Separated by commas, e.g. saúde, economia"))
+
+    class Meta:
+        model = Membership
+        fields = ["user", "project", "role", "expertise"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk:
+            self.initial["expertise"] = ", ".join(self.instance.expertise)
+
+    def clean_expertise(self):
+        from .team import tags_parse
+
+        try:
+            return tags_parse(self.cleaned_data["expertise"])
+        except ValidationError as error:
+            raise forms.ValidationError(error.messages) from None
+
+
 class MembershipInline(admin.TabularInline):
     model = Membership
+    form = MembershipAdminForm
     extra = 1
     autocomplete_fields = ["user"]
 
@@ -33,6 +61,7 @@ class ProjectAdmin(admin.ModelAdmin):
 
 @admin.register(Membership)
 class MembershipAdmin(admin.ModelAdmin):
+    form = MembershipAdminForm
     list_display = ["user", "project", "role", "expertise"]
     list_filter = ["role", "project"]
     search_fields = ["user__username", "project__name"]

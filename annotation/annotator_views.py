@@ -10,7 +10,7 @@ import json
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
-from django.http import Http404
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils.functional import SimpleLazyObject
 from django.utils.translation import gettext as _
@@ -19,9 +19,19 @@ from django.views.decorators.http import require_http_methods, require_POST
 from . import queue
 from .curation import DecisionRefused, item_return_to_review
 from .designs import design_for, design_item_context
+from .drafts import draft_for, draft_save
 from .forms import AnswerForm, JudgmentForm, PartForm, SkipForm, options_from_post
 from .guidelines import render_markdown
-from .judging import EDIT_PARTS, AssignmentClosed, answer_submit, item_edit, judgment_submit
+from .judging import (
+    EDIT_PARTS,
+    AssignmentClosed,
+    JudgmentLocked,
+    answer_submit,
+    item_edit,
+    judgment_change,
+    judgment_last,
+    judgment_submit,
+)
 from .models import Assignment, CurationDecision, Item, Option
 from .permissions import (
     Role,
@@ -77,8 +87,11 @@ def assignment_page(request, slug, assignment_id):
     queue.assignment_touch(assignment=assignment, project=project)
     item = assignment.item
     context = _item_context(request, project, item, assignment)
+    draft = draft_for(assignment)
+    context["draft_json"] = json.dumps(draft, ensure_ascii=False) if draft else ""
     if assignment.round == 0:
-        context["answer_form"] = AnswerForm(initial={"version": item.version, "answer": item.reference_answer})
+        answer = draft.get("answer") or item.reference_answer
+        context["answer_form"] = AnswerForm(initial={"version": item.version, "answer": answer})
         context["skip_form"] = SkipForm()
     elif assignment.status != Assignment.Status.SUBMITTED:
         # Built only when the cached HTML of the empty form is missing (see annotate.html).
@@ -87,19 +100,35 @@ def assignment_page(request, slug, assignment_id):
     return render(request, "annotation/annotate.html", context)
 
 
-def _judgment_form(project, item, data=None) -> JudgmentForm:
+@login_required
+@require_POST
+def assignment_draft(request, slug, assignment_id):
+    """Keep what the annotator typed so far (JSON body); 204, or 409 when the assignment is closed."""
+    project = get_project_for_user(request.user, slug)
+    assignment = get_assignment_for_user(request.user, project, assignment_id, with_item=False)
+    try:
+        data = json.loads(request.body or b"{}")
+        saved = draft_save(assignment=assignment, data=data)
+    except (ValueError, ValidationError):
+        return HttpResponse(status=400)
+    return HttpResponse(status=204 if saved is not None else 409)
+
+
+def _judgment_form(project, item, data=None, initial=None) -> JudgmentForm:
     """The judgment form for this item: the criteria and labels its design asks for (by default the project's)."""
     design = design_for(project)
     item.project = project  # already loaded: the hooks read it
     return JudgmentForm(data, project=project, criteria=design.judgment_criteria(item),
-                        labels=design.judgment_labels(item), asks_vote=design.judgment_asks_vote(item))
+                        labels=design.judgment_labels(item), asks_vote=design.judgment_asks_vote(item),
+                        initial=initial)
 
 
 def _form_key(project, item) -> str:
     """Changes whenever what the judgment form shows changes (criteria, labels), for its cached HTML."""
     design = design_for(project)
     item.project = project
-    shown = [design.judgment_criteria(item), design.judgment_labels(item), design.judgment_asks_vote(item)]
+    shown = [design.judgment_criteria(item), design.judgment_labels(item), design.judgment_asks_vote(item),
+             project.label_names]
     return hashlib.sha1(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -128,6 +157,42 @@ def assignment_judge(request, slug, assignment_id):
     assignment = get_assignment_for_user(request.user, project, assignment_id)
     context = {**_item_context(request, project, assignment.item, assignment), "form": form, "form_is_bound": True}
     return render(request, "annotation/annotate.html", context, status=400)
+
+
+@login_required
+@require_POST
+def assignment_change(request, slug, assignment_id):
+    """*Previous*: change the judgment of a submitted assignment while its round is open."""
+    project = get_project_for_user(request.user, slug)
+    assignment = get_assignment_for_user(request.user, project, assignment_id)
+    judgment = getattr(assignment, "judgment", None)
+    if judgment is None:
+        raise Http404("No judgment to change.")
+    form = _judgment_form(project, assignment.item, request.POST)
+    if form.is_valid():
+        try:
+            judgment_change(judgment=judgment, ratings=form.ratings(), vote=form.cleaned_data["vote"],
+                            causal_class=form.cleaned_data["causal_class"], comment=form.cleaned_data["comment"])
+        except ValidationError as error:
+            _add_errors(form, error)
+        except JudgmentLocked as locked:
+            form.add_error(None, str(locked))
+        else:
+            messages.success(request, _("Judgment changed; the earlier version is kept."))
+            return redirect("annotation:assignment", slug=project.slug, assignment_id=assignment.pk)
+    context = {**_item_context(request, project, assignment.item, assignment), "change_form": form}
+    return render(request, "annotation/annotate.html", context, status=400)
+
+
+@login_required
+def judgment_previous(request, slug):
+    """*Previous*: the page of the annotator's last judgment in the project (to see or change it)."""
+    project = get_project_for_user(request.user, slug)
+    judgment = judgment_last(project=project, annotator=request.user)
+    if judgment is None:
+        messages.info(request, _("You have not judged anything in this project yet."))
+        return redirect("annotation:queue", slug=project.slug)
+    return redirect("annotation:assignment", slug=project.slug, assignment_id=judgment.assignment_id)
 
 
 @login_required
@@ -277,6 +342,7 @@ def item_return(request, slug, item_id):
 
 def _item_context(request, project, item, assignment) -> dict:
     options = list(item.options.all())
+    own = getattr(assignment, "judgment", None) if assignment and assignment.status == "submitted" else None
     return {
         **design_item_context(project, item),
         "project": project,
@@ -289,9 +355,19 @@ def _item_context(request, project, item, assignment) -> dict:
         "is_curator": has_role(request.user, project, Role.CURATOR),
         "role_choices": Option.Role.choices,
         "form_key": _form_key(project, item),
-        "own_judgment": getattr(assignment, "judgment", None) if assignment and assignment.status == "submitted"
+        "own_judgment": own,
+        "change_form": _judgment_form(project, item, initial=_judgment_initial(own)) if _may_change(own, item)
         else None,
     }
+
+
+def _judgment_initial(judgment) -> dict:
+    initial = {f"rating_{key}": value for key, value in (judgment.ratings or {}).items()}
+    return {**initial, "vote": judgment.vote, "causal_class": judgment.causal_class, "comment": judgment.comment}
+
+
+def _may_change(judgment, item) -> bool:
+    return judgment is not None and item.round == judgment.round and item.status == Item.Status.IN_REVIEW
 
 
 def _read_part(post, part):

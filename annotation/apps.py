@@ -10,3 +10,5 @@ class AnnotationConfig(AppConfig):
         from .importing import imports_resume_stale
 
         sweep_register("imports resumed or failed", imports_resume_stale)
+
+        from . import preferences  # noqa: F401 - copies a person's preferences into the session at sign-in

@@ -14,6 +14,7 @@ from . import dashboard, review
 from .curation import DecisionRefused, bulk_approval_matches, item_decide, items_bulk_approve
 from .designs import design_item_context
 from .forms import ApprovalRuleForm, DecisionForm
+from .labels import criteria_for_reader
 from .models import Item, Option
 from .permissions import Role, get_item_for_user, get_project_for_user
 
@@ -44,7 +45,7 @@ def review_queue(request, slug):
         "total": total,
         "page": page,
         "has_next": page * PAGE_SIZE < total,
-        "criteria": project.criteria,
+        "criteria": criteria_for_reader(project.criteria),
         "rule_form": rule_form if rule_form.is_bound else ApprovalRuleForm(),
         "preview": preview,
         "in_review": project.items.filter(status=Item.Status.IN_REVIEW).count(),

@@ -3,6 +3,7 @@ from django.utils.translation import gettext_lazy as _
 
 from .designs import designs
 from .importing.mapping import FIELDS, Mapping, MappingError, parse_values
+from .labels import class_label, criterion_label
 from .models import Project, default_design
 
 MAX_IMPORT_BYTES = 200 * 1024 * 1024
@@ -90,12 +91,12 @@ class JudgmentForm(forms.Form):
         self.fields["vote"].choices = Judgment.Vote.choices
         if not asks_vote:
             del self.fields["vote"]
-        self.fields["causal_class"].choices = [(label, class_label_display(label)) for label in self.labels]
+        self.fields["causal_class"].choices = [(label, class_label(project, label)) for label in self.labels]
         self.fields["causal_class"].required = bool(self.labels)
         for criterion in self.criteria:
             low, high = int(criterion.get("min", 1)), int(criterion.get("max", 5))
             self.fields[f"rating_{criterion['key']}"] = forms.TypedChoiceField(
-                label=criterion.get("label", criterion["key"]),
+                label=criterion_label(criterion),
                 choices=[(n, str(n)) for n in range(low, high + 1)],
                 coerce=int,
                 widget=forms.RadioSelect,
@@ -237,11 +238,6 @@ PEARL_LABEL_NAMES = {
     "interventional": _("interventional"),
     "counterfactual": _("counterfactual"),
 }
-
-
-def class_label_display(label: str) -> str:
-    """Pearl's three rungs in the interface language; a project's own labels as they are."""
-    return str(PEARL_LABEL_NAMES.get(label, label))
 
 
 class ProjectCreateForm(forms.Form):

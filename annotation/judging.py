@@ -15,7 +15,8 @@ from causalqa_site.compiled import CompiledQuery
 
 from .agreement import item_agreement
 from .designs import design_for
-from .models import Assignment, Item, Judgment, Project, Revision
+from .labels import criterion_label
+from .models import Assignment, CurationDecision, Item, Judgment, JudgmentVersion, Project, Revision
 from .queue import assignment_reclaim
 from .services import Author, EditConflict, item_snapshot, item_start_round, item_update
 
@@ -64,6 +65,7 @@ def judgment_submit(
         causal_class=causal_class,
         comment=comment.strip(),
         edited=item.edited_by_annotator,
+        own_answer=item.answer_author_id == assignment.annotator_id,
     )
     item.round_judged += 1
     fields = ["round_judged"]
@@ -76,6 +78,50 @@ def judgment_submit(
     if complete:
         design.round_complete(item)
     return judgment
+
+
+class JudgmentLocked(Exception):
+    """The judgment can no longer be changed; the message says why, for the person."""
+
+
+@transaction.atomic
+def judgment_change(*, judgment: Judgment, ratings: dict, vote: str, causal_class: str, comment: str = "") -> Judgment:
+    """The annotator changes a judgment they submitted, while its round is still open (in review, undecided).
+
+    The earlier version is kept (JudgmentVersion); agreement and the round's disagreement read the latest.
+    """
+    item = Item.objects.select_for_update().select_related("project").get(pk=judgment.item_id)
+    if item.round != judgment.round or item.status != Item.Status.IN_REVIEW or CurationDecision.objects.filter(
+        item=item, round=item.round
+    ).exists():
+        raise JudgmentLocked(_("This round is over (decided or a new round began): the judgment stays as it is."))
+    project = item.project
+    design = design_for(project)
+    criteria = design.judgment_criteria(item)
+    clean_ratings = judgment_validate(project=project, ratings=ratings, vote=vote, causal_class=causal_class,
+                                      comment=comment, criteria=criteria, labels=design.judgment_labels(item))
+    judgment = Judgment.objects.select_for_update().get(pk=judgment.pk)
+    if (judgment.ratings, judgment.vote, judgment.causal_class, judgment.comment) == (
+        clean_ratings, vote, causal_class, comment.strip()
+    ):
+        return judgment  # nothing changed: no new version
+    JudgmentVersion.objects.create(judgment=judgment, ratings=judgment.ratings, vote=judgment.vote,
+                                   causal_class=judgment.causal_class, comment=judgment.comment,
+                                   made_at=judgment.changed_at or judgment.created_at)
+    judgment.ratings, judgment.vote, judgment.causal_class = clean_ratings, vote, causal_class
+    judgment.comment, judgment.changed_at = comment.strip(), timezone.now()
+    judgment.save(update_fields=["ratings", "vote", "causal_class", "comment", "changed_at"])
+    if item.round_judged >= project.overlap:
+        round_judgments = Judgment.objects.filter(item=item, round=item.round)
+        item.round_disagreement = item_agreement(round_judgments, criteria).disagreement
+        item.save(update_fields=["round_disagreement"])
+    return judgment
+
+
+def judgment_last(*, project: Project, annotator) -> Judgment | None:
+    """The annotator's most recent judgment in the project (for *Previous*)."""
+    return (Judgment.objects.filter(item__project=project, annotator=annotator, assignment__isnull=False)
+            .order_by("-created_at", "-pk").first())
 
 
 def judgment_validate(*, project: Project, ratings: dict, vote: str, causal_class: str, comment: str,
@@ -170,7 +216,7 @@ def part_unchanged_since(*, item: Item, part: str, version: int) -> bool:
 
 def _rating_error(criterion: dict, low: int, high: int) -> str:
     return _("rate %(criterion)s with a whole number from %(low)s to %(high)s") % {
-        "criterion": criterion.get("label", criterion["key"]), "low": low, "high": high,
+        "criterion": criterion_label(criterion), "low": low, "high": high,
     }
 
 

@@ -11,11 +11,15 @@ from .background import BackgroundWork
 
 PEARL_LABELS = ["associational", "interventional", "counterfactual"]
 
+# Each criterion is named in English ("label") and in Brazilian Portuguese ("label_pt"); pages show the
+# reader's (annotation.labels).
 DEFAULT_CRITERIA = [
-    {"key": "adherence", "label": "Adherence to the question", "min": 1, "max": 5},
-    {"key": "fluency", "label": "Fluency and correctness", "min": 1, "max": 5},
-    {"key": "coherence", "label": "Coherence and logical progression", "min": 1, "max": 5},
-    {"key": "relevance", "label": "Relevance and objectivity", "min": 1, "max": 5},
+    {"key": "adherence", "label": "Adherence to the question", "label_pt": "Aderência à pergunta", "min": 1, "max": 5},
+    {"key": "fluency", "label": "Fluency and correctness", "label_pt": "Fluência e correção", "min": 1, "max": 5},
+    {"key": "coherence", "label": "Coherence and logical progression", "label_pt": "Coerência e progressão lógica",
+     "min": 1, "max": 5},
+    {"key": "relevance", "label": "Relevance and objectivity", "label_pt": "Relevância e objetividade",
+     "min": 1, "max": 5},
 ]
 
 
@@ -72,6 +76,11 @@ class Project(models.Model):
     )
     assignment_timeout_minutes = models.PositiveIntegerField(_("assignment timeout (minutes)"), default=30)
     class_targets = models.JSONField(_("target count per causal class"), default=dict, blank=True)
+    # A class label's names for people: {"associational": {"en": "associational", "pt-BR": "associativa"}}.
+    label_names = models.JSONField(_("names of the causal labels"), default=dict, blank=True)
+    # Whether a person may judge an answer they wrote, when nothing else is left for them (annotation.queue).
+    allow_self_review = models.BooleanField(_("authors may review their own answers when nothing else is left"),
+                                            default=True)
     guidelines = models.TextField(_("guidelines (Markdown)"), blank=True)
     design_settings = models.JSONField(_("design settings"), default=dict, blank=True)
     # The column mapping of the project's last import ({"columns", "values", "keep"}), proposed for the next.
@@ -311,6 +320,9 @@ class Item(models.Model):
                 F("project"), F("status"), item_expertise_tag(), F("created_at"), F("id"),
                 condition=Q(round_assigned=0), name="item_queue_fresh_expertise",
             ),
+            # The items page (annotation.item_browser), ordered by last change; its other indexes are
+            # PostgreSQL's own (migration 0005).
+            models.Index(fields=["project", "updated_at", "id"], name="item_project_updated"),
             # The review queue: complete rounds, most disagreement first.
             models.Index(
                 F("project"), F("status"), F("round_disagreement").desc(), F("id"),
@@ -445,7 +457,12 @@ class Judgment(models.Model):
     causal_class = models.CharField(max_length=64, blank=True)
     comment = models.TextField(blank=True)
     edited = models.BooleanField(default=False)
+    # The annotator judged an answer they wrote themselves (the queue gives such work last, if at all);
+    # agreement figures leave these judgments out unless asked.
+    own_answer = models.BooleanField(_("judges their own answer"), default=False, db_default=False)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Set when the annotator changed it after submitting (the earlier versions are JudgmentVersion rows).
+    changed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         indexes = [models.Index(fields=["item", "round"], name="judgment_item_round")]
@@ -478,3 +495,73 @@ class CurationDecision(models.Model):
 
     def __str__(self) -> str:
         return f"{self.decision} {self.item_id} (round {self.round})"
+
+
+class ProjectChange(models.Model):
+    """Who changed what in a project's team or settings, and when (the project's history)."""
+
+    class Kind(models.TextChoices):
+        MEMBER_ADDED = "member_added", _("Member added")
+        MEMBER_CHANGED = "member_changed", _("Member changed")
+        MEMBER_REMOVED = "member_removed", _("Member removed")
+        SETTINGS = "settings", _("Settings changed")
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="changes")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    kind = models.CharField(max_length=24, choices=Kind.choices)
+    subject = models.CharField(max_length=200, blank=True, help_text=_("The member concerned, if any."))
+    # {"field": [before, after], ...}
+    details = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["project", "-created_at"], name="projectchange_project_time")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} in {self.project_id} by {self.user_id}"
+
+
+class Profile(models.Model):
+    """A person's own preferences, kept with them rather than in one browser's cookie."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
+    language = models.CharField(_("interface language"), max_length=16, blank=True,
+                                help_text=_("Empty: the browser's language."))
+    # WCAG 2.1.4: single-key shortcuts can be turned off.
+    shortcuts = models.BooleanField(_("single-key shortcuts"), default=True)
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.language or 'browser'})"
+
+
+class Draft(models.Model):
+    """What an annotator has typed or ticked on an assignment and not yet sent: restored on reload."""
+
+    assignment = models.OneToOneField(Assignment, on_delete=models.CASCADE, related_name="draft")
+    # {"ratings": {"adherence": "4"}, "vote": "accept", "causal_class": "...", "comment": "...", "answer": "..."}
+    data = models.JSONField(default=dict)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"draft of assignment {self.assignment_id}"
+
+
+class JudgmentVersion(models.Model):
+    """An earlier version of a judgment its annotator changed while the round was open (the history)."""
+
+    judgment = models.ForeignKey(Judgment, on_delete=models.CASCADE, related_name="versions")
+    ratings = models.JSONField(default=dict, blank=True)
+    vote = models.CharField(max_length=16, blank=True)
+    causal_class = models.CharField(max_length=64, blank=True)
+    comment = models.TextField(blank=True)
+    made_at = models.DateTimeField(help_text=_("When this version was submitted."))
+    replaced_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["judgment_id", "made_at"]
+
+    def __str__(self) -> str:
+        return f"judgment {self.judgment_id} as of {self.made_at:%Y-%m-%d %H:%M}"

@@ -16,8 +16,10 @@ The rules:
   ``Membership.expertise`` come first, then untagged items, then items tagged for other
   expertise. Expertise decides who starts an item; breadth-first decides who finishes it, so a
   round with more judgments than the project has experts still completes.
-- **Own answers last.** Whoever wrote an item's answer is handed it for review only when nothing
-  else is left for them (small teams need everyone, so it is not forbidden).
+- **No self-review while other work exists.** Whoever wrote an item's answer is handed it for review
+  only when nothing else is left for them, answering included (answer passes come before reviews of
+  one's own answers), and only if the project allows it (``Project.allow_self_review``; small teams
+  need everyone). Such a judgment is marked (``Judgment.own_answer``) and agreement leaves it out by default.
 - **Topics.** When the project has topics marked selected, only items of those topics are served.
 - **At the same instant.** Candidates are locked with ``SELECT … FOR UPDATE SKIP LOCKED`` on
   PostgreSQL: two annotators asking for the last open slot of an item get different items; when
@@ -72,7 +74,8 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
             tags, topics_selected = [str(tag) for tag in membership.expertise or []], bool(membership.topics_selected)
         else:  # a superuser who is not a member
             tags, topics_selected = [], Topic.objects.filter(project=project, selected=True).exists()
-        shape = {"kind": kind, "topics_selected": topics_selected, "several_judges": project.overlap > 1}
+        shape = {"kind": kind, "topics_selected": topics_selected, "several_judges": project.overlap > 1,
+                 "self_review": project.allow_self_review}
         values = {"project_id": project.pk, "annotator_id": annotator.pk, "overlap": project.overlap, "tags": tags}
         concurrent = transaction.get_connection().features.has_select_for_update_skip_locked
         # First skip what others are handing out this instant, in the queue's order.
@@ -112,7 +115,8 @@ def _membership_with_state(*, project_id: int, annotator_id: int, now, kind: str
 
 
 def _candidate_queries(*, project_id: int, annotator_id: int, overlap: int, tags: list[str], kind: str | None,
-                       topics_selected: bool, several_judges: bool, waiting: bool) -> list[QuerySet[Item]]:
+                       topics_selected: bool, several_judges: bool, self_review: bool,
+                       waiting: bool) -> list[QuerySet[Item]]:
     """The candidate passes, each locking its first row: skipping rows others hold, or waiting for them.
 
     Waiting passes lock in id order and do not split work by how far an item has got: a row is re-checked
@@ -120,11 +124,13 @@ def _candidate_queries(*, project_id: int, annotator_id: int, overlap: int, tags
     if waiting:
         items = eligible_items(project_id, annotator_id, topics_selected)
         own_answer = Q(answer_author_id=annotator_id)
-        passes = []
-        for work, _ in _work(items, kind, overlap):
-            passes += [work.exclude(own_answer), work.filter(own_answer)]
+        work = _work(items, kind, overlap)
+        passes = [candidates.exclude(own_answer) for candidates, _ in work]
+        if self_review:
+            passes += [candidates.filter(own_answer) for candidates, reviewing in work if reviewing]
         return [candidates.order_by("id").select_for_update(of=("self",))[:1] for candidates in passes]
-    passes = _candidate_passes(project_id, annotator_id, overlap, kind, tags, topics_selected, several_judges)
+    passes = _candidate_passes(project_id, annotator_id, overlap, kind, tags, topics_selected, several_judges,
+                               self_review)
     return [candidates.select_for_update(skip_locked=True, of=("self",))[:1] for candidates in passes]
 
 
@@ -301,19 +307,23 @@ def _work(items: QuerySet[Item], kind: str | None, overlap: int) -> list[tuple[Q
 
 
 def _candidate_passes(project_id: int, annotator_id: int, overlap: int, kind: str | None, tags: list[str],
-                      topics_selected: bool, several_judges: bool) -> list[QuerySet[Item]]:
-    """Querysets to try in order; the first that yields an unlocked item wins."""
+                      topics_selected: bool, several_judges: bool, self_review: bool) -> list[QuerySet[Item]]:
+    """Querysets to try in order; the first that yields an unlocked item wins.
+
+    Reviews of one's own answers come after every other pass (answering included), and not at all
+    unless the project allows them."""
     items = eligible_items(project_id, annotator_id, topics_selected)
     own_answer = Q(answer_author_id=annotator_id)
-    passes = []
+    passes, own_passes = [], []
     for candidates, reviewing in _work(items, kind, overlap):
         several_slots = reviewing and several_judges
         candidates = candidates.alias(expertise=item_expertise_tag())
         if several_slots:
-            started = candidates.filter(round_assigned__gt=0).alias(
-                own=Case(When(own_answer, then=Value(1)), default=Value(0), output_field=IntegerField())
-            )
-            order = ["own", "-round_assigned", "id"]
+            started = candidates.filter(round_assigned__gt=0)
+            if reviewing:
+                own_passes.append(started.filter(own_answer).order_by("-round_assigned", "id"))
+                started = started.exclude(own_answer)
+            order = ["-round_assigned", "id"]
             if tags:
                 started = started.alias(
                     mine=Case(When(expertise__in=tags, then=Value(0)), default=Value(1), output_field=IntegerField())
@@ -321,15 +331,16 @@ def _candidate_passes(project_id: int, annotator_id: int, overlap: int, kind: st
                 order.insert(1, "mine")
             passes.append(started.order_by(*order))
         fresh = candidates.filter(round_assigned=0)
-        others = fresh.exclude(own_answer)
+        others = fresh.exclude(own_answer) if reviewing else fresh
         oldest_first = ("created_at", "id")  # served by the partial indexes item_queue_fresh*
         if tags:
             passes.append(others.filter(expertise__in=tags).order_by(*oldest_first))
         passes.append(others.filter(expertise__isnull=True).order_by(*oldest_first))
         passes.append(others.order_by(*oldest_first))
-        # Whoever wrote the answer reviews it only when nothing else is left for them.
-        passes.append(fresh.filter(own_answer).order_by(*oldest_first))
-    return passes
+        if reviewing:
+            own_passes.append(fresh.filter(own_answer).order_by(*oldest_first))
+    # Whoever wrote the answer reviews it only when nothing else is left for them, and if the project allows.
+    return passes + own_passes if self_review else passes
 
 
 def waiting_counts(user, projects) -> dict[int, dict[str, int]]:
@@ -347,7 +358,8 @@ def waiting_counts(user, projects) -> dict[int, dict[str, int]]:
         .annotate(
             review=Count(
                 "pk",
-                filter=Q(status=Item.Status.IN_REVIEW, round__gt=0, round_assigned__lt=F("project__overlap")),
+                filter=Q(status=Item.Status.IN_REVIEW, round__gt=0, round_assigned__lt=F("project__overlap"))
+                & (Q(project__allow_self_review=True) | ~Q(answer_author=user)),
             ),
             answer=Count(
                 "pk",

@@ -10,6 +10,7 @@ from django.db.models import QuerySet
 
 from .agreement import ItemAgreement, item_agreement
 from .diffs import snapshot_diff
+from .labels import criteria_for_reader
 from .models import Assignment, CurationDecision, Item, Judgment, Project, Revision
 
 
@@ -62,7 +63,7 @@ def round_reviews(project: Project, items: list[Item]) -> list[RoundReview]:
             by_item[judgment.item_id].append(judgment)
     return [
         RoundReview(item=item, round=item.round, judgments=by_item[item.pk],
-                    agreement=item_agreement(by_item[item.pk], project.criteria))
+                    agreement=item_agreement(by_item[item.pk], criteria_for_reader(project.criteria)))
         for item in items
     ]
 
@@ -94,7 +95,7 @@ def item_round_review(project: Project, item: Item, round_number: int | None = N
         item=item,
         round=round_number,
         judgments=judgments,
-        agreement=item_agreement(judgments, project.criteria),
+        agreement=item_agreement(judgments, criteria_for_reader(project.criteria)),
         edits=dict(edits),
     )
 
@@ -127,7 +128,7 @@ def item_history(project: Project, item: Item) -> list[dict]:
         )
         previous = revision
     rounds = sorted(set(entries) | set(decisions) | set(judgments) | set(skips) | {item.round})
-    criteria = project.criteria
+    criteria = criteria_for_reader(project.criteria)
     return [
         {
             "round": number,

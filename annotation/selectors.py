@@ -2,6 +2,7 @@
 
 from django.db.models import Count, Q, QuerySet
 
+from .labels import class_label
 from .models import ImportBatch, Item, Membership, Project
 from .permissions import projects_for_user
 
@@ -34,7 +35,8 @@ def class_status_table(project: Project) -> list[dict]:
         by_status = cells.get(label, {})
         rows.append(
             {
-                "label": label or "—",
+                "key": label,
+                "label": class_label(project, label) if label else "—",
                 "by_status": [by_status.get(value, 0) for value, _ in Item.Status.choices],
                 "total": sum(by_status.values()),
                 "gold": by_status.get(Item.Status.APPROVED, 0),
@@ -75,7 +77,8 @@ def class_funnel(project: Project) -> list[dict]:
     for label in labels:
         cell = cells.get(label, {})
         gold = sum(cell.get(f"{path}_gold", 0) for path in ("human", "model", "unanswered"))
-        table.append({"label": label or "—", "gold": gold, "target": project.class_targets.get(label),
+        table.append({"key": label, "label": class_label(project, label) if label else "—", "gold": gold,
+                      "target": project.class_targets.get(label),
                       "count": sum(cell.get(path, 0) for path in ("human", "model", "unanswered")),
                       **{key: cell.get(key, 0) for key in ("human", "human_gold", "model", "model_gold",
                                                            "unanswered")}})
@@ -87,5 +90,5 @@ def class_funnel(project: Project) -> list[dict]:
 
 def answer_counts(project: Project) -> dict[str, dict[str, int]]:
     """Table 3 as the API gives it: per class, items (not rejected) and who answered them."""
-    return {row["label"]: {key: row[key] for key in ("count", "human", "model", "unanswered")}
+    return {row["key"]: {key: row[key] for key in ("count", "human", "model", "unanswered")}
             for row in class_funnel(project) if not row.get("is_total")}

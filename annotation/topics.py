@@ -55,12 +55,19 @@ def topics_merge(*, into: Topic, other: Topic) -> Topic:
 
 @transaction.atomic
 def item_move_to_topic(*, item: Item, topic: Topic | None) -> Item:
-    if topic is not None and topic.project_id != item.project_id:
-        raise ValidationError({"topic": _("The topic belongs to another project.")})
-    item.topic = topic
-    item.save(update_fields=["topic", "updated_at"])
-    topic_sizes_refresh(project=item.project)
+    items_move_to_topic(project=item.project, item_ids=[item.pk], topic=topic)
+    item.refresh_from_db(fields=["topic", "updated_at"])
     return item
+
+
+@transaction.atomic
+def items_move_to_topic(*, project: Project, item_ids: list[int], topic: Topic | None) -> int:
+    """Put the project's items ``item_ids`` in ``topic`` (None: no topic); returns how many moved."""
+    if topic is not None and topic.project_id != project.pk:
+        raise ValidationError({"topic": _("The topic belongs to another project.")})
+    moved = Item.objects.filter(project=project, pk__in=item_ids).update(topic=topic, updated_at=timezone.now())
+    topic_sizes_refresh(project=project)
+    return moved
 
 
 def topics_select(*, project: Project, topic_ids: list[int]) -> int:

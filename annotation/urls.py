@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import annotator_views, curator_views, views
+from . import account_views, annotator_views, curator_views, item_views, team_views, views
 
 app_name = "annotation"
 
@@ -8,6 +8,8 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
     path("projects/new/", views.project_new, name="project_new"),
+    path("account/", account_views.preferences_page, name="preferences"),
+    path("account/language/", account_views.language_set, name="language_set"),
     path("help/designs/", views.designs_help, name="designs_help"),
     path("p/<slug:slug>/", views.project_detail, name="project_detail"),
     path("p/<slug:slug>/imports/", views.import_list, name="import_list"),
@@ -24,11 +26,27 @@ urlpatterns = [
          name="assignment_answer"),
     path("p/<slug:slug>/assignments/<int:assignment_id>/skip/", annotator_views.assignment_skip,
          name="assignment_skip"),
+    path("p/<slug:slug>/assignments/<int:assignment_id>/draft/", annotator_views.assignment_draft,
+         name="assignment_draft"),
+    path("p/<slug:slug>/assignments/<int:assignment_id>/change/", annotator_views.assignment_change,
+         name="assignment_change"),
+    path("p/<slug:slug>/queue/previous/", annotator_views.judgment_previous, name="judgment_previous"),
     path("p/<slug:slug>/items/<int:item_id>/parts/<slug:part>/", annotator_views.item_part, name="item_part"),
     path("p/<slug:slug>/guidelines/", annotator_views.guidelines, name="guidelines"),
     path("p/<slug:slug>/revisions/", annotator_views.revision_list, name="revision_list"),
     path("p/<slug:slug>/items/<int:item_id>/revise/", annotator_views.item_revise, name="item_revise"),
     path("p/<slug:slug>/items/<int:item_id>/return/", annotator_views.item_return, name="item_return"),
+    # The items page (curators: all items and bulk actions; annotators: what they judged).
+    path("p/<slug:slug>/items/", item_views.items_list, name="items"),
+    path("p/<slug:slug>/items/bulk/", item_views.items_bulk, name="items_bulk"),
+    path("p/<slug:slug>/items/export/", item_views.items_export, name="items_export"),
+    # The owner: team and settings; their history.
+    path("p/<slug:slug>/members/", team_views.members, name="members"),
+    path("p/<slug:slug>/members/<int:membership_id>/", team_views.member_update, name="member_update"),
+    path("p/<slug:slug>/members/<int:membership_id>/remove/", team_views.member_remove, name="member_remove"),
+    path("p/<slug:slug>/settings/", team_views.project_settings, name="project_settings"),
+    path("p/<slug:slug>/settings/preview/", team_views.guidelines_preview, name="guidelines_preview"),
+    path("p/<slug:slug>/history/", team_views.project_history, name="project_history"),
     # The curator.
     path("p/<slug:slug>/review/", curator_views.review_queue, name="review_queue"),
     path("p/<slug:slug>/review/approve/", curator_views.bulk_approve, name="bulk_approve"),

@@ -43,6 +43,7 @@ class AgreementFilterForm(forms.Form):
         required=False,
         choices=[("ordinal", _("ordinal")), ("interval", _("interval")), ("ratio", _("ratio"))],
     )
+    include_own = forms.BooleanField(label=_("Count people's judgments of their own answers"), required=False)
 
     def __init__(self, *args, rounds: list[int], breakdowns: list[tuple[str, str]], **kwargs):
         super().__init__(*args, **kwargs)

@@ -74,12 +74,14 @@ def agreement(request, slug):
     wanted = form.cleaned_data if form.is_valid() else {}
     by = wanted.get("by") if form.is_bound else initial.get("by")
     level = wanted.get("level") or initial["level"]
+    include_own = bool(wanted.get("include_own"))
     # The rendered figures are kept under the same state as the figures: an unchanged project costs one query.
-    html_key = "html:" + agreement_key(project, wanted.get("round"), by, AGREEMENT_BOOTSTRAP, state, level)
+    html_key = "html:" + agreement_key(project, wanted.get("round"), by, AGREEMENT_BOOTSTRAP, state, level,
+                                       include_own)
     results = cache.get(html_key)
     if results is None:
         sections = project_agreement(project, round=wanted.get("round"), by=by or None, rating_level=level,
-                                     state=state)
+                                     state=state, include_own=include_own)
         series = [_("Krippendorff's α"), _("Fleiss' κ"), _("mean Cohen's κ")]
         for section in sections:
             section.plot = plots.forest_plot(

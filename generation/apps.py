@@ -9,6 +9,10 @@ class GenerationConfig(AppConfig):
     def ready(self):
         from annotation.background import sweep_register
 
+        from .item_actions import register_actions
+
+        register_actions()
+
         from . import receivers  # noqa: F401 - connects the receivers
         from .forms import core_job_pages
         from .kinds import job_kind_register, job_page_register

@@ -7,6 +7,23 @@ register = template.Library()
 
 
 @register.filter
+def class_name(label, project) -> str:
+    """A causal class label as the reader reads it: ``{{ item.causal_class|class_name:project }}``."""
+    from annotation.labels import class_label
+
+    return class_label(project, label) if label else "—"
+
+
+@register.filter
+def criterion_name(key, project) -> str:
+    """A rating criterion's name in the reader's language, from its key."""
+    from annotation.labels import criterion_label
+
+    criterion = next((c for c in project.criteria if c["key"] == key), {"key": key})
+    return criterion_label(criterion)
+
+
+@register.filter
 def percent(value) -> str:
     """0.667 → "67%"; None → "—"."""
     if value is None or value == "":

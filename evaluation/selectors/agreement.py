@@ -14,6 +14,7 @@ from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from annotation.designs import design_for
+from annotation.labels import criterion_label
 from annotation.models import Item, Judgment, Project
 
 from ..agreement import AgreementSummary, Bootstrap, RatingTable, agreement_summary
@@ -78,7 +79,7 @@ def agreement_criteria(project: Project, rating_level: str | None = None) -> lis
     for spec in project.criteria:
         low, high = int(spec.get("min", 1)), int(spec.get("max", 5))
         criteria.append(
-            Criterion(RATING_PREFIX + spec["key"], spec.get("label") or spec["key"], rating_level,
+            Criterion(RATING_PREFIX + spec["key"], criterion_label(spec), rating_level,
                       tuple(range(low, high + 1)))
         )
     return criteria
@@ -113,8 +114,9 @@ def agreement_breakdowns(project: Project, state: "JudgmentsState | None" = None
 
 @dataclass(frozen=True)
 class JudgmentsState:
-    """What a project's judgments are now, per round: how many, the newest id, the newest item version.
-    Judgments are never edited in place, so a new or removed judgment, or an edited item, changes it."""
+    """What a project's judgments are now, per round: how many, the newest id, the newest item version, the
+    latest change of a submitted judgment (``judgment_change``): a new, changed or removed judgment, or an edited
+    item, changes it."""
 
     by_round: dict
 
@@ -131,8 +133,9 @@ class JudgmentsState:
 def judgments_state(project: Project) -> JudgmentsState:
     """One grouped query; every cached agreement figure is keyed by the state of the rounds it covers."""
     rows = (Judgment.objects.filter(item__project=project).order_by().values("round")
-            .annotate(n=Count("id"), last=Max("id"), item_version=Max("item__version")))
-    return JudgmentsState({row["round"]: (row["n"], row["last"], row["item_version"]) for row in rows})
+            .annotate(n=Count("id"), last=Max("id"), item_version=Max("item__version"), changed=Max("changed_at")))
+    return JudgmentsState({row["round"]: (row["n"], row["last"], row["item_version"], row["changed"])
+                           for row in rows})
 
 
 def project_agreement(
@@ -144,6 +147,7 @@ def project_agreement(
     items: QuerySet[Item] | None = None,
     bootstrap: Bootstrap | None = AGREEMENT_BOOTSTRAP,
     state: JudgmentsState | None = None,
+    include_own: bool = False,
 ) -> list[AgreementSection]:
     """The first section covers all judgments in scope; with ``by``, one more section per value of that field.
 
@@ -159,6 +163,8 @@ def project_agreement(
         raise ValueError(f"unknown breakdown {by!r}")
     rating_level = rating_level or design_for(project).rating_level(project)
     judgments = Judgment.objects.filter(item__project=project)
+    if not include_own:  # an author judging their own answer is not an independent rater
+        judgments = judgments.filter(own_answer=False)
     if round is not None:
         judgments = judgments.filter(round=round)
     criteria = agreement_criteria(project, rating_level)
@@ -172,7 +178,7 @@ def project_agreement(
         ]
 
     state = state or judgments_state(project)
-    scope = agreement_key(project, round, by, bootstrap, state)
+    scope = agreement_key(project, round, by, bootstrap, state, include_own)
     index = cache.get(scope)
     summaries = {}
     if index is not None:

@@ -1,11 +1,15 @@
 /* Keyboard shortcuts of the item page (CausalQA Studio). No dependencies.
  *
- *   0–9        rate the highlighted criterion (the key each value shows; 0 is 10 on a 1–10 scale), then move on
+ *   0–9        rate the highlighted criterion (the key each value shows; 0 is 10 on a 1–10 scale), then move on;
+ *              the numeric keypad too
  *   a / r / n  vote accept / reject / needs revision
  *   Shift+1–9  choose the causal class
  *   c          write a comment;  Esc leaves a text box
  *   Enter      submit (Ctrl+Enter inside a text box)
+ *   w          write the answer (the answer box takes focus);  s  skip, with the reason box focused
  *   h          show or hide the guidelines;  ?  list these keys
+ *
+ * A person can turn single-key shortcuts off (WCAG 2.1.4): <body data-shortcuts="off">. Ctrl+Enter stays.
  */
 (function () {
   "use strict";
@@ -104,10 +108,11 @@
       return;
     }
     if (event.ctrlKey || event.metaKey || event.altKey) return;
+    if (document.body.getAttribute("data-shortcuts") === "off") return;
     // Keys pressed on a button or a link keep their usual meaning.
     if (event.key === "Enter" && target.closest && target.closest("button, a, summary")) return;
 
-    var digit = /^Digit([0-9])$/.exec(event.code || "");
+    var digit = /^(?:Digit|Numpad)([0-9])$/.exec(event.code || "");
     if (digit && event.shiftKey && judgment && digit[1] !== "0") {
       var classes = judgment.querySelectorAll('input[name="causal_class"]');
       if (check(classes[Number(digit[1]) - 1])) event.preventDefault();
@@ -131,6 +136,22 @@
         if (comment) {
           event.preventDefault();
           comment.focus();
+        }
+        break;
+      case "w":
+        var box = answer && answer.querySelector("textarea[name=answer]");
+        if (box) {
+          event.preventDefault();
+          box.focus();
+        }
+        break;
+      case "s":
+        var skip = document.querySelector("details.skip");
+        if (skip) {
+          event.preventDefault();
+          skip.open = true;
+          var reason = skip.querySelector("input[name=reason]");
+          if (reason) reason.focus();
         }
         break;
       case "h":

@@ -45,6 +45,14 @@ RULES = {
     "designs:causalbench_check": DESIGN, "designs:causalbench_adjudication": DESIGN,
     "designs:causalbench_adjudicate": DESIGN, "designs:explica": DESIGN, "designs:explica_aggregate": DESIGN,
     "designs:explica_pairs": DESIGN, "designs:explica_settings": DESIGN, "designs:explica_tie": DESIGN,
+    "annotation:preferences": SIGNED_IN, "annotation:language_set": PUBLIC, "evaluation:metrics_help": SIGNED_IN,
+    "annotation:import_preview": CURATOR, "annotation:assignment_draft": ANNOTATOR,
+    "annotation:assignment_change": ANNOTATOR, "annotation:judgment_previous": ANNOTATOR,
+    "annotation:items": ANNOTATOR, "annotation:items_bulk": CURATOR, "annotation:items_export": CURATOR,
+    "annotation:members": OWNER, "annotation:member_update": OWNER, "annotation:member_remove": OWNER,
+    "annotation:project_settings": OWNER, "annotation:guidelines_preview": OWNER,
+    "annotation:project_history": CURATOR, "evaluation:run_import": CURATOR,
+    "generation:topic_run_apply": CURATOR, "generation:topic_run_discard": CURATOR,
 }
 RANK = {ANNOTATOR: 1, CURATOR: 2, OWNER: 3}
 

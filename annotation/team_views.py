@@ -1,0 +1,194 @@
+"""The owner's pages: Members (add, change role and expertise, remove) and Settings; the project's history.
+
+Views only read forms and call annotation.team; every change is recorded there.
+"""
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import ValidationError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_http_methods, require_POST
+
+from . import team
+from .guidelines import render_markdown
+from .labels import class_label
+from .models import Membership
+from .permissions import Role, get_project_for_user
+
+ROLE_CHOICES = Membership.Role.choices
+
+
+class MemberAddForm(forms.Form):
+    user = forms.CharField(label=gettext_lazy("Username or e-mail address"), max_length=254)
+    role = forms.ChoiceField(label=gettext_lazy("Role"), choices=ROLE_CHOICES)
+    expertise = forms.CharField(label=gettext_lazy("Expertise tags"), required=False, max_length=2000,
+                                help_text=gettext_lazy("Separated by commas, e.g. saúde, economia"))
+
+
+class MemberForm(forms.Form):
+    role = forms.ChoiceField(label=gettext_lazy("Role"), choices=ROLE_CHOICES)
+    expertise = forms.CharField(label=gettext_lazy("Expertise tags"), required=False, max_length=2000)
+
+
+class SettingsForm(forms.Form):
+    language = forms.ChoiceField(label=gettext_lazy("Language of the items"),
+                                 choices=[("pt-BR", "Português (pt-BR)"), ("en", "English (en)")])
+    overlap = forms.IntegerField(label=gettext_lazy("Judgments per item per round"), min_value=1, max_value=50)
+    assignment_timeout_minutes = forms.IntegerField(
+        label=gettext_lazy("Assignment timeout (minutes)"), min_value=1, max_value=7 * 24 * 60,
+        help_text=gettext_lazy("An item left alone this long goes back to the pool."))
+    allow_self_review = forms.BooleanField(
+        label=gettext_lazy("Authors may review their own answers when nothing else is left for them"), required=False,
+        help_text=gettext_lazy("Such judgments are marked and left out of the agreement figures by default."))
+    criteria = forms.CharField(
+        label=gettext_lazy("Rating criteria"), widget=forms.Textarea(attrs={"rows": 5}),
+        help_text=gettext_lazy("One a line: key; English name; nome em português; min; max"))
+    label_set = forms.CharField(
+        label=gettext_lazy("Causal labels"), widget=forms.Textarea(attrs={"rows": 4}),
+        help_text=gettext_lazy("One a line: key; English name; nome em português"))
+    guidelines = forms.CharField(label=gettext_lazy("Guidelines (Markdown)"), required=False,
+                                 widget=forms.Textarea(attrs={"rows": 12}))
+
+    def __init__(self, *args, project, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.project = project
+        for label in project.label_set:
+            self.fields[f"target_{label}"] = forms.IntegerField(
+                label=_("Target for “%(label)s”") % {"label": class_label(project, label)}, min_value=0,
+                required=False)
+
+    @classmethod
+    def for_project(cls, project, data=None):
+        initial = {
+            "language": project.language, "overlap": project.overlap,
+            "assignment_timeout_minutes": project.assignment_timeout_minutes,
+            "allow_self_review": project.allow_self_review,
+            "criteria": team.criteria_text(project.criteria), "label_set": team.labels_text(project),
+            "guidelines": project.guidelines,
+            **{f"target_{label}": project.class_targets.get(label) for label in project.label_set},
+        }
+        return cls(data, project=project, initial=initial)
+
+    def target_fields(self):
+        return [self[name] for name in self.fields if name.startswith("target_")]
+
+    def changes(self) -> dict:
+        """The settings as annotation.team.project_settings_update takes them (raises ValidationError)."""
+        data = self.cleaned_data
+        label_set, label_names = team.labels_parse(data["label_set"])
+        targets = {name[len("target_"):]: value for name, value in data.items()
+                   if name.startswith("target_") and value is not None and name[len("target_"):] in label_set}
+        return {
+            "language": data["language"], "overlap": data["overlap"],
+            "assignment_timeout_minutes": data["assignment_timeout_minutes"],
+            "allow_self_review": data["allow_self_review"], "criteria": team.criteria_parse(data["criteria"]),
+            "label_set": label_set, "label_names": label_names, "guidelines": data["guidelines"],
+            "class_targets": targets,
+        }
+
+
+def _add_errors(form, error: ValidationError) -> None:
+    for field, errors in error.message_dict.items():
+        form.add_error(field if field in form.fields else None, errors)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def members(request, slug):
+    project = get_project_for_user(request.user, slug, Role.OWNER)
+    form = MemberAddForm(request.POST or None, prefix="add")
+    if request.method == "POST" and form.is_valid():
+        try:
+            added = team.membership_add(project=project, by=request.user, identifier=form.cleaned_data["user"],
+                                        role=form.cleaned_data["role"],
+                                        expertise=team.tags_parse(form.cleaned_data["expertise"]))
+        except ValidationError as error:
+            _add_errors(form, error)
+        else:
+            messages.success(request, _("%(name)s added.") % {"name": added.user.get_username()})
+            return redirect("annotation:members", slug=project.slug)
+    return _members_page(request, project, form, status=400 if form.errors else 200)
+
+
+def _members_page(request, project, add_form, status=200, failed=None):
+    rows = []
+    for membership in project.memberships.select_related("user").order_by("user__username"):
+        if failed is not None and failed[0] == membership.pk:
+            row_form = failed[1]
+        else:
+            row_form = MemberForm(initial={"role": membership.role, "expertise": ", ".join(membership.expertise)},
+                                  prefix=f"m{membership.pk}")
+        rows.append({"membership": membership, "form": row_form})
+    context = {"project": project, "add_form": add_form, "rows": rows}
+    return render(request, "annotation/members.html", context, status=status)
+
+
+@login_required
+@require_POST
+def member_update(request, slug, membership_id):
+    project = get_project_for_user(request.user, slug, Role.OWNER)
+    membership = get_object_or_404(Membership.objects.select_related("user"), project=project, pk=membership_id)
+    form = MemberForm(request.POST, prefix=f"m{membership.pk}")
+    if form.is_valid():
+        try:
+            team.membership_update(membership=membership, by=request.user, role=form.cleaned_data["role"],
+                                   expertise=team.tags_parse(form.cleaned_data["expertise"]))
+        except ValidationError as error:
+            _add_errors(form, error)
+        else:
+            messages.success(request, _("%(name)s saved.") % {"name": membership.user.get_username()})
+            return redirect("annotation:members", slug=project.slug)
+    return _members_page(request, project, MemberAddForm(prefix="add"), status=400, failed=(membership.pk, form))
+
+
+@login_required
+@require_POST
+def member_remove(request, slug, membership_id):
+    project = get_project_for_user(request.user, slug, Role.OWNER)
+    membership = get_object_or_404(Membership.objects.select_related("user"), project=project, pk=membership_id)
+    try:
+        team.membership_remove(membership=membership, by=request.user)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, _("%(name)s removed.") % {"name": membership.user.get_username()})
+    return redirect("annotation:members", slug=project.slug)
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def project_settings(request, slug):
+    project = get_project_for_user(request.user, slug, Role.OWNER)
+    form = SettingsForm.for_project(project, request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            changed = team.project_settings_update(project=project, by=request.user, **form.changes())
+        except ValidationError as error:
+            _add_errors(form, error)
+        else:
+            if changed:
+                messages.success(request, _("Settings saved: %(fields)s.") % {"fields": ", ".join(changed)})
+            else:
+                messages.info(request, _("Nothing changed."))
+            return redirect("annotation:project_settings", slug=project.slug)
+    context = {"project": project, "form": form}
+    return render(request, "annotation/project_settings.html", context, status=400 if form.errors else 200)
+
+
+@login_required
+@require_POST
+def guidelines_preview(request, slug):
+    """The guidelines as annotators will read them (sanitised Markdown); writes nothing."""
+    get_project_for_user(request.user, slug, Role.OWNER)
+    html = render_markdown(request.POST.get("guidelines", "")[:100_000])
+    return render(request, "annotation/_guidelines_preview.html", {"html": html})
+
+
+@login_required
+def project_history(request, slug):
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    return render(request, "annotation/project_history.html",
+                  {"project": project, "changes": team.project_history(project)})

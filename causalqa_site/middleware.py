@@ -1,0 +1,23 @@
+"""The signed-in person's own language, from their profile (copied into the session), over the browser's."""
+
+from django.utils import translation
+
+from annotation.preferences import SESSION_LANGUAGE
+
+
+class ProfileLanguageMiddleware:
+    """After LocaleMiddleware: a language saved on the profile wins over cookie and Accept-Language."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        session = getattr(request, "session", None)
+        language = session.get(SESSION_LANGUAGE) if session is not None else None
+        if language:
+            translation.activate(language)
+            request.LANGUAGE_CODE = translation.get_language()
+        response = self.get_response(request)
+        if language:
+            response.headers.setdefault("Content-Language", language)
+        return response
