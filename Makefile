@@ -9,7 +9,7 @@ comma  := ,
 STAMP  := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 PORT   ?= 8000
 
-.PHONY: run test setup migrate messages bench clean
+.PHONY: run test lint setup migrate messages bench clean
 
 $(VENV)/.installed-%: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,11 @@ run: migrate
 ## The whole test suite. Uses DATABASE_URL / REDIS_URL when set.
 test: setup
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+## ruff's lint rules and formatting (configured in pyproject.toml), as CI checks them.
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 ## Recompile the translations after editing locale/*/LC_MESSAGES/django.po.
 messages: setup

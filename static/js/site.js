@@ -57,3 +57,12 @@
     }
   });
 })();
+
+/* A form marked data-confirm asks before it is sent (no inline handlers: the Content-Security-Policy allows
+ * scripts from this site's files only). */
+document.addEventListener("submit", function (event) {
+  var form = event.target;
+  if (form.matches && form.matches("form[data-confirm]") && !window.confirm(form.getAttribute("data-confirm"))) {
+    event.preventDefault();
+  }
+});

@@ -72,7 +72,7 @@ def test_the_agreement_filters_swap_the_results_in_place(live_server, gold, cura
     page.goto(f"{live_server.url}/evaluation/p/{project.slug}/agreement/")
     assert page.locator("#agreement-results section").count() == 1
     page.select_option("select[name=by]", "causal_class")
-    page.wait_for_function("document.querySelectorAll('#agreement-results section').length === 4")
+    page.wait_for_function("() => document.querySelectorAll('#agreement-results section').length === 4")
     assert "by=causal_class" in page.url and page.locator("svg.plot").count() == 4
 
 

@@ -75,13 +75,18 @@ def test_a_wrong_layer_leaves_the_run_going_and_names_the_layers_there_are(proje
 
 @pytest.mark.ml
 @pytest.mark.django_db
-def test_the_run_records_model_layer_and_idf_scores_empty_answers_0_and_the_report_says_so(
-        project, endpoint, fake_llm):
+def test_the_run_records_model_layer_and_idf_blank_answers_fail_and_blank_text_scores_0(project, endpoint, fake_llm):
     pytest.importorskip("torch", reason="the ml extra is not installed")
+    from evaluation.runs.bertscore import bertscore
+
     open_items(project, 6)
-    run = run_create(project=project, release=release_of(project), endpoints=[endpoint], bertscore_idf=True,
-                     enqueue=False)
-    fake_llm.responder = lambda received: Reply.json({"answer": "  "})  # every answer blank
+    run = run_create(project=project, release=release_of(project, ratios=(0, 0, 1)), endpoints=[endpoint],
+                     bertscore_idf=True, enqueue=False)
+    # Items 1, 3 and 5 get a blank answer: a call whose output parses but is empty fails with the reason
+    # (issue 14 §3), so a blank answer is never scored as if it were one.
+    blank = ("causa 1 ", "causa 3 ", "causa 5 ")
+    fake_llm.responder = lambda received: Reply.json(
+        {"answer": "  " if any(key in received.prompt for key in blank) else "Porque a causa age sobre o efeito."})
 
     run_here(run)
 
@@ -89,10 +94,19 @@ def test_the_run_records_model_layer_and_idf_scores_empty_answers_0_and_the_repo
     assert run.bertscore_used["model"] == local_models.PACKAGED_NAME
     assert (run.bertscore_used["layer"], run.bertscore_used["layers"]) == (6, 6)
     assert run.bertscore_used["idf"] is True
-    f1s = list(EvalResponse.objects.filter(run=run, error="").values_list("bertscore_f1", flat=True))
-    assert f1s and all(f1 == 0.0 for f1 in f1s), f1s
+    responses = EvalResponse.objects.filter(run=run).count()  # each item under each of the run's conditions
+    failed = EvalResponse.objects.filter(run=run).exclude(error="")
+    assert failed.count() == responses / 2, list(failed.values_list("error", flat=True))
+    assert all("missing or empty" in error for error in failed.values_list("error", flat=True))
+    scored = list(EvalResponse.objects.filter(run=run, error="").values_list("bertscore_f1", flat=True))
+    assert len(scored) == responses / 2, scored
+    assert all(0 < f1 <= 1 for f1 in scored), scored
     [table] = [table for table in report_tables([run]) if table.key == "bertscore"]
     assert "layer 6 of 6" in table.note and "idf weighting over the references" in table.note
+    # Blank text, where it reaches BERTScore (an answer or a reference), scores 0, not the model's 0.05–0.10.
+    for candidate, reference in (("  ", "Porque a causa age."), ("Porque a causa age.", ""), ("", "")):
+        [score] = bertscore([candidate], [reference])
+        assert (score.precision, score.recall, score.f1) == (0.0, 0.0, 0.0), (candidate, reference, score)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -98,11 +98,11 @@ def test_the_cancel_button_stops_a_running_job(browser, live_server, worker, pro
     job = job_create(project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items])
     page = signed_in(browser, live_server, curator)
     page.goto(f"{live_server.url}/generation/p/{project.slug}/jobs/{job.pk}/")
-    page.wait_for_function("document.querySelector('#job-done').textContent.trim() !== '0'", timeout=30000)
+    page.wait_for_function("() => document.querySelector('#job-done').textContent.trim() !== '0'", timeout=30000)
 
     page.click("#job-cancel")
 
-    page.wait_for_function("document.querySelector('#job-status').textContent.trim() === 'Cancelled'", timeout=15000)
+    page.wait_for_function("() => document.querySelector('#job-status').textContent.trim() === 'Cancelled'", timeout=15000)
     job.refresh_from_db()
     assert job.status == GenerationJob.Status.CANCELLED and job.done < 40
     made = len(fake_llm.requests)
