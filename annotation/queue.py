@@ -44,6 +44,7 @@ from django.utils.translation import gettext as _
 
 from causalqa_site.compiled import CompiledQuery
 
+from .designs.base import design_for
 from .models import Assignment, Item, Membership, Project, Topic, item_expertise_tag
 
 REVIEW = "review"
@@ -74,7 +75,7 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
             tags, topics_selected = [str(tag) for tag in membership.expertise or []], bool(membership.topics_selected)
         else:  # a superuser who is not a member
             tags, topics_selected = [], Topic.objects.filter(project=project, selected=True).exists()
-        shape = {"kind": kind, "topics_selected": topics_selected, "several_judges": project.overlap > 1,
+        shape = {"kind": kind, "design": project.design, "topics_selected": topics_selected, "several_judges": project.overlap > 1,
                  "self_review": project.allow_self_review}
         values = {"project_id": project.pk, "annotator_id": annotator.pk, "overlap": project.overlap, "tags": tags}
         concurrent = transaction.get_connection().features.has_select_for_update_skip_locked
@@ -115,7 +116,7 @@ def _membership_with_state(*, project_id: int, annotator_id: int, now, kind: str
 
 
 def _candidate_queries(*, project_id: int, annotator_id: int, overlap: int, tags: list[str], kind: str | None,
-                       topics_selected: bool, several_judges: bool, self_review: bool,
+                       design: str, topics_selected: bool, several_judges: bool, self_review: bool,
                        waiting: bool) -> list[QuerySet[Item]]:
     """The candidate passes, each locking its first row: skipping rows others hold, or waiting for them.
 
@@ -124,13 +125,13 @@ def _candidate_queries(*, project_id: int, annotator_id: int, overlap: int, tags
     if waiting:
         items = eligible_items(project_id, annotator_id, topics_selected)
         own_answer = Q(answer_author_id=annotator_id)
-        work = _work(items, kind, overlap)
+        work = _work(items, kind, overlap, design)
         passes = [candidates.exclude(own_answer) for candidates, _ in work]
         if self_review:
             passes += [candidates.filter(own_answer) for candidates, reviewing in work if reviewing]
         return [candidates.order_by("id").select_for_update(of=("self",))[:1] for candidates in passes]
     passes = _candidate_passes(project_id, annotator_id, overlap, kind, tags, topics_selected, several_judges,
-                               self_review)
+                               self_review, design)
     return [candidates.select_for_update(skip_locked=True, of=("self",))[:1] for candidates in passes]
 
 
@@ -286,8 +287,10 @@ def eligible_items(project, annotator, topics_selected: bool | None = None) -> Q
     return items
 
 
-def _review_work(items: QuerySet[Item], overlap: int) -> QuerySet[Item]:
-    return items.filter(~Q(round=0), status=Item.Status.IN_REVIEW, round_assigned__lt=overlap)
+def _review_work(items: QuerySet[Item], overlap: int, design: str | None = None) -> QuerySet[Item]:
+    items = items.filter(~Q(round=0), status=Item.Status.IN_REVIEW, round_assigned__lt=overlap)
+    held_back = design_for(design).review_held_back() if design else None
+    return items.exclude(held_back) if held_back is not None else items
 
 
 def _answer_work(items: QuerySet[Item]) -> QuerySet[Item]:
@@ -296,18 +299,20 @@ def _answer_work(items: QuerySet[Item]) -> QuerySet[Item]:
     )
 
 
-def _work(items: QuerySet[Item], kind: str | None, overlap: int) -> list[tuple[QuerySet[Item], bool]]:
+def _work(items: QuerySet[Item], kind: str | None, overlap: int, design: str | None = None,
+          ) -> list[tuple[QuerySet[Item], bool]]:
     """The work the annotator asked for, in order, each marked whether it is reviewing: review, then answer."""
     work = []
     if kind in (None, REVIEW):
-        work.append((_review_work(items, overlap), True))
+        work.append((_review_work(items, overlap, design), True))
     if kind in (None, ANSWER):
         work.append((_answer_work(items), False))
     return work
 
 
 def _candidate_passes(project_id: int, annotator_id: int, overlap: int, kind: str | None, tags: list[str],
-                      topics_selected: bool, several_judges: bool, self_review: bool) -> list[QuerySet[Item]]:
+                      topics_selected: bool, several_judges: bool, self_review: bool,
+                      design: str | None = None) -> list[QuerySet[Item]]:
     """Querysets to try in order; the first that yields an unlocked item wins.
 
     Reviews of one's own answers come after every other pass (answering included), and not at all
@@ -315,7 +320,7 @@ def _candidate_passes(project_id: int, annotator_id: int, overlap: int, kind: st
     items = eligible_items(project_id, annotator_id, topics_selected)
     own_answer = Q(answer_author_id=annotator_id)
     passes, own_passes = [], []
-    for candidates, reviewing in _work(items, kind, overlap):
+    for candidates, reviewing in _work(items, kind, overlap, design):
         several_slots = reviewing and several_judges
         candidates = candidates.alias(expertise=item_expertise_tag())
         if several_slots:
@@ -350,6 +355,11 @@ def waiting_counts(user, projects) -> dict[int, dict[str, int]]:
         return {}
     mine = Assignment.objects.filter(item=OuterRef("pk"), annotator=user, round=OuterRef("round"))
     any_selected = Exists(Topic.objects.filter(project=OuterRef("project"), selected=True))
+    reviewable = Q(status=Item.Status.IN_REVIEW, round__gt=0, round_assigned__lt=F("project__overlap"))
+    for key in sorted({project.design for project in projects}):
+        held_back = design_for(key).review_held_back()
+        if held_back is not None:
+            reviewable &= ~(Q(project__design=key) & held_back)
     rows = (
         Item.objects.filter(project__in=projects)
         .filter(~any_selected | Q(topic__selected=True))
@@ -358,8 +368,7 @@ def waiting_counts(user, projects) -> dict[int, dict[str, int]]:
         .annotate(
             review=Count(
                 "pk",
-                filter=Q(status=Item.Status.IN_REVIEW, round__gt=0, round_assigned__lt=F("project__overlap"))
-                & (Q(project__allow_self_review=True) | ~Q(answer_author=user)),
+                filter=reviewable & (Q(project__allow_self_review=True) | ~Q(answer_author=user)),
             ),
             answer=Count(
                 "pk",

@@ -7,7 +7,9 @@
 Scripted replies are served first come, first served; when the script is empty the
 default responder answers with JSON that satisfies the schema the request asked for
 (from ``response_format``, or from the schema block a text-mode prompt carries), with
-distinct strings so generated questions never repeat. Every request is recorded.
+distinct strings so generated questions never repeat. Every request is recorded. Like vLLM,
+llama.cpp or Ollama, the server stops working on a request when its client hangs up (a client
+that timed out), so ``max_seen_concurrency`` counts the requests still worked on for a client.
 
 ``POST /v1/embeddings`` answers with a deterministic bag-of-words vector per input (each word
 a fixed pseudo-random direction), so texts sharing words are close, or with the next scripted
@@ -19,6 +21,8 @@ import itertools
 import json
 import math
 import re
+import select
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -115,6 +119,7 @@ class FakeLLM:
         self._script: list[Reply] = []
         self._lock = threading.Lock()
         self._active = 0
+        self._working: dict[int, socket.socket] = {}  # requests being worked on → their connection
         self._slots = threading.BoundedSemaphore(max_concurrency) if max_concurrency else None
         self._stop = threading.Event()
         self._counter = itertools.count(1)
@@ -168,6 +173,25 @@ class FakeLLM:
     def example_for(self, schema: dict | None):
         return _example(schema or {}, self._counter)
 
+    def _work_until_hung_up(self, connection, seconds: float) -> bool:
+        """Spend ``seconds`` on a reply, or less if the client hangs up meanwhile (then True)."""
+        deadline = time.monotonic() + seconds
+        while not self._stop.is_set():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            readable, _, _ = select.select([connection], [], [], min(left, 0.05))
+            if readable and _hung_up(connection):
+                return True
+        return False
+
+    def _forget_hung_up(self) -> None:
+        """Under the lock: stop counting the requests whose client has closed its connection."""
+        for key, connection in list(self._working.items()):
+            if select.select([connection], [], [], 0)[0] and _hung_up(connection):
+                del self._working[key]
+                self._active -= 1
+
     def _handler_class(self):
         fake = self
 
@@ -216,22 +240,26 @@ class FakeLLM:
                         return
                 elif fake._slots is not None:
                     fake._slots.acquire()
+                key = id(received)
                 try:
                     with fake._lock:
+                        fake._forget_hung_up()  # those whose client left before this one came are no work
+                        fake._working[key] = self.connection
                         fake._active += 1
                         received.concurrent = fake._active
                         fake.max_seen_concurrency = max(fake.max_seen_concurrency, fake._active)
                         fake.requests.append(received)
                     reply = fake._next_reply(received)
                     delay = fake.latency if reply.delay is None else reply.delay
-                    if delay:
-                        fake._stop.wait(delay)
+                    if delay and fake._work_until_hung_up(self.connection, delay):
+                        return  # the client gave up: nobody to answer
                 finally:
                     with fake._lock:
-                        fake._active -= 1
+                        if fake._working.pop(key, None) is not None:
+                            fake._active -= 1
                     if fake._slots is not None:
                         fake._slots.release()
-                received.finished = time.monotonic()
+                    received.finished = time.monotonic()
                 if reply.body is not None or reply.status != 200:
                     self._send(reply.status, reply.body or "", reply.headers)
                     return
@@ -251,6 +279,16 @@ class FakeLLM:
                     pass  # the client gave up (a timeout test)
 
         return Handler
+
+
+def _hung_up(connection: socket.socket) -> bool:
+    """Whether a readable connection was closed by the client (no request is pipelined behind a pending one)."""
+    try:
+        return connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
 
 
 def _completion(request: dict, reply: Reply) -> dict:

@@ -4,7 +4,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from django.apps import apps
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.db.models.fields.json import KeyTextTransform
 
 _REGISTRY: dict[str, "ProjectDesign"] = {}
@@ -119,6 +119,12 @@ class ProjectDesign:
         and ``metadata.<key>`` names. Pages, partials and the API leave them out. CausalBench hides the first
         answer until the blind second answer is in."""
         return set()
+
+    def review_held_back(self) -> Q | None:
+        """Which items in review the review queue may not hand out yet (a condition on Item; None: none).
+        Fixed per design, so the queue compiles it into its queries once. CausalBench holds back its
+        questions until their blind answer check is in: the check queue hands those out, blind."""
+        return None
 
     def round_complete(self, item) -> None:
         """Called in the transaction that records the last judgment of ``item``'s round (``project.overlap``

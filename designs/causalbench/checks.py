@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 from annotation.curation import item_decide
 from annotation.models import Assignment, CurationDecision, Item, Project
 from annotation.services import Author, item_update
-from .design import DOMAINS, PERSPECTIVES, QUESTION_TYPES, normalise_answer
+from .design import AWAITING_CHECK, DOMAINS, PERSPECTIVES, QUESTION_TYPES, normalise_answer
 
 AGREED, DISPUTED, ADJUDICATED = "agreed", "disputed", "adjudicated"
 Decision = CurationDecision.Decision
@@ -99,8 +99,7 @@ def check_adjudicate(*, item: Item, curator, answer: str, note: str = "") -> Ite
 
 def questions_to_check(project: Project) -> QuerySet[Item]:
     """Questions in review still without their second answer, oldest first."""
-    return (Item.objects.filter(project=project, status=Item.Status.IN_REVIEW, group__kind="scenario")
-            .exclude(metadata__has_key="check").order_by("pk"))
+    return Item.objects.filter(AWAITING_CHECK, project=project).order_by("pk")
 
 
 def next_question_for(project: Project, user) -> Item | None:

@@ -15,12 +15,15 @@ import json
 from pathlib import Path
 
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.utils.translation import gettext_lazy as _
 
 from annotation.importing.funnel import text_key
 from annotation.models import Item, ItemGroup, Project
 from annotation.designs.base import ExportFile, ProjectDesign, Stage, register
+
+# Questions of a scenario in review still without their second, blind answer: the check queue's to hand out.
+AWAITING_CHECK = Q(status=Item.Status.IN_REVIEW, group__kind="scenario") & ~Q(metadata__has_key="check")
 
 DATA = Path(__file__).resolve().parent / "data"  # the example dataset
 
@@ -190,6 +193,10 @@ class CausalBenchDesign(ProjectDesign):
         if item.status == Item.Status.IN_REVIEW and "check" not in (item.metadata or {}):
             hidden |= {"reference_answer", "metadata.explanation"}
         return hidden
+
+    def review_held_back(self):
+        """The review queue leaves a question to the check queue until its blind second answer is in."""
+        return AWAITING_CHECK
 
     def item_warnings(self, item):
         warnings = []

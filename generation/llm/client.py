@@ -165,6 +165,7 @@ class LLMClient:
             )
             with self._opened_lock:
                 self._opened.append(http)
+            self._local.http = http
             client = self._local.openai = openai.OpenAI(
                 base_url=self.config.base_url,
                 # Servers without keys (vLLM, Ollama, llama.cpp) accept anything; the SDK insists on a value.
@@ -180,6 +181,17 @@ class LLMClient:
             opened, self._opened = self._opened, []
         for http in opened:
             http.close()
+
+    def _hang_up(self) -> None:
+        """Close this thread's connection; its next call opens a new one."""
+        http = getattr(self._local, "http", None)
+        if http is None:
+            return
+        self._local.openai = self._local.http = None
+        with self._opened_lock:
+            if http in self._opened:
+                self._opened.remove(http)
+        http.close()
 
     def release_slot(self) -> None:
         """Give back the limiter slot this thread kept (see ``complete(keep_slot=True)``)."""
@@ -302,6 +314,9 @@ class LLMClient:
             message = choice.get("message") or {}
             usage = completion.get("usage") or {}
         except openai.APITimeoutError:
+            # The provider may still be working on it: hang up (a new connection serves the next call) before
+            # the slot can be given back, so the server stops and the endpoint's limit holds on its side too.
+            self._hang_up()
             attempt.outcome = "timeout"
             attempt.error = f"no answer from {self.config.base_url} within {self.config.timeout:g} s"
             raise _Temporary(attempt) from None

@@ -452,8 +452,13 @@ def test_the_annotator_sees_the_scenario_once_and_checks_the_answer_instead_of_r
     from annotation.models import Judgment
     from annotation.queue import assignment_next
 
+    from designs.causalbench.checks import check_record, questions_to_check
+
     project = causalbench_project(owner, curator, annotators)
     example_scenarios_load(project, read_example())
+    assert assignment_next(project=project, annotator=annotators[0]) is None  # the check queue's, blind, first
+    for question in questions_to_check(project):  # a model's second answer differs: reviewed in the open
+        check_record(item=question, answer="no" if question.reference_answer == "yes" else "yes", model="checker")
     assignment = assignment_next(project=project, annotator=annotators[0])
     scenario = assignment.item.group.context
     page = client_for(annotators[0]).get(reverse("annotation:assignment", args=[project.slug, assignment.pk]))

@@ -262,3 +262,21 @@ def test_a_thread_waiting_to_retry_holds_no_slot(fake_llm):
 
     assert client.complete(PROMPT).ok
     assert seen == [0]
+
+
+def test_a_timed_out_call_keeps_its_slot_until_its_connection_is_closed(fake_llm):
+    from generation.llm.limiter import Limits, LocalLimiter
+
+    fake_llm.responder = lambda received: Reply.hang(3)  # the provider works longer than the client waits
+    limiter = LocalLimiter(Limits(max_concurrency=4, requests_per_minute=0))
+    client = LLMClient(EndpointConfig(base_url=fake_llm.base_url, model="m", timeout=0.3, max_retries=2,
+                                      backoff_base=0.01, backoff_max=0.02), limiter=limiter)
+    threads = [threading.Thread(target=client.complete, args=(PROMPT,)) for _ in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    client.close()
+
+    assert len(fake_llm.requests) == 36  # every call timed out three times
+    assert fake_llm.max_seen_concurrency <= 4  # the server never worked on more than the endpoint's limit

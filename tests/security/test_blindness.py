@@ -99,3 +99,17 @@ def test_two_annotators_are_never_handed_the_same_question(owner, curator, annot
         client.post(url, {"take": "1"})
         handed.append(client.get(url).context["item"].pk)
     assert handed[0] != handed[1]
+
+
+def test_the_review_queue_hands_out_no_question_whose_blind_check_is_pending(owner, curator, annotators, client_for):
+    from annotation import queue
+
+    project, items = causalbench_scenario(owner, curator, annotators)
+    for annotator in annotators:
+        assert queue.assignment_next(project=project, annotator=annotator) is None
+        assert queue.waiting_counts(annotator, [project])[project.pk][queue.REVIEW] == 0
+    page = client_for(annotators[0]).post(reverse("annotation:queue_next", args=[project.slug]), follow=True)
+    assert "Porque" not in page.content.decode()  # no explanation of a first answer either
+    Item.objects.filter(pk=items[0].pk).update(metadata={**items[0].metadata, "check": {"answer": "yes"}})
+    handed = queue.assignment_next(project=project, annotator=annotators[0])
+    assert handed is not None and handed.item_id == items[0].pk  # once checked, it is reviewed as usual
