@@ -1,0 +1,37 @@
+"""A design's own labels (CausalBench perspectives, CausalityCheck verdicts and labels) are shown by name in the
+reader's language, never as raw ids, unless the project named the label itself."""
+
+import pytest
+from django.utils import translation
+
+from annotation.labels import class_label
+from designs.causalbench.design import perspective_label
+from tests.factories import ProjectFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize("design, label, english, portuguese", [
+    ("causalbench", "cause_to_effect_intervention", "Cause-to-Effect with Intervention",
+     "Da causa ao efeito com intervenção"),
+    ("causalitycheck", "correct_and_reliable", "Correct and reliable", "Correta e confiável"),
+    ("causalitycheck", "invalid_chain", "Invalid chain", "Cadeia inválida"),
+])
+def test_a_design_label_reads_by_name_in_each_language(design, label, english, portuguese):
+    project = ProjectFactory(design=design)
+    with translation.override("en"):
+        assert class_label(project, label) == english
+    with translation.override("pt-br"):
+        assert class_label(project, label) == portuguese
+
+
+def test_the_project_own_name_for_a_label_wins():
+    project = ProjectFactory(design="causalitycheck",
+                             label_names={"answerable": {"en": "Can be answered", "pt-BR": "Dá para responder"}})
+    with translation.override("pt-br"):
+        assert class_label(project, "answerable") == "Dá para responder"
+
+
+def test_a_perspective_label_is_translated_on_pages():
+    with translation.override("pt-br"):
+        assert perspective_label("effect_to_cause") == "Do efeito à causa"
