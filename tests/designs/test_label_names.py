@@ -35,3 +35,19 @@ def test_the_project_own_name_for_a_label_wins():
 def test_a_perspective_label_is_translated_on_pages():
     with translation.override("pt-br"):
         assert perspective_label("effect_to_cause") == "Do efeito à causa"
+
+
+def test_a_causalitycheck_item_page_names_its_role_and_label_in_portuguese(client, curator):
+    from annotation.designs import design_for
+    from annotation.models import Item, Membership, Project
+
+    design = design_for("causalitycheck")
+    project = Project.objects.create(name="Checklist", slug="checklist-pt", design="causalitycheck",
+                                     language="pt-BR", **design.project_defaults())
+    Membership.objects.create(user=curator, project=project, role=Membership.Role.CURATOR)
+    design.load_example(project, {"admin": curator})
+    item = Item.objects.filter(project=project, metadata__role="correct_but_prone_to_error").first()
+    client.force_login(curator)
+    page = client.get(f"/p/{project.slug}/items/{item.pk}/", HTTP_ACCEPT_LANGUAGE="pt-BR").content.decode()
+    assert "<dt>Papel</dt><dd>Correta, mas sujeita a erro</dd>" in page
+    assert "correct_but_prone_to_error</dd>" not in page
