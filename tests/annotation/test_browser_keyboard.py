@@ -27,14 +27,16 @@ def review_queue():
     return {"project": project, "curator": curator, "disputed": disputed, "calm": calm}
 
 
-def focused(page) -> str:
-    return page.evaluate("document.activeElement.id || document.activeElement.tagName")
+def review_page(browser, live_server, project, item):
+    """The curator's review page of ``item``, signed in as Carla."""
+    page = sign_in(browser, live_server, "carla", PASSWORD)
+    page.goto(f"{live_server.url}/p/{project.slug}/items/{item.pk}/")
+    return page
 
 
 def test_e_edits_the_focused_part_and_ctrl_enter_saves_it_with_focus_kept(browser, live_server, review_queue):
     project, item = review_queue["project"], review_queue["disputed"]
-    page = sign_in(browser, live_server, "carla", PASSWORD)
-    page.goto(f"{live_server.url}/p/{project.slug}/items/{item.pk}/")
+    page = review_page(browser, live_server, project, item)
 
     page.click("#part-answer .answer-text")
     page.keyboard.press("e")
@@ -53,8 +55,7 @@ def test_e_edits_the_focused_part_and_ctrl_enter_saves_it_with_focus_kept(browse
 
 def test_a_curator_moves_with_j_and_k_and_approves_with_a_and_enter(browser, live_server, review_queue):
     project, disputed, calm = review_queue["project"], review_queue["disputed"], review_queue["calm"]
-    page = sign_in(browser, live_server, "carla", PASSWORD)
-    page.goto(f"{live_server.url}/p/{project.slug}/items/{disputed.pk}/")
+    page = review_page(browser, live_server, project, disputed)
 
     page.keyboard.press("?")
     assert page.is_visible("#shortcuts") and "approve" in page.inner_text("#shortcuts")
@@ -76,8 +77,7 @@ def test_a_curator_moves_with_j_and_k_and_approves_with_a_and_enter(browser, liv
 
 def test_single_keys_do_nothing_when_the_curator_turned_shortcuts_off(browser, live_server, review_queue):
     project, item = review_queue["project"], review_queue["disputed"]
-    page = sign_in(browser, live_server, "carla", PASSWORD)
-    page.goto(f"{live_server.url}/p/{project.slug}/items/{item.pk}/")
+    page = review_page(browser, live_server, project, item)
     page.evaluate("document.body.setAttribute('data-shortcuts', 'off')")
 
     page.keyboard.press("a")
