@@ -76,9 +76,12 @@ def test_a_curator_moves_with_j_and_k_and_approves_with_a_and_enter(browser, liv
 
 
 def test_single_keys_do_nothing_when_the_curator_turned_shortcuts_off(browser, live_server, review_queue):
+    from annotation.preferences import preferences_update
+
     project, item = review_queue["project"], review_queue["disputed"]
+    preferences_update(user=review_queue["curator"], shortcuts=False)
     page = review_page(browser, live_server, project, item)
-    page.evaluate("document.body.setAttribute('data-shortcuts', 'off')")
+    assert page.get_attribute("body", "data-shortcuts") == "off"
 
     page.keyboard.press("a")
     page.keyboard.press("j")
