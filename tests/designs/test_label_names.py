@@ -51,3 +51,10 @@ def test_a_causalitycheck_item_page_names_its_role_and_label_in_portuguese(clien
     page = client.get(f"/p/{project.slug}/items/{item.pk}/", HTTP_ACCEPT_LANGUAGE="pt-BR").content.decode()
     assert "<dt>Papel</dt><dd>Correta, mas sujeita a erro</dd>" in page
     assert "correct_but_prone_to_error</dd>" not in page
+
+
+def test_a_causalbench_scenario_domain_reads_by_name():
+    from designs.causalbench.templatetags.design_tags import domain_label
+
+    with translation.override("pt-br"):
+        assert [domain_label(value) for value in ("math", "code", None)] == ["Matemática", "Código", "Texto"]
