@@ -133,6 +133,7 @@ def _render_item_review(request, project, item, form, status=200):
         "options": list(item.options.all()),
         "review": round_review,
         "progress": review.round_progress(item),
+        "neighbours": review.queue_neighbours(project, item),
         "form": form,
         "can_decide": item.status == Item.Status.IN_REVIEW and requested_round == item.round
         and not item.decisions.filter(round=item.round).exists(),

@@ -34,7 +34,15 @@ def class_label(project, label: str) -> str:
 
     names = (getattr(project, "label_names", None) or {}).get(label) or {}
     name = names.get("pt-BR") if reading_portuguese() else names.get("en")
-    return name or str(PEARL_LABEL_NAMES.get(label, label))
+    if name:
+        return name
+    from .designs import design_for
+
+    try:
+        design_name = design_for(project).label_names().get(label)
+    except LookupError:
+        design_name = None
+    return str(design_name or PEARL_LABEL_NAMES.get(label, label))
 
 
 def criteria_for_reader(criteria: list[dict]) -> list[dict]:

@@ -98,6 +98,8 @@ class Project(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("project")
+        verbose_name_plural = _("projects")
         ordering = ["name"]
         constraints = [models.CheckConstraint(condition=Q(overlap__gte=1), name="project_overlap_positive")]
 
@@ -131,6 +133,8 @@ class Membership(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("membership")
+        verbose_name_plural = _("memberships")
         constraints = [models.UniqueConstraint(fields=["user", "project"], name="membership_unique_user_project")]
 
     def __str__(self) -> str:
@@ -153,6 +157,8 @@ class Topic(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("topic")
+        verbose_name_plural = _("topics")
         ordering = ["project", "-size", "label"]
         constraints = [models.UniqueConstraint(fields=["project", "label"], name="topic_unique_label")]
 
@@ -171,6 +177,8 @@ class ItemGroup(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("item group")
+        verbose_name_plural = _("item groups")
         constraints = [
             models.UniqueConstraint(
                 fields=["project", "external_id"], condition=~Q(external_id=""), name="group_unique_external_id"
@@ -208,6 +216,8 @@ class ImportBatch(BackgroundWork):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("import")
+        verbose_name_plural = _("imports")
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
@@ -234,6 +244,8 @@ class DroppedRow(models.Model):
     external_id = models.CharField(max_length=200, blank=True)
 
     class Meta:
+        verbose_name = _("dropped row")
+        verbose_name_plural = _("dropped rows")
         ordering = ["batch", "line"]
 
 
@@ -300,6 +312,8 @@ class Item(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
+        verbose_name = _("item")
+        verbose_name_plural = _("items")
         ordering = ["id"]
         indexes = [
             models.Index(fields=["project", "status", "round"], name="item_project_status_round"),
@@ -361,6 +375,8 @@ class Option(models.Model):
     position = models.PositiveSmallIntegerField(default=0)
 
     class Meta:
+        verbose_name = _("option")
+        verbose_name_plural = _("options")
         # item_id, not item: ordering by the relation would join the items table to sort by Item's own ordering.
         ordering = ["item_id", "position"]
         constraints = [models.UniqueConstraint(fields=["item", "position"], name="option_unique_position")]
@@ -399,6 +415,8 @@ class Revision(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("revision")
+        verbose_name_plural = _("revisions")
         ordering = ["item_id", "number"]
         constraints = [models.UniqueConstraint(fields=["item", "number"], name="revision_unique_number")]
 
@@ -425,6 +443,8 @@ class Assignment(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("assignment")
+        verbose_name_plural = _("assignments")
         indexes = [
             models.Index(fields=["annotator", "status"], name="assignment_annotator_status"),
             models.Index(fields=["item", "round", "status"], name="assignment_item_round_status"),
@@ -465,6 +485,8 @@ class Judgment(models.Model):
     changed_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("judgment")
+        verbose_name_plural = _("judgments")
         indexes = [models.Index(fields=["item", "round"], name="judgment_item_round")]
         constraints = [
             models.UniqueConstraint(fields=["item", "annotator", "round"], name="judgment_unique_item_annotator_round")
@@ -490,6 +512,8 @@ class CurationDecision(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("curation decision")
+        verbose_name_plural = _("curation decisions")
         ordering = ["item_id", "round"]
         constraints = [models.UniqueConstraint(fields=["item", "round"], name="decision_unique_item_round")]
 
@@ -517,6 +541,8 @@ class ProjectChange(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("project change")
+        verbose_name_plural = _("project changes")
         ordering = ["-created_at", "-id"]
         indexes = [models.Index(fields=["project", "-created_at"], name="projectchange_project_time")]
 
@@ -536,6 +562,10 @@ class Profile(models.Model):
     def __str__(self) -> str:
         return f"{self.user} ({self.language or 'browser'})"
 
+    class Meta:
+        verbose_name = _("profile")
+        verbose_name_plural = _("profiles")
+
 
 class Draft(models.Model):
     """What an annotator has typed or ticked on an assignment and not yet sent: restored on reload."""
@@ -547,6 +577,10 @@ class Draft(models.Model):
 
     def __str__(self) -> str:
         return f"draft of assignment {self.assignment_id}"
+
+    class Meta:
+        verbose_name = _("draft")
+        verbose_name_plural = _("drafts")
 
 
 class JudgmentVersion(models.Model):
@@ -561,6 +595,8 @@ class JudgmentVersion(models.Model):
     replaced_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("judgment version")
+        verbose_name_plural = _("judgment versions")
         ordering = ["judgment_id", "made_at"]
 
     def __str__(self) -> str:

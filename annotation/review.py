@@ -53,6 +53,18 @@ def complete_rounds(project: Project) -> QuerySet[Item]:
     ).order_by("-round_disagreement", "id")
 
 
+def queue_neighbours(project: Project, item: Item) -> dict[str, int | None]:
+    """The items before and after this one in the review queue (the first of the queue when it is not in it)."""
+    ids = list(complete_rounds(project).values_list("pk", flat=True))
+    if item.pk not in ids:
+        return {"previous": None, "next": ids[0] if ids else None}
+    position = ids.index(item.pk)
+    return {
+        "previous": ids[position - 1] if position > 0 else None,
+        "next": ids[position + 1] if position + 1 < len(ids) else None,
+    }
+
+
 def round_reviews(project: Project, items: list[Item]) -> list[RoundReview]:
     """The current round of each item with its judgments and agreement (one query for all judgments)."""
     by_item: dict[int, list[Judgment]] = defaultdict(list)

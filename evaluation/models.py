@@ -50,6 +50,8 @@ class Release(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("release")
+        verbose_name_plural = _("releases")
         ordering = ["project", "-version"]
         constraints = [
             models.UniqueConstraint(fields=["project", "version"], name="release_unique_project_version"),
@@ -88,6 +90,8 @@ class ReleaseItem(models.Model):
     data = models.JSONField()
 
     class Meta:
+        verbose_name = _("release item")
+        verbose_name_plural = _("release items")
         ordering = ["release", "split", "position"]
         indexes = [models.Index(fields=["release", "split", "position"], name="releaseitem_split_position")]
         constraints = [
@@ -176,6 +180,8 @@ class EvalRun(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("evaluation run")
+        verbose_name_plural = _("evaluation runs")
         ordering = ["-created_at"]
         constraints = [models.CheckConstraint(condition=Q(repetitions__gte=1), name="evalrun_repetitions_positive")]
 
@@ -207,6 +213,8 @@ class EvalResponse(models.Model):
     bertscore_f1 = models.FloatField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("evaluated response")
+        verbose_name_plural = _("evaluated responses")
         ordering = ["run", "release_item", "endpoint", "condition", "repetition"]
         constraints = [
             models.UniqueConstraint(fields=["run", "release_item", "endpoint", "condition", "repetition"],
@@ -227,6 +235,8 @@ class JudgeScore(models.Model):
     error = models.TextField(blank=True)
 
     class Meta:
+        verbose_name = _("judge score")
+        verbose_name_plural = _("judge scores")
         ordering = ["run", "release_item", "response"]
         constraints = [
             models.UniqueConstraint(fields=["run", "response"], name="judgescore_unique_response"),
@@ -253,6 +263,8 @@ class Ranking(models.Model):
     error = models.TextField(blank=True)
 
     class Meta:
+        verbose_name = _("ranking")
+        verbose_name_plural = _("rankings")
         ordering = ["run", "release_item", "endpoint", "repetition"]
         constraints = [
             models.UniqueConstraint(fields=["run", "release_item", "endpoint", "repetition"], name="ranking_unique"),
@@ -277,6 +289,8 @@ class ApiToken(models.Model):
     last_used_at = models.DateTimeField(_("last used"), null=True, blank=True)
 
     class Meta:
+        verbose_name = _("API token")
+        verbose_name_plural = _("API tokens")
         ordering = ["-created", "-id"]
 
     def __str__(self) -> str:

@@ -84,6 +84,8 @@ class ModelEndpoint(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("model endpoint")
+        verbose_name_plural = _("model endpoints")
         ordering = ["name"]
         constraints = [
             models.CheckConstraint(condition=Q(max_concurrency__gte=1), name="endpoint_concurrency_positive"),
@@ -129,6 +131,8 @@ class PromptTemplate(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("prompt template")
+        verbose_name_plural = _("prompt templates")
         ordering = ["kind", "name", "language", "-version"]
         constraints = [
             models.UniqueConstraint(
@@ -189,6 +193,8 @@ class GenerationJob(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("generation job")
+        verbose_name_plural = _("generation jobs")
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["status", "heartbeat_at"], name="job_status_heartbeat")]
 
@@ -243,6 +249,8 @@ class LLMCall(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("LLM call")
+        verbose_name_plural = _("LLM calls")
         ordering = ["id"]
         indexes = [models.Index(fields=["job", "status"], name="llmcall_job_status")]
         constraints = [
@@ -274,6 +282,10 @@ class ProjectGenerationSettings(models.Model):
     def __str__(self) -> str:
         return f"generation settings of {self.project}"
 
+    class Meta:
+        verbose_name = _("generation settings")
+        verbose_name_plural = _("generation settings of projects")
+
 
 class QuestionEmbedding(models.Model):
     """An item's question as a vector of one embedding model, kept so re-clustering never embeds again.
@@ -289,6 +301,8 @@ class QuestionEmbedding(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name = _("question embedding")
+        verbose_name_plural = _("question embeddings")
         constraints = [
             models.UniqueConstraint(fields=["item", "model_name"], name="embedding_unique_item_model")
         ]
@@ -343,6 +357,8 @@ class TopicRun(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("topic run")
+        verbose_name_plural = _("topic runs")
         ordering = ["-created_at", "-pk"]
 
     def __str__(self) -> str:
@@ -378,6 +394,8 @@ class NearDuplicate(models.Model):
     decided_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        verbose_name = _("near duplicate")
+        verbose_name_plural = _("near duplicates")
         ordering = ["-similarity", "pk"]
         indexes = [models.Index(fields=["project", "status"], name="near_duplicate_project_status")]
         constraints = [

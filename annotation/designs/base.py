@@ -114,6 +114,10 @@ class ProjectDesign:
         """The class labels offered for ``item``; empty means the judgment asks for no label."""
         return list(item.project.label_set)
 
+    def label_names(self) -> dict:
+        """Names, in the reader's language, of this design's own labels (perspectives, verdicts), by label."""
+        return {}
+
     def hidden_from_annotators(self, item) -> set[str]:
         """What of ``item`` annotators may not read now (curators and owners read everything): ``reference_answer``
         and ``metadata.<key>`` names. Pages, partials and the API leave them out. CausalBench hides the first

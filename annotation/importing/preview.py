@@ -7,6 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 from ..models import Project
 from .errors import ImportFileError
+from .reasons import row_error_translated
 from .mapping import FIELDS, propose
 from .read import LabelResolver, json_value
 from .tables import UNREADABLE, open_table, unreadable
@@ -30,7 +31,7 @@ def import_file_preview(*, project: Project, data: bytes, filename: str, sheet: 
             except UNREADABLE as exc:
                 raise unreadable(exc) from exc
         except ImportFileError as exc:
-            return {"problem": str(exc)}
+            return {"problem": "; ".join(row_error_translated(error) for error in exc.errors)}
         columns = table.columns
     mapping = propose(columns, project.import_mapping)
     rows = [[json_value(record.get(column)) for column in columns] for _line, record in first]

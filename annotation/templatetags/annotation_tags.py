@@ -3,6 +3,8 @@
 from django import template
 from django.utils.formats import number_format
 
+from annotation.importing.reasons import reason_translated
+
 register = template.Library()
 
 
@@ -59,3 +61,9 @@ def design_nav(project) -> str:
         return design_for(project).nav_partial
     except LookupError:
         return ""
+
+
+@register.filter
+def import_reason(reason) -> str:
+    """An import-funnel reason, stored in English, in the reader's language."""
+    return reason_translated(str(reason or ""))

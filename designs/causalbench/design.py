@@ -44,8 +44,17 @@ class ScenarioInvalid(ValueError):
     """A scenario that cannot be stored; the message names the scenario and what is wrong."""
 
 
+# The perspectives as a reader reads them (QUESTION_TYPES stays CausalBench's own, for its files).
+PERSPECTIVE_NAMES = {
+    "cause_to_effect": _("Cause-to-Effect"),
+    "effect_to_cause": _("Effect-to-Cause"),
+    "cause_to_effect_intervention": _("Cause-to-Effect with Intervention"),
+    "effect_to_cause_intervention": _("Effect-to-Cause with Intervention"),
+}
+
+
 def perspective_label(perspective: str) -> str:
-    return QUESTION_TYPES.get(perspective, perspective)
+    return str(PERSPECTIVE_NAMES.get(perspective, perspective))
 
 
 def scenario_check(*, domain: str, context: str, questions: list[dict], where: str = "scenario") -> None:
@@ -137,6 +146,9 @@ class CausalBenchDesign(ProjectDesign):
     item_partial = "designs/causalbench/_causalbench_item.html"
     nav_partial = "designs/causalbench/_nav.html"
     project_partial = "designs/causalbench/_causalbench_project.html"  # the check report on the project page
+
+    def label_names(self) -> dict:
+        return PERSPECTIVE_NAMES
 
     def published_import(self, *, project, data, filename):
         from .published import causalbench_published_import

@@ -17,6 +17,7 @@ from annotation.models import Item
 from annotation.designs.base import ExportFile, ProjectDesign, Stage, register
 from .checks import checklist_warnings, snapshot
 from .seeds import (
+    LABEL_NAMES,
     LABELS,
     LETTERS,
     TASKS,
@@ -52,6 +53,9 @@ class CausalityCheckDesign(ProjectDesign):
     example_file = "causalitycheck.json"
     help_template = "designs/causalitycheck/_causalitycheck_help.html"
     item_partial = "designs/causalitycheck/_causalitycheck_item.html"
+
+    def label_names(self) -> dict:
+        return {**LABEL_NAMES, **VERDICTS}
 
     def stages(self) -> list[Stage]:
         return [

@@ -59,6 +59,12 @@ TASK_ROLES = {
     "cva": {verdict: verdict for verdict in VERDICTS},
 }
 LABELS = LETTERS + ["answerable", "unanswerable", "valid_chain", "invalid_chain", *VERDICTS]
+LABEL_NAMES = {
+    "answerable": gettext_lazy("Answerable"),
+    "unanswerable": gettext_lazy("Unanswerable"),
+    "valid_chain": gettext_lazy("Valid chain"),
+    "invalid_chain": gettext_lazy("Invalid chain"),
+}
 
 INGREDIENTS = (
     "entity", "invented_entity", "causal_chain", "corrupted_chain", "distractor_sentence", "paraphrased_context",

@@ -8,6 +8,11 @@
  *   Enter      submit (Ctrl+Enter inside a text box)
  *   w          write the answer (the answer box takes focus);  s  skip, with the reason box focused
  *   h          show or hide the guidelines;  ?  list these keys
+ *   e          edit the focused part (question, context, answer, options); Ctrl+Enter saves it, Esc leaves
+ *              the box; focus stays in the edit box after the swap and comes back to the part after saving
+ * Curator review page:
+ *   a / r / v  decide approve / reject / revise (revise focuses the note);  Enter  decide
+ *   j / k      next / previous item of the review queue
  *
  * A person can turn single-key shortcuts off (WCAG 2.1.4): <body data-shortcuts="off">. Ctrl+Enter stays.
  */
@@ -73,6 +78,40 @@
     if (help) help.hidden = !help.hidden;
   }
 
+  function partOf(element) {
+    return element && element.closest ? element.closest(".part[id^='part-']") : null;
+  }
+
+  // Focus follows an in-place edit: into the edit box when it arrives, back to the part after saving.
+  var swappedPart = null;
+  document.addEventListener("htmx:beforeRequest", function (event) {
+    var part = partOf(event.detail.elt);
+    swappedPart = part ? part.id : null;
+  });
+  document.addEventListener("htmx:afterSettle", function () {
+    if (!swappedPart) return;
+    var part = document.getElementById(swappedPart);
+    swappedPart = null;
+    if (!part) return;
+    var box = part.tagName === "FORM" && part.querySelector("textarea, select, input:not([type=hidden])");
+    if (box) box.focus();
+    else part.focus();
+  });
+
+  function decide(form, value) {
+    var choice = form && form.querySelector('input[name="decision"][value="' + value + '"]');
+    if (!check(choice)) return false;
+    if (value === "revise") form.querySelector("textarea[name=note]").focus();
+    return true;
+  }
+
+  function follow(key) {
+    var link = document.querySelector('a[data-key="' + key + '"]');
+    if (!link) return false;
+    link.click();
+    return true;
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     var judgment = document.getElementById("judgment-form");
     if (judgment) {
@@ -93,11 +132,12 @@
   document.addEventListener("keydown", function (event) {
     var judgment = document.getElementById("judgment-form");
     var answer = document.getElementById("answer-form");
+    var decision = document.getElementById("decision-form");
     var target = event.target;
 
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
       var form = target.closest && target.closest("form");
-      if (form && (form === judgment || form === answer)) {
+      if (form && (form === judgment || form === answer || form === decision || form.classList.contains("part"))) {
         event.preventDefault();
         submit(form);
       }
@@ -123,7 +163,23 @@
       rate(judgment, digit[1]);
       return;
     }
+    if (decision && /^[arv]$/.test(event.key)) {
+      if (decide(decision, { a: "approve", r: "reject", v: "revise" }[event.key])) event.preventDefault();
+      return;
+    }
     switch (event.key) {
+      case "e":
+        var part = partOf(target) || document.querySelector(".part[id^='part-']");
+        var edit = part && part.querySelector(".edit-button");
+        if (edit) {
+          event.preventDefault();
+          edit.click();
+        }
+        break;
+      case "j":
+      case "k":
+        if (follow(event.key)) event.preventDefault();
+        break;
       case "a":
       case "r":
       case "n":
@@ -163,9 +219,9 @@
         toggleShortcuts();
         break;
       case "Enter":
-        if (judgment) {
+        if (judgment || decision) {
           event.preventDefault();
-          submit(judgment);
+          submit(judgment || decision);
         }
         break;
     }

@@ -24,5 +24,12 @@ def perspective_label(value) -> str:
 
 
 @register.filter
+def domain_label(value) -> str:
+    """A scenario's domain by name in the reader's language (``text`` when none is recorded)."""
+    value = str(value or "text")
+    return {"text": _("Text"), "math": _("Mathematics"), "code": _("Code")}.get(value, value)
+
+
+@register.filter
 def answer_label(value) -> str:
     return {"yes": _("Yes"), "no": _("No"), "reject": _("Rejected")}.get(str(value or ""), str(value or "—"))
