@@ -1,5 +1,5 @@
-"""CausalityCheck's multiple-choice seeds as they are published (paper, section 2.3 and appendix J): a context,
-a question, four choices and the answer's number —
+"""CausalityCheck's multiple-choice seeds as they are published (paper, section 2.3 and appendix J): a
+context, a question, four choices and the answer's number —
 
     Context, Question, Choice_1, Choice_2, Choice_3, Choice_4, Answer (1–4, or the letter A–D)
 
@@ -23,7 +23,8 @@ ID_COLUMNS = ("id", "external_id", "seed_id", "seed")
 
 
 def is_published_seeds(columns: list[str]) -> bool:
-    """Whether a table has the published layout (four Choice_n columns); other files go through the common import."""
+    """Whether a table has the published layout (four Choice_n columns); other files go through the common
+    import."""
     folded = {fold(column) for column in columns}
     return all(choice in folded for choice in CHOICES)
 
@@ -34,17 +35,20 @@ def published_seed_specs(data: bytes, filename: str) -> list[dict]:
     columns = {fold(column): column for column in reversed(table.columns)}
     missing = [name for name in ("context", "question", *CHOICES, "answer") if name not in columns]
     if missing:
-        raise SeedInvalid(f"{filename}: missing column(s) {', '.join(missing)} (found: {', '.join(table.columns)})")
+        raise SeedInvalid(f"{filename}: missing column(s) {', '.join(missing)} "
+                          f"(found: {', '.join(table.columns)})")
     id_column = next((columns[name] for name in ID_COLUMNS if name in columns), None)
     chain_column = next((columns[name] for name in CHAIN_COLUMNS if name in columns), None)
     specs = []
     for row, (_line, record) in enumerate(table.rows, start=1):  # rows counted from 1, the header left out
         answer = _answer_index(record.get(columns["answer"]))
         if answer is None:
-            raise SeedInvalid(f"row {row}: answer must be 1, 2, 3 or 4 (or A to D), not {record.get(columns['answer'])!r}")
+            raise SeedInvalid(f"row {row}: answer must be 1, 2, 3 or 4 (or A to D), "
+                              f"not {record.get(columns['answer'])!r}")
         spec = {
             "external_id": str(record.get(id_column) or "").strip() if id_column else "",
-            "context": _text(record.get(columns["context"])), "question": _text(record.get(columns["question"])),
+            "context": _text(record.get(columns["context"])),
+            "question": _text(record.get(columns["question"])),
             "options": [_text(record.get(columns[choice])) for choice in CHOICES], "answer_index": answer,
         }
         spec["external_id"] = spec["external_id"] or f"{filename.rsplit('.', 1)[0]}-{row}"
@@ -67,8 +71,7 @@ def _text(value) -> str:
 
 def _answer_index(value) -> int | None:
     """The correct choice's place: the paper writes its number (1–4); a letter A–D or "Choice_3" also do."""
-    text = _text(value)
-    text = fold(text[:-2] if text.endswith(".0") else text).removeprefix("choice_").upper()  # 3.0: a spreadsheet's 3
+    text = fold(_text(value).removesuffix(".0")).removeprefix("choice_").upper()  # 3.0: a spreadsheet's 3
     if text in ("1", "2", "3", "4"):
         return int(text) - 1
     return LETTERS.index(text) if text in LETTERS else None

@@ -3,7 +3,8 @@ context, its cause–effect pair and its three questions (L1 causal discovery, L
 counterfactual), each with five options and the answer letter:
 
     {"id": "...", "context": "...", "cause": "...", "effect": "...",
-     "L1": {"question": "...", "options": {"A": "...", ..., "E": "..."}, "answer": "C"}, "L2": {...}, "L3": {...}}
+     "L1": {"question": "...", "options": {"A": "...", ..., "E": "..."}, "answer": "C"},
+     "L2": {...}, "L3": {...}}
 
 The levels may also sit under "levels"; options may be a list (A–E in order); a level may say what each
 letter is ("categories": {letter: contradictory, unfounded, reversal or irrelevant}) and why ("rationales"),
@@ -95,15 +96,17 @@ def _level(spec, line: int, level: str) -> dict:
             isinstance(text, str) and text.strip() for text in options.values()):
         raise PublishedMeterError(f"{where}: options must be five non-empty texts, A to E")
     answer = str(spec.get("answer") or "").strip().upper()
-    if answer not in LETTERS:
+    if answer not in tuple(LETTERS):  # "" is in the string "ABCDE"
         raise PublishedMeterError(f"{where}: answer must be a letter A to E, not {spec.get('answer')!r}")
     categories = spec.get("categories") or {}
-    roles = {letter: "correct" if letter == answer else str(categories.get(letter) or "other") for letter in LETTERS}
+    roles = {letter: "correct" if letter == answer else str(categories.get(letter) or "other")
+             for letter in LETTERS}
     wrong = [f"{letter}: {role}" for letter, role in roles.items()
              if letter != answer and role not in DISTRACTOR_ROLES | {"other"}]
     if wrong or (categories and categories.get(answer) not in (None, "correct")):
-        raise PublishedMeterError(f"{where}: categories must name the answer's letter correct and the others one of "
-                                  f"{', '.join(sorted(DISTRACTOR_ROLES))} ({', '.join(wrong) or answer})")
+        kinds = ", ".join(sorted(DISTRACTOR_ROLES))
+        raise PublishedMeterError(f"{where}: categories must name the answer's letter correct and the others "
+                                  f"one of {kinds} ({', '.join(wrong) or answer})")
     rationales = spec.get("rationales") or {}
     return {"question": question, "options": {letter: options[letter].strip() for letter in LETTERS},
             "answer": answer, "roles": roles,
@@ -115,9 +118,10 @@ def published_entries_import(*, project: Project, data: bytes) -> list[ItemGroup
     """Every entry of a published METER file, with its three questions at the editing stage."""
     groups = []
     for entry in published_entries_read(data):
-        if entry["external_id"] and ItemGroup.objects.filter(project=project, external_id=entry["external_id"]).exists():
-            raise PublishedMeterError(f"line {entry['line']}: entry {entry['external_id']} is already in the project")
-        group = pipeline.entry_create(project=project, external_id=entry["external_id"], context=entry["context"],
+        external_id = entry["external_id"]
+        if external_id and ItemGroup.objects.filter(project=project, external_id=external_id).exists():
+            raise PublishedMeterError(f"line {entry['line']}: entry {external_id} is already in the project")
+        group = pipeline.entry_create(project=project, external_id=external_id, context=entry["context"],
                                       cause=entry["cause"], effect=entry["effect"])
         group.metadata = {**group.metadata, "stage": "editing", "source": "meter:published"}
         group.save(update_fields=["metadata"])
@@ -129,12 +133,13 @@ def published_entries_import(*, project: Project, data: bytes) -> list[ItemGroup
 
 def _question_create(entry: ItemGroup, level: str, spec: dict) -> Item:
     item = Item.objects.create(
-        project=entry.project, group=entry, position_in_group=LEVELS.index(level) + 1, question=spec["question"],
-        causal_class=level, source="meter:published", text_key=text_key(spec["question"]),
+        project=entry.project, group=entry, position_in_group=LEVELS.index(level) + 1,
+        question=spec["question"], causal_class=level, source="meter:published",
+        text_key=text_key(spec["question"]),
         external_id=f"{entry.external_id}-{level}" if entry.external_id else "",
         reference_answer=spec["options"][spec["answer"]], status=Item.Status.IN_REVIEW, round=1,
-        metadata={"role": pipeline.QUESTION, "level": level, "stage": "editing", "published_answer": spec["answer"],
-                  "rounds": {"1": {"stage": "editing"}}},
+        metadata={"role": pipeline.QUESTION, "level": level, "stage": "editing",
+                  "published_answer": spec["answer"], "rounds": {"1": {"stage": "editing"}}},
     )
     Option.objects.bulk_create(
         Option(item=item, role=spec["roles"][letter], text=spec["options"][letter],

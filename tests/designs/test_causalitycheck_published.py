@@ -1,5 +1,6 @@
-"""CausalityCheck's multiple-choice seeds as published (Context, Question, Choice_1–4, Answer 1–4, the reasoning
-chain where given) imported as seeds; a row with every ingredient is derived into its 36 items at once."""
+"""CausalityCheck's multiple-choice seeds as published (Context, Question, Choice_1–4, Answer 1–4, the
+reasoning chain where given) imported as seeds; a row with every ingredient is derived into its 36 items at
+once."""
 
 import csv
 import io
@@ -45,12 +46,13 @@ def test_each_row_becomes_a_seed_with_its_four_options_answer_and_reasoning_chai
     assert [seed.external_id for seed in seeds] == ["cp-h-0001", "cp-h-0002", "cp-m-0003"]
     first = seeds[0]
     assert first.kind == SEED_KIND and first.context.startswith("Journalists are facing criticism")
-    assert first.metadata["question"] == "What is the result of the surge in interest in AI in terms of media coverage?"
+    question = "What is the result of the surge in interest in AI in terms of media coverage?"
+    assert first.metadata["question"] == question
     assert len(first.metadata["options"]) == 4
     assert first.metadata["answer_index"] == 2  # the paper's "Answer: 3"
-    assert first.metadata["ingredients"] == {"causal_chain": "surge in interest in AI → increased media coverage → "
-                                                             "greater responsibility on the media to report on AI "
-                                                             "accurately"}
+    assert first.metadata["ingredients"] == {"causal_chain": (
+        "surge in interest in AI → increased media coverage → greater responsibility on the media to report "
+        "on AI accurately")}
     assert seeds[2].metadata["ingredients"] == {}  # no chain given
     assert derived == 0 and not causalitycheck.items.exists()  # the checklist job writes what the seeds lack
 
@@ -69,7 +71,8 @@ def test_a_seed_published_with_every_ingredient_is_derived_into_its_36_items(cau
               "Answer": "ABCD"[spec["answer_index"]], **{name: spec[name] for name in INGREDIENTS}}
     data = (json.dumps(record, ensure_ascii=False) + "\n").encode()
 
-    added = design_for(causalitycheck).published_import(project=causalitycheck, data=data, filename="seeds.jsonl")
+    design = design_for(causalitycheck)
+    added = design.published_import(project=causalitycheck, data=data, filename="seeds.jsonl")
 
     assert added == "1 seeds added, 36 checklist items derived"
     items = causalitycheck.items.all()

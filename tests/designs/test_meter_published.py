@@ -41,7 +41,8 @@ def test_each_line_becomes_an_entry_with_its_pair_and_three_questions_of_five_op
     questions = list(first.items.order_by("position_in_group"))
     assert [(q.causal_class, q.metadata["level"], q.metadata["stage"]) for q in questions] == [
         ("L1", "L1", "editing"), ("L2", "L2", "editing"), ("L3", "L3", "editing")]
-    assert all(q.status == Item.Status.IN_REVIEW and q.metadata["role"] == pipeline.QUESTION for q in questions)
+    assert all(q.status == Item.Status.IN_REVIEW for q in questions)
+    assert all(q.metadata["role"] == pipeline.QUESTION for q in questions)
     options = list(questions[0].options.order_by("position"))
     assert len(options) == 5 and options[1].role == "correct"  # the published answer is B, kept at B
     assert questions[0].reference_answer == options[1].text
@@ -97,12 +98,31 @@ def test_malformed_json_and_repeated_ids_are_refused_by_line(meter):
     with pytest.raises(PublishedMeterError, match=r"line 3: id 'meter-0001' is also on line 1"):
         published_entries_import(project=meter, data=as_jsonl(records))
     published_entries_import(project=meter, data=EXAMPLE)
-    with pytest.raises(CommandError, match="Nothing was imported: line 1: entry meter-0001 is already in the project"):
+    already = "Nothing was imported: line 1: entry meter-0001 is already in the project"
+    with pytest.raises(CommandError, match=already):
         call_command("import_questions", str(DATA / "meter_published.jsonl"), project=meter.slug)
     assert ItemGroup.objects.filter(project=meter).count() == 3
 
 
 def test_files_of_another_shape_are_left_to_the_common_import(meter):
     design = design_for(meter)
-    assert design.published_import(project=meter, data=b"question,answer\nWhy?,Because.\n", filename="q.csv") is None
+    rows = b"question,answer\nWhy?,Because.\n"
+    assert design.published_import(project=meter, data=rows, filename="q.csv") is None
     assert design.published_import(project=meter, data=b'{"question": "Why?"}\n', filename="q.jsonl") is None
+
+
+def test_the_import_page_takes_the_published_file_and_names_a_broken_line(meter, owner, client_for):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    url = reverse("annotation:import_list", args=[meter.slug])
+    records = lines(EXAMPLE)
+    records[2]["L3"]["answer"] = ""
+    refused = client_for(owner).post(url, {"file": SimpleUploadedFile("meter.jsonl", as_jsonl(records))})
+    assert refused.status_code == 200
+    assert "line 3, L3: answer must be a letter A to E" in refused.content.decode()
+    assert not meter.items.exists()
+
+    response = client_for(owner).post(url, {"file": SimpleUploadedFile("meter.jsonl", EXAMPLE)}, follow=True)
+    assert "3 entries added, three questions each" in response.content.decode()
+    assert meter.items.count() == 9
