@@ -83,6 +83,21 @@ class CausalityCheckDesign(ProjectDesign):
             "design_settings": {"double_prompt": True, "kappa_threshold": KAPPA_THRESHOLD},
         }
 
+    def published_import(self, *, project, data, filename):
+        from annotation.importing.errors import ImportFileError
+        from annotation.importing.tables import open_table
+
+        from .published import is_published_seeds, published_seeds_import
+
+        try:
+            columns = open_table(data, filename).columns
+        except ImportFileError:
+            return None  # the common import says what is wrong with the file
+        if not is_published_seeds(columns):
+            return None
+        seeds, derived = published_seeds_import(project=project, data=data, filename=filename)
+        return f"{len(seeds)} seeds added, {derived} checklist items derived"
+
     def load_example(self, project, users: dict) -> dict:
         data = json.loads((DATA / self.example_file).read_text(encoding="utf-8"))
         items = []

@@ -75,6 +75,13 @@ class MeterDesign(ProjectDesign):
             "design_settings": {"seed": pipeline.DEFAULT_SEED, "class_definitions": LEVEL_DEFINITIONS},
         }
 
+    def published_import(self, *, project, data, filename):
+        from .published import is_published_meter, published_entries_import
+
+        if not is_published_meter(data, filename):
+            return None  # other files (the example's pairs as rows, questions) go through the common import
+        return f"{len(published_entries_import(project=project, data=data))} entries added, three questions each"
+
     def load_example(self, project, users: dict) -> dict:
         """The example entries as cause–effect pairs (the first stage); their hand-written questions stay in the
         file as what generation should produce (the fake model server replays them in the tests)."""

@@ -1,0 +1,94 @@
+"""CausalityCheck's multiple-choice seeds as they are published (paper, section 2.3 and appendix J): a
+context, a question, four choices and the answer's number —
+
+    Context, Question, Choice_1, Choice_2, Choice_3, Choice_4, Answer (1–4, or the letter A–D)
+
+with, where given, an id and the seed's reasoning chain ("A → B → C", stored as its correct causal chain).
+Read through the import's table reader (CSV, TSV, XLSX, JSONL, Parquet; column names in any case). Each row
+becomes a seed (``seed_create``); a row that also brings every other ingredient (the example file's names:
+entity, invented_entity, corrupted_chain, ...) is derived into its 36 task × variant items at once, the others
+wait for the checklist job to write what they lack. All seeds or none."""
+
+from django.db import transaction
+
+from annotation.importing.mapping import fold
+from annotation.importing.tables import open_table
+from annotation.models import ItemGroup, Project
+
+from .seeds import INGREDIENTS, LETTERS, SeedInvalid, seed_create, seed_derive
+
+CHOICES = ("choice_1", "choice_2", "choice_3", "choice_4")
+CHAIN_COLUMNS = ("causal_chain", "reasoning_chain", "chain", "reasoning")
+ID_COLUMNS = ("id", "external_id", "seed_id", "seed")
+
+
+def is_published_seeds(columns: list[str]) -> bool:
+    """Whether a table has the published layout (four Choice_n columns); other files go through the common
+    import."""
+    folded = {fold(column) for column in columns}
+    return all(choice in folded for choice in CHOICES)
+
+
+def published_seed_specs(data: bytes, filename: str) -> list[dict]:
+    """One seed spec per row (the shape ``seed_create`` takes). Raises SeedInvalid naming the row."""
+    table = open_table(data, filename)
+    columns = {fold(column): column for column in reversed(table.columns)}
+    missing = [name for name in ("context", "question", *CHOICES, "answer") if name not in columns]
+    if missing:
+        raise SeedInvalid(f"{filename}: missing column(s) {', '.join(missing)} "
+                          f"(found: {', '.join(table.columns)})")
+    id_column = next((columns[name] for name in ID_COLUMNS if name in columns), None)
+    chain_column = next((columns[name] for name in CHAIN_COLUMNS if name in columns), None)
+    specs = []
+    for row, (_line, record) in enumerate(table.rows, start=1):  # rows counted from 1, the header left out
+        answer = _answer_index(record.get(columns["answer"]))
+        if answer is None:
+            raise SeedInvalid(f"row {row}: answer must be 1, 2, 3 or 4 (or A to D), "
+                              f"not {record.get(columns['answer'])!r}")
+        spec = {
+            "external_id": str(record.get(id_column) or "").strip() if id_column else "",
+            "context": _text(record.get(columns["context"])),
+            "question": _text(record.get(columns["question"])),
+            "options": [_text(record.get(columns[choice])) for choice in CHOICES], "answer_index": answer,
+        }
+        spec["external_id"] = spec["external_id"] or f"{filename.rsplit('.', 1)[0]}-{row}"
+        for name in INGREDIENTS:
+            if name in columns and record.get(columns[name]) not in (None, ""):
+                spec[name] = record[columns[name]]
+        if chain_column and "causal_chain" not in spec and _text(record.get(chain_column)):
+            spec["causal_chain"] = _text(record.get(chain_column))
+        specs.append((row, spec))
+    if table.errors:
+        raise SeedInvalid(str(table.errors[0]))
+    if not specs:
+        raise SeedInvalid(f"{filename}: the file has no seeds")
+    return specs
+
+
+def _text(value) -> str:
+    return "" if value is None else str(value).strip()
+
+
+def _answer_index(value) -> int | None:
+    """The correct choice's place: the paper writes its number (1–4); a letter A–D or "Choice_3" also do."""
+    text = fold(_text(value).removesuffix(".0")).removeprefix("choice_").upper()  # 3.0: a spreadsheet's 3
+    if text in ("1", "2", "3", "4"):
+        return int(text) - 1
+    return LETTERS.index(text) if text in LETTERS else None
+
+
+@transaction.atomic
+def published_seeds_import(*, project: Project, data: bytes, filename: str) -> tuple[list[ItemGroup], int]:
+    """Every seed of the published file; returns the seeds and how many items were derived at once."""
+    seeds, derived = [], 0
+    for row, spec in published_seed_specs(data, filename):
+        group = seed_create(project=project, spec=spec, where=f"row {row}")
+        group.metadata = {**group.metadata, "source": "causalitycheck:published"}
+        group.save(update_fields=["metadata"])
+        if not [name for name in INGREDIENTS if name not in spec]:
+            try:
+                derived += len(seed_derive(group=group))
+            except SeedInvalid as exc:
+                raise SeedInvalid(f"row {row}: {exc}") from exc
+        seeds.append(group)
+    return seeds, derived
