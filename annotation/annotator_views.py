@@ -36,12 +36,12 @@ from .models import Assignment, CurationDecision, Item, Option
 from .permissions import (
     Role,
     can_edit_item,
-    may_edit_item,
     get_assignment_for_user,
     get_item_for_editing,
     get_item_for_user,
     get_project_for_user,
     has_role,
+    may_edit_item,
 )
 from .services import EditConflict
 

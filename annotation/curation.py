@@ -97,9 +97,7 @@ class ApprovalRule:
             means = agreement.mean_ratings.values()
             if any(mean is None or mean < self.min_mean_rating for mean in means):
                 return False
-        if self.class_agreed and any(label != item.causal_class for label in agreement.class_labels):
-            return False
-        return True
+        return not (self.class_agreed and any(label != item.causal_class for label in agreement.class_labels))
 
     def describe(self) -> str:
         parts = [_("every vote is “accept”") if self.votes == "all_accept" else _("the majority votes “accept”")]

@@ -248,6 +248,10 @@ class DroppedRow(models.Model):
         verbose_name_plural = _("dropped rows")
         ordering = ["batch", "line"]
 
+    def __str__(self) -> str:
+        return f"line {self.line}: {self.stage}"
+
+
 
 class Item(models.Model):
     class Origin(models.TextChoices):
@@ -559,12 +563,12 @@ class Profile(models.Model):
     # WCAG 2.1.4: single-key shortcuts can be turned off.
     shortcuts = models.BooleanField(_("single-key shortcuts"), default=True)
 
-    def __str__(self) -> str:
-        return f"{self.user} ({self.language or 'browser'})"
-
     class Meta:
         verbose_name = _("profile")
         verbose_name_plural = _("profiles")
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.language or 'browser'})"
 
 
 class Draft(models.Model):
@@ -575,12 +579,12 @@ class Draft(models.Model):
     data = models.JSONField(default=dict)
     updated_at = models.DateTimeField(auto_now=True)
 
-    def __str__(self) -> str:
-        return f"draft of assignment {self.assignment_id}"
-
     class Meta:
         verbose_name = _("draft")
         verbose_name_plural = _("drafts")
+
+    def __str__(self) -> str:
+        return f"draft of assignment {self.assignment_id}"
 
 
 class JudgmentVersion(models.Model):

@@ -25,8 +25,8 @@ import tempfile
 import threading
 import time
 from collections import defaultdict
-from importlib import import_module
 from http.cookies import SimpleCookie
+from importlib import import_module
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -136,12 +136,13 @@ def start_server(port: int, workers: int, log_path: Path) -> subprocess.Popen:
     """gunicorn on the benchmark's database; its own messages go to a file beside the access log."""
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "causalqa_site.settings", "DEBUG": "0", "LOG_LEVEL": "ERROR",
            "PYTHONPATH": str(ROOT)}
-    server = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "causalqa_site.wsgi", "--bind", f"127.0.0.1:{port}",
-         "--workers", str(workers), "--worker-class", "sync", "--keep-alive", "30", "--log-level", "error",
-         "--access-logfile", str(log_path), "--access-logformat", "%(m)s %(U)s %(s)s %(D)s"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=open(log_path.with_name("server.log"), "ab"),
-    )
+    with open(log_path.with_name("server.log"), "ab") as errors:  # the child keeps its own descriptor
+        server = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "causalqa_site.wsgi", "--bind", f"127.0.0.1:{port}",
+             "--workers", str(workers), "--worker-class", "sync", "--keep-alive", "30", "--log-level", "error",
+             "--access-logfile", str(log_path), "--access-logformat", "%(m)s %(U)s %(s)s %(D)s"],
+            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=errors,
+        )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:

@@ -178,7 +178,7 @@ def _stand_in(name: str, value, number: int, connection, origins: dict, index: i
     elif isinstance(value, str):
         stand_in = f"{_TEXT_MARK}{number}"
     else:
-        stand_in = dt.datetime(1901, 1, 1, microsecond=number + 1, tzinfo=dt.timezone.utc)
+        stand_in = dt.datetime(1901, 1, 1, microsecond=number + 1, tzinfo=dt.UTC)
         adapted = connection.ops.adapt_datetimefield_value(stand_in)
         if adapted != stand_in:  # SQLite takes text
             origins[adapted] = _Slot(name, index, connection.ops.adapt_datetimefield_value)

@@ -9,6 +9,7 @@ On the embedded default the worker uses kombu's filesystem transport, so nothing
 needs to be installed or started by hand. With REDIS_URL set it uses Redis.
 """
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -52,10 +53,8 @@ def stop_children(children: dict[str, subprocess.Popen], timeout: float = STOP_S
             child.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             print(f"  {name} did not stop within {timeout:.0f} s; killing it", flush=True)
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(child.pid, signal.SIGKILL)  # its own session: the master and its workers
-            except ProcessLookupError:
-                pass
             child.wait()
 
 

@@ -16,7 +16,6 @@ from rest_framework.views import APIView
 from annotation.api_permissions import ProjectRole
 from annotation.api_strict import CheckedCursorPagination, StrictQueryMixin
 from annotation.permissions import Role
-
 from generation.selectors import endpoint_named
 
 from .models import Release, ReleaseItem

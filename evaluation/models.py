@@ -99,6 +99,9 @@ class ReleaseItem(models.Model):
             models.UniqueConstraint(fields=["release", "split", "position"], name="releaseitem_unique_position"),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.split} #{self.position} of release {self.release_id}"
+
 
 # --- benchmark runs ----------------------------------------------------------------------------------
 
@@ -106,6 +109,7 @@ class ReleaseItem(models.Model):
 def default_metadata_keys() -> dict:
     """Which key of an item's metadata holds its causal level, question type, task and variant."""
     return {"level": "level", "type": "perspective", "task": "task", "variant": "variant"}
+
 
 
 class EvalRun(models.Model):
@@ -221,6 +225,10 @@ class EvalResponse(models.Model):
                                     name="evalresponse_unique"),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.condition} answer to release item {self.release_item_id} (run {self.run_id})"
+
+
 
 class JudgeScore(models.Model):
     """The judge's 1–5 scores of one answer: a model's response, or (no response) the reference answer."""
@@ -243,6 +251,10 @@ class JudgeScore(models.Model):
             models.UniqueConstraint(fields=["run", "release_item"], condition=Q(response__isnull=True),
                                     name="judgescore_unique_reference"),
         ]
+
+    def __str__(self) -> str:
+        return f"judge score of release item {self.release_item_id} (run {self.run_id})"
+
 
 
 class Ranking(models.Model):
@@ -269,6 +281,10 @@ class Ranking(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["run", "release_item", "endpoint", "repetition"], name="ranking_unique"),
         ]
+
+    def __str__(self) -> str:
+        return f"ranking of release item {self.release_item_id} (run {self.run_id})"
+
 
 
 class ApiToken(models.Model):

@@ -18,7 +18,6 @@ from .releases.build import (
     freeze_items,
     plan_positions,
     releasable_items,
-    release_checksum,
     release_facts,
 )
 from .releases.card import render_card

@@ -15,9 +15,9 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from annotation.polling import poll_response
 from annotation.designs import design_for
 from annotation.permissions import Role, get_project_for_user
+from annotation.polling import poll_response
 
 from . import plots
 from .forms import AgreementFilterForm, ApiTokenForm, ReleaseForm
@@ -49,7 +49,6 @@ from .tokens import (
     token_revoke,
     token_withdraw_project,
 )
-
 
 
 @login_required

@@ -13,7 +13,6 @@ from django.utils.translation import pgettext_lazy
 
 from annotation.models import Item, Project
 
-
 # Only variables named like API keys may be named, so an endpoint cannot be pointed at
 # SECRET_KEY, DATABASE_URL or any other secret of the site and send it to a server.
 API_KEY_ENV_NAME = RegexValidator(
@@ -279,12 +278,12 @@ class ProjectGenerationSettings(models.Model):
         help_text=_("When a curator sends an item back for revision, ask a model to rewrite the answer."),
     )
 
-    def __str__(self) -> str:
-        return f"generation settings of {self.project}"
-
     class Meta:
         verbose_name = _("generation settings")
         verbose_name_plural = _("generation settings of projects")
+
+    def __str__(self) -> str:
+        return f"generation settings of {self.project}"
 
 
 class QuestionEmbedding(models.Model):

@@ -2,9 +2,9 @@ from rest_framework import serializers
 
 from annotation.api_strict import StrictInputSerializer
 
+from .kinds import job_kinds
 from .models import GenerationJob, LLMCall, ModelEndpoint, PromptTemplate
 from .services.jobs import ANSWER_VARIANTS
-from .kinds import job_kinds
 
 
 class EndpointOutputSerializer(serializers.ModelSerializer):

@@ -10,9 +10,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from annotation.polling import poll_response
 from annotation.models import Item, Topic
 from annotation.permissions import Role, get_project_for_user, has_role
+from annotation.polling import poll_response
 from annotation.topics import (
     class_targets_set,
     item_move_to_topic,
@@ -28,8 +28,14 @@ from .topics import selectors as topic_selectors
 from .topics.balance import class_gaps, gap_jobs_start, gap_proposals
 from .topics.duplicates import near_duplicate_resolve
 from .topics.embeddings import local_model_of, needs_ml_extra
-from .topics.proposal import applied_runs, pending_proposal, proposal_compare, topic_run_apply, topic_run_discard
 from .topics.forms import ClassTargetsForm, FillGapForm, TopicChoiceForm, TopicRenameForm, TopicRunForm
+from .topics.proposal import (
+    applied_runs,
+    pending_proposal,
+    proposal_compare,
+    topic_run_apply,
+    topic_run_discard,
+)
 from .topics.run import latest_run, seed_words_format, topic_run_create
 
 PROPOSAL_FIELDS = ("topic", "endpoint", "answer_endpoint", "answer_variant", "batch_size")

@@ -69,9 +69,8 @@ class CeleryWorker:
             "STALE_SWEEP_SECONDS": "0.5",
             **self.extra_env,
         }
-        log = open(self.log_path, "ab")
-        self.process = subprocess.Popen(self.command(), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-        log.close()
+        with open(self.log_path, "ab") as log:  # the child keeps its own copy of the descriptor
+            self.process = subprocess.Popen(self.command(), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
         self.wait_ready(wait)
 
     def wait_ready(self, wait: float) -> None:

@@ -7,9 +7,9 @@ from django.utils.translation import gettext_lazy as _
 
 from ..models import Project
 from .errors import ImportFileError
-from .reasons import row_error_translated
 from .mapping import FIELDS, propose
 from .read import LabelResolver, json_value
+from .reasons import row_error_translated
 from .tables import UNREADABLE, open_table, unreadable
 
 PREVIEW_ROWS = 5

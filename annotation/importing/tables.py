@@ -8,8 +8,8 @@ CSV or JSONL (the header is line 1), the row number of a spreadsheet (the header
 number of a Parquet or Arrow table (first row 1, numbered on across splits).
 """
 
-import csv
 import codecs
+import csv
 import io
 import json
 import tempfile

@@ -21,6 +21,7 @@ from django.utils.translation import gettext as _
 from annotation.curation import item_decide
 from annotation.models import Assignment, CurationDecision, Item, Project
 from annotation.services import Author, item_update
+
 from .design import AWAITING_CHECK, DOMAINS, PERSPECTIVES, QUESTION_TYPES, normalise_answer
 
 AGREED, DISPUTED, ADJUDICATED = "agreed", "disputed", "adjudicated"

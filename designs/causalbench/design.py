@@ -18,9 +18,9 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils.translation import gettext_lazy as _
 
+from annotation.designs.base import ExportFile, ProjectDesign, Stage, register
 from annotation.importing.funnel import text_key
 from annotation.models import Item, ItemGroup, Project
-from annotation.designs.base import ExportFile, ProjectDesign, Stage, register
 
 # Questions of a scenario in review still without their second, blind answer: the check queue's to hand out.
 AWAITING_CHECK = Q(status=Item.Status.IN_REVIEW, group__kind="scenario") & ~Q(metadata__has_key="check")

@@ -10,6 +10,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.permissions import Role, get_item_for_user, get_project_for_user
+
 from .checks import (
     CheckRefused,
     adjudication_queue,

@@ -9,6 +9,12 @@
 
 from django.db.models import F
 
+from annotation.models import Item, ItemGroup, Revision
+from annotation.services import item_snapshot, item_start_round, item_update
+from generation.models import GenerationJob, LLMCall
+from generation.services.work import NotApplied, Work, author_of, provenance
+
+from .checks import CheckRefused, check_record
 from .design import (
     PERSPECTIVES,
     QUESTION_TYPES,
@@ -17,12 +23,6 @@ from .design import (
     question_item,
     scenario_add,
 )
-from .checks import CheckRefused, check_record
-from annotation.models import Item, ItemGroup, Revision
-from annotation.services import item_snapshot, item_start_round, item_update
-
-from generation.models import GenerationJob, LLMCall
-from generation.services.work import NotApplied, Work, author_of, provenance
 
 MAX_EXAMPLES = 3
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 from django.utils.translation import gettext_lazy as _
 
-from annotation.models import Item
 from annotation.designs.base import ExportFile, ProjectDesign, Stage, register
+from annotation.models import Item
+
 from .checks import checklist_warnings, snapshot
 from .seeds import (
     LABEL_NAMES,

@@ -3,7 +3,6 @@
 from functools import lru_cache
 
 import yaml
-
 from django.db.models import F
 
 from annotation.models import Item

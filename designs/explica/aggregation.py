@@ -25,6 +25,7 @@ from django.utils import timezone
 from annotation.curation import items_approve
 from annotation.models import Assignment, Item, ItemGroup, Judgment, Membership, Project
 from annotation.queue import items_recount_rounds
+
 from .design import RATING, direction_of, unrelated_rule
 
 # The paper does not say how the "overall mean" of the unrelated rule treats connectives with fewer ratings. It

@@ -17,9 +17,9 @@ from pathlib import Path
 from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
+from annotation.designs.base import ExportFile, ProjectDesign, Stage, register
 from annotation.importing.funnel import text_key
 from annotation.models import Item, ItemGroup, Project
-from annotation.designs.base import ExportFile, ProjectDesign, Stage, register
 
 DATA = Path(__file__).resolve().parent / "data"  # the example dataset
 

@@ -13,13 +13,14 @@ from django.views.decorators.http import require_POST
 from annotation.importing.errors import ImportFileError
 from annotation.models import Item, ItemGroup
 from annotation.permissions import Role, get_project_for_user
+
+from .aggregation import explica_aggregate, explica_tie_resolve
 from .design import (
     DEFAULT_CONNECTIVES,
     DesignSettingsError,
     explica_settings_update,
     unrelated_rule,
 )
-from .aggregation import explica_aggregate, explica_tie_resolve
 from .published import published_pairs_import
 
 MAX_UPLOAD = 5 * 1024 * 1024

@@ -9,8 +9,9 @@ import json
 
 from django.utils.translation import gettext_lazy as _
 
-from annotation.models import ItemGroup, Option
 from annotation.designs.base import ExportFile, ProjectDesign, Stage, register
+from annotation.models import ItemGroup, Option
+
 from . import export, pipeline
 from .stems import DATA, LEVELS, letter_balance, stem_bank
 

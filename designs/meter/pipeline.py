@@ -21,6 +21,7 @@ from annotation.curation import item_decide
 from annotation.importing.funnel import text_key
 from annotation.models import Item, ItemGroup, Judgment, Option, Project, Revision
 from annotation.services import item_snapshot, item_start_round
+
 from .stems import LEVELS, ROLES, option_positions
 
 ENTRY = "entry"

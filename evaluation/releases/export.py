@@ -200,7 +200,8 @@ def export_release(release, out_dir: Path | str, formats: tuple[str, ...] = FORM
     sums["README.md"] = hashlib.sha256(readme).hexdigest()
     done = 0
     for split in SPLITS:
-        handles = {fmt: _Hashing(open(out / data_path(split, fmt), "wb")) for fmt in formats}
+        # closed in the ``finally`` below, after every format's writer has finished
+        handles = {fmt: _Hashing(open(out / data_path(split, fmt), "wb")) for fmt in formats}  # noqa: SIM115
         writers = {fmt: WRITERS[fmt](handle) for fmt, handle in handles.items()}
         try:
             for batch in _batches(release, split):

@@ -24,7 +24,7 @@ from ..agreement.statistics import krippendorff_alpha
 from ..agreement.table import RatingTable
 from ..models import EvalResponse, EvalRun, JudgeScore, Ranking
 from . import metrics
-from .conditions import CLOSED, OPEN, REFERENCE, option_role, question_of, record_metadata
+from .conditions import CLOSED, OPEN, option_role, question_of, record_metadata
 
 SCALE = [1, 2, 3, 4, 5]
 

@@ -196,9 +196,8 @@ class QuestionsWork(Work):
 
     def plan(self):
         count, batch = self.job.params["count"], self.job.params.get("batch_size", 10)
-        calls, number = [], 0
-        for start in range(0, count, batch):
-            number += 1
+        calls = []
+        for number, start in enumerate(range(0, count, batch), start=1):
             size = min(batch, count - start)
             calls.append(self.new_call(purpose=f"questions:{number}", request={"planned": {"count": size}}))
         return calls

@@ -169,7 +169,7 @@ def test_the_export_adds_the_design_files_and_checksums_cover_them(client_for, p
     archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
     root = f"{project.slug}-{release.tag}"
     assert archive.read(f"{root}/design/items.jsonl") == jsonl
-    assert f"design/items.csv" in archive.read(f"{root}/checksums.txt").decode()
+    assert "design/items.csv" in archive.read(f"{root}/checksums.txt").decode()
 
     api = client.get(f"/api/v1/projects/{project.slug}/releases/{release.tag}/files/design/items.jsonl")
     assert api.status_code == 200 and b"".join(api.streaming_content) == jsonl

@@ -47,7 +47,7 @@ def test_a_row_error_names_its_line_in_portuguese():
 
 
 def test_the_csv_reader_writes_a_reason_the_template_matches():
-    data = "pergunta,classe\nPor que chove?,associational,extra\n".encode()
+    data = b"pergunta,classe\nPor que chove?,associational,extra\n"
     with ExitStack() as stack:
         table = open_table(data, "perguntas.csv", stack=stack)
         list(table.rows)

@@ -68,7 +68,8 @@ def test_shared_python_modules_never_name_a_design():
 
 def test_shared_templates_never_branch_on_a_design_or_include_its_templates():
     keys = design_keys()
-    named = re.compile(r"""["'](%s)["']|designs/(%s)/|designs:""" % ("|".join(keys), "|".join(keys)))
+    alternatives = "|".join(keys)
+    named = re.compile(rf"""["']({alternatives})["']|designs/({alternatives})/|designs:""")
     found = [f"{path.relative_to(ROOT)}: {match.group(0)}"
              for path in shared_templates() for match in named.finditer(path.read_text(encoding="utf-8"))]
     assert found == []

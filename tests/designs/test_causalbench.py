@@ -12,19 +12,14 @@ Yes/no balance of the example (designs/causalbench/data/causalbench.json), count
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from django.template.loader import render_to_string
 from django.urls import reverse
 
 from annotation.designs import design_for
-from designs.causalbench.design import (
-    PERSPECTIVES,
-    ScenarioInvalid,
-    example_scenarios_load,
-    read_example,
-    scenario_add,
-)
+from annotation.models import Assignment, CurationDecision, Item, ItemGroup, Membership, Project, Revision
 from designs.causalbench.checks import (
     adjudication_queue,
     check_adjudicate,
@@ -33,7 +28,13 @@ from designs.causalbench.checks import (
     check_report,
     questions_to_check,
 )
-from annotation.models import Assignment, CurationDecision, Item, ItemGroup, Membership, Project, Revision
+from designs.causalbench.design import (
+    PERSPECTIVES,
+    ScenarioInvalid,
+    example_scenarios_load,
+    read_example,
+    scenario_add,
+)
 from evaluation.agreement import RatingTable, cohen_kappa
 from evaluation.services import release_cut
 from generation.models import LLMCall, ModelEndpoint
@@ -372,7 +373,7 @@ def test_a_code_scenario_page_stays_under_150_kb_of_js_and_css_with_no_script_of
     assert page.context["item"].group.metadata["domain"] == "code" and '<div class="code-scenario"' in html
     assets = re.findall(r'<script[^>]+src="([^"]+)"', html) + re.findall(r'<link[^>]+href="([^"]+\.css)"', html)
     assert all(url.startswith("/static/") for url in assets), assets
-    sizes = sum(len(open(finders.find(url.removeprefix("/static/")), "rb").read()) for url in assets)
+    sizes = sum(Path(finders.find(url.removeprefix("/static/"))).stat().st_size for url in assets)
     assert sizes + len(html.encode()) < 150 * 1024  # the highlighting's inline styles included
     assert "<script>" not in html
 
@@ -476,7 +477,6 @@ def test_the_annotator_sees_the_scenario_once_and_checks_the_answer_instead_of_r
         owner, curator, annotators, client_for):
     from annotation.models import Judgment
     from annotation.queue import assignment_next
-
     from designs.causalbench.checks import check_record, questions_to_check
 
     project = causalbench_project(owner, curator, annotators)

@@ -15,6 +15,9 @@ from django.urls import reverse
 
 from annotation.curation import ApprovalRule, items_bulk_approve
 from annotation.designs import design_for
+from annotation.judging import judgment_submit
+from annotation.models import Item, Membership, Project
+from annotation.queue import assignment_next
 from designs.causalitycheck.design import DATA as DESIGN_DATA
 from designs.causalitycheck.seeds import (
     VERDICTS,
@@ -25,9 +28,6 @@ from designs.causalitycheck.seeds import (
     seed_derive,
     unanswerable_answer_text,
 )
-from annotation.judging import judgment_submit
-from annotation.models import Item, Membership, Project
-from annotation.queue import assignment_next
 from evaluation.selectors.cells import cell_kappa_grid
 from evaluation.services import ReleaseError, release_create, release_cut
 from generation.models import GenerationJob, LLMCall

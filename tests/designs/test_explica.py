@@ -27,6 +27,10 @@ import numpy as np
 import pytest
 
 from annotation.designs import design_for
+from annotation.judging import judgment_submit, judgment_validate
+from annotation.models import Item, ItemGroup, Judgment, Membership, Project
+from annotation.queue import assignment_next
+from designs.explica.aggregation import explica_aggregate, explica_tie_resolve
 from designs.explica.design import (
     DesignSettingsError,
     connectives_of,
@@ -34,10 +38,6 @@ from designs.explica.design import (
     explica_pair_add,
     read_example,
 )
-from designs.explica.aggregation import explica_aggregate, explica_tie_resolve
-from annotation.judging import judgment_submit, judgment_validate
-from annotation.models import Item, ItemGroup, Judgment, Membership, Project
-from annotation.queue import assignment_next
 from evaluation.releases.export import zip_stream
 from evaluation.selectors.agreement import project_agreement
 from evaluation.services import release_cut

@@ -12,12 +12,12 @@ from django.urls import reverse
 from annotation import queue
 from annotation.curation import item_decide
 from annotation.designs import design_for
-from designs.meter.stems import DATA as DESIGN_DATA
-from designs.meter import pipeline
-from designs.meter.stems import LETTERS, letter_balance, option_positions, stem_bank
 from annotation.judging import item_edit, judgment_submit
 from annotation.models import Item, ItemGroup, Judgment, Membership
 from annotation.projects import project_create
+from designs.meter import pipeline
+from designs.meter.stems import DATA as DESIGN_DATA
+from designs.meter.stems import LETTERS, letter_balance, option_positions, stem_bank
 from evaluation.releases.export import export_release
 from evaluation.selectors import project_agreement
 from evaluation.services import release_cut

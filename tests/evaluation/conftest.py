@@ -2,8 +2,6 @@
 
 import pytest
 
-from tests.workers import QUICK_JOB_SETTINGS, CeleryWorker
-
 from tests.generation.conftest import (  # noqa: F401 - fixtures, used by name
     api_key,
     endpoint,
@@ -12,6 +10,7 @@ from tests.generation.conftest import (  # noqa: F401 - fixtures, used by name
     prompt_templates,
     quick_generation_settings,
 )
+from tests.workers import QUICK_JOB_SETTINGS, CeleryWorker
 
 
 @pytest.fixture

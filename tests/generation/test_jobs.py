@@ -11,7 +11,14 @@ from django.urls import reverse
 from annotation.models import CurationDecision, Item, Judgment, Option, Project, Revision, Topic
 from annotation.signals import revision_requested
 from generation.models import GenerationJob, LLMCall, ProjectGenerationSettings
-from generation.services import JobInvalid, job_cancel, job_claim, job_create, job_retry_failed, jobs_resume_stale
+from generation.services import (
+    JobInvalid,
+    job_cancel,
+    job_claim,
+    job_create,
+    job_retry_failed,
+    jobs_resume_stale,
+)
 from generation.services.runner import JobRunner
 from tests.factories import ItemFactory, OptionFactory
 from tests.fake_llm import Reply

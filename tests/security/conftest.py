@@ -1,7 +1,7 @@
-from tests.generation.conftest import api_key, endpoint, fake_llm, prompt_templates  # noqa: F401 - fixtures by name
-
 import pytest
 from django.core.cache import cache
+
+from tests.generation.conftest import api_key, endpoint, fake_llm, prompt_templates  # noqa: F401 - fixtures by name
 
 
 @pytest.fixture(autouse=True)

@@ -45,9 +45,8 @@ def test_an_answer_call_page_stays_open_to_annotators(project, client_for, annot
 
 
 def causalbench_scenario(owner, curator, annotators):
-    from tests.designs.test_causalbench import causalbench_project, four
-
     from designs.causalbench.design import scenario_add
+    from tests.designs.test_causalbench import causalbench_project, four
 
     project = causalbench_project(owner, curator, annotators)
     group = scenario_add(project=project, domain="text", context="Chove; a rua molha.", questions=four(),

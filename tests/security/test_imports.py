@@ -1,9 +1,10 @@
 """Imports under concurrency and bad input: two imports of the same file at once store each row once, and bad
 files end with a message naming the line and the problem, never an exception or SQL text."""
 
+import contextlib
 import csv
-import json
 import io
+import json
 import threading
 
 import pytest
@@ -36,10 +37,9 @@ def test_two_imports_of_the_same_file_at_once_store_every_row_once():
 
     def progress(stage):
         if stage == "writing":
-            try:
+            # the other import waits for the project: this one writes alone, as it should
+            with contextlib.suppress(threading.BrokenBarrierError):
                 both_planned.wait()
-            except threading.BrokenBarrierError:
-                pass  # the other import waits for the project: this one writes alone, as it should
 
     def one_import():
         try:

@@ -1,11 +1,11 @@
 """One date format per language: English pages read "24 Nov 2026, 14:05", Portuguese ones "24/11/2026 14:05"."""
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 
 import pytest
 from django.utils import formats, translation
 
-MOMENT = datetime(2026, 11, 24, 14, 5, tzinfo=timezone.utc)
+MOMENT = datetime(2026, 11, 24, 14, 5, tzinfo=UTC)
 
 
 @pytest.mark.parametrize(("language", "expected"), [("en", "24 Nov 2026, 14:05"), ("pt-br", "24/11/2026 14:05")])

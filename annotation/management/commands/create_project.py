@@ -32,6 +32,8 @@ class Command(BaseCommand):
                 description=options["description"], created_by=owner,
             )
         except ValidationError as error:
-            raise CommandError("; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in error.message_dict.items()))
+            raise CommandError(
+                "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in error.message_dict.items())
+            ) from None
         design = design_for(project)
         self.stdout.write(self.style.SUCCESS(f"Created {project.slug} ({design.name}, {project.answer_format})."))

@@ -6,6 +6,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.designs import design_for
 from annotation.importing import (
     ImportRejected,
     Mapping,
@@ -16,7 +17,6 @@ from annotation.importing import (
     questions_import,
 )
 from annotation.importing.errors import ImportFileError
-from annotation.designs import design_for
 from annotation.importing.tables import FORMATS, open_table
 from annotation.management.lookup import project_or_error
 

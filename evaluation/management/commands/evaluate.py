@@ -8,7 +8,12 @@ from annotation.management.lookup import project_or_error
 from evaluation.models import EvalRun
 from evaluation.runs.report import report_tables
 from evaluation.runs.services import (
-    RunInvalid, run_cancel, run_claim, run_create, run_execute, template_versions_parse,
+    RunInvalid,
+    run_cancel,
+    run_claim,
+    run_create,
+    run_execute,
+    template_versions_parse,
 )
 from evaluation.selectors import release_for_user, run_progress
 from generation.management.progress import follow

@@ -8,8 +8,8 @@ from django.db.models import Q
 
 from annotation.management.lookup import project_or_error
 from generation import selectors
-from generation.management.progress import follow
 from generation.kinds import job_kinds
+from generation.management.progress import follow
 from generation.models import GenerationJob
 from generation.services import (
     JobInvalid,
@@ -21,7 +21,6 @@ from generation.services import (
     new_owner_token,
 )
 from generation.services.jobs import ANSWER_VARIANTS
-
 
 
 class Command(BaseCommand):

@@ -10,7 +10,13 @@ from annotation.management.lookup import project_or_error
 from generation.models import TopicRun
 from generation.services import JobInvalid
 from generation.topics.proposal import topic_run_apply
-from generation.topics.run import TopicParams, seed_words_parse, topic_run_claim, topic_run_create, topic_run_execute
+from generation.topics.run import (
+    TopicParams,
+    seed_words_parse,
+    topic_run_claim,
+    topic_run_create,
+    topic_run_execute,
+)
 
 
 def _execute_and_close(run_id: int) -> None:
