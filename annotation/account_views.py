@@ -20,9 +20,12 @@ from .preferences import preferences_update
 class PreferencesForm(forms.Form):
     language = forms.ChoiceField(label=gettext_lazy("Interface language"), required=False)
     shortcuts = forms.BooleanField(
-        label=gettext_lazy("Single-key shortcuts (1–5, a, r, n, e…)"), required=False,
-        help_text=gettext_lazy("Turn them off if you use speech input or keys get pressed by accident; "
-                               "shortcuts with Ctrl stay."))
+        label=gettext_lazy("Single-key shortcuts (1–5, a, r, n, e…)"),
+        required=False,
+        help_text=gettext_lazy(
+            "Turn them off if you use speech input or keys get pressed by accident; shortcuts with Ctrl stay."
+        ),
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -33,12 +36,17 @@ class PreferencesForm(forms.Form):
 @require_http_methods(["GET", "POST"])
 def preferences_page(request):
     profile = Profile.objects.filter(user=request.user).first() or Profile(user=request.user)
-    form = PreferencesForm(request.POST or None,
-                           initial={"language": profile.language, "shortcuts": profile.shortcuts})
+    form = PreferencesForm(
+        request.POST or None, initial={"language": profile.language, "shortcuts": profile.shortcuts}
+    )
     if request.method == "POST" and form.is_valid():
         try:
-            preferences_update(user=request.user, session=request.session, language=form.cleaned_data["language"],
-                               shortcuts=form.cleaned_data["shortcuts"])
+            preferences_update(
+                user=request.user,
+                session=request.session,
+                language=form.cleaned_data["language"],
+                shortcuts=form.cleaned_data["shortcuts"],
+            )
         except ValidationError as error:
             form.add_error(None, error)
         else:
@@ -54,8 +62,9 @@ def language_set(request):
     """The top bar's language form: saved on the profile when signed in, in a cookie for anonymous pages."""
     language = request.POST.get("language", "")
     following = request.POST.get("next", "/")
-    if not url_has_allowed_host_and_scheme(following, allowed_hosts={request.get_host()},
-                                           require_https=request.is_secure()):
+    if not url_has_allowed_host_and_scheme(
+        following, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
         following = "/"
     response = HttpResponseRedirect(following)
     if language not in [code for code, _name in settings.LANGUAGES]:

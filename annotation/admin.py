@@ -22,8 +22,9 @@ from .models import (
 class MembershipAdminForm(forms.ModelForm):
     """Expertise tags typed as "saúde, economia", not as JSON."""
 
-    expertise = forms.CharField(label=_("expertise tags"), required=False,
-                                help_text=_("Separated by commas, e.g. saúde, economia"))
+    expertise = forms.CharField(
+        label=_("expertise tags"), required=False, help_text=_("Separated by commas, e.g. saúde, economia")
+    )
 
     class Meta:
         model = Membership
@@ -89,7 +90,17 @@ class OptionInline(admin.TabularInline):
 
 @admin.register(Item)
 class ItemAdmin(admin.ModelAdmin):
-    list_display = ["id", "short_question", "project", "causal_class", "origin", "status", "round", "answer_by", "topic"]
+    list_display = [
+        "id",
+        "short_question",
+        "project",
+        "causal_class",
+        "origin",
+        "status",
+        "round",
+        "answer_by",
+        "topic",
+    ]
     list_filter = ["project", "status", "causal_class", "origin", "answer_by", "round"]
     search_fields = ["question", "external_id", "reference_answer"]
     list_select_related = ["project", "topic"]

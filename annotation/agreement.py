@@ -111,7 +111,11 @@ def item_agreement(judgments: Iterable, criteria: Sequence[dict]) -> ItemAgreeme
     rows = [_as_dict(judgment) for judgment in judgments]
     spreads = []
     for criterion in criteria:
-        ratings = [row["ratings"][criterion["key"]] for row in rows if row["ratings"].get(criterion["key"]) is not None]
+        ratings = [
+            row["ratings"][criterion["key"]]
+            for row in rows
+            if row["ratings"].get(criterion["key"]) is not None
+        ]
         spreads.append(
             CriterionSpread(
                 key=criterion["key"],
@@ -131,6 +135,9 @@ def item_agreement(judgments: Iterable, criteria: Sequence[dict]) -> ItemAgreeme
 
 def _as_dict(judgment) -> dict:
     if isinstance(judgment, dict):
-        return {"ratings": judgment.get("ratings") or {}, "vote": judgment.get("vote", ""),
-                "causal_class": judgment.get("causal_class", "")}
+        return {
+            "ratings": judgment.get("ratings") or {},
+            "vote": judgment.get("vote", ""),
+            "causal_class": judgment.get("causal_class", ""),
+        }
     return {"ratings": judgment.ratings or {}, "vote": judgment.vote, "causal_class": judgment.causal_class}

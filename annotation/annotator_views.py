@@ -118,17 +118,26 @@ def _judgment_form(project, item, data=None, initial=None) -> JudgmentForm:
     """The judgment form for this item: the criteria and labels its design asks for (by default the project's)."""
     design = design_for(project)
     item.project = project  # already loaded: the hooks read it
-    return JudgmentForm(data, project=project, criteria=design.judgment_criteria(item),
-                        labels=design.judgment_labels(item), asks_vote=design.judgment_asks_vote(item),
-                        initial=initial)
+    return JudgmentForm(
+        data,
+        project=project,
+        criteria=design.judgment_criteria(item),
+        labels=design.judgment_labels(item),
+        asks_vote=design.judgment_asks_vote(item),
+        initial=initial,
+    )
 
 
 def _form_key(project, item) -> str:
     """Changes whenever what the judgment form shows changes (criteria, labels), for its cached HTML."""
     design = design_for(project)
     item.project = project
-    shown = [design.judgment_criteria(item), design.judgment_labels(item), design.judgment_asks_vote(item),
-             project.label_names]
+    shown = [
+        design.judgment_criteria(item),
+        design.judgment_labels(item),
+        design.judgment_asks_vote(item),
+        project.label_names,
+    ]
     return hashlib.sha1(json.dumps(shown, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -155,7 +164,11 @@ def assignment_judge(request, slug, assignment_id):
             messages.success(request, _("Judgment saved."))
             return _go_to_next(request, project)
     assignment = get_assignment_for_user(request.user, project, assignment_id)
-    context = {**_item_context(request, project, assignment.item, assignment), "form": form, "form_is_bound": True}
+    context = {
+        **_item_context(request, project, assignment.item, assignment),
+        "form": form,
+        "form_is_bound": True,
+    }
     return render(request, "annotation/annotate.html", context, status=400)
 
 
@@ -171,8 +184,13 @@ def assignment_change(request, slug, assignment_id):
     form = _judgment_form(project, assignment.item, request.POST)
     if form.is_valid():
         try:
-            judgment_change(judgment=judgment, ratings=form.ratings(), vote=form.cleaned_data["vote"],
-                            causal_class=form.cleaned_data["causal_class"], comment=form.cleaned_data["comment"])
+            judgment_change(
+                judgment=judgment,
+                ratings=form.ratings(),
+                vote=form.cleaned_data["vote"],
+                causal_class=form.cleaned_data["causal_class"],
+                comment=form.cleaned_data["comment"],
+            )
         except ValidationError as error:
             _add_errors(form, error)
         except JudgmentLocked as locked:
@@ -204,8 +222,11 @@ def assignment_answer(request, slug, assignment_id):
     conflict = None
     if form.is_valid():
         try:
-            answer_submit(assignment=assignment, answer=form.cleaned_data["answer"],
-                          expected_version=form.cleaned_data["version"])
+            answer_submit(
+                assignment=assignment,
+                answer=form.cleaned_data["answer"],
+                expected_version=form.cleaned_data["version"],
+            )
         except ValidationError as error:
             _add_errors(form, error)
         except AssignmentClosed as closed:
@@ -219,8 +240,12 @@ def assignment_answer(request, slug, assignment_id):
             return _go_to_next(request, project, queue.ANSWER)
     assignment.refresh_from_db()
     item = conflict or assignment.item
-    context = {**_item_context(request, project, item, assignment), "answer_form": form, "skip_form": SkipForm(),
-               "answer_conflict": conflict}
+    context = {
+        **_item_context(request, project, item, assignment),
+        "answer_form": form,
+        "skip_form": SkipForm(),
+        "answer_conflict": conflict,
+    }
     return render(request, "annotation/annotate.html", context, status=409 if conflict else 400)
 
 
@@ -239,8 +264,12 @@ def assignment_skip(request, slug, assignment_id):
             messages.info(request, _("Question skipped."))
             return _go_to_next(request, project, queue.ANSWER)
     answer_form = AnswerForm(initial={"version": assignment.item.version})
-    context = {**_item_context(request, project, assignment.item, assignment), "answer_form": answer_form,
-               "skip_form": form, "skip_open": True}
+    context = {
+        **_item_context(request, project, assignment.item, assignment),
+        "answer_form": answer_form,
+        "skip_form": form,
+        "skip_open": True,
+    }
     return render(request, "annotation/annotate.html", context, status=400)
 
 
@@ -263,13 +292,28 @@ def item_part(request, slug, item_id, part):
 
     values, errors, version = _read_part(request.POST, part)
     if errors:
-        return _render_part(request, project, item, part, "part_form", draft=values, errors=errors,
-                            base_version=version or item.version)
+        return _render_part(
+            request,
+            project,
+            item,
+            part,
+            "part_form",
+            draft=values,
+            errors=errors,
+            base_version=version or item.version,
+        )
     try:
         saved = item_edit(item=item, user=request.user, part=part, values=values, base_version=version)
     except EditConflict as conflict:
-        return _render_part(request, project, conflict.current, part, "part_conflict", draft=values,
-                            base_version=conflict.current.version)
+        return _render_part(
+            request,
+            project,
+            conflict.current,
+            part,
+            "part_conflict",
+            draft=values,
+            base_version=conflict.current.version,
+        )
     return _render_part(request, project, saved, part, "part_saved", can_edit=True)
 
 
@@ -350,20 +394,30 @@ def _item_context(request, project, item, assignment) -> dict:
         "assignment": assignment,
         "options": options,
         "show_options": bool(options) or project.answer_format == project.AnswerFormat.MULTIPLE_CHOICE,
-        "can_edit": may_edit_item(request.user, project, item, lambda: assignment is None
-                                  or assignment.status == Assignment.Status.ACTIVE),
+        "can_edit": may_edit_item(
+            request.user,
+            project,
+            item,
+            lambda: assignment is None or assignment.status == Assignment.Status.ACTIVE,
+        ),
         "is_curator": has_role(request.user, project, Role.CURATOR),
         "role_choices": Option.Role.choices,
         "form_key": _form_key(project, item),
         "own_judgment": own,
-        "change_form": _judgment_form(project, item, initial=_judgment_initial(own)) if _may_change(own, item)
+        "change_form": _judgment_form(project, item, initial=_judgment_initial(own))
+        if _may_change(own, item)
         else None,
     }
 
 
 def _judgment_initial(judgment) -> dict:
     initial = {f"rating_{key}": value for key, value in (judgment.ratings or {}).items()}
-    return {**initial, "vote": judgment.vote, "causal_class": judgment.causal_class, "comment": judgment.comment}
+    return {
+        **initial,
+        "vote": judgment.vote,
+        "causal_class": judgment.causal_class,
+        "comment": judgment.comment,
+    }
 
 
 def _may_change(judgment, item) -> bool:
@@ -388,7 +442,9 @@ def _int(value) -> int | None:
         return None
 
 
-def _render_part(request, project, item, part, partial, *, draft=None, errors=None, base_version=None, can_edit=None):
+def _render_part(
+    request, project, item, part, partial, *, draft=None, errors=None, base_version=None, can_edit=None
+):
     context = {
         "project": project,
         "item": item,

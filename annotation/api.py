@@ -86,7 +86,9 @@ class ItemListApi(StrictQueryMixin, generics.ListAPIView):
         items = self.project.items.select_related("topic", "group").prefetch_related("options")
         if has_role(self.request.user, self.project, Role.CURATOR):
             items = items.prefetch_related(
-                Prefetch("judgments", queryset=Judgment.objects.select_related("annotator").order_by("round", "id"))
+                Prefetch(
+                    "judgments", queryset=Judgment.objects.select_related("annotator").order_by("round", "id")
+                )
             )
         for name in ("status", "causal_class", "origin", "round"):
             if name in wanted:

@@ -16,5 +16,7 @@ class ProjectRole(BasePermission):
             return False  # DRF answers 401 with the authentication header
         roles = getattr(view, "required_roles", {})
         default = Role.ANNOTATOR if request.method in SAFE_METHODS else Role.CURATOR
-        view.project = get_project_for_user(request.user, view.kwargs["slug"], roles.get(request.method, default))
+        view.project = get_project_for_user(
+            request.user, view.kwargs["slug"], roles.get(request.method, default)
+        )
         return True

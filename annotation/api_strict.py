@@ -20,7 +20,10 @@ class StrictInputSerializer(serializers.Serializer):
             unknown = sorted(set(data.keys()) - set(self.fields))
             if unknown:
                 raise serializers.ValidationError(
-                    {name: [f"Unknown field. Accepted fields: {', '.join(self.fields) or 'none'}."] for name in unknown}
+                    {
+                        name: [f"Unknown field. Accepted fields: {', '.join(self.fields) or 'none'}."]
+                        for name in unknown
+                    }
                 )
         return super().to_internal_value(data)
 

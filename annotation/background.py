@@ -64,9 +64,17 @@ def work_heartbeat(model, *, pk: int, owner: str, running="running", **also) -> 
     return bool(rows.update(heartbeat_at=timezone.now(), **also))
 
 
-def work_requeue_stale(model, *, stale_before: datetime, forgotten_before: datetime | None,
-                       enqueue: Callable[[int], None], queued="queued", running="running",
-                       exclude: Q | None = None, label: str = "") -> list[int]:
+def work_requeue_stale(
+    model,
+    *,
+    stale_before: datetime,
+    forgotten_before: datetime | None,
+    enqueue: Callable[[int], None],
+    queued="queued",
+    running="running",
+    exclude: Q | None = None,
+    label: str = "",
+) -> list[int]:
     """Queue again every running row whose owner stopped beating before ``stale_before`` (each claim is a
     conditional update, so two sweeps never both take one), and send again the queued rows nobody picked up
     since ``forgotten_before``. Returns their ids, after handing each to ``enqueue``."""
@@ -78,13 +86,16 @@ def work_requeue_stale(model, *, stale_before: datetime, forgotten_before: datet
         stale = stale.exclude(exclude)
     for pk in stale.values_list("pk", flat=True):
         if model.objects.filter(pk=pk, status=running, heartbeat_at__lt=stale_before).update(
-                status=queued, owner="", heartbeat_at=now, resumed=F("resumed") + 1):
+            status=queued, owner="", heartbeat_at=now, resumed=F("resumed") + 1
+        ):
             logger.warning("%s %s lost its worker; queued again", label, pk)
             resumed.append(pk)
     if forgotten_before is not None:
         forgotten = model.objects.filter(status=queued, heartbeat_at__lt=forgotten_before)
         for pk in forgotten.values_list("pk", flat=True):
-            if model.objects.filter(pk=pk, status=queued, heartbeat_at__lt=forgotten_before).update(heartbeat_at=now):
+            if model.objects.filter(pk=pk, status=queued, heartbeat_at__lt=forgotten_before).update(
+                heartbeat_at=now
+            ):
                 resumed.append(pk)
     for pk in resumed:
         enqueue(pk)
@@ -96,12 +107,15 @@ def work_fail_stale(rows, *, stale_before: datetime, statuses, failed="failed", 
     (the error the page shows). Returns their ids."""
     now = timezone.now()
     stale = rows.filter(status__in=statuses).filter(
-        Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True, created_at__lt=stale_before))
+        Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True, created_at__lt=stale_before)
+    )
     failed_ids = []
     for pk, status in stale.values_list("pk", "status"):
-        if rows.model.objects.filter(pk=pk, status=status).filter(
-                Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True)).update(
-                status=failed, finished_at=now, **reason):
+        if (
+            rows.model.objects.filter(pk=pk, status=status)
+            .filter(Q(heartbeat_at__lt=stale_before) | Q(heartbeat_at__isnull=True))
+            .update(status=failed, finished_at=now, **reason)
+        ):
             failed_ids.append(pk)
     return failed_ids
 

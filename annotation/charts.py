@@ -48,11 +48,18 @@ def hbar_chart(
     bars = []
     for index, row in enumerate(rows):
         x = float(label_width)
-        bar = Bar(label=str(row["label"]), y=index * (bar_height + gap), total=totals[index], note=row.get("note", ""))
+        bar = Bar(
+            label=str(row["label"]),
+            y=index * (bar_height + gap),
+            total=totals[index],
+            note=row.get("note", ""),
+        )
         for key, label in series:
             value = row["values"].get(key, 0)
             segment_width = plot_width * value / scale_max
-            bar.segments.append(Segment(key=key, label=label, value=value, x=round(x, 1), width=round(segment_width, 1)))
+            bar.segments.append(
+                Segment(key=key, label=label, value=value, x=round(x, 1), width=round(segment_width, 1))
+            )
             x += segment_width
         bar.end_x = round(x + 6, 1)
         if row.get("marker"):
@@ -72,7 +79,9 @@ def hbar_chart(
     }
 
 
-def column_chart(points: list[tuple[str, float]], *, width: int = 640, height: int = 140, gap: int = 4) -> dict:
+def column_chart(
+    points: list[tuple[str, float]], *, width: int = 640, height: int = 140, gap: int = 4
+) -> dict:
     """One column per (label, value) point, scaled to the largest value."""
     scale_max = max([value for _, value in points] + [1])
     plot_height = height - 20
@@ -91,26 +100,60 @@ def column_chart(points: list[tuple[str, float]], *, width: int = 640, height: i
                 "text_x": round(index * step + step / 2, 1),
             }
         )
-    return {"width": width, "height": height, "plot_height": plot_height, "columns": columns, "scale_max": scale_max}
+    return {
+        "width": width,
+        "height": height,
+        "plot_height": plot_height,
+        "columns": columns,
+        "scale_max": scale_max,
+    }
 
 
 # Distinguishable colours for clusters (the residual is grey); colours repeat after ten.
-CLUSTER_COLOURS = ["#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#bf3989", "#0a7ea4", "#bc4c00",
-                   "#57606a", "#4d2d00"]
+CLUSTER_COLOURS = [
+    "#1f6feb",
+    "#d1242f",
+    "#1a7f37",
+    "#9a6700",
+    "#8250df",
+    "#bf3989",
+    "#0a7ea4",
+    "#bc4c00",
+    "#57606a",
+    "#4d2d00",
+]
 RESIDUAL_COLOUR = "#afb8c1"
 
 
-def scatter_chart(points: list[tuple[float, float, int | None]], *, groups: dict[int, str], width: int = 640,
-                  height: int = 420, margin: int = 10, max_points: int = 3000) -> dict:
+def scatter_chart(
+    points: list[tuple[float, float, int | None]],
+    *,
+    groups: dict[int, str],
+    width: int = 640,
+    height: int = 420,
+    margin: int = 10,
+    max_points: int = 3000,
+) -> dict:
     """``points``: (x, y, group) with x and y in 0…1; ``groups``: group → label, in legend order
     (a group missing from it is drawn grey, as the residual). Above ``max_points``, an even sample is drawn."""
     step = max(1, math.ceil(len(points) / max_points))
     colours = {group: CLUSTER_COLOURS[index % len(CLUSTER_COLOURS)] for index, group in enumerate(groups)}
     dots = [
-        {"x": round(margin + x * (width - 2 * margin), 1), "y": round(margin + (1 - y) * (height - 2 * margin), 1),
-         "colour": colours.get(group, RESIDUAL_COLOUR), "group": group}
+        {
+            "x": round(margin + x * (width - 2 * margin), 1),
+            "y": round(margin + (1 - y) * (height - 2 * margin), 1),
+            "colour": colours.get(group, RESIDUAL_COLOUR),
+            "group": group,
+        }
         for x, y, group in points[::step]
     ]
     legend = [{"label": label, "colour": colours[group]} for group, label in groups.items()]
-    return {"width": width, "height": height, "dots": dots, "legend": legend, "shown": len(dots),
-            "total": len(points), "residual_colour": RESIDUAL_COLOUR}
+    return {
+        "width": width,
+        "height": height,
+        "dots": dots,
+        "legend": legend,
+        "shown": len(dots),
+        "total": len(points),
+        "residual_colour": RESIDUAL_COLOUR,
+    }

@@ -42,11 +42,14 @@ def item_decide(*, item: Item, curator, decision: str, note: str = "") -> Curati
     item = Item.objects.select_for_update().get(pk=item.pk)
     if item.status != Item.Status.IN_REVIEW:
         raise DecisionRefused(
-            _("Only an item in review can be decided; this one is “%(status)s”.") % {"status": item.get_status_display()}
+            _("Only an item in review can be decided; this one is “%(status)s”.")
+            % {"status": item.get_status_display()}
         )
     if CurationDecision.objects.filter(item=item, round=item.round).exists():
         raise DecisionRefused(_("Round %(round)s of this item is already decided.") % {"round": item.round})
-    made = CurationDecision.objects.create(item=item, curator=curator, round=item.round, decision=decision, note=note)
+    made = CurationDecision.objects.create(
+        item=item, curator=curator, round=item.round, decision=decision, note=note
+    )
     now = timezone.now()
     item.status = STATUS_AFTER[decision]
     item.save(update_fields=["status", "updated_at"])
@@ -55,7 +58,9 @@ def item_decide(*, item: Item, curator, decision: str, note: str = "") -> Curati
         status=Assignment.Status.EXPIRED, finished_at=now
     )
     if decision == Decision.REVISE:
-        transaction.on_commit(lambda: revision_requested.send(sender=CurationDecision, item=item, decision=made))
+        transaction.on_commit(
+            lambda: revision_requested.send(sender=CurationDecision, item=item, decision=made)
+        )
     return made
 
 
@@ -100,12 +105,18 @@ class ApprovalRule:
         return not (self.class_agreed and any(label != item.causal_class for label in agreement.class_labels))
 
     def describe(self) -> str:
-        parts = [_("every vote is “accept”") if self.votes == "all_accept" else _("the majority votes “accept”")]
+        parts = [
+            _("every vote is “accept”") if self.votes == "all_accept" else _("the majority votes “accept”")
+        ]
         if self.min_mean_rating is not None:
-            parts.append(_("every criterion's mean rating is at least %(n)s") % {"n": f"{self.min_mean_rating:g}"})
+            parts.append(
+                _("every criterion's mean rating is at least %(n)s") % {"n": f"{self.min_mean_rating:g}"}
+            )
         if self.class_agreed:
             parts.append(_("every class label matches the item's causal class"))
-        return _("Items whose round is complete and where %(conditions)s.") % {"conditions": _(" and ").join(parts)}
+        return _("Items whose round is complete and where %(conditions)s.") % {
+            "conditions": _(" and ").join(parts)
+        }
 
 
 def bulk_approval_matches(*, project: Project, rule: ApprovalRule, item_ids: list[int] | None = None) -> list:
@@ -127,7 +138,9 @@ class BulkApproval:
 @transaction.atomic
 def items_bulk_approve(*, project: Project, curator, rule: ApprovalRule, item_ids: list[int]) -> BulkApproval:
     """Approve the previewed items that still match the rule (an item judged or decided since is left out)."""
-    still = {review.item.pk for review in bulk_approval_matches(project=project, rule=rule, item_ids=item_ids)}
+    still = {
+        review.item.pk for review in bulk_approval_matches(project=project, rule=rule, item_ids=item_ids)
+    }
     note = _("Bulk approval: %(rule)s") % {"rule": rule.describe()}
     approve = items_approve(item_ids=still, curator=curator, note=note)
     return BulkApproval(approved=approve, no_longer_matching=sorted(set(item_ids) - set(approve)))
@@ -143,13 +156,16 @@ def items_approve(*, item_ids, curator, note: str) -> list[int]:
         .values_list("pk", flat=True)
     )
     rounds = dict(Item.objects.filter(pk__in=locked).values_list("pk", "round"))
-    already = set(
-        CurationDecision.objects.filter(item_id__in=locked).values_list("item_id", "round")
-    )
+    already = set(CurationDecision.objects.filter(item_id__in=locked).values_list("item_id", "round"))
     approve = sorted(pk for pk in locked if (pk, rounds[pk]) not in already)
     CurationDecision.objects.bulk_create(
-        (CurationDecision(item_id=pk, curator=curator, round=rounds[pk], decision=Decision.APPROVE, note=note)
-         for pk in approve), batch_size=2000,
+        (
+            CurationDecision(
+                item_id=pk, curator=curator, round=rounds[pk], decision=Decision.APPROVE, note=note
+            )
+            for pk in approve
+        ),
+        batch_size=2000,
     )
     now = timezone.now()
     Item.objects.filter(pk__in=approve).update(status=Item.Status.APPROVED, updated_at=now)

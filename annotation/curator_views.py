@@ -88,8 +88,12 @@ def item_decide_view(request, slug, item_id):
     form = DecisionForm(request.POST)
     if form.is_valid():
         try:
-            made = item_decide(item=item, curator=request.user, decision=form.cleaned_data["decision"],
-                               note=form.cleaned_data["note"])
+            made = item_decide(
+                item=item,
+                curator=request.user,
+                decision=form.cleaned_data["decision"],
+                note=form.cleaned_data["note"],
+            )
         except ValidationError as error:
             for field, errors in error.message_dict.items():
                 form.add_error(field if field in form.fields else None, errors)
@@ -135,7 +139,8 @@ def _render_item_review(request, project, item, form, status=200):
         "progress": review.round_progress(item),
         "neighbours": review.queue_neighbours(project, item),
         "form": form,
-        "can_decide": item.status == Item.Status.IN_REVIEW and requested_round == item.round
+        "can_decide": item.status == Item.Status.IN_REVIEW
+        and requested_round == item.round
         and not item.decisions.filter(round=item.round).exists(),
         "decisions": list(item.decisions.select_related("curator")),
         "rounds": range(1, item.round + 1),
@@ -159,4 +164,6 @@ def _int(value, default: int) -> int:
         number = int(value)
     except (TypeError, ValueError):
         return default
-    return number if abs(number) < 2**31 else default  # a page or round past any real one: the database's ints
+    return (
+        number if abs(number) < 2**31 else default
+    )  # a page or round past any real one: the database's ints

@@ -24,7 +24,9 @@ Status = Item.Status
 def status_by_round(project: Project) -> dict:
     """A table of round × status counts, and the same as stacked bars."""
     cells: dict[int, dict[str, int]] = defaultdict(dict)
-    for round_number, status, n in project.items.values_list("round", "status").annotate(n=Count("id")).order_by():
+    for round_number, status, n in (
+        project.items.values_list("round", "status").annotate(n=Count("id")).order_by()
+    ):
         cells[round_number][status] = n
     rows = [
         {
@@ -35,10 +37,7 @@ def status_by_round(project: Project) -> dict:
         for round_number in sorted(cells)
     ]
     chart = hbar_chart(
-        [
-            {"label": _("Round %(n)s") % {"n": row["round"]}, "values": cells[row["round"]]}
-            for row in rows
-        ],
+        [{"label": _("Round %(n)s") % {"n": row["round"]}, "values": cells[row["round"]]} for row in rows],
         series=list(Status.choices),
     )
     return {"rows": rows, "chart": chart}
@@ -58,8 +57,12 @@ def class_balance(project: Project) -> dict:
         target = row["target"]
         note = _("%(gold)s of %(target)s gold") % {"gold": gold, "target": target} if target else ""
         chart_rows.append(
-            {"label": row["label"], "values": {"gold": gold, "in_review": in_review, "other": other},
-             "marker": target, "note": note}
+            {
+                "label": row["label"],
+                "values": {"gold": gold, "in_review": in_review, "other": other},
+                "marker": target,
+                "note": note,
+            }
         )
     return {"rows": rows, "chart": hbar_chart(chart_rows, series=series)}
 
@@ -77,8 +80,9 @@ def annotator_stats(project: Project) -> dict:
         .values("annotator_id")
         .annotate(
             judged=Count("pk", filter=Q(status=Assignment.Status.SUBMITTED, round__gt=0)),
-            judged_week=Count("pk", filter=Q(status=Assignment.Status.SUBMITTED, round__gt=0,
-                                             finished_at__gte=week_ago)),
+            judged_week=Count(
+                "pk", filter=Q(status=Assignment.Status.SUBMITTED, round__gt=0, finished_at__gte=week_ago)
+            ),
             answered=Count("pk", filter=Q(status=Assignment.Status.SUBMITTED, round=0)),
             skipped=Count("pk", filter=Q(status=Assignment.Status.SKIPPED)),
             expired=Count("pk", filter=Q(status=Assignment.Status.EXPIRED)),
@@ -105,7 +109,9 @@ def annotator_stats(project: Project) -> dict:
                 tally[1] += 1
 
     member_ids = set(
-        Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR).values_list("user_id", flat=True)
+        Membership.objects.filter(project=project, role=Membership.Role.ANNOTATOR).values_list(
+            "user_id", flat=True
+        )
     )
     users = get_user_model().objects.filter(pk__in=member_ids | set(work)).order_by("username")
     people = []
@@ -127,17 +133,21 @@ def annotator_stats(project: Project) -> dict:
         )
     throughput = hbar_chart(
         [
-            {"label": person["user"].get_username(),
-             "values": {"judged": person["judged"], "answered": person["answered"]}}
+            {
+                "label": person["user"].get_username(),
+                "values": {"judged": person["judged"], "answered": person["answered"]},
+            }
             for person in people
         ],
         series=[("judged", _("Judgments")), ("answered", _("Answers written"))],
     )
     agreement = hbar_chart(
         [
-            {"label": person["user"].get_username(),
-             "values": {"agree": round(100 * (person["vote_agreement"] or 0))},
-             "note": "" if person["vote_agreement"] is not None else _("no majority yet")}
+            {
+                "label": person["user"].get_username(),
+                "values": {"agree": round(100 * (person["vote_agreement"] or 0))},
+                "note": "" if person["vote_agreement"] is not None else _("no majority yet"),
+            }
             for person in people
         ],
         series=[("agree", _("Votes with the majority (%)"))],
@@ -157,6 +167,8 @@ def judgments_by_day(project: Project, days: int = 14) -> dict:
         .annotate(n=Count("id"))
         .order_by()
     )
-    points = [((start + timedelta(days=n)).strftime("%d/%m"), counts.get(start + timedelta(days=n), 0))
-              for n in range(days)]
+    points = [
+        ((start + timedelta(days=n)).strftime("%d/%m"), counts.get(start + timedelta(days=n), 0))
+        for n in range(days)
+    ]
     return column_chart(points)

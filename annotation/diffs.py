@@ -40,7 +40,9 @@ def snapshot_diff(before: dict | None, after: dict) -> list[dict]:
     changes = []
     for field, label in FIELD_LABELS.items():
         if before.get(field, "") != after.get(field, ""):
-            changes.append({"label": label, "segments": text_diff(before.get(field, ""), after.get(field, ""))})
+            changes.append(
+                {"label": label, "segments": text_diff(before.get(field, ""), after.get(field, ""))}
+            )
     old_options = {option["position"]: option for option in before.get("options", [])}
     new_options = {option["position"]: option for option in after.get("options", [])}
     for position in sorted(set(old_options) | set(new_options)):

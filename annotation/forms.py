@@ -15,30 +15,44 @@ class ImportForm(forms.Form):
 
     file = forms.FileField(
         label=_("File"),
-        help_text=_("CSV or TSV (UTF-8), JSONL, XLSX, Parquet, or a .zip of a Hugging Face dataset folder "
-                    "(save_to_disk, or parquet / jsonl splits)."),
+        help_text=_(
+            "CSV or TSV (UTF-8), JSONL, XLSX, Parquet, or a .zip of a Hugging Face dataset folder "
+            "(save_to_disk, or parquet / jsonl splits)."
+        ),
     )
-    sheet = forms.CharField(label=_("Sheet"), required=False, max_length=200,
-                            help_text=_("Spreadsheets: the sheet to read (empty: the first)."))
+    sheet = forms.CharField(
+        label=_("Sheet"),
+        required=False,
+        max_length=200,
+        help_text=_("Spreadsheets: the sheet to read (empty: the first)."),
+    )
     skip_invalid = forms.BooleanField(
         label=_("Skip invalid rows"),
         required=False,
         help_text=_("Import the valid rows and list the invalid ones, instead of refusing the whole file."),
     )
     as_gold = forms.BooleanField(
-        label=_("These items are already reviewed"), required=False,
+        label=_("These items are already reviewed"),
+        required=False,
         help_text=_("Import them as approved gold; each gets a curation decision in your name."),
     )
     no_length_bounds = forms.BooleanField(
-        label=_("Keep questions of every length"), required=False,
+        label=_("Keep questions of every length"),
+        required=False,
         help_text=_("For a curated dataset: no question is dropped as too short or too long."),
     )
     mapping_shown = forms.BooleanField(required=False, widget=forms.HiddenInput)
     values = forms.CharField(
-        label=_("The file's own values"), required=False, max_length=5000,
-        widget=forms.Textarea(attrs={"rows": 2, "placeholder": "causal_class:Assoc=associational, Inter=interventional"}),
-        help_text=_("FIELD:VALUE=MEANING, separated by commas, e.g. causal_class:Assoc=associational or "
-                    "answer_by:H=person."),
+        label=_("The file's own values"),
+        required=False,
+        max_length=5000,
+        widget=forms.Textarea(
+            attrs={"rows": 2, "placeholder": "causal_class:Assoc=associational, Inter=interventional"}
+        ),
+        help_text=_(
+            "FIELD:VALUE=MEANING, separated by commas, e.g. causal_class:Assoc=associational or "
+            "answer_by:H=person."
+        ),
     )
 
     def clean_file(self):
@@ -60,8 +74,11 @@ class ImportForm(forms.Form):
         if not self.cleaned_data.get("mapping_shown"):
             return None
         columns = {name: self.data.get(f"column_{name}", "") for name in FIELDS}
-        return Mapping(columns={name: column for name, column in columns.items() if column},
-                       values=self.cleaned_data["values"], keep=self.data.getlist("keep"))
+        return Mapping(
+            columns={name: column for name, column in columns.items() if column},
+            values=self.cleaned_data["values"],
+            keep=self.data.getlist("keep"),
+        )
 
 
 def rating_keys(criterion: dict) -> dict[str, str]:
@@ -79,8 +96,15 @@ class JudgmentForm(forms.Form):
     causal_class = forms.ChoiceField(label=_("Causal class"), widget=forms.RadioSelect)
     comment = forms.CharField(label=_("Comment"), required=False, max_length=5000, widget=forms.Textarea)
 
-    def __init__(self, *args, project, criteria: list[dict] | None = None, labels: list[str] | None = None,
-                 asks_vote: bool = True, **kwargs):
+    def __init__(
+        self,
+        *args,
+        project,
+        criteria: list[dict] | None = None,
+        labels: list[str] | None = None,
+        asks_vote: bool = True,
+        **kwargs,
+    ):
         from .models import Judgment
 
         super().__init__(*args, **kwargs)
@@ -108,15 +132,23 @@ class JudgmentForm(forms.Form):
         rows = []
         for number, criterion in enumerate(self.criteria, start=1):
             name = f"rating_{criterion['key']}"
-            rows.append({"number": number, "name": name, "key": criterion["key"],
-                         **self._choice_row(name, keys=rating_keys(criterion))})
+            rows.append(
+                {
+                    "number": number,
+                    "name": name,
+                    "key": criterion["key"],
+                    **self._choice_row(name, keys=rating_keys(criterion)),
+                }
+            )
         return rows
 
     def vote_row(self) -> dict:
         return self._choice_row("vote", keys={"accept": "a", "reject": "r", "needs_revision": "n"})
 
     def class_row(self) -> dict:
-        return self._choice_row("causal_class", keys={label: f"⇧{n}" for n, label in enumerate(self.labels, 1)})
+        return self._choice_row(
+            "causal_class", keys={label: f"⇧{n}" for n, label in enumerate(self.labels, 1)}
+        )
 
     def _choice_row(self, name: str, keys: dict | None = None) -> dict:
         field = self.fields[name]
@@ -127,18 +159,27 @@ class JudgmentForm(forms.Form):
             "label": field.label,
             "errors": self.errors.get(name, []) if self.is_bound else [],
             "choices": [
-                {"value": str(choice), "label": label, "checked": str(choice) == chosen, "id": f"id_{name}_{choice}",
-                 "key": (keys or {}).get(str(choice), "")}
+                {
+                    "value": str(choice),
+                    "label": label,
+                    "checked": str(choice) == chosen,
+                    "id": f"id_{name}_{choice}",
+                    "key": (keys or {}).get(str(choice), ""),
+                }
                 for choice, label in field.choices
             ],
         }
 
     def ratings(self) -> dict[str, int]:
-        return {criterion["key"]: self.cleaned_data[f"rating_{criterion['key']}"] for criterion in self.criteria}
+        return {
+            criterion["key"]: self.cleaned_data[f"rating_{criterion['key']}"] for criterion in self.criteria
+        }
 
 
 class AnswerForm(forms.Form):
-    answer = forms.CharField(label=_("Your answer"), max_length=20000, widget=forms.Textarea(attrs={"rows": 8}))
+    answer = forms.CharField(
+        label=_("Your answer"), max_length=20000, widget=forms.Textarea(attrs={"rows": 8})
+    )
     version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
 
 
@@ -154,7 +195,9 @@ class SkipForm(forms.Form):
 class PartForm(forms.Form):
     """One text part of an item edited in place (question, context or answer)."""
 
-    value = forms.CharField(required=False, max_length=20000, widget=forms.Textarea(attrs={"rows": 4}), strip=True)
+    value = forms.CharField(
+        required=False, max_length=20000, widget=forms.Textarea(attrs={"rows": 4}), strip=True
+    )
     version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
 
     def __init__(self, *args, part: str, **kwargs):
@@ -184,8 +227,15 @@ def options_from_post(data) -> tuple[list[dict], dict[int, str]]:
             errors[position] = _("An option needs its text.")
         if role not in Option.Role.values:
             errors[position] = _("Unknown role.")
-        options.append({"text": text, "role": role, "rationale": rationale, "position": position,
-                        "letter": chr(ord("A") + position)})
+        options.append(
+            {
+                "text": text,
+                "role": role,
+                "rationale": rationale,
+                "position": position,
+                "letter": chr(ord("A") + position),
+            }
+        )
     return options, errors
 
 
@@ -215,11 +265,18 @@ class DecisionForm(forms.Form):
 class ApprovalRuleForm(forms.Form):
     votes = forms.ChoiceField(
         label=_("Votes"),
-        choices=[("all_accept", _("every vote is “accept”")), ("majority_accept", _("the majority votes “accept”"))],
+        choices=[
+            ("all_accept", _("every vote is “accept”")),
+            ("majority_accept", _("the majority votes “accept”")),
+        ],
         initial="all_accept",
     )
     min_mean_rating = forms.FloatField(
-        label=_("Every criterion's mean rating at least"), required=False, min_value=0, max_value=100, initial=4
+        label=_("Every criterion's mean rating at least"),
+        required=False,
+        min_value=0,
+        max_value=100,
+        initial=4,
     )
     class_agreed = forms.BooleanField(label=_("Every class label matches the item's class"), required=False)
 
@@ -244,11 +301,17 @@ class ProjectCreateForm(forms.Form):
     """The "New project" page: a name, a slug, a language and the benchmark design to follow."""
 
     name = forms.CharField(label=_("Name"), max_length=200)
-    slug = forms.SlugField(label=_("Slug"), max_length=80,
-                           help_text=_("Letters, digits and hyphens; it names the project in addresses and the API."))
-    language = forms.ChoiceField(label=_("Language of the items"), choices=[("pt-BR", "Português (pt-BR)"),
-                                                                            ("en", "English (en)")])
-    description = forms.CharField(label=_("Description"), required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    slug = forms.SlugField(
+        label=_("Slug"),
+        max_length=80,
+        help_text=_("Letters, digits and hyphens; it names the project in addresses and the API."),
+    )
+    language = forms.ChoiceField(
+        label=_("Language of the items"), choices=[("pt-BR", "Português (pt-BR)"), ("en", "English (en)")]
+    )
+    description = forms.CharField(
+        label=_("Description"), required=False, widget=forms.Textarea(attrs={"rows": 3})
+    )
     design = forms.ChoiceField(label=_("Design"), widget=forms.RadioSelect)
 
     def __init__(self, *args, **kwargs):

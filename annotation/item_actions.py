@@ -49,7 +49,9 @@ def _decidable(project: Project, chosen: QuerySet[Item]) -> QuerySet[Item]:
 
 
 class NoteForm(forms.Form):
-    note = forms.CharField(label=_("Note for the record"), required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    note = forms.CharField(
+        label=_("Note for the record"), required=False, widget=forms.Textarea(attrs={"rows": 3})
+    )
 
     def __init__(self, project, data=None, *, required: bool = False):
         super().__init__(data)
@@ -63,8 +65,9 @@ class RevisionNoteForm(NoteForm):
 
 
 class TopicForm(forms.Form):
-    topic = forms.ModelChoiceField(label=_("Move to topic"), queryset=Topic.objects.none(), required=False,
-                                   empty_label=_("No topic"))
+    topic = forms.ModelChoiceField(
+        label=_("Move to topic"), queryset=Topic.objects.none(), required=False, empty_label=_("No topic")
+    )
 
     def __init__(self, project, data=None):
         super().__init__(data)
@@ -85,7 +88,8 @@ def _decide(decision: str):
         if refused:
             message += " " + ngettext(
                 "%(n)s was left out: it changed after the preview.",
-                "%(n)s were left out: they changed after the preview.", refused,
+                "%(n)s were left out: they changed after the preview.",
+                refused,
             ) % {"n": refused}
         return message
 

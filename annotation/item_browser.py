@@ -30,7 +30,7 @@ MAX_PAGE_SIZE = 200
 # index only for this exact expression.
 SEARCH_DOCUMENT = (
     "to_tsvector('portuguese'::regconfig, \"annotation_item\".\"question\" || ' ' || "
-    "\"annotation_item\".\"reference_answer\" || ' ' || \"annotation_item\".\"context\")"
+    '"annotation_item"."reference_answer" || \' \' || "annotation_item"."context")'
 )
 
 COLUMNS = {
@@ -99,9 +99,24 @@ class ItemQuery:
     sort: str = "id"
     descending: bool = False
 
-    FILTER_PARAMS = ("q", "status", "round", "causal_class", "topic", "origin", "answer_by", "answered_by_user",
-                     "disagreement_min", "disagreement_max", "judgments_min", "changed_after", "changed_before",
-                     "metadata_key", "metadata_value", "sort")
+    FILTER_PARAMS = (
+        "q",
+        "status",
+        "round",
+        "causal_class",
+        "topic",
+        "origin",
+        "answer_by",
+        "answered_by_user",
+        "disagreement_min",
+        "disagreement_max",
+        "judgments_min",
+        "changed_after",
+        "changed_before",
+        "metadata_key",
+        "metadata_value",
+        "sort",
+    )
 
     @classmethod
     def from_params(cls, params) -> "ItemQuery":
@@ -127,7 +142,9 @@ class ItemQuery:
         if any(value != "none" and not value.isdigit() for value in query.topic):
             raise BadQuery("topic", _("a topic is chosen by its number"))
         if query.metadata_key and not METADATA_KEY.match(query.metadata_key):
-            raise BadQuery("metadata_key", _("a metadata key has letters, digits, “_”, “.” or “-” (64 at most)"))
+            raise BadQuery(
+                "metadata_key", _("a metadata key has letters, digits, “_”, “.” or “-” (64 at most)")
+            )
         query.round = _number(params, "round", int)
         query.judgments_min = _number(params, "judgments_min", int)
         query.disagreement_min = _number(params, "disagreement_min", float)
@@ -229,11 +246,16 @@ def search_condition(text: str):
     """Full text over question, answer and context: Portuguese stemming on PostgreSQL, every word as a
     substring (case-insensitive) elsewhere."""
     if connection.vendor == "postgresql":
-        return RawSQL(f"{SEARCH_DOCUMENT} @@ websearch_to_tsquery('portuguese'::regconfig, %s)", [text],
-                      output_field=BooleanField())
+        return RawSQL(
+            f"{SEARCH_DOCUMENT} @@ websearch_to_tsquery('portuguese'::regconfig, %s)",
+            [text],
+            output_field=BooleanField(),
+        )
     condition = Q()
     for word in text.split()[:10]:
-        condition &= Q(question__icontains=word) | Q(reference_answer__icontains=word) | Q(context__icontains=word)
+        condition &= (
+            Q(question__icontains=word) | Q(reference_answer__icontains=word) | Q(context__icontains=word)
+        )
     return condition
 
 
@@ -252,7 +274,9 @@ class ItemPage:
         return COUNT_LIMIT
 
 
-def items_page(queryset: QuerySet[Item], query: ItemQuery, *, cursor: str = "", limit: int = PAGE_SIZE) -> ItemPage:
+def items_page(
+    queryset: QuerySet[Item], query: ItemQuery, *, cursor: str = "", limit: int = PAGE_SIZE
+) -> ItemPage:
     """One page after ``cursor`` (empty: the first), in ``query``'s order, with the count of all matches."""
     limit = max(1, min(limit, MAX_PAGE_SIZE))
     total = queryset.order_by()[: COUNT_LIMIT + 1].count()
@@ -301,4 +325,3 @@ def judged_by(project: Project, annotator) -> QuerySet[Judgment]:
         .select_related("item")
         .order_by("-created_at", "-id")
     )
-

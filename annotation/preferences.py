@@ -21,7 +21,9 @@ def languages() -> list[str]:
     return [code for code, _name in settings.LANGUAGES]
 
 
-def preferences_update(*, user, session=None, language: str | None = None, shortcuts: bool | None = None) -> Profile:
+def preferences_update(
+    *, user, session=None, language: str | None = None, shortcuts: bool | None = None
+) -> Profile:
     """Change what is given; ``language`` "" means the browser's. The session, when given, follows."""
     if language is not None and language not in ("", *languages()):
         raise ValidationError({"language": _("Choose one of the interface's languages.")})

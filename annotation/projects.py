@@ -12,7 +12,9 @@ def can_create_projects(user) -> bool:
     """Staff, and people who already own a project, may start new ones."""
     if not user.is_authenticated:
         return False
-    return user.is_staff or user.is_superuser or Membership.objects.filter(user=user, role=Role.OWNER).exists()
+    return (
+        user.is_staff or user.is_superuser or Membership.objects.filter(user=user, role=Role.OWNER).exists()
+    )
 
 
 @transaction.atomic
@@ -30,7 +32,12 @@ def project_create(
         raise ValidationError({"slug": f"A project with the slug {slug!r} already exists."})
     defaults = design_for(design).project_defaults()
     project = Project(
-        name=name, slug=slug, design=design, language=language, description=description, created_by=created_by,
+        name=name,
+        slug=slug,
+        design=design,
+        language=language,
+        description=description,
+        created_by=created_by,
         **defaults,
     )
     project.full_clean()

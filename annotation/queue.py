@@ -75,8 +75,9 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
         _commit_without_waiting_for_disk()
         # One query (this runs on every "next item"): lock the membership, and learn whether the annotator
         # holds an item already, whether the project selected topics, and whether any assignment expired.
-        membership = _MEMBERSHIP.first(shape={"kind": kind}, project_id=project.pk, annotator_id=annotator.pk,
-                                       now=timezone.now())
+        membership = _MEMBERSHIP.first(
+            shape={"kind": kind}, project_id=project.pk, annotator_id=annotator.pk, now=timezone.now()
+        )
         if membership is None or membership.overdue:
             assignments_release_expired()
         if membership is None or membership.held:
@@ -84,12 +85,25 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
             if current is not None:
                 return current
         if membership is not None:
-            tags, topics_selected = [str(tag) for tag in membership.expertise or []], bool(membership.topics_selected)
+            tags, topics_selected = (
+                [str(tag) for tag in membership.expertise or []],
+                bool(membership.topics_selected),
+            )
         else:  # a superuser who is not a member
             tags, topics_selected = [], Topic.objects.filter(project=project, selected=True).exists()
-        shape = {"kind": kind, "design": project.design, "topics_selected": topics_selected, "several_judges": project.overlap > 1,
-                 "self_review": project.allow_self_review}
-        values = {"project_id": project.pk, "annotator_id": annotator.pk, "overlap": project.overlap, "tags": tags}
+        shape = {
+            "kind": kind,
+            "design": project.design,
+            "topics_selected": topics_selected,
+            "several_judges": project.overlap > 1,
+            "self_review": project.allow_self_review,
+        }
+        values = {
+            "project_id": project.pk,
+            "annotator_id": annotator.pk,
+            "overlap": project.overlap,
+            "tags": tags,
+        }
         concurrent = transaction.get_connection().features.has_select_for_update_skip_locked
         # First skip what others are handing out this instant, in the queue's order.
         before_skipping = transaction.savepoint() if concurrent else None
@@ -114,12 +128,16 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
     return None
 
 
-def _membership_with_state(*, project_id: int, annotator_id: int, now, kind: str | None) -> QuerySet[Membership]:
+def _membership_with_state(
+    *, project_id: int, annotator_id: int, now, kind: str | None
+) -> QuerySet[Membership]:
     return (
         Membership.objects.select_for_update(of=("self",))
         .filter(project_id=project_id, user_id=annotator_id)
         .annotate(
-            held=Subquery(_active(project_id, annotator_id, kind, now).order_by("assigned_at", "pk").values("pk")[:1]),
+            held=Subquery(
+                _active(project_id, annotator_id, kind, now).order_by("assigned_at", "pk").values("pk")[:1]
+            ),
             topics_selected=Exists(Topic.objects.filter(project_id=project_id, selected=True)),
             # Any project's: the partial index of active assignments by expiry answers without a join.
             overdue=Exists(_overdue(None, now)),
@@ -127,9 +145,19 @@ def _membership_with_state(*, project_id: int, annotator_id: int, now, kind: str
     )
 
 
-def _candidate_queries(*, project_id: int, annotator_id: int, overlap: int, tags: list[str], kind: str | None,
-                       design: str, topics_selected: bool, several_judges: bool, self_review: bool,
-                       waiting: bool) -> list[QuerySet[Item]]:
+def _candidate_queries(
+    *,
+    project_id: int,
+    annotator_id: int,
+    overlap: int,
+    tags: list[str],
+    kind: str | None,
+    design: str,
+    topics_selected: bool,
+    several_judges: bool,
+    self_review: bool,
+    waiting: bool,
+) -> list[QuerySet[Item]]:
     """The candidate passes, each locking its first row: skipping rows others hold, or waiting for them.
 
     Waiting passes lock in id order and do not split work by how far an item has got: a row is re-checked
@@ -142,8 +170,9 @@ def _candidate_queries(*, project_id: int, annotator_id: int, overlap: int, tags
         if self_review:
             passes += [candidates.filter(own_answer) for candidates, reviewing in work if reviewing]
         return [candidates.order_by("id").select_for_update(of=("self",))[:1] for candidates in passes]
-    passes = _candidate_passes(project_id, annotator_id, overlap, kind, tags, topics_selected, several_judges,
-                               self_review, design)
+    passes = _candidate_passes(
+        project_id, annotator_id, overlap, kind, tags, topics_selected, several_judges, self_review, design
+    )
     return [candidates.select_for_update(skip_locked=True, of=("self",))[:1] for candidates in passes]
 
 
@@ -196,9 +225,9 @@ def assignments_release_expired(*, project: Project | None = None) -> int:
         with transaction.atomic():
             # The item first, then its assignment: the order every writer keeps, so none deadlock.
             Item.objects.select_for_update().filter(pk=item_id).first()
-            claimed = Assignment.objects.filter(pk=pk, status=Assignment.Status.ACTIVE, expires_at__lte=now).update(
-                status=Assignment.Status.EXPIRED, finished_at=now
-            )
+            claimed = Assignment.objects.filter(
+                pk=pk, status=Assignment.Status.ACTIVE, expires_at__lte=now
+            ).update(status=Assignment.Status.EXPIRED, finished_at=now)
             if claimed:
                 _give_back_slots(item_id, round_number, 1)
                 released += claimed
@@ -219,7 +248,9 @@ def assignment_touch(*, assignment: Assignment, project: Project) -> None:
     if assignment.expires_at and assignment.expires_at - now > timeout / 2:
         return
     assignment.expires_at = now + timeout
-    Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.ACTIVE).update(expires_at=assignment.expires_at)
+    Assignment.objects.filter(pk=assignment.pk, status=Assignment.Status.ACTIVE).update(
+        expires_at=assignment.expires_at
+    )
 
 
 @transaction.atomic
@@ -307,12 +338,20 @@ def _review_work(items: QuerySet[Item], overlap: int, design: str | None = None)
 
 def _answer_work(items: QuerySet[Item]) -> QuerySet[Item]:
     return items.filter(
-        status=Item.Status.PENDING, round=0, origin=Item.Origin.NATURAL, reference_answer="", round_assigned__lt=1
+        status=Item.Status.PENDING,
+        round=0,
+        origin=Item.Origin.NATURAL,
+        reference_answer="",
+        round_assigned__lt=1,
     )
 
 
-def _work(items: QuerySet[Item], kind: str | None, overlap: int, design: str | None = None,
-          ) -> list[tuple[QuerySet[Item], bool]]:
+def _work(
+    items: QuerySet[Item],
+    kind: str | None,
+    overlap: int,
+    design: str | None = None,
+) -> list[tuple[QuerySet[Item], bool]]:
     """The work the annotator asked for, in order, each marked whether it is reviewing: review, then answer."""
     work = []
     if kind in (None, REVIEW):
@@ -322,9 +361,17 @@ def _work(items: QuerySet[Item], kind: str | None, overlap: int, design: str | N
     return work
 
 
-def _candidate_passes(project_id: int, annotator_id: int, overlap: int, kind: str | None, tags: list[str],
-                      topics_selected: bool, several_judges: bool, self_review: bool,
-                      design: str | None = None) -> list[QuerySet[Item]]:
+def _candidate_passes(
+    project_id: int,
+    annotator_id: int,
+    overlap: int,
+    kind: str | None,
+    tags: list[str],
+    topics_selected: bool,
+    several_judges: bool,
+    self_review: bool,
+    design: str | None = None,
+) -> list[QuerySet[Item]]:
     """Querysets to try in order; the first that yields an unlocked item wins.
 
     Reviews of one's own answers come after every other pass (answering included), and not at all
@@ -343,7 +390,9 @@ def _candidate_passes(project_id: int, annotator_id: int, overlap: int, kind: st
             order = ["-round_assigned", "id"]
             if tags:
                 started = started.alias(
-                    mine=Case(When(expertise__in=tags, then=Value(0)), default=Value(1), output_field=IntegerField())
+                    mine=Case(
+                        When(expertise__in=tags, then=Value(0)), default=Value(1), output_field=IntegerField()
+                    )
                 )
                 order.insert(1, "mine")
             passes.append(started.order_by(*order))
@@ -384,8 +433,13 @@ def waiting_counts(user, projects) -> dict[int, dict[str, int]]:
             ),
             answer=Count(
                 "pk",
-                filter=Q(status=Item.Status.PENDING, round=0, origin=Item.Origin.NATURAL, reference_answer="",
-                         round_assigned__lt=1),
+                filter=Q(
+                    status=Item.Status.PENDING,
+                    round=0,
+                    origin=Item.Origin.NATURAL,
+                    reference_answer="",
+                    round_assigned__lt=1,
+                ),
             ),
         )
     )
@@ -439,5 +493,7 @@ def items_recount_rounds(*, items) -> None:
         item.round_judged = len(round_judgments)
         item.round_assigned = max(live.get(item.pk, 0), item.round_judged)
         complete = item.status == Item.Status.IN_REVIEW and item.round_judged >= project.overlap
-        item.round_disagreement = item_agreement(round_judgments, project.criteria).disagreement if complete else None
+        item.round_disagreement = (
+            item_agreement(round_judgments, project.criteria).disagreement if complete else None
+        )
     Item.objects.bulk_update(items, ["round_assigned", "round_judged", "round_disagreement"])

@@ -69,13 +69,19 @@ def round_reviews(project: Project, items: list[Item]) -> list[RoundReview]:
     """The current round of each item with its judgments and agreement (one query for all judgments)."""
     by_item: dict[int, list[Judgment]] = defaultdict(list)
     rounds = {item.pk: item.round for item in items}
-    judgments = Judgment.objects.filter(item_id__in=list(rounds)).select_related("annotator").order_by("created_at")
+    judgments = (
+        Judgment.objects.filter(item_id__in=list(rounds)).select_related("annotator").order_by("created_at")
+    )
     for judgment in judgments:
         if judgment.round == rounds[judgment.item_id]:
             by_item[judgment.item_id].append(judgment)
     return [
-        RoundReview(item=item, round=item.round, judgments=by_item[item.pk],
-                    agreement=item_agreement(by_item[item.pk], criteria_for_reader(project.criteria)))
+        RoundReview(
+            item=item,
+            round=item.round,
+            judgments=by_item[item.pk],
+            agreement=item_agreement(by_item[item.pk], criteria_for_reader(project.criteria)),
+        )
         for item in items
     ]
 
@@ -91,7 +97,9 @@ def item_round_review(project: Project, item: Item, round_number: int | None = N
     """One round of an item, side by side: judgments, each annotator's edits as diffs, agreement."""
     round_number = item.round if round_number is None else round_number
     judgments = list(
-        Judgment.objects.filter(item=item, round=round_number).select_related("annotator").order_by("created_at")
+        Judgment.objects.filter(item=item, round=round_number)
+        .select_related("annotator")
+        .order_by("created_at")
     )
     revisions = list(Revision.objects.filter(item=item).order_by("number"))
     edits: dict[int, list[dict]] = defaultdict(list)
@@ -99,8 +107,10 @@ def item_round_review(project: Project, item: Item, round_number: int | None = N
     for revision in revisions:
         if revision.round == round_number and revision.kind == Revision.Kind.EDIT and revision.author_id:
             edits[revision.author_id].append(
-                {"revision": revision, "changes": snapshot_diff(previous.snapshot if previous else None,
-                                                                revision.snapshot)}
+                {
+                    "revision": revision,
+                    "changes": snapshot_diff(previous.snapshot if previous else None, revision.snapshot),
+                }
             )
         previous = revision
     return RoundReview(
@@ -129,14 +139,19 @@ def item_history(project: Project, item: Item) -> list[dict]:
     for judgment in Judgment.objects.filter(item=item).order_by("created_at"):
         judgments[judgment.round].append(judgment)
     skips: dict[int, list[Assignment]] = defaultdict(list)
-    for assignment in Assignment.objects.filter(item=item, status=Assignment.Status.SKIPPED).select_related("annotator"):
+    for assignment in Assignment.objects.filter(item=item, status=Assignment.Status.SKIPPED).select_related(
+        "annotator"
+    ):
         skips[assignment.round].append(assignment)
 
     entries: dict[int, list[dict]] = defaultdict(list)
     previous = None
     for revision in revisions:
         entries[revision.round].append(
-            {"revision": revision, "changes": snapshot_diff(previous.snapshot if previous else None, revision.snapshot)}
+            {
+                "revision": revision,
+                "changes": snapshot_diff(previous.snapshot if previous else None, revision.snapshot),
+            }
         )
         previous = revision
     rounds = sorted(set(entries) | set(decisions) | set(judgments) | set(skips) | {item.round})
@@ -146,7 +161,9 @@ def item_history(project: Project, item: Item) -> list[dict]:
             "round": number,
             "revisions": entries.get(number, []),
             "judgments": len(judgments.get(number, [])),
-            "agreement": item_agreement(judgments.get(number, []), criteria) if judgments.get(number) else None,
+            "agreement": item_agreement(judgments.get(number, []), criteria)
+            if judgments.get(number)
+            else None,
             "skips": skips.get(number, []),
             "decision": decisions.get(number),
             "current": number == item.round,

@@ -21,13 +21,18 @@ def projects_overview(user) -> QuerySet[Project]:
 
 def status_counts(project: Project) -> list[dict]:
     counts = dict(project.items.values_list("status").annotate(n=Count("id")))
-    return [{"status": value, "label": label, "count": counts.get(value, 0)} for value, label in Item.Status.choices]
+    return [
+        {"status": value, "label": label, "count": counts.get(value, 0)}
+        for value, label in Item.Status.choices
+    ]
 
 
 def class_status_table(project: Project) -> list[dict]:
     """Rows of causal class × status counts, with the project's target per class."""
     cells: dict[str, dict[str, int]] = {}
-    for causal_class, status, n in project.items.values_list("causal_class", "status").annotate(n=Count("id")):
+    for causal_class, status, n in project.items.values_list("causal_class", "status").annotate(
+        n=Count("id")
+    ):
         cells.setdefault(causal_class or "", {})[status] = n
     labels = list(project.label_set) + sorted(key for key in cells if key not in project.label_set)
     rows = []
@@ -64,8 +69,12 @@ def class_funnel(project: Project) -> list[dict]:
     By = Item.AnswerBy
     paths = {By.HUMAN: "human", By.MODEL: "model"}
     cells: dict[str, dict] = {}
-    rows = (project.items.exclude(status=Item.Status.REJECTED)
-            .values_list("causal_class", "answer_by", "status").annotate(n=Count("id")).order_by())
+    rows = (
+        project.items.exclude(status=Item.Status.REJECTED)
+        .values_list("causal_class", "answer_by", "status")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
     for causal_class, answer_by, status, n in rows:
         path = paths.get(answer_by, "unanswered")
         cell = cells.setdefault(causal_class or "", {})
@@ -77,18 +86,42 @@ def class_funnel(project: Project) -> list[dict]:
     for label in labels:
         cell = cells.get(label, {})
         gold = sum(cell.get(f"{path}_gold", 0) for path in ("human", "model", "unanswered"))
-        table.append({"key": label, "label": class_label(project, label) if label else "—", "gold": gold,
-                      "target": project.class_targets.get(label),
-                      "count": sum(cell.get(path, 0) for path in ("human", "model", "unanswered")),
-                      **{key: cell.get(key, 0) for key in ("human", "human_gold", "model", "model_gold",
-                                                           "unanswered")}})
-    totals = {key: sum(row[key] for row in table) for key in
-              ("gold", "count", "human", "human_gold", "model", "model_gold", "unanswered")}
-    return table + [{"label": "total", "is_total": True, "target": sum(project.class_targets.values()) or None,
-                     **totals}] if table else []
+        table.append(
+            {
+                "key": label,
+                "label": class_label(project, label) if label else "—",
+                "gold": gold,
+                "target": project.class_targets.get(label),
+                "count": sum(cell.get(path, 0) for path in ("human", "model", "unanswered")),
+                **{
+                    key: cell.get(key, 0)
+                    for key in ("human", "human_gold", "model", "model_gold", "unanswered")
+                },
+            }
+        )
+    totals = {
+        key: sum(row[key] for row in table)
+        for key in ("gold", "count", "human", "human_gold", "model", "model_gold", "unanswered")
+    }
+    return (
+        table
+        + [
+            {
+                "label": "total",
+                "is_total": True,
+                "target": sum(project.class_targets.values()) or None,
+                **totals,
+            }
+        ]
+        if table
+        else []
+    )
 
 
 def answer_counts(project: Project) -> dict[str, dict[str, int]]:
     """Table 3 as the API gives it: per class, items (not rejected) and who answered them."""
-    return {row["key"]: {key: row[key] for key in ("count", "human", "model", "unanswered")}
-            for row in class_funnel(project) if not row.get("is_total")}
+    return {
+        row["key"]: {key: row[key] for key in ("count", "human", "model", "unanswered")}
+        for row in class_funnel(project)
+        if not row.get("is_total")
+    }

@@ -65,9 +65,18 @@ class JudgmentOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Judgment
-        fields = ["id", "item", "round", "annotator", "ratings", "vote", "causal_class", "comment", "edited",
-                  "created_at"]
-
+        fields = [
+            "id",
+            "item",
+            "round",
+            "annotator",
+            "ratings",
+            "vote",
+            "causal_class",
+            "comment",
+            "edited",
+            "created_at",
+        ]
 
 
 class ItemOutputSerializer(serializers.ModelSerializer):
@@ -113,7 +122,9 @@ class ItemOutputSerializer(serializers.ModelSerializer):
             data["reference_answer"] = ""
         metadata_hidden = {name.removeprefix("metadata.") for name in hidden if name.startswith("metadata.")}
         if metadata_hidden and isinstance(data.get("metadata"), dict):
-            data["metadata"] = {key: value for key, value in data["metadata"].items() if key not in metadata_hidden}
+            data["metadata"] = {
+                key: value for key, value in data["metadata"].items() if key not in metadata_hidden
+            }
         return data
 
     hides_for_annotators = True  # annotators get this serializer; curators the one with judgments

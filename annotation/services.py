@@ -21,8 +21,18 @@ from .models import Item, Option, Revision
 _LOCKED_ITEM = CompiledQuery(lambda *, item_id: Item.objects.select_for_update().filter(pk=item_id)[:1])
 
 EDITABLE_FIELDS = ("question", "context", "reference_answer", "causal_class")
-REVISION_COLUMNS = ("item", "number", "round", "kind", "author", "llm_call_id", "provenance", "snapshot",
-                    "changed_fields", "note")
+REVISION_COLUMNS = (
+    "item",
+    "number",
+    "round",
+    "kind",
+    "author",
+    "llm_call_id",
+    "provenance",
+    "snapshot",
+    "changed_fields",
+    "note",
+)
 OPTION_FIELDS = ("text", "role", "rationale")
 
 
@@ -113,13 +123,26 @@ def item_update(
 
     current.version += 1  # the row is locked until commit, so nobody else can bump it meanwhile
     current.save(
-        update_fields=[*[name for name in changed if name != "options"], "answer_by", "answer_author",
-                       "answer_provenance", "version", "updated_at"]
+        update_fields=[
+            *[name for name in changed if name != "options"],
+            "answer_by",
+            "answer_author",
+            "answer_provenance",
+            "version",
+            "updated_at",
+        ]
     )
-    snapshot = item_snapshot(current) if "options" in changed else {
-        **before, **{name: getattr(current, name) for name in ("question", "context", "reference_answer",
-                                                               "causal_class", "answer_by")}
-    }
+    snapshot = (
+        item_snapshot(current)
+        if "options" in changed
+        else {
+            **before,
+            **{
+                name: getattr(current, name)
+                for name in ("question", "context", "reference_answer", "causal_class", "answer_by")
+            },
+        }
+    )
     Revision.objects.create(
         item=current,
         number=current.version,
@@ -168,7 +191,12 @@ def _ensure_first_revision(item: Item, snapshot: dict) -> None:
 # What the next review round sets on an item besides ``round + 1``: the one rule ``item_start_round`` and the
 # batch path (``items_update(start_round=True)``, model answers) share, so no item comes back to review with the
 # old round's counters (complete, so nobody is ever asked to review it again).
-NEW_ROUND = {"status": Item.Status.IN_REVIEW, "round_assigned": 0, "round_judged": 0, "round_disagreement": None}
+NEW_ROUND = {
+    "status": Item.Status.IN_REVIEW,
+    "round_assigned": 0,
+    "round_judged": 0,
+    "round_disagreement": None,
+}
 
 
 @transaction.atomic
@@ -219,7 +247,9 @@ def items_update(
     items = {item.pk: item for item in Item.objects.select_for_update().filter(pk__in=ids)}
     left_alone = {pk: None for pk in ids if pk not in items}
     if only_if_status is not None:
-        left_alone.update({pk: item.status for pk, item in items.items() if item.status not in only_if_status})
+        left_alone.update(
+            {pk: item.status for pk, item in items.items() if item.status not in only_if_status}
+        )
     changes = [change for change in changes if change.item_id not in left_alone]
     ids = [change.item_id for change in changes]
     options: dict[int, list[Option]] = {pk: [] for pk in ids}
@@ -238,8 +268,16 @@ def items_update(
             provenance = dict(item.answer_provenance or {})
             if item.import_batch_id:
                 provenance.setdefault("import_batch", item.import_batch_id)
-            first_revisions.append(Revision(item=item, number=item.version, round=item.round,
-                                            kind=Revision.Kind.CREATED, provenance=provenance, snapshot=before))
+            first_revisions.append(
+                Revision(
+                    item=item,
+                    number=item.version,
+                    round=item.round,
+                    kind=Revision.Kind.CREATED,
+                    provenance=provenance,
+                    snapshot=before,
+                )
+            )
         changed = [name for name, value in change.changes.items() if getattr(item, name) != value]
         if not changed:
             continue
@@ -259,11 +297,20 @@ def items_update(
             item.round += 1
         fields.update(changed)
         changed_items.append(item)
-        revisions.append(Revision(
-            item=item, number=item.version, round=revision_round, kind=kind, author=author.user,
-            llm_call_id=author.llm_call_id, provenance=dict(author.provenance or {}),
-            snapshot=item_snapshot(item, options[item.pk]), changed_fields=changed, note=change.note,
-        ))
+        revisions.append(
+            Revision(
+                item=item,
+                number=item.version,
+                round=revision_round,
+                kind=kind,
+                author=author.user,
+                llm_call_id=author.llm_call_id,
+                provenance=dict(author.provenance or {}),
+                snapshot=item_snapshot(item, options[item.pk]),
+                changed_fields=changed,
+                note=change.note,
+            )
+        )
     if changed_items:
         fields.update(["answer_by", "answer_author", "answer_provenance", "version", "updated_at"])
         if start_round:
@@ -273,10 +320,23 @@ def items_update(
     # with a first revision a concurrent first edit wrote meanwhile: then the insert fails and the
     # caller's transaction with it (item_update, one at a time, copes with that race).
     fast_insert(
-        Revision, REVISION_COLUMNS,
-        ((r.item_id, r.number, r.round, r.kind, r.author_id, r.llm_call_id, json.dumps(r.provenance),
-          json.dumps(r.snapshot), json.dumps(r.changed_fields), r.note) for r in first_revisions + revisions),
+        Revision,
+        REVISION_COLUMNS,
+        (
+            (
+                r.item_id,
+                r.number,
+                r.round,
+                r.kind,
+                r.author_id,
+                r.llm_call_id,
+                json.dumps(r.provenance),
+                json.dumps(r.snapshot),
+                json.dumps(r.changed_fields),
+                r.note,
+            )
+            for r in first_revisions + revisions
+        ),
         constants={"created_at": now},
     )
     return changed_items, left_alone
-

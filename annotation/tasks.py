@@ -16,8 +16,13 @@ logger = logging.getLogger(__name__)
 @shared_task(name="annotation.import_questions")
 def import_questions_task(batch_id: int) -> dict:
     owner = f"import:{batch_id}:{uuid.uuid4().hex[:8]}"
-    if not work_claim(ImportBatch, pk=batch_id, owner=owner, queued=ImportBatch.Status.QUEUED,
-                      running=ImportBatch.Status.RUNNING):
+    if not work_claim(
+        ImportBatch,
+        pk=batch_id,
+        owner=owner,
+        queued=ImportBatch.Status.QUEUED,
+        running=ImportBatch.Status.RUNNING,
+    ):
         return {"skipped": "already taken or finished"}
     batch = ImportBatch.objects.select_related("project", "created_by").get(id=batch_id)
     with batch.source_file.open("rb") as handle:
@@ -35,17 +40,21 @@ def import_questions_task(batch_id: int) -> dict:
             as_gold=bool(options.get("as_gold")),
             length_bounds_on=options.get("length_bounds", True),
             batch=batch,
-            progress=lambda stage: work_heartbeat(ImportBatch, pk=batch_id, owner=owner,
-                                                  running=ImportBatch.Status.RUNNING),
+            progress=lambda stage: work_heartbeat(
+                ImportBatch, pk=batch_id, owner=owner, running=ImportBatch.Status.RUNNING
+            ),
         )
     except ImportRejected as exc:
         logger.info("import %s rejected: %s errors", batch_id, len(exc.errors))
     except Exception:
         # The exception (SQL, paths) is for the log; the person who imported reads that it failed and where to ask.
         logger.exception("import %s failed", batch_id)
-        reason = f"internal error (import #{batch_id}): nothing was imported; the administrators can read the log"
+        reason = (
+            f"internal error (import #{batch_id}): nothing was imported; the administrators can read the log"
+        )
         ImportBatch.objects.filter(id=batch_id).update(
-            status=ImportBatch.Status.FAILED, finished_at=timezone.now(),
+            status=ImportBatch.Status.FAILED,
+            finished_at=timezone.now(),
             errors=[{"line": 0, "field": "", "reason": reason}],
         )
         raise  # the file stays for a retry

@@ -18,8 +18,17 @@ from .topics import class_targets_check
 Role = Membership.Role
 MAX_TAGS = 30
 # What the Settings page may change, and how a value is compared and recorded.
-SETTINGS_FIELDS = ("language", "overlap", "assignment_timeout_minutes", "guidelines", "criteria", "label_set",
-                   "label_names", "class_targets", "allow_self_review")
+SETTINGS_FIELDS = (
+    "language",
+    "overlap",
+    "assignment_timeout_minutes",
+    "guidelines",
+    "criteria",
+    "label_set",
+    "label_names",
+    "class_targets",
+    "allow_self_review",
+)
 LANGUAGES = ("pt-BR", "en")
 
 
@@ -37,8 +46,12 @@ def tags_parse(text: str) -> list[str]:
     return tags
 
 
-def _record(project: Project, by, kind: str, *, subject: str = "", details: dict | None = None) -> ProjectChange:
-    return ProjectChange.objects.create(project=project, user=by, kind=kind, subject=subject, details=details or {})
+def _record(
+    project: Project, by, kind: str, *, subject: str = "", details: dict | None = None
+) -> ProjectChange:
+    return ProjectChange.objects.create(
+        project=project, user=by, kind=kind, subject=subject, details=details or {}
+    )
 
 
 @transaction.atomic
@@ -47,20 +60,38 @@ def membership_add(*, project: Project, by, identifier: str, role: str, expertis
     identifier = (identifier or "").strip()
     if role not in Role.values:
         raise ValidationError({"role": _("Choose annotator, curator or owner.")})
-    users = list(get_user_model().objects.filter(Q(username__iexact=identifier) | Q(email__iexact=identifier))[:2]
-                 ) if identifier else []
+    users = (
+        list(
+            get_user_model().objects.filter(Q(username__iexact=identifier) | Q(email__iexact=identifier))[:2]
+        )
+        if identifier
+        else []
+    )
     if not users:
-        raise ValidationError({"user": _("Nobody is called “%(name)s” (username or e-mail address).")
-                                       % {"name": identifier[:100]}})
+        raise ValidationError(
+            {
+                "user": _("Nobody is called “%(name)s” (username or e-mail address).")
+                % {"name": identifier[:100]}
+            }
+        )
     if len(users) > 1:
-        raise ValidationError({"user": _("More than one person has the e-mail address “%(name)s”; use the username.")
-                                       % {"name": identifier[:100]}})
+        raise ValidationError(
+            {
+                "user": _("More than one person has the e-mail address “%(name)s”; use the username.")
+                % {"name": identifier[:100]}
+            }
+        )
     user = users[0]
     if Membership.objects.filter(project=project, user=user).exists():
         raise ValidationError({"user": _("%(name)s is already a member.") % {"name": user.get_username()}})
     membership = Membership.objects.create(project=project, user=user, role=role, expertise=expertise)
-    _record(project, by, ProjectChange.Kind.MEMBER_ADDED, subject=user.get_username(),
-            details={"role": [None, role], "expertise": [None, expertise]})
+    _record(
+        project,
+        by,
+        ProjectChange.Kind.MEMBER_ADDED,
+        subject=user.get_username(),
+        details={"role": [None, role], "expertise": [None, expertise]},
+    )
     return membership
 
 
@@ -79,26 +110,40 @@ def membership_update(*, membership: Membership, by, role: str, expertise: list[
     if details:
         membership.role, membership.expertise = role, expertise
         membership.save(update_fields=["role", "expertise"])
-        _record(membership.project, by, ProjectChange.Kind.MEMBER_CHANGED, subject=membership.user.get_username(),
-                details=details)
+        _record(
+            membership.project,
+            by,
+            ProjectChange.Kind.MEMBER_CHANGED,
+            subject=membership.user.get_username(),
+            details=details,
+        )
     return membership
 
 
 @transaction.atomic
 def membership_remove(*, membership: Membership, by) -> None:
     """Remove a member; their judgments stay (they are part of the record). The last owner stays."""
-    membership = Membership.objects.select_for_update().select_related("user", "project").get(pk=membership.pk)
+    membership = (
+        Membership.objects.select_for_update().select_related("user", "project").get(pk=membership.pk)
+    )
     if membership.role == Role.OWNER:
         _keep_an_owner(membership)
-    _record(membership.project, by, ProjectChange.Kind.MEMBER_REMOVED, subject=membership.user.get_username(),
-            details={"role": [membership.role, None]})
+    _record(
+        membership.project,
+        by,
+        ProjectChange.Kind.MEMBER_REMOVED,
+        subject=membership.user.get_username(),
+        details={"role": [membership.role, None]},
+    )
     membership.delete()
 
 
 def _keep_an_owner(membership: Membership) -> None:
     owners = Membership.objects.select_for_update().filter(project_id=membership.project_id, role=Role.OWNER)
     if not owners.exclude(pk=membership.pk).exists():
-        raise ValidationError({"role": _("A project keeps at least one owner; make someone else owner first.")})
+        raise ValidationError(
+            {"role": _("A project keeps at least one owner; make someone else owner first.")}
+        )
 
 
 def criteria_parse(text: str) -> list[dict]:
@@ -109,26 +154,45 @@ def criteria_parse(text: str) -> list[dict]:
             continue
         parts = [part.strip() for part in line.split(";")]
         if len(parts) < 3 or len(parts) > 5:
-            raise ValidationError({"criteria": _("line %(n)s: write key; English name; nome em português; min; max")
-                                               % {"n": number}})
+            raise ValidationError(
+                {
+                    "criteria": _("line %(n)s: write key; English name; nome em português; min; max")
+                    % {"n": number}
+                }
+            )
         key, label, label_pt = parts[:3]
         if not re.fullmatch(r"[a-z][a-z0-9_]{0,39}", key):
-            raise ValidationError({"criteria": _("line %(n)s: the key “%(key)s” must be lower-case letters, digits "
-                                                 "or “_”, starting with a letter") % {"n": number, "key": key[:40]}})
+            raise ValidationError(
+                {
+                    "criteria": _(
+                        "line %(n)s: the key “%(key)s” must be lower-case letters, digits "
+                        "or “_”, starting with a letter"
+                    )
+                    % {"n": number, "key": key[:40]}
+                }
+            )
         if key in keys:
-            raise ValidationError({"criteria": _("line %(n)s: the key “%(key)s” comes twice") % {"n": number, "key": key}})
+            raise ValidationError(
+                {"criteria": _("line %(n)s: the key “%(key)s” comes twice") % {"n": number, "key": key}}
+            )
         if not label or not label_pt:
-            raise ValidationError({"criteria": _("line %(n)s: give the name in English and in Portuguese")
-                                               % {"n": number}})
+            raise ValidationError(
+                {"criteria": _("line %(n)s: give the name in English and in Portuguese") % {"n": number}}
+            )
         try:
             low, high = (int(parts[3]) if len(parts) > 3 else 1), (int(parts[4]) if len(parts) > 4 else 5)
         except ValueError:
-            raise ValidationError({"criteria": _("line %(n)s: min and max are whole numbers") % {"n": number}}) from None
+            raise ValidationError(
+                {"criteria": _("line %(n)s: min and max are whole numbers") % {"n": number}}
+            ) from None
         if not 0 <= low < high <= 10:
-            raise ValidationError({"criteria": _("line %(n)s: min must be below max, both between 0 and 10")
-                                               % {"n": number}})
+            raise ValidationError(
+                {"criteria": _("line %(n)s: min must be below max, both between 0 and 10") % {"n": number}}
+            )
         keys.add(key)
-        criteria.append({"key": key, "label": label[:200], "label_pt": label_pt[:200], "min": low, "max": high})
+        criteria.append(
+            {"key": key, "label": label[:200], "label_pt": label_pt[:200], "min": low, "max": high}
+        )
     if not criteria:
         raise ValidationError({"criteria": _("give at least one criterion")})
     return criteria
@@ -137,7 +201,8 @@ def criteria_parse(text: str) -> list[dict]:
 def criteria_text(criteria: list[dict]) -> str:
     return "\n".join(
         f"{c['key']}; {c.get('label', c['key'])}; {c.get('label_pt') or c.get('label', c['key'])}; "
-        f"{c.get('min', 1)}; {c.get('max', 5)}" for c in criteria
+        f"{c.get('min', 1)}; {c.get('max', 5)}"
+        for c in criteria
     )
 
 
@@ -150,11 +215,16 @@ def labels_parse(text: str) -> tuple[list[str], dict]:
         parts = [part.strip() for part in line.split(";")]
         key = parts[0]
         if not key or len(key) > 64 or len(parts) > 3:
-            raise ValidationError({"label_set": _("line %(n)s: write key; English name; nome em português")
-                                                % {"n": number}})
+            raise ValidationError(
+                {"label_set": _("line %(n)s: write key; English name; nome em português") % {"n": number}}
+            )
         if key in labels:
-            raise ValidationError({"label_set": _("line %(n)s: the label “%(key)s” comes twice")
-                                                % {"n": number, "key": key[:64]}})
+            raise ValidationError(
+                {
+                    "label_set": _("line %(n)s: the label “%(key)s” comes twice")
+                    % {"n": number, "key": key[:64]}
+                }
+            )
         labels.append(key)
         named = {language: name[:200] for language, name in zip(LANGUAGES[::-1], parts[1:]) if name}
         if named:
@@ -185,28 +255,43 @@ def project_settings_update(*, project: Project, by, **changes) -> dict:
         raise ValidationError({"language": _("Choose pt-BR or en.")})
     for name, low, high in (("overlap", 1, 50), ("assignment_timeout_minutes", 1, 7 * 24 * 60)):
         if name in changes and not (isinstance(changes[name], int) and low <= changes[name] <= high):
-            raise ValidationError({name: _("a whole number from %(low)s to %(high)s") % {"low": low, "high": high}})
+            raise ValidationError(
+                {name: _("a whole number from %(low)s to %(high)s") % {"low": low, "high": high}}
+            )
     judged = Judgment.objects.filter(item__project=project)
     if "criteria" in changes:
         removed = set(project.criterion_keys) - {c["key"] for c in changes["criteria"]}
         used = sorted(key for key in removed if judged.filter(ratings__has_key=key).exists())
         if used:
-            raise ValidationError({"criteria": _("judgments already rate “%(keys)s”: keep it (you may rename it)")
-                                               % {"keys": "”, “".join(used)}})
+            raise ValidationError(
+                {
+                    "criteria": _("judgments already rate “%(keys)s”: keep it (you may rename it)")
+                    % {"keys": "”, “".join(used)}
+                }
+            )
     if "label_set" in changes:
         if not changes["label_set"]:
             raise ValidationError({"label_set": _("give at least one class label")})
         removed = set(project.label_set) - set(changes["label_set"])
-        used = sorted(set(judged.filter(causal_class__in=removed).values_list("causal_class", flat=True))
-                      | set(project.items.filter(causal_class__in=removed).values_list("causal_class", flat=True)))
+        used = sorted(
+            set(judged.filter(causal_class__in=removed).values_list("causal_class", flat=True))
+            | set(project.items.filter(causal_class__in=removed).values_list("causal_class", flat=True))
+        )
         if used:
-            raise ValidationError({"label_set": _("items or judgments already use “%(keys)s”: keep it (you may rename "
-                                                  "it)") % {"keys": "”, “".join(used)}})
+            raise ValidationError(
+                {
+                    "label_set": _("items or judgments already use “%(keys)s”: keep it (you may rename it)")
+                    % {"keys": "”, “".join(used)}
+                }
+            )
     if "class_targets" in changes:
         probe = Project(label_set=changes.get("label_set", project.label_set))
         changes["class_targets"] = class_targets_check(probe, changes["class_targets"])
-    changed = {name: [getattr(project, name), value] for name, value in changes.items()
-               if getattr(project, name) != value}
+    changed = {
+        name: [getattr(project, name), value]
+        for name, value in changes.items()
+        if getattr(project, name) != value
+    }
     if changed:
         for name, (_before, after) in changed.items():
             setattr(project, name, after)

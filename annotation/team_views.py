@@ -24,8 +24,12 @@ ROLE_CHOICES = Membership.Role.choices
 class MemberAddForm(forms.Form):
     user = forms.CharField(label=gettext_lazy("Username or e-mail address"), max_length=254)
     role = forms.ChoiceField(label=gettext_lazy("Role"), choices=ROLE_CHOICES)
-    expertise = forms.CharField(label=gettext_lazy("Expertise tags"), required=False, max_length=2000,
-                                help_text=gettext_lazy("Separated by commas, e.g. saúde, economia"))
+    expertise = forms.CharField(
+        label=gettext_lazy("Expertise tags"),
+        required=False,
+        max_length=2000,
+        help_text=gettext_lazy("Separated by commas, e.g. saúde, economia"),
+    )
 
 
 class MemberForm(forms.Form):
@@ -34,39 +38,57 @@ class MemberForm(forms.Form):
 
 
 class SettingsForm(forms.Form):
-    language = forms.ChoiceField(label=gettext_lazy("Language of the items"),
-                                 choices=[("pt-BR", "Português (pt-BR)"), ("en", "English (en)")])
-    overlap = forms.IntegerField(label=gettext_lazy("Judgments per item per round"), min_value=1, max_value=50)
+    language = forms.ChoiceField(
+        label=gettext_lazy("Language of the items"),
+        choices=[("pt-BR", "Português (pt-BR)"), ("en", "English (en)")],
+    )
+    overlap = forms.IntegerField(
+        label=gettext_lazy("Judgments per item per round"), min_value=1, max_value=50
+    )
     assignment_timeout_minutes = forms.IntegerField(
-        label=gettext_lazy("Assignment timeout (minutes)"), min_value=1, max_value=7 * 24 * 60,
-        help_text=gettext_lazy("An item left alone this long goes back to the pool."))
+        label=gettext_lazy("Assignment timeout (minutes)"),
+        min_value=1,
+        max_value=7 * 24 * 60,
+        help_text=gettext_lazy("An item left alone this long goes back to the pool."),
+    )
     allow_self_review = forms.BooleanField(
-        label=gettext_lazy("Authors may review their own answers when nothing else is left for them"), required=False,
-        help_text=gettext_lazy("Such judgments are marked and left out of the agreement figures by default."))
+        label=gettext_lazy("Authors may review their own answers when nothing else is left for them"),
+        required=False,
+        help_text=gettext_lazy("Such judgments are marked and left out of the agreement figures by default."),
+    )
     criteria = forms.CharField(
-        label=gettext_lazy("Rating criteria"), widget=forms.Textarea(attrs={"rows": 5}),
-        help_text=gettext_lazy("One a line: key; English name; nome em português; min; max"))
+        label=gettext_lazy("Rating criteria"),
+        widget=forms.Textarea(attrs={"rows": 5}),
+        help_text=gettext_lazy("One a line: key; English name; nome em português; min; max"),
+    )
     label_set = forms.CharField(
-        label=gettext_lazy("Causal labels"), widget=forms.Textarea(attrs={"rows": 4}),
-        help_text=gettext_lazy("One a line: key; English name; nome em português"))
-    guidelines = forms.CharField(label=gettext_lazy("Guidelines (Markdown)"), required=False,
-                                 widget=forms.Textarea(attrs={"rows": 12}))
+        label=gettext_lazy("Causal labels"),
+        widget=forms.Textarea(attrs={"rows": 4}),
+        help_text=gettext_lazy("One a line: key; English name; nome em português"),
+    )
+    guidelines = forms.CharField(
+        label=gettext_lazy("Guidelines (Markdown)"), required=False, widget=forms.Textarea(attrs={"rows": 12})
+    )
 
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
         self.project = project
         for label in project.label_set:
             self.fields[f"target_{label}"] = forms.IntegerField(
-                label=_("Target for “%(label)s”") % {"label": class_label(project, label)}, min_value=0,
-                required=False)
+                label=_("Target for “%(label)s”") % {"label": class_label(project, label)},
+                min_value=0,
+                required=False,
+            )
 
     @classmethod
     def for_project(cls, project, data=None):
         initial = {
-            "language": project.language, "overlap": project.overlap,
+            "language": project.language,
+            "overlap": project.overlap,
             "assignment_timeout_minutes": project.assignment_timeout_minutes,
             "allow_self_review": project.allow_self_review,
-            "criteria": team.criteria_text(project.criteria), "label_set": team.labels_text(project),
+            "criteria": team.criteria_text(project.criteria),
+            "label_set": team.labels_text(project),
             "guidelines": project.guidelines,
             **{f"target_{label}": project.class_targets.get(label) for label in project.label_set},
         }
@@ -79,13 +101,20 @@ class SettingsForm(forms.Form):
         """The settings as annotation.team.project_settings_update takes them (raises ValidationError)."""
         data = self.cleaned_data
         label_set, label_names = team.labels_parse(data["label_set"])
-        targets = {name[len("target_"):]: value for name, value in data.items()
-                   if name.startswith("target_") and value is not None and name[len("target_"):] in label_set}
+        targets = {
+            name[len("target_") :]: value
+            for name, value in data.items()
+            if name.startswith("target_") and value is not None and name[len("target_") :] in label_set
+        }
         return {
-            "language": data["language"], "overlap": data["overlap"],
+            "language": data["language"],
+            "overlap": data["overlap"],
             "assignment_timeout_minutes": data["assignment_timeout_minutes"],
-            "allow_self_review": data["allow_self_review"], "criteria": team.criteria_parse(data["criteria"]),
-            "label_set": label_set, "label_names": label_names, "guidelines": data["guidelines"],
+            "allow_self_review": data["allow_self_review"],
+            "criteria": team.criteria_parse(data["criteria"]),
+            "label_set": label_set,
+            "label_names": label_names,
+            "guidelines": data["guidelines"],
             "class_targets": targets,
         }
 
@@ -102,9 +131,13 @@ def members(request, slug):
     form = MemberAddForm(request.POST or None, prefix="add")
     if request.method == "POST" and form.is_valid():
         try:
-            added = team.membership_add(project=project, by=request.user, identifier=form.cleaned_data["user"],
-                                        role=form.cleaned_data["role"],
-                                        expertise=team.tags_parse(form.cleaned_data["expertise"]))
+            added = team.membership_add(
+                project=project,
+                by=request.user,
+                identifier=form.cleaned_data["user"],
+                role=form.cleaned_data["role"],
+                expertise=team.tags_parse(form.cleaned_data["expertise"]),
+            )
         except ValidationError as error:
             _add_errors(form, error)
         else:
@@ -119,8 +152,10 @@ def _members_page(request, project, add_form, status=200, failed=None):
         if failed is not None and failed[0] == membership.pk:
             row_form = failed[1]
         else:
-            row_form = MemberForm(initial={"role": membership.role, "expertise": ", ".join(membership.expertise)},
-                                  prefix=f"m{membership.pk}")
+            row_form = MemberForm(
+                initial={"role": membership.role, "expertise": ", ".join(membership.expertise)},
+                prefix=f"m{membership.pk}",
+            )
         rows.append({"membership": membership, "form": row_form})
     context = {"project": project, "add_form": add_form, "rows": rows}
     return render(request, "annotation/members.html", context, status=status)
@@ -130,25 +165,35 @@ def _members_page(request, project, add_form, status=200, failed=None):
 @require_POST
 def member_update(request, slug, membership_id):
     project = get_project_for_user(request.user, slug, Role.OWNER)
-    membership = get_object_or_404(Membership.objects.select_related("user"), project=project, pk=membership_id)
+    membership = get_object_or_404(
+        Membership.objects.select_related("user"), project=project, pk=membership_id
+    )
     form = MemberForm(request.POST, prefix=f"m{membership.pk}")
     if form.is_valid():
         try:
-            team.membership_update(membership=membership, by=request.user, role=form.cleaned_data["role"],
-                                   expertise=team.tags_parse(form.cleaned_data["expertise"]))
+            team.membership_update(
+                membership=membership,
+                by=request.user,
+                role=form.cleaned_data["role"],
+                expertise=team.tags_parse(form.cleaned_data["expertise"]),
+            )
         except ValidationError as error:
             _add_errors(form, error)
         else:
             messages.success(request, _("%(name)s saved.") % {"name": membership.user.get_username()})
             return redirect("annotation:members", slug=project.slug)
-    return _members_page(request, project, MemberAddForm(prefix="add"), status=400, failed=(membership.pk, form))
+    return _members_page(
+        request, project, MemberAddForm(prefix="add"), status=400, failed=(membership.pk, form)
+    )
 
 
 @login_required
 @require_POST
 def member_remove(request, slug, membership_id):
     project = get_project_for_user(request.user, slug, Role.OWNER)
-    membership = get_object_or_404(Membership.objects.select_related("user"), project=project, pk=membership_id)
+    membership = get_object_or_404(
+        Membership.objects.select_related("user"), project=project, pk=membership_id
+    )
     try:
         team.membership_remove(membership=membership, by=request.user)
     except ValidationError as error:
@@ -190,5 +235,8 @@ def guidelines_preview(request, slug):
 @login_required
 def project_history(request, slug):
     project = get_project_for_user(request.user, slug, Role.CURATOR)
-    return render(request, "annotation/project_history.html",
-                  {"project": project, "changes": team.project_history(project)})
+    return render(
+        request,
+        "annotation/project_history.html",
+        {"project": project, "changes": team.project_history(project)},
+    )

@@ -16,8 +16,12 @@ from .services import _ensure_first_revision, item_snapshot
 
 def topic_sizes_refresh(*, project: Project) -> None:
     """Recount each topic's size from its items (after a merge or a move)."""
-    counts = dict(Item.objects.filter(project=project, topic__isnull=False).values_list("topic_id")
-                  .annotate(n=Count("pk")).order_by())
+    counts = dict(
+        Item.objects.filter(project=project, topic__isnull=False)
+        .values_list("topic_id")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
     for topic_id, size in Topic.objects.filter(project=project).values_list("pk", "size"):
         if size != counts.get(topic_id, 0):
             Topic.objects.filter(pk=topic_id).update(size=counts.get(topic_id, 0))
@@ -28,7 +32,9 @@ def topic_rename(*, topic: Topic, label: str) -> Topic:
     if not label or len(label) > 200:
         raise ValidationError({"label": _("Give the topic a name of 1 to 200 characters.")})
     if Topic.objects.filter(project_id=topic.project_id, label=label).exclude(pk=topic.pk).exists():
-        raise ValidationError({"label": _("Another topic of this project is called “%(label)s”.") % {"label": label}})
+        raise ValidationError(
+            {"label": _("Another topic of this project is called “%(label)s”.") % {"label": label}}
+        )
     topic.label = label
     topic.save(update_fields=["label"])
     return topic
@@ -65,7 +71,9 @@ def items_move_to_topic(*, project: Project, item_ids: list[int], topic: Topic |
     """Put the project's items ``item_ids`` in ``topic`` (None: no topic); returns how many moved."""
     if topic is not None and topic.project_id != project.pk:
         raise ValidationError({"topic": _("The topic belongs to another project.")})
-    moved = Item.objects.filter(project=project, pk__in=item_ids).update(topic=topic, updated_at=timezone.now())
+    moved = Item.objects.filter(project=project, pk__in=item_ids).update(
+        topic=topic, updated_at=timezone.now()
+    )
     topic_sizes_refresh(project=project)
     return moved
 
@@ -86,7 +94,9 @@ def class_targets_check(project: Project, targets: dict) -> dict[str, int]:
     checked = {}
     for label, value in targets.items():
         if label not in project.label_set:
-            raise ValidationError({"targets": _("“%(label)s” is not one of the project's classes.") % {"label": label}})
+            raise ValidationError(
+                {"targets": _("“%(label)s” is not one of the project's classes.") % {"label": label}}
+            )
         if value in (None, ""):
             continue
         try:
@@ -94,8 +104,9 @@ def class_targets_check(project: Project, targets: dict) -> dict[str, int]:
         except (TypeError, ValueError):
             number = -1
         if number < 0 or number > 1_000_000 or str(value).strip() not in (str(number), f"{number}.0"):
-            raise ValidationError({"targets": _("The target of “%(label)s” must be a whole number from 0.")
-                                   % {"label": label}})
+            raise ValidationError(
+                {"targets": _("The target of “%(label)s” must be a whole number from 0.") % {"label": label}}
+            )
         if number:
             checked[label] = number
     return checked
@@ -122,8 +133,12 @@ def item_drop_as_duplicate(*, item: Item, of: Item, curator) -> Item:
     if item.project_id != of.project_id or item.pk == of.pk:
         raise ValidationError({"item": _("Choose two different questions of the same project.")})
     if item.status == Item.Status.APPROVED:
-        raise ValidationError({"item": _("Question #%(id)s is in the gold collection; keep it and drop the other.")
-                               % {"id": item.pk}})
+        raise ValidationError(
+            {
+                "item": _("Question #%(id)s is in the gold collection; keep it and drop the other.")
+                % {"id": item.pk}
+            }
+        )
     before = item_snapshot(item)
     _ensure_first_revision(item, before)
     item.status = Item.Status.REJECTED
@@ -134,13 +149,23 @@ def item_drop_as_duplicate(*, item: Item, of: Item, curator) -> Item:
         status=Assignment.Status.EXPIRED, finished_at=timezone.now()
     )
     Revision.objects.create(
-        item=item, number=item.version, round=item.round, kind=Revision.Kind.DECISION, author=curator,
-        snapshot=before, changed_fields=["status"], note=f"near-duplicate of #{of.pk}",
+        item=item,
+        number=item.version,
+        round=item.round,
+        kind=Revision.Kind.DECISION,
+        author=curator,
+        snapshot=before,
+        changed_fields=["status"],
+        note=f"near-duplicate of #{of.pk}",
     )
     # Closing an item always leaves a decision record, as approving or rejecting it on the review page does.
     CurationDecision.objects.update_or_create(
-        item=item, round=item.round,
-        defaults={"curator": curator, "decision": CurationDecision.Decision.REJECT,
-                  "note": f"near-duplicate of #{of.pk}"},
+        item=item,
+        round=item.round,
+        defaults={
+            "curator": curator,
+            "decision": CurationDecision.Decision.REJECT,
+            "note": f"near-duplicate of #{of.pk}",
+        },
     )
     return item

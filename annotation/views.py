@@ -68,7 +68,9 @@ def project_detail(request, slug):
     context = {
         "project": project,
         "design": design,
-        "stage_rows": [{"stage": stage, "count": stage_counts.get(stage.key, 0)} for stage in design.stages()],
+        "stage_rows": [
+            {"stage": stage, "count": stage_counts.get(stage.key, 0)} for stage in design.stages()
+        ],
         "stages_counted": bool(stage_counts),
         "design_context": design.project_context(project),
         "status_counts": selectors.status_counts(project),
@@ -95,11 +97,19 @@ def import_list(request, slug):
             return redirect("annotation:project_detail", slug=project.slug)
         if not form.errors:  # the design left the file to the common import
             mapping = form.mapping()
-            options = {"sheet": form.cleaned_data["sheet"].strip(), "as_gold": form.cleaned_data["as_gold"],
-                       "length_bounds": not form.cleaned_data["no_length_bounds"]}
-            batch = import_start(project=project, user=request.user, upload=upload,
-                                 skip_invalid=form.cleaned_data["skip_invalid"],
-                                 mapping=mapping.as_dict() if mapping else {}, options=options)
+            options = {
+                "sheet": form.cleaned_data["sheet"].strip(),
+                "as_gold": form.cleaned_data["as_gold"],
+                "length_bounds": not form.cleaned_data["no_length_bounds"],
+            }
+            batch = import_start(
+                project=project,
+                user=request.user,
+                upload=upload,
+                skip_invalid=form.cleaned_data["skip_invalid"],
+                mapping=mapping.as_dict() if mapping else {},
+                options=options,
+            )
             messages.info(request, _("The file is being imported."))
             return redirect("annotation:import_detail", slug=project.slug, batch_id=batch.pk)
     context = {"project": project, "form": form, "batches": selectors.recent_imports(project)}
@@ -130,8 +140,9 @@ def import_preview(request, slug):
     upload = request.FILES.get("file")
     if upload is None:
         return render(request, "annotation/_import_mapping.html", {"problem": _("Choose a file first.")})
-    preview = import_file_preview(project=project, data=upload.read(), filename=upload.name,
-                                  sheet=request.POST.get("sheet", "").strip())
+    preview = import_file_preview(
+        project=project, data=upload.read(), filename=upload.name, sheet=request.POST.get("sheet", "").strip()
+    )
     return render(request, "annotation/_import_mapping.html", {"project": project, **preview})
 
 
@@ -148,8 +159,9 @@ def import_detail(request, slug, batch_id):
         "finished": batch.status in (ImportBatch.Status.DONE, ImportBatch.Status.FAILED),
     }
     if request.htmx:
-        response = poll_response(request, "annotation/import_detail.html#report", context,
-                                 finished=context["finished"])
+        response = poll_response(
+            request, "annotation/import_detail.html#report", context, finished=context["finished"]
+        )
         return response
     return render(request, "annotation/import_detail.html", context)
 

@@ -22,15 +22,20 @@ HERE = Path(__file__).resolve().parent
 
 def scripts() -> list[Path]:
     """The benchmarks that follow the convention: not private, and accepting ``--quick``."""
-    return [path for path in sorted(HERE.glob("*.py"))
-            if not path.name.startswith("_") and '"--quick"' in path.read_text(encoding="utf-8")]
+    return [
+        path
+        for path in sorted(HERE.glob("*.py"))
+        if not path.name.startswith("_") and '"--quick"' in path.read_text(encoding="utf-8")
+    ]
 
 
 def variants(path: Path) -> list[list[str]]:
     """The plain run, then each argument list of the script's ``BENCH_VARIANTS``."""
     runs = [[]]
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "BENCH_VARIANTS" for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            getattr(t, "id", "") == "BENCH_VARIANTS" for t in node.targets
+        ):
             runs += ast.literal_eval(node.value)
     return runs
 
@@ -59,29 +64,44 @@ def main() -> None:
         if args.only and path.stem not in args.only:
             continue
         for extra in variants(path):
-            command = [sys.executable, str(path.relative_to(HERE.parent)), *extra, *([] if args.full else ["--quick"])]
+            command = [
+                sys.executable,
+                str(path.relative_to(HERE.parent)),
+                *extra,
+                *([] if args.full else ["--quick"]),
+            ]
             load = os.getloadavg()[0]
             print(f"\n== {' '.join(command[1:])}  (load average {load:.2f})", flush=True)
             began = time.perf_counter()
-            result = subprocess.run(command, cwd=HERE.parent, capture_output=True, text=True, env={**os.environ},
-                                    check=False)
+            result = subprocess.run(
+                command, cwd=HERE.parent, capture_output=True, text=True, env={**os.environ}, check=False
+            )
             seconds = time.perf_counter() - began
             print(result.stdout, end="", flush=True)
             figures = last_json(result.stdout)
             if result.returncode or figures is None:
                 failed.append(path.name)
                 print(result.stderr[-3000:], file=sys.stderr)
-            entry = {"command": " ".join(command[1:]), "date": datetime.datetime.now(datetime.UTC).isoformat(
-                timespec="seconds"), "load_average_at_start": round(load, 2), "wall_seconds": round(seconds, 1),
-                "returncode": result.returncode, "figures": figures}
+            entry = {
+                "command": " ".join(command[1:]),
+                "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+                "load_average_at_start": round(load, 2),
+                "wall_seconds": round(seconds, 1),
+                "returncode": result.returncode,
+                "figures": figures,
+            }
             with log.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
             summary.append(entry)
-    print(f"\n{len(summary)} runs in {(datetime.datetime.now(datetime.UTC) - started_at).total_seconds():.0f} s; "
-          f"figures in {log.relative_to(HERE.parent)}")
+    print(
+        f"\n{len(summary)} runs in {(datetime.datetime.now(datetime.UTC) - started_at).total_seconds():.0f} s; "
+        f"figures in {log.relative_to(HERE.parent)}"
+    )
     for entry in summary:
-        print(f"  {entry['wall_seconds']:>6.1f} s  load {entry['load_average_at_start']:>5.2f}  {entry['command']}"
-              + ("" if entry["returncode"] == 0 else "  FAILED"))
+        print(
+            f"  {entry['wall_seconds']:>6.1f} s  load {entry['load_average_at_start']:>5.2f}  {entry['command']}"
+            + ("" if entry["returncode"] == 0 else "  FAILED")
+        )
     if failed:
         sys.exit(f"failed: {', '.join(failed)}")
 

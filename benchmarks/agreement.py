@@ -33,7 +33,10 @@ def write_judgments(path: Path, n_units: int, n_raters: int, seed: int = 7) -> i
         noise = rng.choice([-1, 0, 0, 0, 1], size=n_units)
         values = np.clip(truth + noise, 1, 5)
         skipped = rng.random(n_units) < 0.02
-        lines += [f"item-{unit},annotator-{rater},{'' if skipped[unit] else values[unit]}" for unit in range(n_units)]
+        lines += [
+            f"item-{unit},annotator-{rater},{'' if skipped[unit] else values[unit]}"
+            for unit in range(n_units)
+        ]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return n_units * n_raters
 
@@ -47,22 +50,29 @@ def child(path: str, resamples: int) -> None:
     call_command("agreement", path, "--level", "ordinal", "--resamples", str(resamples), "--json", stdout=out)
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     result = json.loads(out.getvalue())
-    print(json.dumps({
-        "seconds": round(seconds, 3),
-        "cpu_seconds": round(cpu, 3),
-        "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-        "alpha": result["krippendorff_alpha"],
-        "alpha_ci95": result["krippendorff_alpha_ci95"],
-        "fleiss": result["fleiss_kappa"],
-        "cohen_mean": result["cohen_kappa"]["mean"],
-    }))
+    print(
+        json.dumps(
+            {
+                "seconds": round(seconds, 3),
+                "cpu_seconds": round(cpu, 3),
+                "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                "alpha": result["krippendorff_alpha"],
+                "alpha_ci95": result["krippendorff_alpha_ci95"],
+                "fleiss": result["fleiss_kappa"],
+                "cohen_mean": result["cohen_kappa"]["mean"],
+            }
+        )
+    )
 
 
 def run_child(path: Path, resamples: int) -> dict:
     started = time.perf_counter()
     result = subprocess.run(
         [sys.executable, __file__, "--child", str(path), "--resamples", str(resamples)],
-        capture_output=True, text=True, env={**os.environ}, check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+        check=True,
     )
     figures = json.loads(result.stdout.strip().splitlines()[-1])
     figures["process_seconds"] = round(time.perf_counter() - started, 3)
@@ -86,31 +96,41 @@ def main() -> None:
         n_judgments = write_judgments(path, args.units, args.raters)
         plain = run_child(path, 0)
         intervals = run_child(path, args.resamples)
-    print(f"{args.units:,} units × {args.raters} raters ({n_judgments:,} rows), ordinal 1–5; load average {load:.2f}")
-    print(f"no intervals: command {plain['seconds']:.2f} s, CPU {plain['cpu_seconds']:.2f} s "
-          f"(process {plain['process_seconds']:.2f} s), "
-          f"peak memory {plain['peak_mb']:.0f} MB; α {plain['alpha']}, Fleiss' κ {plain['fleiss']}, "
-          f"mean Cohen's κ {plain['cohen_mean']}")
-    print(f"{args.resamples} bootstrap resamples: command {intervals['seconds']:.2f} s, "
-          f"CPU {intervals['cpu_seconds']:.2f} s "
-          f"(process {intervals['process_seconds']:.2f} s), peak memory {intervals['peak_mb']:.0f} MB; "
-          f"α 95% interval {intervals['alpha_ci95']}")
-    print(json.dumps({
-        "benchmark": "agreement",
-        "units": args.units,
-        "raters": args.raters,
-        "judgments": n_judgments,
-        "load_average": round(load, 2),
-        "seconds": plain["seconds"],
-        "cpu_seconds": plain["cpu_seconds"],
-        "process_seconds": plain["process_seconds"],
-        "peak_mb": plain["peak_mb"],
-        "bootstrap_resamples": args.resamples,
-        "bootstrap_seconds": intervals["seconds"],
-        "bootstrap_cpu_seconds": intervals["cpu_seconds"],
-        "bootstrap_process_seconds": intervals["process_seconds"],
-        "bootstrap_peak_mb": intervals["peak_mb"],
-    }))
+    print(
+        f"{args.units:,} units × {args.raters} raters ({n_judgments:,} rows), ordinal 1–5; load average {load:.2f}"
+    )
+    print(
+        f"no intervals: command {plain['seconds']:.2f} s, CPU {plain['cpu_seconds']:.2f} s "
+        f"(process {plain['process_seconds']:.2f} s), "
+        f"peak memory {plain['peak_mb']:.0f} MB; α {plain['alpha']}, Fleiss' κ {plain['fleiss']}, "
+        f"mean Cohen's κ {plain['cohen_mean']}"
+    )
+    print(
+        f"{args.resamples} bootstrap resamples: command {intervals['seconds']:.2f} s, "
+        f"CPU {intervals['cpu_seconds']:.2f} s "
+        f"(process {intervals['process_seconds']:.2f} s), peak memory {intervals['peak_mb']:.0f} MB; "
+        f"α 95% interval {intervals['alpha_ci95']}"
+    )
+    print(
+        json.dumps(
+            {
+                "benchmark": "agreement",
+                "units": args.units,
+                "raters": args.raters,
+                "judgments": n_judgments,
+                "load_average": round(load, 2),
+                "seconds": plain["seconds"],
+                "cpu_seconds": plain["cpu_seconds"],
+                "process_seconds": plain["process_seconds"],
+                "peak_mb": plain["peak_mb"],
+                "bootstrap_resamples": args.resamples,
+                "bootstrap_seconds": intervals["seconds"],
+                "bootstrap_cpu_seconds": intervals["cpu_seconds"],
+                "bootstrap_process_seconds": intervals["process_seconds"],
+                "bootstrap_peak_mb": intervals["peak_mb"],
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

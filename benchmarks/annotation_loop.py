@@ -53,17 +53,29 @@ def build(items: int, annotators: int, seed: int = 3) -> dict:
     rng = random.Random(seed)
     started = time.perf_counter()
     with transaction.atomic():
-        project = Project.objects.create(name="Benchmark: annotation loop", slug=SLUG, overlap=3,
-                                         guidelines="# Diretrizes\n\nAvalie cada critério de 1 a 5.")
+        project = Project.objects.create(
+            name="Benchmark: annotation loop",
+            slug=SLUG,
+            overlap=3,
+            guidelines="# Diretrizes\n\nAvalie cada critério de 1 a 5.",
+        )
         now = timezone.now()
         fast_insert(
             Item,
             # JSON columns go in the rows, already serialised (see annotation.bulk).
-            ["question", "reference_answer", "causal_class", "text_key", "external_id", "answer_provenance",
-             "metadata"],
+            [
+                "question",
+                "reference_answer",
+                "causal_class",
+                "text_key",
+                "external_id",
+                "answer_provenance",
+                "metadata",
+            ],
             (
                 (
-                    question := f"Por que a evasão escolar aumenta em {rng.choice(['SP', 'CE', 'RS'])} no caso {n}?",
+                    question
+                    := f"Por que a evasão escolar aumenta em {rng.choice(['SP', 'CE', 'RS'])} no caso {n}?",
                     "Porque a renda das famílias cai e os jovens passam a trabalhar mais cedo.",
                     rng.choice(["associational", "interventional", "counterfactual"]),
                     text_key(question),
@@ -74,9 +86,17 @@ def build(items: int, annotators: int, seed: int = 3) -> dict:
                 for n in range(items)
             ),
             constants={
-                "project_id": project.pk, "origin": "natural", "source": "bench", "context": "",
-                "answer_by": "human", "status": "in_review", "round": 1, "version": 1, "position_in_group": 0,
-                "created_at": now, "updated_at": now,
+                "project_id": project.pk,
+                "origin": "natural",
+                "source": "bench",
+                "context": "",
+                "answer_by": "human",
+                "status": "in_review",
+                "round": 1,
+                "version": 1,
+                "position_in_group": 0,
+                "created_at": now,
+                "updated_at": now,
             },
         )
         item_ids = list(Item.objects.filter(project=project).values_list("pk", flat=True))
@@ -84,8 +104,11 @@ def build(items: int, annotators: int, seed: int = 3) -> dict:
         fast_insert(
             Option,
             ["item_id", "text", "role", "rationale", "position"],
-            ((item_id, f"Opção {position}", ROLES[position], "Justificativa curta.", position)
-             for item_id in multiple_choice for position in range(5)),
+            (
+                (item_id, f"Opção {position}", ROLES[position], "Justificativa curta.", position)
+                for item_id in multiple_choice
+                for position in range(5)
+            ),
         )
         User = get_user_model()
         sessions = []
@@ -101,11 +124,19 @@ def build(items: int, annotators: int, seed: int = 3) -> dict:
     if connection.vendor == "postgresql":
         # Fresh statistics, and no dead rows left by an earlier run's project (as a database in use would be).
         with connection.cursor() as cursor:
-            for table in ("annotation_item", "annotation_option", "annotation_assignment", "annotation_revision",
-                          "annotation_judgment"):
+            for table in (
+                "annotation_item",
+                "annotation_option",
+                "annotation_assignment",
+                "annotation_revision",
+                "annotation_judgment",
+            ):
                 cursor.execute(f"VACUUM ANALYZE {table}")
-    return {"sessions": sessions, "build_seconds": time.perf_counter() - started,
-            "criteria": project.criterion_keys}
+    return {
+        "sessions": sessions,
+        "build_seconds": time.perf_counter() - started,
+        "criteria": project.criterion_keys,
+    }
 
 
 def _drop_project() -> None:
@@ -119,8 +150,13 @@ def _drop_project() -> None:
         return
     items = "SELECT id FROM annotation_item WHERE project_id = %s"
     with connection.cursor() as cursor:
-        for table in ("annotation_judgment", "annotation_assignment", "annotation_revision", "annotation_option",
-                      "annotation_curationdecision"):
+        for table in (
+            "annotation_judgment",
+            "annotation_assignment",
+            "annotation_revision",
+            "annotation_option",
+            "annotation_curationdecision",
+        ):
             cursor.execute(f"DELETE FROM {table} WHERE item_id IN ({items})", [project.pk])
         cursor.execute("DELETE FROM annotation_item WHERE project_id = %s", [project.pk])
     project.delete()
@@ -134,14 +170,39 @@ def free_port() -> int:
 
 def start_server(port: int, workers: int, log_path: Path) -> subprocess.Popen:
     """gunicorn on the benchmark's database; its own messages go to a file beside the access log."""
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "causalqa_site.settings", "DEBUG": "0", "LOG_LEVEL": "ERROR",
-           "PYTHONPATH": str(ROOT)}
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "causalqa_site.settings",
+        "DEBUG": "0",
+        "LOG_LEVEL": "ERROR",
+        "PYTHONPATH": str(ROOT),
+    }
     with open(log_path.with_name("server.log"), "ab") as errors:  # the child keeps its own descriptor
         server = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "causalqa_site.wsgi", "--bind", f"127.0.0.1:{port}",
-             "--workers", str(workers), "--worker-class", "sync", "--keep-alive", "30", "--log-level", "error",
-             "--access-logfile", str(log_path), "--access-logformat", "%(m)s %(U)s %(s)s %(D)s"],
-            cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=errors,
+            [
+                sys.executable,
+                "-m",
+                "gunicorn",
+                "causalqa_site.wsgi",
+                "--bind",
+                f"127.0.0.1:{port}",
+                "--workers",
+                str(workers),
+                "--worker-class",
+                "sync",
+                "--keep-alive",
+                "30",
+                "--log-level",
+                "error",
+                "--access-logfile",
+                str(log_path),
+                "--access-logformat",
+                "%(m)s %(U)s %(s)s %(D)s",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
         )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -163,7 +224,10 @@ class Http:
 
     def request(self, method: str, path: str, data: dict | None = None, headers: dict | None = None):
         body = urlencode(data) if data is not None else None
-        sent = {"Cookie": "; ".join(f"{name}={value}" for name, value in self.cookies.items()), **(headers or {})}
+        sent = {
+            "Cookie": "; ".join(f"{name}={value}" for name, value in self.cookies.items()),
+            **(headers or {}),
+        }
         if body is not None:
             sent["Content-Type"] = "application/x-www-form-urlencoded"
         try:
@@ -213,28 +277,48 @@ class Annotator:
         """One item: (next if needed) → page → edit → submit, which answers with the next item. False when done."""
         headers = {"X-CSRFToken": self.csrf}
         if self.location is None:
-            self.location, _ = self._timed("next", "POST", f"/p/{SLUG}/queue/next/", headers=headers,
-                                           data={"csrfmiddlewaretoken": self.csrf})
+            self.location, _ = self._timed(
+                "next",
+                "POST",
+                f"/p/{SLUG}/queue/next/",
+                headers=headers,
+                data={"csrfmiddlewaretoken": self.csrf},
+            )
         if not self.location or "/assignments/" not in self.location:
             return False
         _, page = self._timed("page", "GET", self.location)
         item_id = int(self.ITEM.search(page).group(1))
         version = self.VERSION.search(page).group(1)
-        self._timed("edit", "POST", f"/p/{SLUG}/items/{item_id}/parts/answer/",
-                    headers={**headers, "HX-Request": "true"},
-                    data={"value": f"Porque a renda cai e os jovens trabalham mais cedo (revisão {version}).",
-                          "version": version})
+        self._timed(
+            "edit",
+            "POST",
+            f"/p/{SLUG}/items/{item_id}/parts/answer/",
+            headers={**headers, "HX-Request": "true"},
+            data={
+                "value": f"Porque a renda cai e os jovens trabalham mais cedo (revisão {version}).",
+                "version": version,
+            },
+        )
         ratings = {f"rating_{key}": random.choice("345") for key in self.criteria}
         self.location, _ = self._timed(
-            "submit", "POST", f"{self.location}judge/", headers=headers,
-            data={**ratings, "vote": random.choice(["accept", "accept", "needs_revision"]),
-                  "causal_class": "associational", "comment": "Falta citar a renda.",
-                  "csrfmiddlewaretoken": self.csrf},
+            "submit",
+            "POST",
+            f"{self.location}judge/",
+            headers=headers,
+            data={
+                **ratings,
+                "vote": random.choice(["accept", "accept", "needs_revision"]),
+                "causal_class": "associational",
+                "comment": "Falta citar a renda.",
+                "csrfmiddlewaretoken": self.csrf,
+            },
         )
         return True
 
 
-def run_phase(port: int, sessions: list[str], criteria: list[str], seconds: float, cpu, warmup: int = 3) -> dict:
+def run_phase(
+    port: int, sessions: list[str], criteria: list[str], seconds: float, cpu, warmup: int = 3
+) -> dict:
     annotators = [Annotator(port, key, criteria) for key in sessions]
     for annotator in annotators:
         annotator.start()
@@ -264,9 +348,15 @@ def run_phase(port: int, sessions: list[str], criteria: list[str], seconds: floa
         for op, values in annotator.timings.items():
             timings[op].extend(values)
     requests = sum(len(values) for values in timings.values())
-    return {"timings": timings, "seconds": elapsed, "requests": requests, "cpu_seconds": cpu_used,
-            "errors": sum(a.errors for a in annotators), "conflicts": sum(a.conflicts for a in annotators),
-            "items_judged": len(timings["submit"])}
+    return {
+        "timings": timings,
+        "seconds": elapsed,
+        "requests": requests,
+        "cpu_seconds": cpu_used,
+        "errors": sum(a.errors for a in annotators),
+        "conflicts": sum(a.conflicts for a in annotators),
+        "items_judged": len(timings["submit"]),
+    }
 
 
 def server_cpu_seconds(server: subprocess.Popen) -> float:
@@ -321,27 +411,40 @@ def percentiles(values: list[float]) -> dict:
 
 
 def report(name: str, phase: dict, server: dict) -> dict:
-    print(f"\n{name}: {phase['requests']} requests in {phase['seconds']:.1f} s = "
-          f"{phase['requests'] / phase['seconds']:.0f} req/s; {phase['items_judged']} items judged; "
-          f"{phase['errors']} errors; {phase['conflicts']} edit conflicts (409, shown side by side)")
+    print(
+        f"\n{name}: {phase['requests']} requests in {phase['seconds']:.1f} s = "
+        f"{phase['requests'] / phase['seconds']:.0f} req/s; {phase['items_judged']} items judged; "
+        f"{phase['errors']} errors; {phase['conflicts']} edit conflicts (409, shown side by side)"
+    )
     cpu_ms = 1000 * phase["cpu_seconds"] / max(phase["requests"], 1)
-    print(f"  server CPU: {cpu_ms:.1f} ms per request on average (user + system, all gunicorn processes; "
-          f"load average now {os.getloadavg()[0]:.1f})")
-    print(f"  {'request':<8} {'n':>6}   {'server p50':>10} {'p95':>7} {'p99':>7}   {'client p50':>10} {'p95':>7} {'p99':>7}  (ms)")
-    result = {"requests_per_second": round(phase["requests"] / phase["seconds"], 1), "errors": phase["errors"],
-              "cpu_ms_per_request": round(cpu_ms, 2),
-              "conflicts": phase["conflicts"]}
+    print(
+        f"  server CPU: {cpu_ms:.1f} ms per request on average (user + system, all gunicorn processes; "
+        f"load average now {os.getloadavg()[0]:.1f})"
+    )
+    print(
+        f"  {'request':<8} {'n':>6}   {'server p50':>10} {'p95':>7} {'p99':>7}   {'client p50':>10} {'p95':>7} {'p99':>7}  (ms)"
+    )
+    result = {
+        "requests_per_second": round(phase["requests"] / phase["seconds"], 1),
+        "errors": phase["errors"],
+        "cpu_ms_per_request": round(cpu_ms, 2),
+        "conflicts": phase["conflicts"],
+    }
     everything_server, everything_client = [], []
     for op in OPS:
         s, c = percentiles(server.get(op, [])), percentiles(phase["timings"].get(op, []))
         everything_server += server.get(op, [])
         everything_client += phase["timings"].get(op, [])
         if c["n"]:
-            print(f"  {op:<8} {c['n']:>6}   {s['p50']:>10} {s['p95']:>7} {s['p99']:>7}   {c['p50']:>10} {c['p95']:>7} "
-                  f"{c['p99']:>7}")
+            print(
+                f"  {op:<8} {c['n']:>6}   {s['p50']:>10} {s['p95']:>7} {s['p99']:>7}   {c['p50']:>10} {c['p95']:>7} "
+                f"{c['p99']:>7}"
+            )
         result[op] = {"server": s, "client": c}
     s, c = percentiles(everything_server), percentiles(everything_client)
-    print(f"  {'all':<8} {c['n']:>6}   {s['p50']:>10} {s['p95']:>7} {s['p99']:>7}   {c['p50']:>10} {c['p95']:>7} {c['p99']:>7}")
+    print(
+        f"  {'all':<8} {c['n']:>6}   {s['p50']:>10} {s['p95']:>7} {s['p99']:>7}   {c['p50']:>10} {c['p95']:>7} {c['p99']:>7}"
+    )
     result["all"] = {"server": s, "client": c}
     return result
 
@@ -354,8 +457,12 @@ def main() -> None:
     parser.add_argument("--items", type=int, help="100,000 (10,000 with --quick)")
     parser.add_argument("--annotators", type=int, default=20)
     parser.add_argument("--seconds", type=float, help="duration of each phase: 20 (5 with --quick)")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 2,
-                        help="gunicorn worker processes (default: one per core)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=os.cpu_count() or 2,
+        help="gunicorn worker processes (default: one per core)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the benchmark project afterwards")
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
@@ -365,8 +472,10 @@ def main() -> None:
     _django.setup("annotation_loop")
     built = build(args.items, args.annotators)
     database = _django.database_label()
-    print(f"database: {database}; {args.items:,} items in review, {args.annotators} annotators; "
-          f"built in {built['build_seconds']:.1f} s")
+    print(
+        f"database: {database}; {args.items:,} items in review, {args.annotators} annotators; "
+        f"built in {built['build_seconds']:.1f} s"
+    )
     from django.db import connections
 
     connections.close_all()
@@ -376,17 +485,31 @@ def main() -> None:
     try:
         offset = 0
         log_path.touch()
-        one = run_phase(port, built["sessions"][:1], built["criteria"], args.seconds, cpu=lambda: server_cpu_seconds(server))
+        one = run_phase(
+            port,
+            built["sessions"][:1],
+            built["criteria"],
+            args.seconds,
+            cpu=lambda: server_cpu_seconds(server),
+        )
         time.sleep(0.5)
         server_one, offset = server_times(log_path, offset)
         # The warm-up of the next phase is logged too; only what the timed phase asked for is kept.
-        many = run_phase(port, built["sessions"], built["criteria"], args.seconds, cpu=lambda: server_cpu_seconds(server))
+        many = run_phase(
+            port, built["sessions"], built["criteria"], args.seconds, cpu=lambda: server_cpu_seconds(server)
+        )
         time.sleep(0.5)
         server_many, _ = server_times(log_path, offset)
-        server_many = {op: values[-len(many["timings"][op]):] for op, values in server_many.items()
-                       if many["timings"].get(op)}
-        server_one = {op: values[-len(one["timings"][op]):] for op, values in server_one.items()
-                      if one["timings"].get(op)}
+        server_many = {
+            op: values[-len(many["timings"][op]) :]
+            for op, values in server_many.items()
+            if many["timings"].get(op)
+        }
+        server_one = {
+            op: values[-len(one["timings"][op]) :]
+            for op, values in server_one.items()
+            if one["timings"].get(op)
+        }
         print(f"gunicorn: {args.workers} sync workers on 127.0.0.1:{port}")
         single = report("1 annotator", one, server_one)
         crowd = report(f"{args.annotators} annotators at once", many, server_many)
@@ -395,29 +518,41 @@ def main() -> None:
         server.wait(timeout=30)
         if not args.keep:
             _drop_project()
-    print(json.dumps({
-        "benchmark": "annotation_loop",
-        "database": database,
-        "items": args.items,
-        "annotators": args.annotators,
-        "gunicorn_workers": args.workers,
-        "one_annotator": {"server_p50_ms": single["all"]["server"]["p50"], "server_p95_ms": single["all"]["server"]["p95"],
-                          "server_p99_ms": single["all"]["server"]["p99"], "client_p50_ms": single["all"]["client"]["p50"],
-                          "requests_per_second": single["requests_per_second"],
-                          "server_cpu_ms_per_request": single["cpu_ms_per_request"]},
-        "concurrent": {"server_p50_ms": crowd["all"]["server"]["p50"], "server_p95_ms": crowd["all"]["server"]["p95"],
-                       "server_p99_ms": crowd["all"]["server"]["p99"], "client_p95_ms": crowd["all"]["client"]["p95"],
-                       "requests_per_second": crowd["requests_per_second"],
-                       "server_cpu_ms_per_request": crowd["cpu_ms_per_request"]},
-        "load_average_at_end": round(os.getloadavg()[0], 2),
-        "errors": single["errors"] + crowd["errors"],
-        "edit_conflicts": single["conflicts"] + crowd["conflicts"],
-        # Issue 18: keep ≤ 5 / 15 ms on SQLite, ≤ 8 / 20 ms on PostgreSQL (server p50 alone, p95 at once).
-        "targets_met": {
-            "one_annotator_p50": (single["all"]["server"]["p50"] or 1e9) <= TARGETS[database][0],
-            "concurrent_p95": (crowd["all"]["server"]["p95"] or 1e9) <= TARGETS[database][1],
-        },
-    }))
+    print(
+        json.dumps(
+            {
+                "benchmark": "annotation_loop",
+                "database": database,
+                "items": args.items,
+                "annotators": args.annotators,
+                "gunicorn_workers": args.workers,
+                "one_annotator": {
+                    "server_p50_ms": single["all"]["server"]["p50"],
+                    "server_p95_ms": single["all"]["server"]["p95"],
+                    "server_p99_ms": single["all"]["server"]["p99"],
+                    "client_p50_ms": single["all"]["client"]["p50"],
+                    "requests_per_second": single["requests_per_second"],
+                    "server_cpu_ms_per_request": single["cpu_ms_per_request"],
+                },
+                "concurrent": {
+                    "server_p50_ms": crowd["all"]["server"]["p50"],
+                    "server_p95_ms": crowd["all"]["server"]["p95"],
+                    "server_p99_ms": crowd["all"]["server"]["p99"],
+                    "client_p95_ms": crowd["all"]["client"]["p95"],
+                    "requests_per_second": crowd["requests_per_second"],
+                    "server_cpu_ms_per_request": crowd["cpu_ms_per_request"],
+                },
+                "load_average_at_end": round(os.getloadavg()[0], 2),
+                "errors": single["errors"] + crowd["errors"],
+                "edit_conflicts": single["conflicts"] + crowd["conflicts"],
+                # Issue 18: keep ≤ 5 / 15 ms on SQLite, ≤ 8 / 20 ms on PostgreSQL (server p50 alone, p95 at once).
+                "targets_met": {
+                    "one_annotator_p50": (single["all"]["server"]["p50"] or 1e9) <= TARGETS[database][0],
+                    "concurrent_p95": (crowd["all"]["server"]["p95"] or 1e9) <= TARGETS[database][1],
+                },
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -19,33 +19,59 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "causalqa_site.settings")
 
 PARAPHRASES = {
     "pt": [
-        ("Por que o desemprego aumenta durante uma crise econômica?",
-         "Por que mais pessoas perdem o emprego quando a economia entra em crise?"),
-        ("O que acontece com a saúde se eu dormir menos de seis horas por noite?",
-         "Dormir pouco todas as noites faz mal à saúde?"),
-        ("Por que a vacina reduz as internações por gripe?", "Como a vacinação diminui os casos graves de gripe?"),
+        (
+            "Por que o desemprego aumenta durante uma crise econômica?",
+            "Por que mais pessoas perdem o emprego quando a economia entra em crise?",
+        ),
+        (
+            "O que acontece com a saúde se eu dormir menos de seis horas por noite?",
+            "Dormir pouco todas as noites faz mal à saúde?",
+        ),
+        (
+            "Por que a vacina reduz as internações por gripe?",
+            "Como a vacinação diminui os casos graves de gripe?",
+        ),
         ("Estudar à noite prejudica o rendimento na escola?", "O estudo noturno piora as notas dos alunos?"),
-        ("Por que o preço da gasolina sobe quando o dólar sobe?",
-         "A alta do dólar deixa o combustível mais caro?"),
+        (
+            "Por que o preço da gasolina sobe quando o dólar sobe?",
+            "A alta do dólar deixa o combustível mais caro?",
+        ),
         ("O desmatamento diminui as chuvas na região?", "Derrubar a floresta faz chover menos por ali?"),
         ("Por que meu gato vomita depois de comer ração seca?", "O que faz o gato vomitar depois da ração?"),
-        ("Se eu tivesse feito faculdade, teria um salário maior?",
-         "Um diploma universitário teria aumentado o meu salário?"),
+        (
+            "Se eu tivesse feito faculdade, teria um salário maior?",
+            "Um diploma universitário teria aumentado o meu salário?",
+        ),
         ("Por que o trânsito piora quando chove?", "A chuva deixa o trânsito mais lento?"),
         ("Tomar café à tarde atrapalha o sono?", "Beber café depois do almoço tira o sono?"),
         ("Por que as abelhas estão desaparecendo?", "O que está causando o sumiço das abelhas?"),
         ("O uso de celular antes de dormir causa insônia?", "Mexer no celular na cama faz perder o sono?"),
     ],
     "en": [
-        ("Why does unemployment rise during an economic crisis?",
-         "Why do more people lose their jobs when the economy goes into crisis?"),
-        ("What happens to my health if I sleep less than six hours a night?",
-         "Is sleeping too little every night bad for my health?"),
-        ("Why does the vaccine reduce hospital admissions for flu?", "How does vaccination cut severe flu cases?"),
-        ("Does studying late at night hurt school performance?", "Does night-time study lower students' grades?"),
-        ("Why does petrol get more expensive when the dollar rises?",
-         "Does a stronger dollar make fuel cost more?"),
-        ("Does deforestation reduce rainfall in the region?", "Does cutting down the forest make it rain less there?"),
+        (
+            "Why does unemployment rise during an economic crisis?",
+            "Why do more people lose their jobs when the economy goes into crisis?",
+        ),
+        (
+            "What happens to my health if I sleep less than six hours a night?",
+            "Is sleeping too little every night bad for my health?",
+        ),
+        (
+            "Why does the vaccine reduce hospital admissions for flu?",
+            "How does vaccination cut severe flu cases?",
+        ),
+        (
+            "Does studying late at night hurt school performance?",
+            "Does night-time study lower students' grades?",
+        ),
+        (
+            "Why does petrol get more expensive when the dollar rises?",
+            "Does a stronger dollar make fuel cost more?",
+        ),
+        (
+            "Does deforestation reduce rainfall in the region?",
+            "Does cutting down the forest make it rain less there?",
+        ),
         ("Why does my cat throw up after eating dry food?", "What makes a cat vomit after its kibble?"),
         ("If I had gone to university, would I earn more now?", "Would a degree have raised my salary?"),
     ],
@@ -78,15 +104,19 @@ def evaluate(embed, language: str) -> dict:
     firsts = embed([a for a, _b in pairs])
     seconds = embed([b for _a, b in pairs])
     paraphrase = [float(firsts[i] @ seconds[i]) for i in range(len(pairs))]
-    unrelated = [float(firsts[i] @ seconds[j]) for i in range(len(pairs)) for j in range(len(pairs)) if i != j]
+    unrelated = [
+        float(firsts[i] @ seconds[j]) for i in range(len(pairs)) for j in range(len(pairs)) if i != j
+    ]
     swapped_pairs = SWAPPED[language]
     a = embed([x for x, _y in swapped_pairs])
     b = embed([y for _x, y in swapped_pairs])
     swapped = [float(a[i] @ b[i]) for i in range(len(swapped_pairs))]
-    return {"auc_paraphrase_vs_unrelated": round(auc(paraphrase, unrelated), 3),
-            "gap": round(float(np.mean(paraphrase) - np.mean(unrelated)), 3),
-            "auc_paraphrase_vs_swapped": round(auc(paraphrase, swapped), 3),
-            "mean_swapped": round(float(np.mean(swapped)), 3)}
+    return {
+        "auc_paraphrase_vs_unrelated": round(auc(paraphrase, unrelated), 3),
+        "gap": round(float(np.mean(paraphrase) - np.mean(unrelated)), 3),
+        "auc_paraphrase_vs_swapped": round(auc(paraphrase, swapped), 3),
+        "mean_swapped": round(float(np.mean(swapped)), 3),
+    }
 
 
 def speed(embed, texts: list[str]) -> float:

@@ -44,19 +44,22 @@ def serve_elsewhere(latency: float, concurrency: int):
     """A fake model server in a process of its own: a real one runs elsewhere, so its work is not the runner's
     (in this process it would take the runner's CPU and interpreter lock)."""
     parent, child = multiprocessing.Pipe()
-    process = multiprocessing.get_context("spawn").Process(target=serve, args=(latency, concurrency, child),
-                                                           daemon=True)
+    process = multiprocessing.get_context("spawn").Process(
+        target=serve, args=(latency, concurrency, child), daemon=True
+    )
     process.start()
     return process, parent.recv()
 
 
-SENTENCES = ["A chuva forte do dia {n} causou a enchente que fechou a escola do bairro por uma semana.",
-             "Os moradores disseram que a água subiu rápido porque o rio já estava cheio.",
-             "A prefeitura abriu abrigos e distribuiu comida para as famílias que perderam a casa.",
-             "Especialistas lembram que o desmatamento das margens deixa o solo sem proteção.",
-             "Sem a mata ciliar, a terra desce para o leito e o rio transborda com menos chuva.",
-             "No ano seguinte, obras de drenagem reduziram os alagamentos nas ruas mais baixas.",
-             "Mesmo assim, a defesa civil recomenda que as famílias deixem as áreas de risco."]
+SENTENCES = [
+    "A chuva forte do dia {n} causou a enchente que fechou a escola do bairro por uma semana.",
+    "Os moradores disseram que a água subiu rápido porque o rio já estava cheio.",
+    "A prefeitura abriu abrigos e distribuiu comida para as famílias que perderam a casa.",
+    "Especialistas lembram que o desmatamento das margens deixa o solo sem proteção.",
+    "Sem a mata ciliar, a terra desce para o leito e o rio transborda com menos chuva.",
+    "No ano seguinte, obras de drenagem reduziram os alagamentos nas ruas mais baixas.",
+    "Mesmo assim, a defesa civil recomenda que as famílias deixem as áreas de risco.",
+]
 
 
 def long_answer(n: int, words: int) -> str:
@@ -84,14 +87,19 @@ def bertscore_speed(pairs: int) -> dict:
         started = time.perf_counter()
         bertscore(candidates, references, model=model)
         figures[words] = round(n / (time.perf_counter() - started), 1)
-        print(f"BERTScore, ~{words}-word answers: {figures[words]} pairs/s ({n} pairs, "
-              f"{model.windowed(candidates + references)} texts read in windows)", flush=True)
+        print(
+            f"BERTScore, ~{words}-word answers: {figures[words]} pairs/s ({n} pairs, "
+            f"{model.windowed(candidates + references)} texts read in windows)",
+            flush=True,
+        )
     return {"bertscore_pairs_per_second": figures[100], "bertscore_long_pairs_per_second": figures[600]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--pairs", type=int, help="BERTScore pairs of ~100-word answers: 300 (50 with --quick)")
+    parser.add_argument(
+        "--pairs", type=int, help="BERTScore pairs of ~100-word answers: 300 (50 with --quick)"
+    )
     parser.add_argument("--bertscore-only", action="store_true")
     parser.add_argument("--items", type=int, help="1000 (200 with --quick)")
     parser.add_argument("--repetitions", type=int, help="3 (2 with --quick)")
@@ -118,16 +126,28 @@ def main() -> None:
 
     prompt_templates_load()
     stamp = int(time.time())
-    project = Project.objects.create(name="bench eval", slug=f"bench-eval-{stamp}", answer_format="multiple_choice")
+    project = Project.objects.create(
+        name="bench eval", slug=f"bench-eval-{stamp}", answer_format="multiple_choice"
+    )
     questions = [f"Qual opção explica o caso de teste {n}?" for n in range(args.items)]
     items = Item.objects.bulk_create(
-        Item(project=project, question=q, causal_class=["associational", "interventional", "counterfactual"][n % 3],
-             status="approved", text_key=text_key(q), reference_answer="certa", metadata={"level": str(n % 3 + 1)})
+        Item(
+            project=project,
+            question=q,
+            causal_class=["associational", "interventional", "counterfactual"][n % 3],
+            status="approved",
+            text_key=text_key(q),
+            reference_answer="certa",
+            metadata={"level": str(n % 3 + 1)},
+        )
         for n, q in enumerate(questions)
     )
     roles = ["correct", "contradictory", "unfounded", "reversal", "irrelevant"]
-    Option.objects.bulk_create(Option(item=item, role=role, position=p, text=f"{role} {item.pk}")
-                               for item in items for p, role in enumerate(roles))
+    Option.objects.bulk_create(
+        Option(item=item, role=role, position=p, text=f"{role} {item.pk}")
+        for item in items
+        for p, role in enumerate(roles)
+    )
     started = time.perf_counter()
     release = release_cut(project=project, split_ratios=[0.02, 0.0, 0.98])
     cut = time.perf_counter() - started
@@ -135,12 +155,25 @@ def main() -> None:
     for n in range(args.models):
         server, base_url = serve_elsewhere(args.latency, args.concurrency)
         servers.append(server)
-        endpoints.append(ModelEndpoint.objects.create(
-            name=f"bench-{stamp}-{n}", base_url=base_url, model=f"fake-bench-{n}", api_key_env="",
-            requests_per_minute=0, max_concurrency=args.concurrency, timeout_seconds=30,
-        ))
-    run = run_create(project=project, release=release, endpoints=endpoints, conditions=["zero-shot"],
-                     repetitions=args.repetitions, enqueue=False)
+        endpoints.append(
+            ModelEndpoint.objects.create(
+                name=f"bench-{stamp}-{n}",
+                base_url=base_url,
+                model=f"fake-bench-{n}",
+                api_key_env="",
+                requests_per_minute=0,
+                max_concurrency=args.concurrency,
+                timeout_seconds=30,
+            )
+        )
+    run = run_create(
+        project=project,
+        release=release,
+        endpoints=endpoints,
+        conditions=["zero-shot"],
+        repetitions=args.repetitions,
+        enqueue=False,
+    )
     assert run_claim(run_id=run.pk, owner="bench")
     started = time.perf_counter()
     cpu = os.times()
@@ -155,13 +188,25 @@ def main() -> None:
     report_seconds = time.perf_counter() - started
     for server in servers:
         server.terminate()
-    result = {"benchmark": "eval_run", "models": args.models, "status": run.status, "calls": calls, "seconds": round(wall, 2), "calls_per_second": round(calls / wall, 1),
-              "ideal": ideal, "ratio": round(calls / wall / ideal, 2),
-              "cpu_ms_per_call": round(1000 * cpu / calls, 2), "release_cut_seconds": round(cut, 2),
-              "report_seconds": round(report_seconds, 2), "tables": len(tables)}
+    result = {
+        "benchmark": "eval_run",
+        "models": args.models,
+        "status": run.status,
+        "calls": calls,
+        "seconds": round(wall, 2),
+        "calls_per_second": round(calls / wall, 1),
+        "ideal": ideal,
+        "ratio": round(calls / wall / ideal, 2),
+        "cpu_ms_per_call": round(1000 * cpu / calls, 2),
+        "release_cut_seconds": round(cut, 2),
+        "report_seconds": round(report_seconds, 2),
+        "tables": len(tables),
+    }
     result.update(bertscore_speed(args.pairs))
-    print(f"{calls} calls in {wall:.1f} s: {calls / wall:.0f} calls/s of an ideal {ideal:.0f}; "
-          f"report in {report_seconds:.2f} s")
+    print(
+        f"{calls} calls in {wall:.1f} s: {calls / wall:.0f} calls/s of an ideal {ideal:.0f}; "
+        f"report in {report_seconds:.2f} s"
+    )
     print(json.dumps(result))
 
 

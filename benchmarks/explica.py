@@ -27,30 +27,56 @@ def build_project(n_pairs: int, n_raters: int):
     from designs.explica.design import RATING, ExplicaDesign, explica_pair_add
 
     User = get_user_model()
-    project = Project.objects.create(name="bench explica", slug=f"bench-explica-{int(time.time())}", design="explica",
-                                     **ExplicaDesign().project_defaults())
+    project = Project.objects.create(
+        name="bench explica",
+        slug=f"bench-explica-{int(time.time())}",
+        design="explica",
+        **ExplicaDesign().project_defaults(),
+    )
     curator, _ = User.objects.get_or_create(username="bench-curator")
     Membership.objects.create(user=curator, project=project, role=Membership.Role.OWNER)
     raters = [User.objects.get_or_create(username=f"bench-rater-{n:02d}")[0] for n in range(n_raters)]
-    Membership.objects.bulk_create(Membership(user=rater, project=project, role=Membership.Role.ANNOTATOR)
-                                   for rater in raters)
+    Membership.objects.bulk_create(
+        Membership(user=rater, project=project, role=Membership.Role.ANNOTATOR) for rater in raters
+    )
     for n in range(n_pairs):
-        explica_pair_add(project=project, sentence_a=f"A chuva caiu forte na cidade {n}.",
-                         sentence_b=f"As ruas ficaram alagadas no bairro {n}.", external_id=f"P{n:04d}")
+        explica_pair_add(
+            project=project,
+            sentence_a=f"A chuva caiu forte na cidade {n}.",
+            sentence_b=f"As ruas ficaram alagadas no bairro {n}.",
+            external_id=f"P{n:04d}",
+        )
     items = list(Item.objects.filter(project=project).order_by("pk"))
     rng = np.random.default_rng(3)
     # Each item has a true acceptability; raters give it within two points, as people do.
     truth = rng.integers(2, 10, len(items))
     now = timezone.now()
     assignments = Assignment.objects.bulk_create(
-        (Assignment(item=item, annotator=rater, round=1, status=Assignment.Status.SUBMITTED, finished_at=now)
-         for item in items for rater in raters), batch_size=5000)
+        (
+            Assignment(
+                item=item, annotator=rater, round=1, status=Assignment.Status.SUBMITTED, finished_at=now
+            )
+            for item in items
+            for rater in raters
+        ),
+        batch_size=5000,
+    )
     ratings = np.clip(truth[:, None] + rng.integers(-2, 3, (len(items), n_raters)), 1, 10)
     Judgment.objects.bulk_create(
-        (Judgment(item=assignment.item, annotator=assignment.annotator, assignment=assignment, round=1,
-                  ratings={RATING: int(ratings[index // n_raters, index % n_raters])},
-                  vote=Judgment.Vote.ACCEPT, causal_class=assignment.item.causal_class)
-         for index, assignment in enumerate(assignments)), batch_size=5000)
+        (
+            Judgment(
+                item=assignment.item,
+                annotator=assignment.annotator,
+                assignment=assignment,
+                round=1,
+                ratings={RATING: int(ratings[index // n_raters, index % n_raters])},
+                vote=Judgment.Vote.ACCEPT,
+                causal_class=assignment.item.causal_class,
+            )
+            for index, assignment in enumerate(assignments)
+        ),
+        batch_size=5000,
+    )
     items_recount_rounds(items=items)
     return project, curator, raters
 
@@ -64,9 +90,18 @@ def add_one_judgment(project) -> None:
 
     late, _ = get_user_model().objects.get_or_create(username="bench-rater-late")
     item = Item.objects.filter(project=project).order_by("pk").first()
-    assignment = Assignment.objects.create(item=item, annotator=late, round=1, status=Assignment.Status.SUBMITTED)
-    Judgment.objects.create(item=item, annotator=late, assignment=assignment, round=1, ratings={RATING: 7},
-                            vote=Judgment.Vote.ACCEPT, causal_class=item.causal_class)
+    assignment = Assignment.objects.create(
+        item=item, annotator=late, round=1, status=Assignment.Status.SUBMITTED
+    )
+    Judgment.objects.create(
+        item=item,
+        annotator=late,
+        assignment=assignment,
+        round=1,
+        ratings={RATING: 7},
+        vote=Judgment.Vote.ACCEPT,
+        causal_class=item.causal_class,
+    )
 
 
 def page_seconds(client, url: str) -> float:
@@ -78,7 +113,9 @@ def page_seconds(client, url: str) -> float:
     return seconds
 
 
-CPU: list[float] = []  # processor time of each page load, which a busy machine inflates less than the wall clock
+CPU: list[
+    float
+] = []  # processor time of each page load, which a busy machine inflates less than the wall clock
 
 
 def main() -> None:
@@ -118,31 +155,41 @@ def main() -> None:
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
     items = args.pairs * 8
-    print(f"database: {_django.database_label()}; {args.pairs} pairs, {items:,} items × {args.raters} raters = "
-          f"{n_judgments:,} judgments (built in {setup_seconds:.1f} s); load average {load:.2f}")
-    print(f"agreement page (opens at the design's level, by connective): cold {cold:.3f} s (CPU {cold_cpu:.3f} s), "
-          f"nothing changed {warm * 1000:.0f} ms (CPU {warm_cpu * 1000:.0f} ms), after one new judgment "
-          f"{after_change:.3f} s")
-    print(f"aggregation of {n_judgments:,} ratings: {aggregate_seconds:.3f} s (CPU {aggregate_cpu:.3f} s; "
-          f"{len(report.labelled)} pairs "
-          f"labelled, {len(report.ties)} tied, {report.approved_items:,} items approved); peak memory {peak_mb:.0f} MB")
-    print(json.dumps({
-        "benchmark": "explica",
-        "database": _django.database_label(),
-        "pairs": args.pairs,
-        "items": items,
-        "raters": args.raters,
-        "judgments": n_judgments,
-        "load_average": round(load, 2),
-        "agreement_page_cold_seconds": round(cold, 3),
-        "agreement_page_cold_cpu_seconds": round(cold_cpu, 3),
-        "agreement_page_unchanged_cpu_seconds": round(warm_cpu, 4),
-        "agreement_page_unchanged_seconds": round(warm, 4),
-        "agreement_page_after_change_seconds": round(after_change, 3),
-        "aggregation_seconds": round(aggregate_seconds, 3),
-        "aggregation_cpu_seconds": round(aggregate_cpu, 3),
-        "peak_mb": round(peak_mb, 1),
-    }))
+    print(
+        f"database: {_django.database_label()}; {args.pairs} pairs, {items:,} items × {args.raters} raters = "
+        f"{n_judgments:,} judgments (built in {setup_seconds:.1f} s); load average {load:.2f}"
+    )
+    print(
+        f"agreement page (opens at the design's level, by connective): cold {cold:.3f} s (CPU {cold_cpu:.3f} s), "
+        f"nothing changed {warm * 1000:.0f} ms (CPU {warm_cpu * 1000:.0f} ms), after one new judgment "
+        f"{after_change:.3f} s"
+    )
+    print(
+        f"aggregation of {n_judgments:,} ratings: {aggregate_seconds:.3f} s (CPU {aggregate_cpu:.3f} s; "
+        f"{len(report.labelled)} pairs "
+        f"labelled, {len(report.ties)} tied, {report.approved_items:,} items approved); peak memory {peak_mb:.0f} MB"
+    )
+    print(
+        json.dumps(
+            {
+                "benchmark": "explica",
+                "database": _django.database_label(),
+                "pairs": args.pairs,
+                "items": items,
+                "raters": args.raters,
+                "judgments": n_judgments,
+                "load_average": round(load, 2),
+                "agreement_page_cold_seconds": round(cold, 3),
+                "agreement_page_cold_cpu_seconds": round(cold_cpu, 3),
+                "agreement_page_unchanged_cpu_seconds": round(warm_cpu, 4),
+                "agreement_page_unchanged_seconds": round(warm, 4),
+                "agreement_page_after_change_seconds": round(after_change, 3),
+                "aggregation_seconds": round(aggregate_seconds, 3),
+                "aggregation_cpu_seconds": round(aggregate_cpu, 3),
+                "peak_mb": round(peak_mb, 1),
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -31,9 +31,12 @@ def build_project(n_items: int):
     project = Project.objects.create(name="bench export", slug=f"bench-export-{int(time.time())}")
     user, _ = get_user_model().objects.get_or_create(username="bench-owner")
     Membership.objects.create(user=user, project=project, role=Membership.Role.OWNER)
-    topics = [Topic.objects.create(project=project, label=label) for label in ("Educação", "Economia", "Animais")]
+    topics = [
+        Topic.objects.create(project=project, label=label) for label in ("Educação", "Economia", "Animais")
+    ]
     groups = ItemGroup.objects.bulk_create(
-        ItemGroup(project=project, kind="scenario", external_id=f"g{n}", context=f"Cenário {n}") for n in range(2000)
+        ItemGroup(project=project, kind="scenario", external_id=f"g{n}", context=f"Cenário {n}")
+        for n in range(2000)
     )
     now = timezone.now()
     answer = "Porque " + " ".join(["o mecanismo causal explica o efeito observado"] * 6) + "."
@@ -51,27 +54,52 @@ def build_project(n_items: int):
                 f"{n:040x}",
                 answer,
                 "model" if by_model else "human",
-                json.dumps({"kind": "model", "model": "llama-70b", "template": "answer/class-agnostic v1"}
-                           if by_model else {"kind": "human"}),
+                json.dumps(
+                    {"kind": "model", "model": "llama-70b", "template": "answer/class-agnostic v1"}
+                    if by_model
+                    else {"kind": "human"}
+                ),
                 json.dumps({"source_row": n}),
             )
 
     fast_insert(
         Item,
-        ["question", "causal_class", "topic_id", "group_id", "external_id", "text_key", "reference_answer",
-         "answer_by", "answer_provenance", "metadata"],
+        [
+            "question",
+            "causal_class",
+            "topic_id",
+            "group_id",
+            "external_id",
+            "text_key",
+            "reference_answer",
+            "answer_by",
+            "answer_provenance",
+            "metadata",
+        ],
         rows(),
-        constants={"project_id": project.pk, "status": Item.Status.APPROVED, "round": 1, "origin": "natural",
-                   "context": "", "source": "bench", "position_in_group": 0, "version": 1, "created_at": now,
-                   "updated_at": now},
+        constants={
+            "project_id": project.pk,
+            "status": Item.Status.APPROVED,
+            "round": 1,
+            "origin": "natural",
+            "context": "",
+            "source": "bench",
+            "position_in_group": 0,
+            "version": 1,
+            "created_at": now,
+            "updated_at": now,
+        },
     )
     mc_ids = list(Item.objects.filter(project=project).values_list("pk", flat=True)[: n_items // 5])
     roles = ["correct", "contradictory", "unfounded", "reversal", "irrelevant"]
     fast_insert(
         Option,
         ["item_id", "text", "role", "rationale", "position"],
-        ((pk, f"Opção {role}", role, f"Por que {role}", position) for pk in mc_ids
-         for position, role in enumerate(roles)),
+        (
+            (pk, f"Opção {role}", role, f"Por que {role}", position)
+            for pk in mc_ids
+            for position, role in enumerate(roles)
+        ),
     )
     return project, user
 
@@ -91,8 +119,13 @@ def child(mode: str, release_id: int, out: str) -> None:
         project = Project.objects.get(pk=release_id)
         started = time.perf_counter()
         release = release_cut(project=project, user=get_user_model().objects.get(username="bench-owner"))
-        figures.update(seconds=round(time.perf_counter() - started, 3), release=release.pk, tag=release.tag,
-                       checksum=release.checksum, peak_mb=_django.peak_mb())
+        figures.update(
+            seconds=round(time.perf_counter() - started, 3),
+            release=release.pk,
+            tag=release.tag,
+            checksum=release.checksum,
+            peak_mb=_django.peak_mb(),
+        )
         print(json.dumps(figures))
         return
     release = Release.objects.select_related("project").get(pk=release_id)
@@ -120,7 +153,10 @@ def child(mode: str, release_id: int, out: str) -> None:
 def run_child(mode: str, release_id: int, out: str) -> dict:
     result = subprocess.run(
         [sys.executable, __file__, "--child", mode, "--release", str(release_id), "--out", out],
-        capture_output=True, text=True, env={**os.environ}, check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ},
+        check=True,
     )
     return json.loads(result.stdout.strip().splitlines()[-1])
 
@@ -159,12 +195,18 @@ def main() -> None:
 
     n = args.items
     print(f"database: {_django.database_label()}; {n:,} approved items (built in {setup_seconds:.1f} s)")
-    print(f"cut release {release.tag}: {cut_seconds:.2f} s, {n / cut_seconds:,.0f} items/s, "
-          f"peak memory {cut['peak_mb']:.0f} MB; checksum {cut['checksum']}")
-    print(f"export JSONL + CSV + Parquet: {export['seconds']:.2f} s, {n / export['seconds']:,.0f} items/s, "
-          f"{export['bytes'] / 1e6:.0f} MB written, peak memory {export['peak_mb']:.0f} MB")
-    print(f"zip download (all formats): first byte after {zipped['first_byte_seconds']:.3f} s, whole zip "
-          f"{zipped['seconds']:.2f} s ({zipped['bytes'] / 1e6:.0f} MB), peak memory {zipped['peak_mb']:.0f} MB")
+    print(
+        f"cut release {release.tag}: {cut_seconds:.2f} s, {n / cut_seconds:,.0f} items/s, "
+        f"peak memory {cut['peak_mb']:.0f} MB; checksum {cut['checksum']}"
+    )
+    print(
+        f"export JSONL + CSV + Parquet: {export['seconds']:.2f} s, {n / export['seconds']:,.0f} items/s, "
+        f"{export['bytes'] / 1e6:.0f} MB written, peak memory {export['peak_mb']:.0f} MB"
+    )
+    print(
+        f"zip download (all formats): first byte after {zipped['first_byte_seconds']:.3f} s, whole zip "
+        f"{zipped['seconds']:.2f} s ({zipped['bytes'] / 1e6:.0f} MB), peak memory {zipped['peak_mb']:.0f} MB"
+    )
     print(
         json.dumps(
             {

@@ -51,12 +51,18 @@ def main() -> None:
     project = Project.objects.create(name="bench generation", slug=f"bench-generation-{stamp}")
     questions = [f"Por que a pergunta de teste número {n} tem uma causa?" for n in range(args.calls)]
     Item.objects.bulk_create(
-        Item(project=project, question=q, causal_class="associational", text_key=text_key(q)) for q in questions
+        Item(project=project, question=q, causal_class="associational", text_key=text_key(q))
+        for q in questions
     )
     server = FakeLLM(latency=args.latency, max_concurrency=args.concurrency).start()
     endpoint = ModelEndpoint.objects.create(
-        name=f"bench-{stamp}", base_url=server.base_url, model="fake-bench", api_key_env="", requests_per_minute=0,
-        max_concurrency=args.concurrency, timeout_seconds=30,
+        name=f"bench-{stamp}",
+        base_url=server.base_url,
+        model="fake-bench",
+        api_key_env="",
+        requests_per_minute=0,
+        max_concurrency=args.concurrency,
+        timeout_seconds=30,
     )
     log = Path(tempfile.mkdtemp()) / "worker.log"
     worker = CeleryWorker(log_path=log, concurrency=2)
@@ -91,12 +97,18 @@ def main() -> None:
         worker.stop()
         server.stop()
     print(f"database: {_django.database_label()}; broker: {'redis' if settings.REDIS_URL else 'filesystem'}")
-    print(f"{job.done:,} calls, concurrency {args.concurrency}, latency {args.latency:g} s: ideal {ideal:,.0f} calls/s")
-    print(f"job running {seconds:.2f} s (first request to last answer {last_answered - first_sent:.2f} s; "
-          f"{wall:.2f} s from submitting to seeing it done)")
+    print(
+        f"{job.done:,} calls, concurrency {args.concurrency}, latency {args.latency:g} s: ideal {ideal:,.0f} calls/s"
+    )
+    print(
+        f"job running {seconds:.2f} s (first request to last answer {last_answered - first_sent:.2f} s; "
+        f"{wall:.2f} s from submitting to seeing it done)"
+    )
     print(f"throughput: {rate:,.1f} calls/s, ratio to concurrency/latency: {rate / ideal:.3f}")
     print(f"most calls at once seen by the server: {server.max_seen_concurrency}; items applied: {applied:,}")
-    print(f"worker CPU: {1000 * worker_cpu / job.done:.2f} ms per call; load average {os.getloadavg()[0]:.2f}")
+    print(
+        f"worker CPU: {1000 * worker_cpu / job.done:.2f} ms per call; load average {os.getloadavg()[0]:.2f}"
+    )
     result = {
         "benchmark": "generation_throughput",
         "database": _django.database_label(),

@@ -23,10 +23,23 @@ STEMS = [
     "Qual a relação entre {a} e {b} no caso de {c}",
     "Se o governo {d}, o que acontece com {a} em {c}",
 ]
-WORDS_A = ["o desemprego", "a inflação", "a evasão escolar", "o salário", "a produtividade", "a saúde do gato"]
+WORDS_A = [
+    "o desemprego",
+    "a inflação",
+    "a evasão escolar",
+    "o salário",
+    "a produtividade",
+    "a saúde do gato",
+]
 WORDS_B = ["a taxa de juros", "o investimento", "o preço da ração", "a carga horária", "o número de vagas"]
 WORDS_C = ["São Paulo", "Fortaleza", "2020", "universidades públicas", "pequenas empresas", "home office"]
-WORDS_D = ["estudar à noite", "mudar de área", "cortar impostos", "contratar mais gente", "adotar um cachorro"]
+WORDS_D = [
+    "estudar à noite",
+    "mudar de área",
+    "cortar impostos",
+    "contratar mais gente",
+    "adotar um cachorro",
+]
 CLASSES = ["associativa", "intervencional", "contrafactual"]
 
 
@@ -73,8 +86,14 @@ def build_rows(rows: int, seed: int):
                 a=rng.choice(WORDS_A), b=rng.choice(WORDS_B), c=rng.choice(WORDS_C), d=rng.choice(WORDS_D)
             )
             question += f" (caso {n if rng.random() > 0.05 else n // 2})?"  # ~5% near-duplicates
-        yield [f"q{n}", question, rng.choice(CLASSES), "false" if rng.random() < 0.1 else "true",
-               rng.choice(["Reddit", "ShareGPT", "WildChat"]), rng.choice(["Educação", "Economia", "Animais"])]
+        yield [
+            f"q{n}",
+            question,
+            rng.choice(CLASSES),
+            "false" if rng.random() < 0.1 else "true",
+            rng.choice(["Reddit", "ShareGPT", "WildChat"]),
+            rng.choice(["Educação", "Economia", "Animais"]),
+        ]
 
 
 def main() -> None:
@@ -103,7 +122,9 @@ def main() -> None:
         project.imports.all().delete()
         project.delete()
     funnel = batch.funnel
-    print(f"database: {_django.database_label()}; {args.format} file: {len(data) / 1e6:.1f} MB, {args.rows:,} rows")
+    print(
+        f"database: {_django.database_label()}; {args.format} file: {len(data) / 1e6:.1f} MB, {args.rows:,} rows"
+    )
     print(
         "funnel: read {read} → causal {causal} → unique {unique} → in length {in_length} → imported {imported}".format(
             **funnel

@@ -51,23 +51,56 @@ def build(items: int, seed: int = 5) -> dict:
         rows = []
         for n in range(items):
             question = f"Por que {rng.choice(subjects)} aumenta em {rng.choice(places)} no caso {n}?"
-            status = rng.choice(["pending", "in_review", "in_review", "approved", "needs_revision", "rejected"])
+            status = rng.choice(
+                ["pending", "in_review", "in_review", "approved", "needs_revision", "rejected"]
+            )
             judged = rng.randint(0, 3) if status == "in_review" else 0
-            rows.append((
-                question, "Porque a renda das famílias cai e os jovens trabalham mais cedo.",
-                rng.choice(["associational", "interventional", "counterfactual"]), text_key(question), f"b-{n}",
-                '{"kind": "human"}', json.dumps({"stage": rng.choice(["draft", "verified", "stem"])}), status,
-                0 if status == "pending" else rng.randint(1, 3), judged, judged,
-                round(rng.random(), 3) if judged == 3 else None, rng.choice(topics).pk,
-            ))
+            rows.append(
+                (
+                    question,
+                    "Porque a renda das famílias cai e os jovens trabalham mais cedo.",
+                    rng.choice(["associational", "interventional", "counterfactual"]),
+                    text_key(question),
+                    f"b-{n}",
+                    '{"kind": "human"}',
+                    json.dumps({"stage": rng.choice(["draft", "verified", "stem"])}),
+                    status,
+                    0 if status == "pending" else rng.randint(1, 3),
+                    judged,
+                    judged,
+                    round(rng.random(), 3) if judged == 3 else None,
+                    rng.choice(topics).pk,
+                )
+            )
         fast_insert(
             Item,
-            ["question", "reference_answer", "causal_class", "text_key", "external_id", "answer_provenance",
-             "metadata", "status", "round", "round_assigned", "round_judged", "round_disagreement", "topic_id"],
+            [
+                "question",
+                "reference_answer",
+                "causal_class",
+                "text_key",
+                "external_id",
+                "answer_provenance",
+                "metadata",
+                "status",
+                "round",
+                "round_assigned",
+                "round_judged",
+                "round_disagreement",
+                "topic_id",
+            ],
             rows,
-            constants={"project_id": project.pk, "origin": "natural", "source": "bench", "context": "",
-                       "answer_by": "human", "version": 1, "position_in_group": 0, "created_at": now,
-                       "updated_at": now},
+            constants={
+                "project_id": project.pk,
+                "origin": "natural",
+                "source": "bench",
+                "context": "",
+                "answer_by": "human",
+                "version": 1,
+                "position_in_group": 0,
+                "created_at": now,
+                "updated_at": now,
+            },
         )
         curator, _ = get_user_model().objects.get_or_create(username="bench-curator")
         Membership.objects.get_or_create(user=curator, project=project, defaults={"role": "curator"})
@@ -83,8 +116,11 @@ def reused() -> dict:
     from annotation.models import Topic
 
     topic = Topic.objects.filter(project__slug=SLUG, label="tema 3").get()
-    return {"curator": get_user_model().objects.get(username="bench-curator"), "topic": topic.pk,
-            "build_seconds": 0.0}
+    return {
+        "curator": get_user_model().objects.get(username="bench-curator"),
+        "topic": topic.pk,
+        "build_seconds": 0.0,
+    }
 
 
 def _drop_project() -> None:
@@ -97,8 +133,13 @@ def _drop_project() -> None:
         return
     items = "SELECT id FROM annotation_item WHERE project_id = %s"
     with connection.cursor() as cursor:
-        for table in ("annotation_judgment", "annotation_assignment", "annotation_revision", "annotation_option",
-                      "annotation_curationdecision"):
+        for table in (
+            "annotation_judgment",
+            "annotation_assignment",
+            "annotation_revision",
+            "annotation_option",
+            "annotation_curationdecision",
+        ):
             cursor.execute(f"DELETE FROM {table} WHERE item_id IN ({items})", [project.pk])
         cursor.execute("DELETE FROM annotation_item WHERE project_id = %s", [project.pk])
     project.delete()
@@ -131,11 +172,19 @@ def measure(data: dict, repeat: int) -> dict:
         figures[name] = {
             "p50_ms": round(statistics.median(all_times), 1),
             "p95_ms": round(all_times[min(len(all_times) - 1, int(len(all_times) * 0.95))], 1),
-            "matches": int(re.search(r"([\d.,]+) items? match", response.content.decode()).group(1).replace(",", "")
-                           .replace(".", "")) if "match" in response.content.decode() else 0,
+            "matches": int(
+                re.search(r"([\d.,]+) items? match", response.content.decode())
+                .group(1)
+                .replace(",", "")
+                .replace(".", "")
+            )
+            if "match" in response.content.decode()
+            else 0,
         }
-        print(f"{name:16} p50 {figures[name]['p50_ms']:7.1f} ms   p95 {figures[name]['p95_ms']:7.1f} ms   "
-              f"{figures[name]['matches']} matches")
+        print(
+            f"{name:16} p50 {figures[name]['p50_ms']:7.1f} ms   p95 {figures[name]['p95_ms']:7.1f} ms   "
+            f"{figures[name]['matches']} matches"
+        )
     return figures
 
 
@@ -150,8 +199,19 @@ def main() -> None:
     print(f"built {args.items} items in {data['build_seconds']:.1f} s on {_django.database_label()}")
     figures = measure(data, args.repeat)
     worst = max(figure["p95_ms"] for figure in figures.values())
-    print(json.dumps({"benchmark": "items_page", "database": _django.database_label(), "items": args.items,
-                      "filters": figures, "worst_p95_ms": worst, "target_ms": 200, "ok": worst < 200}))
+    print(
+        json.dumps(
+            {
+                "benchmark": "items_page",
+                "database": _django.database_label(),
+                "items": args.items,
+                "filters": figures,
+                "worst_p95_ms": worst,
+                "target_ms": 200,
+                "ok": worst < 200,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

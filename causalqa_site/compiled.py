@@ -87,8 +87,9 @@ class CompiledQuery:
         (query,) = self._queries(shape, using, values)
         return next(_run(query, using, values), None)
 
-    def each(self, *, shape: dict | None = None, using: str = DEFAULT_DB_ALIAS,
-             **values) -> Iterator[Callable[[], Model | None]]:
+    def each(
+        self, *, shape: dict | None = None, using: str = DEFAULT_DB_ALIAS, **values
+    ) -> Iterator[Callable[[], Model | None]]:
         """For a builder that returns querysets to try in turn: for each, a function that runs it and
         returns its first row or None (so the caller can do something between two queries)."""
         if not settings.COMPILED_QUERIES:
@@ -106,8 +107,16 @@ class CompiledQuery:
 
     def _queries(self, shape: dict | None, using: str, values: dict) -> list[_Compiled]:
         shape = shape or {}
-        key = (using, connections[using].vendor, *sorted(shape.items()),
-               *((name, len(value)) for name, value in sorted(values.items()) if isinstance(value, (list, tuple))))
+        key = (
+            using,
+            connections[using].vendor,
+            *sorted(shape.items()),
+            *(
+                (name, len(value))
+                for name, value in sorted(values.items())
+                if isinstance(value, (list, tuple))
+            ),
+        )
         queries = self._compiled.get(key)
         if queries is None:
             queries = self._compiled[key] = self._compile(shape, using, values)
@@ -123,16 +132,20 @@ class CompiledQuery:
             first, second
         ):
             if sql != other_sql or len(params) != len(other_params):
-                raise ValueError(f"{queryset.model.__name__} query: a value is written into the SQL text; "
-                                 "pass it in shape or leave this query uncompiled")
+                raise ValueError(
+                    f"{queryset.model.__name__} query: a value is written into the SQL text; "
+                    "pass it in shape or leave this query uncompiled"
+                )
             slots = []
             for param, other in zip(params, other_params):
                 slot = _lookup(origins, param)
                 if slot is None and param == other:
                     slot = _Slot(constant=param)
                 if slot is None or (slot.name is not None and _lookup(other_origins, other) != slot):
-                    raise ValueError(f"{queryset.model.__name__} query: a value changed on its way to the SQL "
-                                     f"parameters ({param!r}); pass it in shape or leave this query uncompiled")
+                    raise ValueError(
+                        f"{queryset.model.__name__} query: a value changed on its way to the SQL "
+                        f"parameters ({param!r}); pass it in shape or leave this query uncompiled"
+                    )
                 slots.append(slot)
             compiled.append(_finish(queryset, using, sql, slots, compiler))
         return compiled
@@ -142,12 +155,17 @@ class CompiledQuery:
         origins: dict = {}
         numbers = count(start)
         stand_ins = {}
-        if sum(len(value) if isinstance(value, (list, tuple)) else 1 for value in values.values()) > _SECOND_START:
+        if (
+            sum(len(value) if isinstance(value, (list, tuple)) else 1 for value in values.values())
+            > _SECOND_START
+        ):
             raise ValueError(f"a compiled query takes at most {_SECOND_START} values")
         for name, value in values.items():
             if isinstance(value, (list, tuple)):
-                stand_ins[name] = [_stand_in(name, element, next(numbers), connection, origins, index)
-                                   for index, element in enumerate(value)]
+                stand_ins[name] = [
+                    _stand_in(name, element, next(numbers), connection, origins, index)
+                    for index, element in enumerate(value)
+                ]
             else:
                 stand_ins[name] = _stand_in(name, value, next(numbers), connection, origins, None)
         built = self.build(**shape, **stand_ins)
@@ -157,9 +175,11 @@ class CompiledQuery:
             try:
                 sql, params = compiler.as_sql()
             except (EmptyResultSet, FullResultSet) as error:
-                raise ValueError(f"{queryset.model.__name__} query: a value decided the SQL's outcome while "
-                                 f"compiling ({type(error).__name__}); pass it in shape or leave this query "
-                                 "uncompiled") from error
+                raise ValueError(
+                    f"{queryset.model.__name__} query: a value decided the SQL's outcome while "
+                    f"compiling ({type(error).__name__}); pass it in shape or leave this query "
+                    "uncompiled"
+                ) from error
             compiled.append((queryset, sql, params, compiler, origins))
         return compiled
 
@@ -171,8 +191,10 @@ def _first_row(queryset: QuerySet, using: str) -> Model | None:
 def _stand_in(name: str, value, number: int, connection, origins: dict, index: int | None):
     """A placeholder for ``value`` that cannot be mistaken for anything else among the parameters."""
     if isinstance(value, bool) or not isinstance(value, (int, str, dt.datetime)):
-        raise TypeError(f"{name}: a {type(value).__name__} cannot be a compiled query's value; "
-                        "pass ints, strings or datetimes, and put what changes the SQL in shape")
+        raise TypeError(
+            f"{name}: a {type(value).__name__} cannot be a compiled query's value; "
+            "pass ints, strings or datetimes, and put what changes the SQL in shape"
+        )
     if isinstance(value, int):
         stand_in = _FIRST_INT - number
     elif isinstance(value, str):

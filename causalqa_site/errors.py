@@ -5,14 +5,16 @@ from django.views import defaults
 
 
 def api_not_found(request, path=""):
-    return JsonResponse({"detail": f"No API endpoint at {request.path}. See /api/schema/ for the endpoints."},
-                        status=404)
+    return JsonResponse(
+        {"detail": f"No API endpoint at {request.path}. See /api/schema/ for the endpoints."}, status=404
+    )
 
 
 def server_error(request):
     if request.path.startswith("/api/"):
-        return JsonResponse({"detail": "Internal server error: the request failed on the server and was logged."},
-                            status=500)
+        return JsonResponse(
+            {"detail": "Internal server error: the request failed on the server and was logged."}, status=500
+        )
     return defaults.server_error(request)
 
 

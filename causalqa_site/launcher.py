@@ -31,14 +31,53 @@ def _stop(signum, frame):
 
 def _children(python: str, port: str) -> dict[str, list[str]]:
     commands = {
-        "worker": [python, "-m", "celery", "-A", "causalqa_site", "worker", "--pool=threads", "--concurrency=8",
-                   "--loglevel=WARNING", "-Q", settings.CELERY_TASK_DEFAULT_QUEUE, "-n", f"local-{os.getpid()}@%h"],
-        "web": [python, "-m", "gunicorn", "causalqa_site.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2",
-                "--threads", "4", "--access-logfile", "-", "--log-level", "warning", "--graceful-timeout", "10"],
+        "worker": [
+            python,
+            "-m",
+            "celery",
+            "-A",
+            "causalqa_site",
+            "worker",
+            "--pool=threads",
+            "--concurrency=8",
+            "--loglevel=WARNING",
+            "-Q",
+            settings.CELERY_TASK_DEFAULT_QUEUE,
+            "-n",
+            f"local-{os.getpid()}@%h",
+        ],
+        "web": [
+            python,
+            "-m",
+            "gunicorn",
+            "causalqa_site.wsgi",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            "2",
+            "--threads",
+            "4",
+            "--access-logfile",
+            "-",
+            "--log-level",
+            "warning",
+            "--graceful-timeout",
+            "10",
+        ],
     }
-    if settings.CELERY_BEAT_SCHEDULE:  # the periodic sweep of stale work (jobs, runs, releases, topic runs, imports)
-        commands["beat"] = [python, "-m", "celery", "-A", "causalqa_site", "beat", "--loglevel=WARNING",
-                            f"--schedule={settings.CELERY_BEAT_SCHEDULE_FILENAME}"]
+    if (
+        settings.CELERY_BEAT_SCHEDULE
+    ):  # the periodic sweep of stale work (jobs, runs, releases, topic runs, imports)
+        commands["beat"] = [
+            python,
+            "-m",
+            "celery",
+            "-A",
+            "causalqa_site",
+            "beat",
+            "--loglevel=WARNING",
+            f"--schedule={settings.CELERY_BEAT_SCHEDULE_FILENAME}",
+        ]
     return commands
 
 
@@ -74,8 +113,11 @@ def main() -> int:
         broker = "Redis" if settings.REDIS_URL else "the filesystem (no server)"
         database = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
         print(f"\nCausalQA Studio is running at http://127.0.0.1:{port}/", flush=True)
-        print(f"  database: {database}; task broker: {broker}; "
-              + ", ".join(f"{name} pid {child.pid}" for name, child in children.items()), flush=True)
+        print(
+            f"  database: {database}; task broker: {broker}; "
+            + ", ".join(f"{name} pid {child.pid}" for name, child in children.items()),
+            flush=True,
+        )
         print("  sign in with one of the demo accounts above; press Ctrl-C to stop.\n", flush=True)
         while True:
             ended = [name for name, child in children.items() if child.poll() is not None]

@@ -8,8 +8,10 @@ from django.conf import settings
 
 # The API documentation pages (Swagger UI, Redoc, from drf-spectacular's sidecar) start themselves with an inline
 # script; they show only the public schema.
-DOCS_POLICY = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; " \
-              "img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; frame-ancestors 'none'"
+DOCS_POLICY = (
+    "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; frame-ancestors 'none'"
+)
 
 
 class ContentSecurityPolicyMiddleware:

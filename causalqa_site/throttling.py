@@ -24,6 +24,8 @@ class LoginThrottleBackend(AxesStandaloneBackend):
 
 def login_locked_out(request, original_response=None, credentials=None):
     seconds = max(1, int(get_cool_off(request).total_seconds()))
-    response = render(request, "registration/locked_out.html", {"minutes": math.ceil(seconds / 60)}, status=429)
+    response = render(
+        request, "registration/locked_out.html", {"minutes": math.ceil(seconds / 60)}, status=429
+    )
     response["Retry-After"] = str(seconds)
     return response

@@ -79,12 +79,18 @@ class ByPositionPagination(CheckedCursorPagination):
 
 
 @extend_schema_view(
-    get=extend_schema(operation_id="releases_list", responses=ReleaseOutputSerializer(many=True),
-                      description="The project's releases, newest first. Any member may read them."),
+    get=extend_schema(
+        operation_id="releases_list",
+        responses=ReleaseOutputSerializer(many=True),
+        description="The project's releases, newest first. Any member may read them.",
+    ),
     post=extend_schema(
         operation_id="releases_create",
         request=ReleaseCreateInputSerializer,
-        responses={202: ReleaseOutputSerializer, 409: OpenApiResponse(description="Nothing approved to release.")},
+        responses={
+            202: ReleaseOutputSerializer,
+            409: OpenApiResponse(description="Nothing approved to release."),
+        },
         description="Cut the next release (curators and owners). It is built in the background: poll its URL "
         "until `status` is `ready`.",
     ),
@@ -116,10 +122,13 @@ class ReleaseListApi(StrictQueryMixin, generics.ListCreateAPIView):
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
 
 
-@extend_schema_view(get=extend_schema(
-    operation_id="release_retrieve", responses=ReleaseDetailOutputSerializer,
-    description="One release (`v3` or `3`): its card, its frozen figures and its checksum.",
-))
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="release_retrieve",
+        responses=ReleaseDetailOutputSerializer,
+        description="One release (`v3` or `3`): its card, its frozen figures and its checksum.",
+    )
+)
 class ReleaseDetailApi(StrictQueryMixin, generics.RetrieveAPIView):
     permission_classes = [IsAuthenticated, ProjectRole]
     serializer_class = ReleaseDetailOutputSerializer
@@ -128,14 +137,18 @@ class ReleaseDetailApi(StrictQueryMixin, generics.RetrieveAPIView):
         return release_for_user(self.project, self.kwargs["version"])
 
 
-@extend_schema_view(get=extend_schema(
-    operation_id="release_split_list",
-    parameters=[SplitQueryInputSerializer],
-    responses={(200, "application/json"): ReleaseRecordSerializer(many=True),
-               (200, "application/x-ndjson"): OpenApiTypes.STR},
-    description="The frozen records of one split (train, dev or test), paginated; `?format=jsonl` streams the "
-    "whole split as JSON lines, byte for byte the release's JSONL file.",
-))
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="release_split_list",
+        parameters=[SplitQueryInputSerializer],
+        responses={
+            (200, "application/json"): ReleaseRecordSerializer(many=True),
+            (200, "application/x-ndjson"): OpenApiTypes.STR,
+        },
+        description="The frozen records of one split (train, dev or test), paginated; `?format=jsonl` streams the "
+        "whole split as JSON lines, byte for byte the release's JSONL file.",
+    )
+)
 class ReleaseSplitApi(StrictQueryMixin, generics.ListAPIView):
     permission_classes = [IsAuthenticated, ProjectRole]
     serializer_class = ReleaseRecordSerializer
@@ -149,7 +162,9 @@ class ReleaseSplitApi(StrictQueryMixin, generics.ListAPIView):
             raise Http404(f"No split {split!r}: the splits are {', '.join(SPLITS)}.")
         release = release_for_user(self.project, self.kwargs["version"])
         if not release.is_ready:
-            raise Conflict(f"{release.tag} is {release.get_status_display().lower()}; its splits are not available.")
+            raise Conflict(
+                f"{release.tag} is {release.get_status_display().lower()}; its splits are not available."
+            )
         return release, split
 
     def get_queryset(self):
@@ -160,19 +175,25 @@ class ReleaseSplitApi(StrictQueryMixin, generics.ListAPIView):
     def list(self, request, *args, **kwargs):
         if request.accepted_renderer.format == "jsonl":
             release, split = self.release_and_split()
-            response = StreamingHttpResponse(split_jsonl_stream(release, split), content_type="application/x-ndjson")
-            response["Content-Disposition"] = f'inline; filename="{release.project.slug}-{release.tag}-{split}.jsonl"'
+            response = StreamingHttpResponse(
+                split_jsonl_stream(release, split), content_type="application/x-ndjson"
+            )
+            response["Content-Disposition"] = (
+                f'inline; filename="{release.project.slug}-{release.tag}-{split}.jsonl"'
+            )
             return response
         return super().list(request, *args, **kwargs)
 
 
-@extend_schema_view(get=extend_schema(
-    operation_id="agreement_retrieve",
-    parameters=[AgreementQueryInputSerializer],
-    responses=AgreementOutputSerializer,
-    description="Agreement between annotators per criterion (vote, class label, each rating), over all rounds "
-    "or one, optionally broken down by an item field. Curators and owners only.",
-))
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="agreement_retrieve",
+        parameters=[AgreementQueryInputSerializer],
+        responses=AgreementOutputSerializer,
+        description="Agreement between annotators per criterion (vote, class label, each rating), over all rounds "
+        "or one, optionally broken down by an item field. Curators and owners only.",
+    )
+)
 class AgreementApi(StrictQueryMixin, APIView):
     permission_classes = [IsAuthenticated, ProjectRole]
     required_roles = {"GET": Role.CURATOR}
@@ -185,8 +206,12 @@ class AgreementApi(StrictQueryMixin, APIView):
         breakdowns = [key for key, _label in agreement_breakdowns(self.project)]
         by = wanted.get("by")
         if by and by not in breakdowns:
-            raise ValidationError({"by": [f"Unknown breakdown {by!r}. Choose from: {', '.join(breakdowns)}."]})
-        sections = project_agreement(self.project, round=wanted.get("round"), by=by, rating_level=wanted["level"])
+            raise ValidationError(
+                {"by": [f"Unknown breakdown {by!r}. Choose from: {', '.join(breakdowns)}."]}
+            )
+        sections = project_agreement(
+            self.project, round=wanted.get("round"), by=by, rating_level=wanted["level"]
+        )
         body = {
             "project": self.project.slug,
             "round": wanted.get("round"),
@@ -199,12 +224,14 @@ class AgreementApi(StrictQueryMixin, APIView):
         return Response(AgreementOutputSerializer(body).data)
 
 
-@extend_schema_view(get=extend_schema(
-    operation_id="release_design_file_retrieve",
-    responses={(200, "application/x-ndjson"): OpenApiTypes.STR, (200, "text/csv"): OpenApiTypes.STR},
-    description="One file of the project's design (for METER `meter/<split>.jsonl` with the paper's field "
-    "names), byte for byte the file in the release's zip and its checksums.",
-))
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="release_design_file_retrieve",
+        responses={(200, "application/x-ndjson"): OpenApiTypes.STR, (200, "text/csv"): OpenApiTypes.STR},
+        description="One file of the project's design (for METER `meter/<split>.jsonl` with the paper's field "
+        "names), byte for byte the file in the release's zip and its checksums.",
+    )
+)
 class ReleaseDesignFileApi(StrictQueryMixin, APIView):
     permission_classes = [IsAuthenticated, ProjectRole]
     query_params_allowed: set[str] = set()
@@ -212,7 +239,9 @@ class ReleaseDesignFileApi(StrictQueryMixin, APIView):
     def get(self, request, slug, version, path):
         release = release_for_user(self.project, version)
         if not release.is_ready:
-            raise Conflict(f"{release.tag} is {release.get_status_display().lower()}; its files are not available.")
+            raise Conflict(
+                f"{release.tag} is {release.get_status_display().lower()}; its files are not available."
+            )
         files = {export_file.path: export_file for export_file in design_files(release)}
         if path not in files:
             known = ", ".join(files) or "none"
@@ -240,10 +269,14 @@ def _endpoint_named(project, name: str, field: str):
 
 
 @extend_schema_view(
-    get=extend_schema(operation_id="runs_list", responses=RunOutputSerializer(many=True),
-                      description="The project's benchmark runs, newest first. Any member may read them."),
+    get=extend_schema(
+        operation_id="runs_list",
+        responses=RunOutputSerializer(many=True),
+        description="The project's benchmark runs, newest first. Any member may read them.",
+    ),
     post=extend_schema(
-        operation_id="runs_create", request=RunCreateInputSerializer,
+        operation_id="runs_create",
+        request=RunCreateInputSerializer,
         responses={202: RunOutputSerializer, 400: OpenApiResponse(description="What is wrong, by field.")},
         description="Start a benchmark run (curators and owners): the models answer the release split under the "
         "conditions, a judge scores and ranks open answers. It runs in the background: poll its URL.",
@@ -267,19 +300,27 @@ class RunListApi(StrictQueryMixin, generics.ListCreateAPIView):
         models = [_endpoint_named(self.project, name, "models") for name in options.pop("models")]
         judge = options.pop("judge", "")
         try:
-            run = run_create(project=self.project, release=release, endpoints=models, user=request.user,
-                             judge_endpoint=_endpoint_named(self.project, judge, "judge") if judge else None,
-                             **options)
+            run = run_create(
+                project=self.project,
+                release=release,
+                endpoints=models,
+                user=request.user,
+                judge_endpoint=_endpoint_named(self.project, judge, "judge") if judge else None,
+                **options,
+            )
         except RunInvalid as exc:
             raise ValidationError({field: [message] for field, message in exc.errors.items()}) from exc
         body = RunOutputSerializer(run, context=self.get_serializer_context()).data
         return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
 
 
-@extend_schema_view(get=extend_schema(
-    operation_id="run_retrieve", responses=RunDetailOutputSerializer,
-    description="One run: its settings, progress and cost so far, and the report's tables (as on its page).",
-))
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="run_retrieve",
+        responses=RunDetailOutputSerializer,
+        description="One run: its settings, progress and cost so far, and the report's tables (as on its page).",
+    )
+)
 class RunDetailApi(StrictQueryMixin, APIView):
     permission_classes = [IsAuthenticated, ProjectRole]
 
@@ -290,10 +331,14 @@ class RunDetailApi(StrictQueryMixin, APIView):
         return Response(RunDetailOutputSerializer(run, context={"request": request}).data)
 
 
-@extend_schema_view(post=extend_schema(
-    operation_id="run_cancel", request=None, responses=RunOutputSerializer,
-    description="Cancel a run (curators and owners): calls under way finish, no new call is made.",
-))
+@extend_schema_view(
+    post=extend_schema(
+        operation_id="run_cancel",
+        request=None,
+        responses=RunOutputSerializer,
+        description="Cancel a run (curators and owners): calls under way finish, no new call is made.",
+    )
+)
 class RunCancelApi(StrictQueryMixin, APIView):
     permission_classes = [IsAuthenticated, ProjectRole]
     required_roles = {"POST": Role.CURATOR}
@@ -303,10 +348,13 @@ class RunCancelApi(StrictQueryMixin, APIView):
         return Response(RunOutputSerializer(run, context={"request": request}).data)
 
 
-@extend_schema_view(get=extend_schema(
-    operation_id="run_export", responses={(200, "application/x-ndjson"): OpenApiTypes.STR},
-    description="The whole run as JSON lines: the run, then every response, judge score and ranking with its call.",
-))
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="run_export",
+        responses={(200, "application/x-ndjson"): OpenApiTypes.STR},
+        description="The whole run as JSON lines: the run, then every response, judge score and ranking with its call.",
+    )
+)
 class RunExportApi(StrictQueryMixin, APIView):
     permission_classes = [IsAuthenticated, ProjectRole]
     renderer_classes = [JSONLinesRenderer, JSONRenderer]

@@ -4,7 +4,11 @@ from . import api
 
 urlpatterns = [
     path("projects/<slug:slug>/releases/", api.ReleaseListApi.as_view(), name="api-release-list"),
-    path("projects/<slug:slug>/releases/<str:version>/", api.ReleaseDetailApi.as_view(), name="api-release-detail"),
+    path(
+        "projects/<slug:slug>/releases/<str:version>/",
+        api.ReleaseDetailApi.as_view(),
+        name="api-release-detail",
+    ),
     path(
         "projects/<slug:slug>/releases/<str:version>/files/<path:path>",
         api.ReleaseDesignFileApi.as_view(),

@@ -8,24 +8,45 @@ from .runs.services import template_versions_parse
 
 
 class ReleaseForm(forms.Form):
-    seed = forms.IntegerField(label=_("Seed"), initial=13, min_value=-(2**31), max_value=2**31 - 1,
-                              help_text=_("The same seed and items give the same splits and checksum."))
+    seed = forms.IntegerField(
+        label=_("Seed"),
+        initial=13,
+        min_value=-(2**31),
+        max_value=2**31 - 1,
+        help_text=_("The same seed and items give the same splits and checksum."),
+    )
     train = forms.FloatField(label=_("Train share"), initial=0.8, min_value=0, max_value=1)
     dev = forms.FloatField(label=_("Dev share"), initial=0.1, min_value=0, max_value=1)
     test = forms.FloatField(label=_("Test share"), initial=0.1, min_value=0, max_value=1)
-    license = forms.CharField(label=_("License"), initial="cc-by-4.0", max_length=64,
-                              help_text=_("A Hugging Face license id, e.g. cc-by-4.0, mit or other."))
-    stratify_by = forms.CharField(label=_("Subsample: stratify by"), required=False, max_length=64,
-                                  help_text=_("An item metadata field, e.g. cell; empty: release every approved item."))
-    max_per_stratum = forms.IntegerField(label=_("Subsample: items per stratum"), required=False, min_value=1,
-                                         help_text=_("At most this many items per value of that field, drawn with the seed."))
-    notes = forms.CharField(label=_("Notes for the card"), required=False, widget=forms.Textarea(attrs={"rows": 3}))
+    license = forms.CharField(
+        label=_("License"),
+        initial="cc-by-4.0",
+        max_length=64,
+        help_text=_("A Hugging Face license id, e.g. cc-by-4.0, mit or other."),
+    )
+    stratify_by = forms.CharField(
+        label=_("Subsample: stratify by"),
+        required=False,
+        max_length=64,
+        help_text=_("An item metadata field, e.g. cell; empty: release every approved item."),
+    )
+    max_per_stratum = forms.IntegerField(
+        label=_("Subsample: items per stratum"),
+        required=False,
+        min_value=1,
+        help_text=_("At most this many items per value of that field, drawn with the seed."),
+    )
+    notes = forms.CharField(
+        label=_("Notes for the card"), required=False, widget=forms.Textarea(attrs={"rows": 3})
+    )
 
     def clean(self):
         data = super().clean()
         field, limit = (data.get("stratify_by") or "").strip(), data.get("max_per_stratum")
         if bool(field) != (limit is not None):
-            raise forms.ValidationError(_("To subsample, give both the field and the number of items per stratum."))
+            raise forms.ValidationError(
+                _("To subsample, give both the field and the number of items per stratum.")
+            )
         data["subsample"] = {"field": field, "max_per_stratum": limit} if field else None
         if all(name in data for name in ("train", "dev", "test")):
             try:
@@ -55,39 +76,73 @@ class RunForm(forms.Form):
     """A benchmark run: which release and split, which models, under which conditions, judged by whom."""
 
     release = forms.ModelChoiceField(label=_("Release"), queryset=None, empty_label=None)
-    split = forms.ChoiceField(label=_("Split"), choices=[("test", "test"), ("dev", "dev"), ("train", "train")])
-    endpoints = forms.ModelMultipleChoiceField(label=_("Models to evaluate"), queryset=None,
-                                               widget=forms.CheckboxSelectMultiple)
-    conditions = forms.MultipleChoiceField(label=_("Prompting conditions"), widget=forms.CheckboxSelectMultiple)
-    judge_endpoint = forms.ModelChoiceField(label=_("Judge"), queryset=None, required=False,
-                                            empty_label=_("No judge"),
-                                            help_text=_("Open answers: scores each answer and ranks them."))
-    repetitions = forms.IntegerField(label=_("Repetitions"), initial=1, min_value=1, max_value=10,
-                                     help_text=_("Each question is asked this many times; figures average them."))
+    split = forms.ChoiceField(
+        label=_("Split"), choices=[("test", "test"), ("dev", "dev"), ("train", "train")]
+    )
+    endpoints = forms.ModelMultipleChoiceField(
+        label=_("Models to evaluate"), queryset=None, widget=forms.CheckboxSelectMultiple
+    )
+    conditions = forms.MultipleChoiceField(
+        label=_("Prompting conditions"), widget=forms.CheckboxSelectMultiple
+    )
+    judge_endpoint = forms.ModelChoiceField(
+        label=_("Judge"),
+        queryset=None,
+        required=False,
+        empty_label=_("No judge"),
+        help_text=_("Open answers: scores each answer and ranks them."),
+    )
+    repetitions = forms.IntegerField(
+        label=_("Repetitions"),
+        initial=1,
+        min_value=1,
+        max_value=10,
+        help_text=_("Each question is asked this many times; figures average them."),
+    )
     temperature = forms.FloatField(label=_("Temperature"), required=False, min_value=0, max_value=2)
     max_tokens = forms.IntegerField(label=_("Max tokens"), required=False, min_value=1)
-    seed = forms.IntegerField(label=_("Seed"), initial=13, help_text=_("Seeds the order of answers shown to the judge."))
+    seed = forms.IntegerField(
+        label=_("Seed"), initial=13, help_text=_("Seeds the order of answers shown to the judge.")
+    )
     few_shot = forms.IntegerField(label=_("Few-shot examples"), initial=3, min_value=0, max_value=20)
     template_versions = forms.CharField(
-        label=_("Template versions"), required=False, widget=forms.Textarea(attrs={"rows": 2}),
-        help_text=_("One per line, e.g. class-informed = 2. Empty: the latest version of each condition's template."),
+        label=_("Template versions"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=_(
+            "One per line, e.g. class-informed = 2. Empty: the latest version of each condition's template."
+        ),
     )
     bertscore_model = forms.CharField(
-        label=_("BERTScore model directory"), required=False,
-        help_text=_("A local Hugging Face BERT directory, e.g. a Portuguese BERT; remembered for the project. "
-                    "Empty: the packaged all-MiniLM-L6-v2, which is English."))
-    bertscore_layer = forms.IntegerField(label=_("BERTScore layer"), required=False, min_value=1, max_value=48,
-                                         help_text=_("The hidden layer whose token embeddings are matched. "
-                                                     "Empty: the model's last."))
-    bertscore_idf = forms.BooleanField(label=_("BERTScore idf weighting"), required=False,
-                                       help_text=_("Weight each token by its idf over the references."))
+        label=_("BERTScore model directory"),
+        required=False,
+        help_text=_(
+            "A local Hugging Face BERT directory, e.g. a Portuguese BERT; remembered for the project. "
+            "Empty: the packaged all-MiniLM-L6-v2, which is English."
+        ),
+    )
+    bertscore_layer = forms.IntegerField(
+        label=_("BERTScore layer"),
+        required=False,
+        min_value=1,
+        max_value=48,
+        help_text=_("The hidden layer whose token embeddings are matched. Empty: the model's last."),
+    )
+    bertscore_idf = forms.BooleanField(
+        label=_("BERTScore idf weighting"),
+        required=False,
+        help_text=_("Weight each token by its idf over the references."),
+    )
     level_key = forms.CharField(label=_("Metadata key of the level"), initial="level")
     type_key = forms.CharField(label=_("Metadata key of the question type"), initial="perspective")
     task_key = forms.CharField(label=_("Metadata key of the task"), initial="task")
     variant_key = forms.CharField(label=_("Metadata key of the variant"), initial="variant")
-    differences = forms.CharField(label=_("Differences between cells"), required=False,
-                                  widget=forms.Textarea(attrs={"rows": 2}),
-                                  help_text=_("One per line, e.g. Challenge 1 = AJ - PJ"))
+    differences = forms.CharField(
+        label=_("Differences between cells"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text=_("One per line, e.g. Challenge 1 = AJ - PJ"),
+    )
 
     def __init__(self, *args, releases, endpoints, conditions: list[str], **kwargs):
         super().__init__(*args, **kwargs)
@@ -96,7 +151,9 @@ class RunForm(forms.Form):
         self.fields["endpoints"].queryset = endpoints
         self.fields["judge_endpoint"].queryset = endpoints
         self.fields["conditions"].choices = [(name, name) for name in conditions]
-        self.fields["conditions"].initial = conditions[:2] if "class-informed" in conditions else conditions[:1]
+        self.fields["conditions"].initial = (
+            conditions[:2] if "class-informed" in conditions else conditions[:1]
+        )
 
     def clean_template_versions(self) -> dict[str, int]:
         try:
@@ -112,15 +169,26 @@ class RunForm(forms.Form):
         """The keyword arguments of ``run_create`` this form gathered."""
         data = self.cleaned_data
         return {
-            "release": data["release"], "split": data["split"], "endpoints": list(data["endpoints"]),
-            "conditions": data["conditions"], "judge_endpoint": data["judge_endpoint"],
-            "repetitions": data["repetitions"], "seed": data["seed"], "few_shot": data["few_shot"],
+            "release": data["release"],
+            "split": data["split"],
+            "endpoints": list(data["endpoints"]),
+            "conditions": data["conditions"],
+            "judge_endpoint": data["judge_endpoint"],
+            "repetitions": data["repetitions"],
+            "seed": data["seed"],
+            "few_shot": data["few_shot"],
             "decoding": {"temperature": data["temperature"], "max_tokens": data["max_tokens"]},
             "template_versions": data["template_versions"],
-            "bertscore_model": data["bertscore_model"], "bertscore_layer": data["bertscore_layer"],
-            "bertscore_idf": data["bertscore_idf"], "differences": data["differences"],
-            "metadata_keys": {"level": data["level_key"], "type": data["type_key"], "task": data["task_key"],
-                              "variant": data["variant_key"]},
+            "bertscore_model": data["bertscore_model"],
+            "bertscore_layer": data["bertscore_layer"],
+            "bertscore_idf": data["bertscore_idf"],
+            "differences": data["differences"],
+            "metadata_keys": {
+                "level": data["level_key"],
+                "type": data["type_key"],
+                "task": data["task_key"],
+                "variant": data["variant_key"],
+            },
         }
 
 
@@ -128,20 +196,38 @@ class ResultsImportForm(forms.Form):
     """Results from elsewhere: files of responses, judge scores and rankings become a run (runs.imported)."""
 
     release = forms.ModelChoiceField(label=_("Release"), queryset=None, empty_label=None)
-    split = forms.ChoiceField(label=_("Split"), initial="test",
-                              choices=[("test", "test"), ("dev", "dev"), ("train", "train")])
-    name = forms.CharField(label=_("Name"), max_length=200,
-                           help_text=_("Where the results come from, e.g. the paper's title."))
-    responses = forms.FileField(label=_("Responses"),
-                                help_text=_("item (id or question), model, condition, response; optional repetition."))
-    scores = forms.FileField(label=_("Judge scores"), required=False,
-                             help_text=_("item, whose answer (a model · condition, or reference), a score per "
-                                         "criterion (or criterion and score), justification, judge."))
-    rankings = forms.FileField(label=_("Rankings"), required=False,
-                               help_text=_("item, model, the ranking (reference > class-informed > …, or 1st, 2nd, "
-                                           "… columns), optional order shown, judge."))
-    columns = forms.CharField(label=_("Columns"), required=False, max_length=1000,
-                              help_text=_("Only where the names do not tell: item=COL, response=COL, score=COL…"))
+    split = forms.ChoiceField(
+        label=_("Split"), initial="test", choices=[("test", "test"), ("dev", "dev"), ("train", "train")]
+    )
+    name = forms.CharField(
+        label=_("Name"), max_length=200, help_text=_("Where the results come from, e.g. the paper's title.")
+    )
+    responses = forms.FileField(
+        label=_("Responses"),
+        help_text=_("item (id or question), model, condition, response; optional repetition."),
+    )
+    scores = forms.FileField(
+        label=_("Judge scores"),
+        required=False,
+        help_text=_(
+            "item, whose answer (a model · condition, or reference), a score per "
+            "criterion (or criterion and score), justification, judge."
+        ),
+    )
+    rankings = forms.FileField(
+        label=_("Rankings"),
+        required=False,
+        help_text=_(
+            "item, model, the ranking (reference > class-informed > …, or 1st, 2nd, "
+            "… columns), optional order shown, judge."
+        ),
+    )
+    columns = forms.CharField(
+        label=_("Columns"),
+        required=False,
+        max_length=1000,
+        help_text=_("Only where the names do not tell: item=COL, response=COL, score=COL…"),
+    )
 
     def __init__(self, *args, releases=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -150,17 +236,32 @@ class ResultsImportForm(forms.Form):
     def result_files(self) -> list:
         from .runs.imported import ResultFile
 
-        return [ResultFile(name=upload.name[:255], data=upload.read(), kind=kind)
-                for kind in ("responses", "scores", "rankings") if (upload := self.cleaned_data.get(kind))]
+        return [
+            ResultFile(name=upload.name[:255], data=upload.read(), kind=kind)
+            for kind in ("responses", "scores", "rankings")
+            if (upload := self.cleaned_data.get(kind))
+        ]
 
 
 class ApiTokenForm(forms.Form):
-    name = forms.CharField(label=_("Name"), max_length=100, required=False,
-                           help_text=_("What the token is for, e.g. the script that uses it."))
-    projects = forms.ModelMultipleChoiceField(label=_("Projects"), queryset=None, widget=forms.CheckboxSelectMultiple,
-                                              help_text=_("The token reaches only these, with your role in each."))
-    days = forms.TypedChoiceField(label=_("Expires after"), coerce=int, initial=90,
-                                  choices=[(30, _("30 days")), (90, _("90 days")), (365, _("365 days"))])
+    name = forms.CharField(
+        label=_("Name"),
+        max_length=100,
+        required=False,
+        help_text=_("What the token is for, e.g. the script that uses it."),
+    )
+    projects = forms.ModelMultipleChoiceField(
+        label=_("Projects"),
+        queryset=None,
+        widget=forms.CheckboxSelectMultiple,
+        help_text=_("The token reaches only these, with your role in each."),
+    )
+    days = forms.TypedChoiceField(
+        label=_("Expires after"),
+        coerce=int,
+        initial=90,
+        choices=[(30, _("30 days")), (90, _("90 days")), (365, _("365 days"))],
+    )
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)

@@ -33,8 +33,12 @@ class Release(models.Model):
     # The figures of the card, frozen when the release is cut: counts, answers, agreement, funnel, models.
     counts = models.JSONField(default=dict, blank=True)
     notes = models.TextField(blank=True)
-    license = models.CharField(_("license"), max_length=64, default="cc-by-4.0",
-                               help_text=_("A Hugging Face license identifier, e.g. cc-by-4.0, mit, other."))
+    license = models.CharField(
+        _("license"),
+        max_length=64,
+        default="cc-by-4.0",
+        help_text=_("A Hugging Face license identifier, e.g. cc-by-4.0, mit, other."),
+    )
     citation = models.TextField(_("how to cite (BibTeX)"), blank=True)
     stage = models.CharField(max_length=32, blank=True, help_text=_("What the build is doing now."))
     items_total = models.PositiveIntegerField(default=0)
@@ -83,7 +87,9 @@ class ReleaseItem(models.Model):
         TEST = "test", "test"
 
     release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="items")
-    item = models.ForeignKey(Item, null=True, blank=True, on_delete=models.SET_NULL, related_name="release_items")
+    item = models.ForeignKey(
+        Item, null=True, blank=True, on_delete=models.SET_NULL, related_name="release_items"
+    )
     split = models.CharField(max_length=8, choices=Split.choices)
     position = models.PositiveIntegerField()
     causal_class = models.CharField(max_length=64, blank=True)
@@ -96,7 +102,9 @@ class ReleaseItem(models.Model):
         indexes = [models.Index(fields=["release", "split", "position"], name="releaseitem_split_position")]
         constraints = [
             models.UniqueConstraint(fields=["release", "item"], name="releaseitem_unique_item"),
-            models.UniqueConstraint(fields=["release", "split", "position"], name="releaseitem_unique_position"),
+            models.UniqueConstraint(
+                fields=["release", "split", "position"], name="releaseitem_unique_position"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -109,7 +117,6 @@ class ReleaseItem(models.Model):
 def default_metadata_keys() -> dict:
     """Which key of an item's metadata holds its causal level, question type, task and variant."""
     return {"level": "level", "type": "perspective", "task": "task", "variant": "variant"}
-
 
 
 class EvalRun(models.Model):
@@ -142,7 +149,11 @@ class EvalRun(models.Model):
     # condition → the id of the benchmark-answer template version used
     templates = models.JSONField(default=dict)
     judge_endpoint = models.ForeignKey(
-        "generation.ModelEndpoint", null=True, blank=True, on_delete=models.RESTRICT, related_name="judged_runs"
+        "generation.ModelEndpoint",
+        null=True,
+        blank=True,
+        on_delete=models.RESTRICT,
+        related_name="judged_runs",
     )
     judge_score_template = models.ForeignKey(
         "generation.PromptTemplate", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
@@ -153,17 +164,26 @@ class EvalRun(models.Model):
     decoding = models.JSONField(default=dict, blank=True, help_text=_("temperature, max_tokens, top_p, seed"))
     repetitions = models.PositiveSmallIntegerField(default=1)
     seed = models.IntegerField(default=13, help_text=_("Seeds the order of the answers the judge ranks."))
-    few_shot = models.PositiveSmallIntegerField(default=3, help_text=_("Solved examples in few-shot prompts."))
-    bertscore_model = models.CharField(max_length=500, blank=True,
-                                       help_text=_("Local model directory; empty: the packaged MiniLM."))
+    few_shot = models.PositiveSmallIntegerField(
+        default=3, help_text=_("Solved examples in few-shot prompts.")
+    )
+    bertscore_model = models.CharField(
+        max_length=500, blank=True, help_text=_("Local model directory; empty: the packaged MiniLM.")
+    )
     bertscore_layer = models.PositiveSmallIntegerField(
-        null=True, blank=True, help_text=_("Hidden layer whose token embeddings are matched; empty: the last."))
-    bertscore_idf = models.BooleanField(default=False, help_text=_("Weight tokens by their idf over the references."))
+        null=True,
+        blank=True,
+        help_text=_("Hidden layer whose token embeddings are matched; empty: the last."),
+    )
+    bertscore_idf = models.BooleanField(
+        default=False, help_text=_("Weight tokens by their idf over the references.")
+    )
     # What BERTScore used, as computed: model, layer, layers, idf, window; windowed = responses read in windows.
     bertscore_used = models.JSONField(default=dict, blank=True)
     metadata_keys = models.JSONField(default=default_metadata_keys, blank=True)
     differences = models.TextField(
-        blank=True, help_text=_("One per line, e.g. Challenge 1 = AJ - PJ; Challenge 2 = VCR - mean(PS, PU, ID).")
+        blank=True,
+        help_text=_("One per line, e.g. Challenge 1 = AJ - PJ; Challenge 2 = VCR - mean(PS, PU, ID)."),
     )
     jobs = models.ManyToManyField("generation.GenerationJob", related_name="eval_runs", blank=True)
     # A run made from files (evaluation.runs.imported): {"name", "files": [{"name", "kind", "sha256", "rows"}],
@@ -171,7 +191,9 @@ class EvalRun(models.Model):
     imported = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     stage = models.CharField(max_length=16, choices=Stage.choices, default=Stage.ANSWERING)
-    notes = models.TextField(blank=True, help_text=_("What the run could not do, e.g. BERTScore without the ml extra."))
+    notes = models.TextField(
+        blank=True, help_text=_("What the run could not do, e.g. BERTScore without the ml extra.")
+    )
     error = models.TextField(blank=True)
     cancel_requested = models.BooleanField(default=False)
     owner = models.CharField(max_length=200, blank=True)
@@ -187,7 +209,9 @@ class EvalRun(models.Model):
         verbose_name = _("evaluation run")
         verbose_name_plural = _("evaluation runs")
         ordering = ["-created_at"]
-        constraints = [models.CheckConstraint(condition=Q(repetitions__gte=1), name="evalrun_repetitions_positive")]
+        constraints = [
+            models.CheckConstraint(condition=Q(repetitions__gte=1), name="evalrun_repetitions_positive")
+        ]
 
     def __str__(self) -> str:
         return f"run #{self.pk} on {self.release} {self.split}"
@@ -208,9 +232,15 @@ class EvalResponse(models.Model):
     call = models.ForeignKey("generation.LLMCall", null=True, on_delete=models.SET_NULL, related_name="+")
     text = models.TextField(blank=True)
     reasoning = models.TextField(blank=True)
-    choice = models.CharField(max_length=8, blank=True, help_text=_("Letter, or yes / no, read from the answer."))
-    correct = models.BooleanField(null=True, help_text=_("Closed formats; empty for open answers or failed calls."))
-    unparsed = models.BooleanField(default=False, help_text=_("A closed answer whose choice could not be read."))
+    choice = models.CharField(
+        max_length=8, blank=True, help_text=_("Letter, or yes / no, read from the answer.")
+    )
+    correct = models.BooleanField(
+        null=True, help_text=_("Closed formats; empty for open answers or failed calls.")
+    )
+    unparsed = models.BooleanField(
+        default=False, help_text=_("A closed answer whose choice could not be read.")
+    )
     error = models.TextField(blank=True, help_text=_("The call failed for good: why."))
     bertscore_precision = models.FloatField(null=True, blank=True)
     bertscore_recall = models.FloatField(null=True, blank=True)
@@ -221,13 +251,14 @@ class EvalResponse(models.Model):
         verbose_name_plural = _("evaluated responses")
         ordering = ["run", "release_item", "endpoint", "condition", "repetition"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "release_item", "endpoint", "condition", "repetition"],
-                                    name="evalresponse_unique"),
+            models.UniqueConstraint(
+                fields=["run", "release_item", "endpoint", "condition", "repetition"],
+                name="evalresponse_unique",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.condition} answer to release item {self.release_item_id} (run {self.run_id})"
-
 
 
 class JudgeScore(models.Model):
@@ -235,8 +266,9 @@ class JudgeScore(models.Model):
 
     run = models.ForeignKey(EvalRun, on_delete=models.CASCADE, related_name="judge_scores")
     release_item = models.ForeignKey(ReleaseItem, on_delete=models.CASCADE, related_name="+")
-    response = models.ForeignKey(EvalResponse, null=True, blank=True, on_delete=models.CASCADE,
-                                 related_name="judge_scores")
+    response = models.ForeignKey(
+        EvalResponse, null=True, blank=True, on_delete=models.CASCADE, related_name="judge_scores"
+    )
     call = models.ForeignKey("generation.LLMCall", null=True, on_delete=models.SET_NULL, related_name="+")
     scores = models.JSONField(default=dict, blank=True)
     justifications = models.JSONField(default=dict, blank=True)
@@ -248,13 +280,15 @@ class JudgeScore(models.Model):
         ordering = ["run", "release_item", "response"]
         constraints = [
             models.UniqueConstraint(fields=["run", "response"], name="judgescore_unique_response"),
-            models.UniqueConstraint(fields=["run", "release_item"], condition=Q(response__isnull=True),
-                                    name="judgescore_unique_reference"),
+            models.UniqueConstraint(
+                fields=["run", "release_item"],
+                condition=Q(response__isnull=True),
+                name="judgescore_unique_reference",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"judge score of release item {self.release_item_id} (run {self.run_id})"
-
 
 
 class Ranking(models.Model):
@@ -279,12 +313,13 @@ class Ranking(models.Model):
         verbose_name_plural = _("rankings")
         ordering = ["run", "release_item", "endpoint", "repetition"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "release_item", "endpoint", "repetition"], name="ranking_unique"),
+            models.UniqueConstraint(
+                fields=["run", "release_item", "endpoint", "repetition"], name="ranking_unique"
+            ),
         ]
 
     def __str__(self) -> str:
         return f"ranking of release item {self.release_item_id} (run {self.run_id})"
-
 
 
 class ApiToken(models.Model):

@@ -27,7 +27,9 @@ REPORT_KEYS = ("level", "type", "task", "variant")
 @login_required
 @require_http_methods(["GET", "POST"])
 def run_list(request, slug):
-    project = get_project_for_user(request.user, slug, Role.ANNOTATOR if request.method == "GET" else Role.CURATOR)
+    project = get_project_for_user(
+        request.user, slug, Role.ANNOTATOR if request.method == "GET" else Role.CURATOR
+    )
     can_run = project.user_role in (Role.CURATOR, Role.OWNER) and project.answer_format in CONDITIONS
     form = None
     if can_run:
@@ -36,8 +38,13 @@ def run_list(request, slug):
         wanted = request.GET.get("release")
         if wanted and wanted.isdigit():
             initial["release"] = releases.filter(version=int(wanted)).first()
-        form = RunForm(request.POST or None, initial=initial, releases=releases,
-                       endpoints=endpoints_for_project(project), conditions=list(CONDITIONS[project.answer_format]))
+        form = RunForm(
+            request.POST or None,
+            initial=initial,
+            releases=releases,
+            endpoints=endpoints_for_project(project),
+            conditions=list(CONDITIONS[project.answer_format]),
+        )
     if request.method == "POST" and form is not None and form.is_valid():
         try:
             run = run_create(project=project, user=request.user, **form.run_options())
@@ -47,10 +54,15 @@ def run_list(request, slug):
         else:
             messages.info(request, _("Run #%(id)s started.") % {"id": run.pk})
             return redirect("evaluation:run_detail", slug=project.slug, run_id=run.pk)
-    context = {"project": project, "runs": runs_for_project(project), "form": form, "can_run": can_run,
-               "import_form": _results_form(project) if can_run else None,
-               "bertscore_needs_ml": project.answer_format == OPEN and not local_models.ml_installed(),
-               "install_hint": local_models.INSTALL_HINT}
+    context = {
+        "project": project,
+        "runs": runs_for_project(project),
+        "form": form,
+        "can_run": can_run,
+        "import_form": _results_form(project) if can_run else None,
+        "bertscore_needs_ml": project.answer_format == OPEN and not local_models.ml_installed(),
+        "install_hint": local_models.INSTALL_HINT,
+    }
     return render(request, "evaluation/run_list.html", context)
 
 
@@ -68,21 +80,37 @@ def run_import(request, slug):
     problems = []
     if form.is_valid():
         try:
-            run = run_import_results(project=project, release=form.cleaned_data["release"], name=form.cleaned_data["name"],
-                                     files=form.result_files(), split=form.cleaned_data["split"],
-                                     columns=form.cleaned_data["columns"], user=request.user)
+            run = run_import_results(
+                project=project,
+                release=form.cleaned_data["release"],
+                name=form.cleaned_data["name"],
+                files=form.result_files(),
+                split=form.cleaned_data["split"],
+                columns=form.cleaned_data["columns"],
+                user=request.user,
+            )
         except ResultsRejected as exc:
             problems = [str(error) for error in exc.errors[:200]]
         else:
             messages.info(request, _("Run #%(id)s imported; BERTScore is being computed.") % {"id": run.pk})
             return redirect("evaluation:run_detail", slug=project.slug, run_id=run.pk)
-    context = {"project": project, "runs": runs_for_project(project), "form": None, "can_run": True,
-               "import_form": form, "import_problems": problems}
+    context = {
+        "project": project,
+        "runs": runs_for_project(project),
+        "form": None,
+        "can_run": True,
+        "import_form": form,
+        "import_problems": problems,
+    }
     return render(request, "evaluation/run_list.html", context, status=400)
 
 
 def _report_options(request) -> tuple[dict, str | None]:
-    keys = {key: request.GET[f"{key}_key"].strip() for key in REPORT_KEYS if request.GET.get(f"{key}_key", "").strip()}
+    keys = {
+        key: request.GET[f"{key}_key"].strip()
+        for key in REPORT_KEYS
+        if request.GET.get(f"{key}_key", "").strip()
+    }
     differences = request.GET.get("differences")
     return keys, differences
 
@@ -91,18 +119,26 @@ def _report_options(request) -> tuple[dict, str | None]:
 def run_detail(request, slug, run_id):
     project = get_project_for_user(request.user, slug)
     run = run_for_project(project, run_id)
-    context = {"project": project, "run": run, "progress": run_progress(run),
-               "can_cancel": project.user_role in (Role.CURATOR, Role.OWNER) and not run.is_finished}
+    context = {
+        "project": project,
+        "run": run,
+        "progress": run_progress(run),
+        "can_cancel": project.user_role in (Role.CURATOR, Role.OWNER) and not run.is_finished,
+    }
     if request.htmx:
-        response = poll_response(request, "evaluation/run_detail.html#status", context, finished=run.is_finished)
+        response = poll_response(
+            request, "evaluation/run_detail.html#status", context, finished=run.is_finished
+        )
         if run.is_finished:
             response["HX-Refresh"] = "true"
         return response
     keys, differences = _report_options(request)
-    context.update(tables=report_tables([run], metadata_keys=keys, differences=differences),
-                   empty=empty_responses(run),
-                   keys={**run.metadata_keys, **keys},
-                   differences=run.differences if differences is None else differences)
+    context.update(
+        tables=report_tables([run], metadata_keys=keys, differences=differences),
+        empty=empty_responses(run),
+        keys={**run.metadata_keys, **keys},
+        differences=run.differences if differences is None else differences,
+    )
     return render(request, "evaluation/run_detail.html", context)
 
 
@@ -119,7 +155,9 @@ def _table_csv(tables, key: str, filename: str) -> HttpResponse:
     table = next((table for table in tables if table.key == key), None)
     if table is None:
         raise Http404(_("No table %(key)s in this report.") % {"key": key})
-    response = HttpResponse(table.csv(), content_type="text/csv; charset=utf-8")  # a table is small: not streamed
+    response = HttpResponse(
+        table.csv(), content_type="text/csv; charset=utf-8"
+    )  # a table is small: not streamed
     response["Content-Disposition"] = f'attachment; filename="{filename}-{table.key}.csv"'
     return response
 
@@ -129,8 +167,11 @@ def run_table_csv(request, slug, run_id, table):
     project = get_project_for_user(request.user, slug)
     run = run_for_project(project, run_id)
     keys, differences = _report_options(request)
-    return _table_csv(report_tables([run], metadata_keys=keys, differences=differences), table,
-                      f"{project.slug}-run{run.pk}")
+    return _table_csv(
+        report_tables([run], metadata_keys=keys, differences=differences),
+        table,
+        f"{project.slug}-run{run.pk}",
+    )
 
 
 @login_required
@@ -151,6 +192,11 @@ def run_compare(request, slug):
     tables = report_tables(chosen, metadata_keys=keys, differences=differences) if chosen else []
     if request.GET.get("table"):
         return _table_csv(tables, request.GET["table"], f"{project.slug}-compare")
-    context = {"project": project, "runs": runs_for_project(project).filter(status=EvalRun.Status.SUCCEEDED),
-               "chosen": chosen, "tables": tables, "query": request.GET.urlencode()}
+    context = {
+        "project": project,
+        "runs": runs_for_project(project).filter(status=EvalRun.Status.SUCCEEDED),
+        "chosen": chosen,
+        "tables": tables,
+        "query": request.GET.urlencode(),
+    }
     return render(request, "evaluation/run_compare.html", context)

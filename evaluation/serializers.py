@@ -21,8 +21,23 @@ class ReleaseOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Release
-        fields = ["version", "tag", "status", "seed", "split_ratios", "checksum", "license", "n_items", "splits",
-                  "progress", "error", "created_by", "created_at", "finished_at", "url"]
+        fields = [
+            "version",
+            "tag",
+            "status",
+            "seed",
+            "split_ratios",
+            "checksum",
+            "license",
+            "n_items",
+            "splits",
+            "progress",
+            "error",
+            "created_by",
+            "created_at",
+            "finished_at",
+            "url",
+        ]
 
     def get_n_items(self, release) -> int:
         return int(release.counts.get("n_items", 0))
@@ -39,7 +54,9 @@ class ReleaseOutputSerializer(serializers.ModelSerializer):
 
 
 class ReleaseDetailOutputSerializer(ReleaseOutputSerializer):
-    counts = serializers.JSONField(read_only=True, help_text="The card's figures, frozen when the release was cut.")
+    counts = serializers.JSONField(
+        read_only=True, help_text="The card's figures, frozen when the release was cut."
+    )
     split_urls = serializers.SerializerMethodField()
 
     class Meta(ReleaseOutputSerializer.Meta):
@@ -63,7 +80,9 @@ class SplitRatiosInputSerializer(StrictInputSerializer):
 
 class ReleaseCreateInputSerializer(StrictInputSerializer):
     seed = serializers.IntegerField(required=False, default=13, min_value=-(2**31), max_value=2**31 - 1)
-    splits = SplitRatiosInputSerializer(required=False, help_text="Shares of train, dev and test; they add up to 1.")
+    splits = SplitRatiosInputSerializer(
+        required=False, help_text="Shares of train, dev and test; they add up to 1."
+    )
     license = serializers.CharField(required=False, default="cc-by-4.0", max_length=64)
     citation = serializers.CharField(required=False, default="", allow_blank=True, max_length=5000)
     notes = serializers.CharField(required=False, default="", allow_blank=True, max_length=5000)
@@ -107,23 +126,38 @@ class ReleaseRecordSerializer(serializers.Serializer):
         return instance.data  # the frozen record, untouched
 
 
-assert list(ReleaseRecordSerializer().fields) == FIELDS and list(OptionRecordSerializer().fields) == OPTION_FIELDS
+assert (
+    list(ReleaseRecordSerializer().fields) == FIELDS
+    and list(OptionRecordSerializer().fields) == OPTION_FIELDS
+)
 
 
 class SplitQueryInputSerializer(StrictInputSerializer):
-    format = serializers.ChoiceField(choices=["json", "jsonl"], required=False,
-                                     help_text="`jsonl` streams the whole split as JSON lines.")
+    format = serializers.ChoiceField(
+        choices=["json", "jsonl"], required=False, help_text="`jsonl` streams the whole split as JSON lines."
+    )
     cursor = serializers.CharField(required=False)
     page_size = serializers.IntegerField(required=False, min_value=1, max_value=1000)
 
 
 class AgreementQueryInputSerializer(StrictInputSerializer):
-    round = serializers.IntegerField(required=False, min_value=0, max_value=1_000_000,
-                                     help_text="Only this review round (default: all rounds).")
-    by = serializers.CharField(required=False, max_length=200,
-                               help_text="Break down by round, causal_class, origin, topic, answer_by or meta:<key>.")
-    level = serializers.ChoiceField(choices=[level for level in LEVELS if level != "nominal"], required=False,
-                                    default="ordinal", help_text="Level of measurement of the rating criteria.")
+    round = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=1_000_000,
+        help_text="Only this review round (default: all rounds).",
+    )
+    by = serializers.CharField(
+        required=False,
+        max_length=200,
+        help_text="Break down by round, causal_class, origin, topic, answer_by or meta:<key>.",
+    )
+    level = serializers.ChoiceField(
+        choices=[level for level in LEVELS if level != "nominal"],
+        required=False,
+        default="ordinal",
+        help_text="Level of measurement of the rating criteria.",
+    )
 
 
 class EstimateSerializer(serializers.Serializer):
@@ -157,8 +191,11 @@ class AgreementRowSerializer(serializers.Serializer):
     criterion = serializers.CharField()
     label = serializers.CharField()
     level = serializers.CharField()
-    scale = serializers.ListField(child=serializers.JSONField(), allow_null=True,
-                                  help_text="The ordered values of the scale, used or not.")
+    scale = serializers.ListField(
+        child=serializers.JSONField(),
+        allow_null=True,
+        help_text="The ordered values of the scale, used or not.",
+    )
     scale_source = serializers.CharField(help_text="Where the scale came from.")
     n_units = serializers.IntegerField()
     n_raters = serializers.IntegerField()
@@ -190,34 +227,67 @@ class AgreementOutputSerializer(serializers.Serializer):
 
 
 class RunCreateInputSerializer(StrictInputSerializer):
-    release = serializers.RegexField(r"^v?[0-9]{1,9}$", max_length=10,
-                                     help_text="The release to evaluate on: `v3` or `3`.")
+    release = serializers.RegexField(
+        r"^v?[0-9]{1,9}$", max_length=10, help_text="The release to evaluate on: `v3` or `3`."
+    )
     split = serializers.ChoiceField(choices=list(SPLITS), default="test", required=False)
-    models = serializers.ListField(child=serializers.CharField(max_length=100), min_length=1, max_length=20,
-                                   help_text="Names (or ids) of the model endpoints to evaluate.")
+    models = serializers.ListField(
+        child=serializers.CharField(max_length=100),
+        min_length=1,
+        max_length=20,
+        help_text="Names (or ids) of the model endpoints to evaluate.",
+    )
     conditions = serializers.ListField(
-        child=serializers.CharField(max_length=32), required=False, max_length=5,
+        child=serializers.CharField(max_length=32),
+        required=False,
+        max_length=5,
         help_text="Open answers: class-agnostic, class-informed; multiple choice: zero-shot, few-shot, "
-        "chain-of-thought; yes/no: zero-shot, chain-of-thought. Default: the format's usual ones.")
-    judge = serializers.CharField(required=False, allow_blank=True, max_length=100,
-                                  help_text="Name (or id) of the judge endpoint (open answers).")
+        "chain-of-thought; yes/no: zero-shot, chain-of-thought. Default: the format's usual ones.",
+    )
+    judge = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=100,
+        help_text="Name (or id) of the judge endpoint (open answers).",
+    )
     repetitions = serializers.IntegerField(required=False, default=1, min_value=1, max_value=10)
-    decoding = serializers.DictField(required=False, default=dict,
-                                     help_text="temperature, top_p, max_tokens, seed for the evaluated models.")
+    decoding = serializers.DictField(
+        required=False,
+        default=dict,
+        help_text="temperature, top_p, max_tokens, seed for the evaluated models.",
+    )
     seed = serializers.IntegerField(required=False, default=13, min_value=-(2**31), max_value=2**31 - 1)
     few_shot = serializers.IntegerField(required=False, default=3, min_value=0, max_value=20)
-    template_versions = serializers.DictField(child=serializers.IntegerField(min_value=1), required=False,
-                                              default=dict,
-                                              help_text="Condition → version of its prompt template (default: latest).")
-    bertscore_model = serializers.CharField(required=False, default="", allow_blank=True, max_length=500,
-                                            help_text="Local BERT directory (default: the project's, else the "
-                                            "packaged English MiniLM).")
-    bertscore_layer = serializers.IntegerField(required=False, default=None, allow_null=True, min_value=1,
-                                               max_value=48, help_text="Hidden layer (default: the model's last).")
-    bertscore_idf = serializers.BooleanField(required=False, default=False,
-                                             help_text="Weight tokens by their idf over the references.")
-    metadata_keys = serializers.DictField(child=serializers.CharField(max_length=100), required=False, default=dict,
-                                          help_text="Item metadata keys of level, type, task and variant.")
+    template_versions = serializers.DictField(
+        child=serializers.IntegerField(min_value=1),
+        required=False,
+        default=dict,
+        help_text="Condition → version of its prompt template (default: latest).",
+    )
+    bertscore_model = serializers.CharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        max_length=500,
+        help_text="Local BERT directory (default: the project's, else the packaged English MiniLM).",
+    )
+    bertscore_layer = serializers.IntegerField(
+        required=False,
+        default=None,
+        allow_null=True,
+        min_value=1,
+        max_value=48,
+        help_text="Hidden layer (default: the model's last).",
+    )
+    bertscore_idf = serializers.BooleanField(
+        required=False, default=False, help_text="Weight tokens by their idf over the references."
+    )
+    metadata_keys = serializers.DictField(
+        child=serializers.CharField(max_length=100),
+        required=False,
+        default=dict,
+        help_text="Item metadata keys of level, type, task and variant.",
+    )
     differences = serializers.CharField(required=False, default="", allow_blank=True, max_length=5000)
 
 
@@ -235,8 +305,11 @@ class RunOutputSerializer(serializers.Serializer):
     decoding = serializers.DictField()
     seed = serializers.IntegerField()
     error = serializers.CharField()
-    bertscore = serializers.JSONField(source="bertscore_used", help_text="How BERTScore was computed: model, "
-                                      "layer, layers, idf, window, windowed (texts read in windows).")
+    bertscore = serializers.JSONField(
+        source="bertscore_used",
+        help_text="How BERTScore was computed: model, "
+        "layer, layers, idf, window, windowed (texts read in windows).",
+    )
     notes = serializers.CharField()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
@@ -246,7 +319,9 @@ class RunOutputSerializer(serializers.Serializer):
         return [endpoint.label for endpoint in run.endpoints.all()]
 
     def get_url(self, run) -> str:
-        return self.context["request"].build_absolute_uri(reverse("api-run-detail", args=[run.project.slug, run.pk]))
+        return self.context["request"].build_absolute_uri(
+            reverse("api-run-detail", args=[run.project.slug, run.pk])
+        )
 
 
 class ReportTableSerializer(serializers.Serializer):

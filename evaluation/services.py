@@ -125,7 +125,10 @@ def release_build(*, release: Release, on_progress: Callable[[Release], None] | 
     except Exception as exc:
         ReleaseItem.objects.filter(release=release).delete()
         Release.objects.filter(pk=release.pk).update(
-            status=Release.Status.FAILED, stage="", error=f"{type(exc).__name__}: {exc}", finished_at=timezone.now()
+            status=Release.Status.FAILED,
+            stage="",
+            error=f"{type(exc).__name__}: {exc}",
+            finished_at=timezone.now(),
         )
         release.refresh_from_db()
         raise
@@ -156,8 +159,10 @@ def release_agreement(release: Release) -> list[dict]:
                 "n_judgments": row.summary.n_judgments,
                 "krippendorff_alpha": summary["krippendorff_alpha"],
                 "fleiss_kappa": summary["fleiss_kappa"],
-                "cohen_kappa": {"value": cohen["mean"],
-                                **{key: cohen[key] for key in ("ci95", "reading", "n_units", "note")}},
+                "cohen_kappa": {
+                    "value": cohen["mean"],
+                    **{key: cohen[key] for key in ("ci95", "reading", "n_units", "note")},
+                },
             }
         )
     return rows
@@ -187,11 +192,16 @@ def releases_resume_stale() -> list[int]:
     resumed = []
     for release_id, status in stale.values_list("pk", "status"):
         with transaction.atomic():
-            taken = Release.objects.filter(pk=release_id, status=status).filter(
-                Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True)
-            ).update(
-                status=Release.Status.QUEUED, stage="", items_done=0, heartbeat_at=timezone.now(),
-                resumed=F("resumed") + (1 if status == Release.Status.BUILDING else 0),
+            taken = (
+                Release.objects.filter(pk=release_id, status=status)
+                .filter(Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True))
+                .update(
+                    status=Release.Status.QUEUED,
+                    stage="",
+                    items_done=0,
+                    heartbeat_at=timezone.now(),
+                    resumed=F("resumed") + (1 if status == Release.Status.BUILDING else 0),
+                )
             )
             if not taken:
                 continue

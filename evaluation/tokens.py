@@ -48,7 +48,9 @@ def token_issue(
 ) -> tuple[ApiToken, str]:
     """A new token for ``user`` reaching ``projects``; returns it with its key, which is never stored."""
     if days not in EXPIRY_DAYS:
-        raise TokenError(_("A token expires after %(choices)s days.") % {"choices": ", ".join(map(str, EXPIRY_DAYS))})
+        raise TokenError(
+            _("A token expires after %(choices)s days.") % {"choices": ", ".join(map(str, EXPIRY_DAYS))}
+        )
     if not projects:
         raise TokenError(_("Choose at least one project for the token."))
     if not token_key_may_go_to(issued_by, user):
@@ -59,15 +61,23 @@ def token_issue(
     reachable = set(projects_for_user(user).values_list("pk", flat=True))
     outside = [project.slug for project in projects if project.pk not in reachable]
     if outside:
-        raise TokenError(_("%(user)s is not a member of: %(projects)s.")
-                         % {"user": user.get_username(), "projects": ", ".join(outside)})
+        raise TokenError(
+            _("%(user)s is not a member of: %(projects)s.")
+            % {"user": user.get_username(), "projects": ", ".join(outside)}
+        )
     if issued_by.pk != user.pk:
         for project in projects:
             if not has_role(issued_by, project, Role.OWNER):
-                raise TokenError(_("Only an owner of %(project)s issues tokens for it.") % {"project": project.name})
+                raise TokenError(
+                    _("Only an owner of %(project)s issues tokens for it.") % {"project": project.name}
+                )
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
-        user=user, name=name[:100], prefix=key[:PREFIX_LENGTH], key_hash=key_hash(key), issued_by=issued_by,
+        user=user,
+        name=name[:100],
+        prefix=key[:PREFIX_LENGTH],
+        key_hash=key_hash(key),
+        issued_by=issued_by,
         expires_at=timezone.now() + timedelta(days=days),
     )
     token.projects.set(projects)
@@ -112,8 +122,10 @@ def active_tokens():
 def token_authenticate(key: str) -> ApiToken | None:
     """The live token with this key (its user and scope loaded), or None. Marks when it was last used."""
     token = (
-        ApiToken.objects.select_related("user").filter(key_hash=key_hash(key), revoked_at__isnull=True)
-        .prefetch_related("projects").first()
+        ApiToken.objects.select_related("user")
+        .filter(key_hash=key_hash(key), revoked_at__isnull=True)
+        .prefetch_related("projects")
+        .first()
     )
     if token is None:
         return None

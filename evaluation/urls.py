@@ -10,14 +10,20 @@ urlpatterns = [
     path("p/<slug:slug>/agreement/cells/", views.agreement_cells, name="agreement_cells"),
     path("p/<slug:slug>/releases/", views.release_list, name="release_list"),
     path("p/<slug:slug>/releases/<int:version>/", views.release_detail, name="release_detail"),
-    path("p/<slug:slug>/releases/<int:version>/download.zip", views.release_download, name="release_download"),
+    path(
+        "p/<slug:slug>/releases/<int:version>/download.zip", views.release_download, name="release_download"
+    ),
     path("p/<slug:slug>/runs/", run_views.run_list, name="run_list"),
     path("p/<slug:slug>/runs/compare/", run_views.run_compare, name="run_compare"),
     path("p/<slug:slug>/runs/import/", run_views.run_import, name="run_import"),
     path("p/<slug:slug>/runs/<int:run_id>/", run_views.run_detail, name="run_detail"),
     path("p/<slug:slug>/runs/<int:run_id>/cancel/", run_views.run_cancel_view, name="run_cancel"),
     path("p/<slug:slug>/runs/<int:run_id>/export.jsonl", run_views.run_export, name="run_export"),
-    path("p/<slug:slug>/runs/<int:run_id>/tables/<slug:table>.csv", run_views.run_table_csv, name="run_table_csv"),
+    path(
+        "p/<slug:slug>/runs/<int:run_id>/tables/<slug:table>.csv",
+        run_views.run_table_csv,
+        name="run_table_csv",
+    ),
     path("p/<slug:slug>/api-tokens/", views.api_tokens, name="api_tokens"),
     path("p/<slug:slug>/api-tokens/<int:user_id>/issue/", views.api_token_issue, name="api_token_issue"),
     path("p/<slug:slug>/api-tokens/<int:user_id>/revoke/", views.api_token_revoke, name="api_token_revoke"),

@@ -69,18 +69,27 @@ def agreement(request, slug):
     initial = {"level": design.rating_level(project)}
     if design_fields:
         initial["by"] = METADATA_PREFIX + design_fields[0]
-    form = AgreementFilterForm(request.GET or None, rounds=state.rounds, breakdowns=breakdowns, initial=initial)
+    form = AgreementFilterForm(
+        request.GET or None, rounds=state.rounds, breakdowns=breakdowns, initial=initial
+    )
     wanted = form.cleaned_data if form.is_valid() else {}
     by = wanted.get("by") if form.is_bound else initial.get("by")
     level = wanted.get("level") or initial["level"]
     include_own = bool(wanted.get("include_own"))
     # The rendered figures are kept under the same state as the figures: an unchanged project costs one query.
-    html_key = "html:" + agreement_key(project, wanted.get("round"), by, AGREEMENT_BOOTSTRAP, state, level,
-                                       include_own)
+    html_key = "html:" + agreement_key(
+        project, wanted.get("round"), by, AGREEMENT_BOOTSTRAP, state, level, include_own
+    )
     results = cache.get(html_key)
     if results is None:
-        sections = project_agreement(project, round=wanted.get("round"), by=by or None, rating_level=level,
-                                     state=state, include_own=include_own)
+        sections = project_agreement(
+            project,
+            round=wanted.get("round"),
+            by=by or None,
+            rating_level=level,
+            state=state,
+            include_own=include_own,
+        )
         series = [_("Krippendorff's α"), _("Fleiss' κ"), _("mean Cohen's κ")]
         for section in sections:
             section.plot = plots.forest_plot(
@@ -88,13 +97,20 @@ def agreement(request, slug):
                 title=_("Agreement with 95%% intervals: %(scope)s") % {"scope": section.label},
                 series=series,
             )
-        results = render_to_string("evaluation/agreement.html#results", {
-            "sections": sections, "has_judgments": any(section.n_judgments for section in sections)
-        }, request)
+        results = render_to_string(
+            "evaluation/agreement.html#results",
+            {"sections": sections, "has_judgments": any(section.n_judgments for section in sections)},
+            request,
+        )
         cache.set(html_key, results, CACHE_SECONDS)
     if request.htmx:
         return HttpResponse(results)
-    context = {"project": project, "form": form, "bootstrap": AGREEMENT_BOOTSTRAP, "results": mark_safe(results)}
+    context = {
+        "project": project,
+        "form": form,
+        "bootstrap": AGREEMENT_BOOTSTRAP,
+        "results": mark_safe(results),
+    }
     return render(request, "evaluation/agreement.html", context)
 
 
@@ -102,8 +118,11 @@ def _points(summary, series) -> list[plots.Point]:
     points = []
     for name, estimate in zip(series, (summary.krippendorff, summary.fleiss, summary.cohen.mean)):
         interval = estimate.interval
-        points.append(plots.Point(name, estimate.value, interval.low if interval else None,
-                                  interval.high if interval else None))
+        points.append(
+            plots.Point(
+                name, estimate.value, interval.low if interval else None, interval.high if interval else None
+            )
+        )
     return points
 
 
@@ -119,17 +138,28 @@ def agreement_cells(request, slug):
     if criterion not in {spec.key for spec in criteria}:
         criterion = "causal_class"
     threshold = (project.design_settings or {}).get("kappa_threshold", DEFAULT_THRESHOLD)
-    grid = cell_kappa_grid(project, rows=fields[1], columns=fields[0], criterion=criterion, threshold=threshold)
-    return render(request, "evaluation/agreement_cells.html", {
-        "project": project, "grid": grid, "criteria": criteria, "criterion": criterion,
-        "has_judgments": bool(grid.cells),
-    })
+    grid = cell_kappa_grid(
+        project, rows=fields[1], columns=fields[0], criterion=criterion, threshold=threshold
+    )
+    return render(
+        request,
+        "evaluation/agreement_cells.html",
+        {
+            "project": project,
+            "grid": grid,
+            "criteria": criteria,
+            "criterion": criterion,
+            "has_judgments": bool(grid.cells),
+        },
+    )
 
 
 @login_required
 @require_http_methods(["GET", "POST"])
 def release_list(request, slug):
-    project = get_project_for_user(request.user, slug, Role.ANNOTATOR if request.method == "GET" else Role.CURATOR)
+    project = get_project_for_user(
+        request.user, slug, Role.ANNOTATOR if request.method == "GET" else Role.CURATOR
+    )
     can_cut = project.user_role in (Role.CURATOR, Role.OWNER)
     form = ReleaseForm(request.POST or None) if can_cut else None
     if request.method == "POST" and form.is_valid():
@@ -137,8 +167,13 @@ def release_list(request, slug):
         try:
             with transaction.atomic():
                 release = release_create(
-                    project=project, user=request.user, seed=data["seed"], split_ratios=data["split_ratios"],
-                    license=data["license"], notes=data["notes"], subsample=data["subsample"],
+                    project=project,
+                    user=request.user,
+                    seed=data["seed"],
+                    split_ratios=data["split_ratios"],
+                    license=data["license"],
+                    notes=data["notes"],
+                    subsample=data["subsample"],
                 )
                 transaction.on_commit(lambda: release_build_task.delay(release.pk))
         except ReleaseError as exc:
@@ -146,7 +181,12 @@ def release_list(request, slug):
         else:
             messages.info(request, _("Release %(tag)s is being built.") % {"tag": release.tag})
             return redirect("evaluation:release_detail", slug=project.slug, version=release.version)
-    context = {"project": project, "releases": releases_for_project(project), "form": form, "can_cut": can_cut}
+    context = {
+        "project": project,
+        "releases": releases_for_project(project),
+        "form": form,
+        "can_cut": can_cut,
+    }
     return render(request, "evaluation/release_list.html", context)
 
 
@@ -179,8 +219,11 @@ def _release_figures(release: Release) -> dict:
     card_html = nh3.clean(markdown.markdown(card_body, extensions=["tables", "fenced_code"]))
     return {
         "class_rows": [
-            {"label": label, "cells": [by_class.get(label, {}).get(split, 0) for split in SPLITS],
-             "total": sum(by_class.get(label, {}).values())}
+            {
+                "label": label,
+                "cells": [by_class.get(label, {}).get(split, 0) for split in SPLITS],
+                "total": sum(by_class.get(label, {}).values()),
+            }
             for label in classes
         ],
         "split_totals": [facts.get("splits", {}).get(split, 0) for split in SPLITS],
@@ -218,7 +261,11 @@ def _token_context(project, viewer, **extra) -> dict:
     for token in active_tokens().filter(projects=project).order_by("created"):
         tokens.setdefault(token.user_id, []).append(token)
     rows = [
-        {"membership": m, "tokens": tokens.get(m.user_id, []), "may_issue": token_key_may_go_to(viewer, m.user)}
+        {
+            "membership": m,
+            "tokens": tokens.get(m.user_id, []),
+            "may_issue": token_key_may_go_to(viewer, m.user),
+        }
         for m in memberships
     ]
     return {"project": project, "rows": rows, "expiry_days": EXPIRY_DAYS, **extra}
@@ -237,7 +284,11 @@ def api_token_issue(request, slug, user_id):
         messages.error(request, str(exc))
         return redirect("evaluation:api_tokens", slug=project.slug)
     # Shown once, on this response only; it is never stored, put in a message or in the session.
-    return render(request, "evaluation/api_tokens.html", _token_context(project, request.user, new_token=token, new_key=key))
+    return render(
+        request,
+        "evaluation/api_tokens.html",
+        _token_context(project, request.user, new_token=token, new_key=key),
+    )
 
 
 def _expiry_days(request) -> int:
@@ -252,7 +303,8 @@ def api_token_revoke(request, slug, user_id):
     member = get_object_or_404(get_user_model(), pk=user_id, memberships__project=project)
     if token_withdraw_project(project=project, member=member):
         messages.success(
-            request, _("The API tokens of %(user)s no longer reach this project.") % {"user": member.get_username()}
+            request,
+            _("The API tokens of %(user)s no longer reach this project.") % {"user": member.get_username()},
         )
     return redirect("evaluation:api_tokens", slug=project.slug)
 

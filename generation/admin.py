@@ -8,8 +8,17 @@ from .services.templates import template_check
 
 @admin.register(ModelEndpoint)
 class ModelEndpointAdmin(admin.ModelAdmin):
-    list_display = ["name", "project", "model", "base_url", "api_key_env", "max_concurrency", "requests_per_minute",
-                    "is_active", "from_environment"]
+    list_display = [
+        "name",
+        "project",
+        "model",
+        "base_url",
+        "api_key_env",
+        "max_concurrency",
+        "requests_per_minute",
+        "is_active",
+        "from_environment",
+    ]
     list_filter = ["is_active", "supports_json_schema", "from_environment"]
     search_fields = ["name", "model", "base_url"]
     raw_id_fields = ["project"]
@@ -24,8 +33,12 @@ class PromptTemplateForm(forms.ModelForm):
         data = super().clean()
         kind = data.get("kind") or getattr(self.instance, "kind", "")
         try:
-            template_check(kind=kind, system=data.get("system", ""), user=data.get("user", ""),
-                           output_schema=data.get("output_schema"))
+            template_check(
+                kind=kind,
+                system=data.get("system", ""),
+                user=data.get("user", ""),
+                output_schema=data.get("output_schema"),
+            )
         except TemplateProblem as exc:
             raise forms.ValidationError(str(exc)) from exc
         return data
@@ -45,8 +58,13 @@ class PromptTemplateAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         new = prompt_template_add_version(
-            kind=obj.kind, name=obj.name, language=obj.language, system=obj.system, user=obj.user,
-            output_schema=obj.output_schema, notes=obj.notes,
+            kind=obj.kind,
+            name=obj.name,
+            language=obj.language,
+            system=obj.system,
+            user=obj.user,
+            output_schema=obj.output_schema,
+            notes=obj.notes,
         )
         # The edited version stays as it was in the database; the page goes on with the new one.
         obj.pk, obj.version, obj.created_at = new.pk, new.version, new.created_at
@@ -57,7 +75,18 @@ class PromptTemplateAdmin(admin.ModelAdmin):
 
 @admin.register(GenerationJob)
 class GenerationJobAdmin(admin.ModelAdmin):
-    list_display = ["id", "project", "kind", "endpoint", "status", "done", "failed", "total", "cost", "created_at"]
+    list_display = [
+        "id",
+        "project",
+        "kind",
+        "endpoint",
+        "status",
+        "done",
+        "failed",
+        "total",
+        "cost",
+        "created_at",
+    ]
     list_filter = ["status", "kind", "project"]
     raw_id_fields = ["template", "answer_template", "created_by"]
     readonly_fields = ["owner", "heartbeat_at", "resumed"]
@@ -65,7 +94,17 @@ class GenerationJobAdmin(admin.ModelAdmin):
 
 @admin.register(LLMCall)
 class LLMCallAdmin(admin.ModelAdmin):
-    list_display = ["id", "job", "item", "purpose", "status", "n_attempts", "tokens_in", "tokens_out", "latency_ms"]
+    list_display = [
+        "id",
+        "job",
+        "item",
+        "purpose",
+        "status",
+        "n_attempts",
+        "tokens_in",
+        "tokens_out",
+        "latency_ms",
+    ]
     list_filter = ["status", "purpose"]
     raw_id_fields = ["job", "item", "endpoint", "template"]
     search_fields = ["purpose", "error"]

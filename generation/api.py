@@ -74,15 +74,28 @@ class JobListCreateApi(StrictQueryMixin, generics.ListAPIView):
             return Response(errors, status=status.HTTP_400_BAD_REQUEST)
         try:
             job = job_create(
-                project=project, kind=data["kind"], endpoint=endpoint, user=request.user, template=template,
-                count=data.get("count"), causal_class=data["causal_class"], topic=topic,
-                batch_size=data["batch_size"], item_ids=data.get("item_ids"), answer_endpoint=answer_endpoint,
-                answer_variant=data["answer_variant"], group_ids=data.get("group_ids"), voters=voters,
-                domain=data["domain"], double_prompt=data["double_prompt"],
+                project=project,
+                kind=data["kind"],
+                endpoint=endpoint,
+                user=request.user,
+                template=template,
+                count=data.get("count"),
+                causal_class=data["causal_class"],
+                topic=topic,
+                batch_size=data["batch_size"],
+                item_ids=data.get("item_ids"),
+                answer_endpoint=answer_endpoint,
+                answer_variant=data["answer_variant"],
+                group_ids=data.get("group_ids"),
+                voters=voters,
+                domain=data["domain"],
+                double_prompt=data["double_prompt"],
             )
         except JobInvalid as exc:
-            return Response({field: [message] for field, message in exc.errors.items()},
-                            status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {field: [message] for field, message in exc.errors.items()},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
         job = selectors.job_for_project(project, job.pk)
         return Response(JobOutputSerializer(job).data, status=status.HTTP_201_CREATED)
 

@@ -30,14 +30,23 @@ class JobForm(forms.Form):
 
 class QuestionsJobForm(JobForm):
     causal_class = forms.ChoiceField(label=_("Causal class"))
-    topic = forms.ModelChoiceField(queryset=None, required=False, label=_("Topic"), empty_label=_("Any subject"))
-    count = forms.IntegerField(label=_("How many questions"), min_value=1, max_value=MAX_QUESTIONS, initial=10)
+    topic = forms.ModelChoiceField(
+        queryset=None, required=False, label=_("Topic"), empty_label=_("Any subject")
+    )
+    count = forms.IntegerField(
+        label=_("How many questions"), min_value=1, max_value=MAX_QUESTIONS, initial=10
+    )
     batch_size = forms.IntegerField(
-        label=_("Questions per call"), min_value=1, max_value=MAX_BATCH, initial=10,
+        label=_("Questions per call"),
+        min_value=1,
+        max_value=MAX_BATCH,
+        initial=10,
         help_text=_("Large requests are split into calls of this size."),
     )
     answer_endpoint = EndpointChoiceField(
-        queryset=ModelEndpoint.objects.none(), required=False, label=_("Answered by"),
+        queryset=ModelEndpoint.objects.none(),
+        required=False,
+        label=_("Answered by"),
         empty_label=_("Nobody yet (the questions wait for an answer)"),
     )
     answer_variant = forms.ChoiceField(label=_("Answer prompt"), choices=VARIANT_CHOICES)
@@ -52,7 +61,9 @@ class QuestionsJobForm(JobForm):
 class AnswerJobForm(JobForm):
     variant = forms.ChoiceField(label=_("Answer prompt"), choices=VARIANT_CHOICES)
     item_ids = forms.CharField(
-        label=_("Items"), required=False, widget=forms.Textarea(attrs={"rows": 2}),
+        label=_("Items"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 2}),
         help_text=_("Item numbers separated by commas or spaces; empty: every item waiting for an answer."),
     )
 
@@ -75,9 +86,20 @@ class EndpointForm(forms.ModelForm):
     class Meta:
         model = ModelEndpoint
         fields = [
-            "name", "base_url", "model", "api_key_env", "default_params", "supports_json_schema",
-            "max_concurrency", "requests_per_minute", "timeout_seconds", "max_attempts", "max_retries",
-            "price_input_per_mtok", "price_output_per_mtok", "is_active",
+            "name",
+            "base_url",
+            "model",
+            "api_key_env",
+            "default_params",
+            "supports_json_schema",
+            "max_concurrency",
+            "requests_per_minute",
+            "timeout_seconds",
+            "max_attempts",
+            "max_retries",
+            "price_input_per_mtok",
+            "price_output_per_mtok",
+            "is_active",
         ]
         widgets = {"default_params": forms.Textarea(attrs={"rows": 2})}
 
@@ -112,12 +134,19 @@ class EndpointForm(forms.ModelForm):
         variable, base_url = cleaned.get("api_key_env"), cleaned.get("base_url")
         if variable and not API_KEY_ENV_NAME.regex.match(variable):
             return cleaned  # the field's own validator says what is wrong with the name
-        if variable and base_url and not key_may_be_sent(project_id=self.project.pk, base_url=base_url,
-                                                         api_key_env=variable):
-            self.add_error("api_key_env", _(
-                "The server's key in %(variable)s may only go to the addresses an administrator set up for it. "
-                "Leave this empty, or ask an administrator to add a site-wide endpoint for %(url)s."
-            ) % {"variable": variable, "url": base_url})
+        if (
+            variable
+            and base_url
+            and not key_may_be_sent(project_id=self.project.pk, base_url=base_url, api_key_env=variable)
+        ):
+            self.add_error(
+                "api_key_env",
+                _(
+                    "The server's key in %(variable)s may only go to the addresses an administrator set up for it. "
+                    "Leave this empty, or ask an administrator to add a site-wide endpoint for %(url)s."
+                )
+                % {"variable": variable, "url": base_url},
+            )
         return cleaned
 
 
@@ -134,9 +163,15 @@ class RevisionSettingsForm(forms.ModelForm):
 
 
 def _questions_arguments(project, data) -> dict:
-    return {"kind": "questions", "causal_class": data["causal_class"], "topic": data["topic"], "count": data["count"],
-            "batch_size": data["batch_size"], "answer_endpoint": data["answer_endpoint"],
-            "answer_variant": data["answer_variant"]}
+    return {
+        "kind": "questions",
+        "causal_class": data["causal_class"],
+        "topic": data["topic"],
+        "count": data["count"],
+        "batch_size": data["batch_size"],
+        "answer_endpoint": data["answer_endpoint"],
+        "answer_variant": data["answer_variant"],
+    }
 
 
 def core_job_pages() -> list:
@@ -145,13 +180,31 @@ def core_job_pages() -> list:
     from .selectors import distractor_candidates, items_waiting_for_answer
 
     return [
-        JobPage(key="questions", form=QuestionsJobForm, template="generation/jobs/_questions.html",
-                kinds=("questions",), arguments=_questions_arguments),
-        JobPage(key="answer", form=AnswerJobForm, template="generation/jobs/_answer.html", kinds=("answer",),
-                context=lambda project: {"waiting": items_waiting_for_answer(project).count()},
-                arguments=lambda project, data: {"kind": "answer", "item_ids": data["item_ids"],
-                                                 "answer_variant": data["variant"]}),
-        JobPage(key="distractors", form=DistractorsJobForm, template="generation/jobs/_distractors.html",
-                kinds=("distractors",), context=lambda project: {"candidates": distractor_candidates(project).count()},
-                arguments=lambda project, data: {"kind": "distractors"}),
+        JobPage(
+            key="questions",
+            form=QuestionsJobForm,
+            template="generation/jobs/_questions.html",
+            kinds=("questions",),
+            arguments=_questions_arguments,
+        ),
+        JobPage(
+            key="answer",
+            form=AnswerJobForm,
+            template="generation/jobs/_answer.html",
+            kinds=("answer",),
+            context=lambda project: {"waiting": items_waiting_for_answer(project).count()},
+            arguments=lambda project, data: {
+                "kind": "answer",
+                "item_ids": data["item_ids"],
+                "answer_variant": data["variant"],
+            },
+        ),
+        JobPage(
+            key="distractors",
+            form=DistractorsJobForm,
+            template="generation/jobs/_distractors.html",
+            kinds=("distractors",),
+            context=lambda project: {"candidates": distractor_candidates(project).count()},
+            arguments=lambda project, data: {"kind": "distractors"},
+        ),
     ]

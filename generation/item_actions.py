@@ -30,13 +30,26 @@ def _answerable(project, chosen):
 def _start_answer_job(*, project, user, items, data) -> str:
     ids = list(items.order_by("pk").values_list("pk", flat=True)[:MAX_ITEMS_PER_ACTION])
     try:
-        job = job_create(project=project, kind="answer", endpoint=data["endpoint"], user=user, item_ids=ids,
-                         answer_variant=data["variant"])
+        job = job_create(
+            project=project,
+            kind="answer",
+            endpoint=data["endpoint"],
+            user=user,
+            item_ids=ids,
+            answer_variant=data["variant"],
+        )
     except JobInvalid as invalid:
         raise ValidationError(invalid.errors) from None
     return gettext("Generation job #%(job)s is queued for %(n)s items.") % {"job": job.pk, "n": len(ids)}
 
 
 def register_actions() -> None:
-    register(BulkAction("answer_job", _("Start a generation job: a model answers them"), _answerable,
-                        AnswerJobActionForm, _start_answer_job))
+    register(
+        BulkAction(
+            "answer_job",
+            _("Start a generation job: a model answers them"),
+            _answerable,
+            AnswerJobActionForm,
+            _start_answer_job,
+        )
+    )

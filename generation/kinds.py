@@ -43,7 +43,9 @@ class JobKind:
     variables: frozenset = field(default_factory=frozenset)  # placeholders its templates may use
     answered: bool = False  # a second endpoint may answer, in the same job, what this kind writes
     command: str = ""  # its name in ``manage.py generate`` (default: the key with dashes)
-    output_keys: tuple[str, ...] = ()  # the keys of the model's output it reads: its templates must declare them
+    output_keys: tuple[
+        str, ...
+    ] = ()  # the keys of the model's output it reads: its templates must declare them
 
     @property
     def command_name(self) -> str:
@@ -68,8 +70,9 @@ def job_kind_register(kind: JobKind) -> JobKind:
     from .services.templates import template_kind_register
 
     _KINDS[kind.key] = kind
-    template_kind_register(kind.key, variables=kind.variables, default_name=kind.default_template,
-                           output_keys=kind.output_keys)
+    template_kind_register(
+        kind.key, variables=kind.variables, default_name=kind.default_template, output_keys=kind.output_keys
+    )
     return kind
 
 

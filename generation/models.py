@@ -35,39 +35,59 @@ class ModelEndpoint(models.Model):
     """
 
     project = models.ForeignKey(
-        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="model_endpoints",
+        Project,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="model_endpoints",
         help_text=_("Empty: available to every project."),
     )
     name = models.CharField(_("name"), max_length=100)
     # Not a URLField: its validator refuses host names without a dot, such as a compose service "vllm".
     base_url = models.CharField(
-        _("base URL"), max_length=500, validators=[validate_base_url],
+        _("base URL"),
+        max_length=500,
+        validators=[validate_base_url],
         help_text=_("For example https://api.openai.com/v1 or http://localhost:11434/v1."),
     )
     model = models.CharField(_("model"), max_length=200)
     api_key_env = models.CharField(
-        _("environment variable holding the API key"), max_length=100, blank=True, default="LLM_API_KEY",
+        _("environment variable holding the API key"),
+        max_length=100,
+        blank=True,
+        default="LLM_API_KEY",
         validators=[API_KEY_ENV_NAME],
         help_text=_("The key itself is never stored; leave empty for servers that need none."),
     )
     default_params = models.JSONField(
-        _("default parameters"), default=dict, blank=True,
+        _("default parameters"),
+        default=dict,
+        blank=True,
         help_text=_('For example {"temperature": 0.7, "max_tokens": 1024, "seed": 1}.'),
     )
     supports_json_schema = models.BooleanField(
-        _("supports structured output"), default=True, help_text=_("Send response_format with the JSON schema.")
+        _("supports structured output"),
+        default=True,
+        help_text=_("Send response_format with the JSON schema."),
     )
-    max_concurrency = models.PositiveIntegerField(_("max concurrent calls"), default=4, validators=[MinValueValidator(1)])
+    max_concurrency = models.PositiveIntegerField(
+        _("max concurrent calls"), default=4, validators=[MinValueValidator(1)]
+    )
     requests_per_minute = models.PositiveIntegerField(
         _("requests per minute"), default=600, help_text=_("0 means no limit.")
     )
-    timeout_seconds = models.FloatField(_("timeout (seconds)"), default=60.0, validators=[MinValueValidator(0.1)])
+    timeout_seconds = models.FloatField(
+        _("timeout (seconds)"), default=60.0, validators=[MinValueValidator(0.1)]
+    )
     max_attempts = models.PositiveSmallIntegerField(
-        _("answers per call"), default=3, validators=[MinValueValidator(1)],
+        _("answers per call"),
+        default=3,
+        validators=[MinValueValidator(1)],
         help_text=_("How many times the model may answer when its output does not match the schema."),
     )
     max_retries = models.PositiveSmallIntegerField(
-        _("retries of temporary failures"), default=6,
+        _("retries of temporary failures"),
+        default=6,
         help_text=_("Rate limits, server errors, timeouts and connection errors, with exponential backoff."),
     )
     price_input_per_mtok = models.DecimalField(
@@ -182,7 +202,9 @@ class GenerationJob(models.Model):
     cancel_requested = models.BooleanField(default=False)
     # The run that holds the job: set when a worker claims it, checked on every heartbeat.
     owner = models.CharField(max_length=200, blank=True)
-    resumed = models.PositiveIntegerField(default=0, help_text=_("Times the job was taken over after its worker died."))
+    resumed = models.PositiveIntegerField(
+        default=0, help_text=_("Times the job was taken over after its worker died.")
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -226,7 +248,9 @@ class LLMCall(models.Model):
         SUCCEEDED = "succeeded", _("Succeeded")
         FAILED = "failed", _("Failed")
 
-    job = models.ForeignKey(GenerationJob, null=True, blank=True, on_delete=models.CASCADE, related_name="calls")
+    job = models.ForeignKey(
+        GenerationJob, null=True, blank=True, on_delete=models.CASCADE, related_name="calls"
+    )
     # A call about an item goes with it: set to NULL it would collide with the job's other calls of the same
     # purpose under the constraint for item-less calls.
     item = models.ForeignKey(Item, null=True, blank=True, on_delete=models.CASCADE, related_name="llm_calls")
@@ -235,7 +259,9 @@ class LLMCall(models.Model):
     template = models.ForeignKey(PromptTemplate, null=True, on_delete=models.SET_NULL, related_name="calls")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     request = models.JSONField(default=dict, blank=True)
-    attempts = models.JSONField(default=list, blank=True, help_text=_("Raw response or error of every attempt."))
+    attempts = models.JSONField(
+        default=list, blank=True, help_text=_("Raw response or error of every attempt.")
+    )
     raw_response = models.TextField(blank=True)
     parsed = models.JSONField(null=True, blank=True)
     n_attempts = models.PositiveSmallIntegerField(default=0)
@@ -253,10 +279,14 @@ class LLMCall(models.Model):
         ordering = ["id"]
         indexes = [models.Index(fields=["job", "status"], name="llmcall_job_status")]
         constraints = [
-            models.UniqueConstraint(fields=["job", "item", "purpose"], name="llmcall_unique_job_item_purpose"),
+            models.UniqueConstraint(
+                fields=["job", "item", "purpose"], name="llmcall_unique_job_item_purpose"
+            ),
             # NULL items are distinct in a plain unique index; this keeps item-less calls unique too.
             models.UniqueConstraint(
-                fields=["job", "purpose"], condition=Q(item__isnull=True), name="llmcall_unique_job_purpose_no_item"
+                fields=["job", "purpose"],
+                condition=Q(item__isnull=True),
+                name="llmcall_unique_job_purpose_no_item",
             ),
         ]
 
@@ -269,12 +299,17 @@ class ProjectGenerationSettings(models.Model):
 
     project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="generation_settings")
     revision_endpoint = models.ForeignKey(
-        ModelEndpoint, null=True, blank=True, on_delete=models.SET_NULL, related_name="+",
+        ModelEndpoint,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
         verbose_name=_("revision endpoint"),
         help_text=_("Empty: the endpoint set up from the environment, if there is one."),
     )
     revise_automatically = models.BooleanField(
-        _("revise automatically"), default=True,
+        _("revise automatically"),
+        default=True,
         help_text=_("When a curator sends an item back for revision, ask a model to rewrite the answer."),
     )
 
@@ -344,7 +379,9 @@ class TopicRun(models.Model):
     # What the run found, kept so it can be applied (or applied again to go back): {"labels": {item id:
     # cluster}, "words": {cluster: [[word, weight]]}, "seeds": {cluster: [[seed topic, word, n]]}}.
     proposal = models.JSONField(default=dict, blank=True)
-    applied_at = models.DateTimeField(null=True, blank=True, help_text=_("When its topics became the project's."))
+    applied_at = models.DateTimeField(
+        null=True, blank=True, help_text=_("When its topics became the project's.")
+    )
     discarded_at = models.DateTimeField(null=True, blank=True)
     error = models.TextField(blank=True)
     created_by = models.ForeignKey(

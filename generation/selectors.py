@@ -58,7 +58,9 @@ def recent_calls(job: GenerationJob, limit: int = 20) -> list[LLMCall]:
 
 def items_created_by(job: GenerationJob, limit: int = 50) -> list[Item]:
     return list(
-        Item.objects.filter(project_id=job.project_id, metadata__generation__job_id=job.pk).order_by("pk")[:limit]
+        Item.objects.filter(project_id=job.project_id, metadata__generation__job_id=job.pk).order_by("pk")[
+            :limit
+        ]
     )
 
 
@@ -95,4 +97,3 @@ def call_for_user(user, call_id: int) -> LLMCall:
     minimum = Role.CURATOR if call.job_id and calls_for_curators_only(call.job.kind) else Role.ANNOTATOR
     call.project = get_project_for_user(user, project.slug, minimum)
     return call
-

@@ -13,8 +13,19 @@ class EndpointOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = ModelEndpoint
         # The key's variable name is shown to owners on their page; the API leaves it out entirely.
-        fields = ["id", "name", "model", "base_url", "supports_json_schema", "max_concurrency",
-                  "requests_per_minute", "price_input_per_mtok", "price_output_per_mtok", "is_active", "site_wide"]
+        fields = [
+            "id",
+            "name",
+            "model",
+            "base_url",
+            "supports_json_schema",
+            "max_concurrency",
+            "requests_per_minute",
+            "price_input_per_mtok",
+            "price_output_per_mtok",
+            "is_active",
+            "site_wide",
+        ]
 
     def get_site_wide(self, endpoint) -> bool:
         return endpoint.project_id is None
@@ -23,8 +34,18 @@ class EndpointOutputSerializer(serializers.ModelSerializer):
 class TemplateOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = PromptTemplate
-        fields = ["id", "kind", "name", "language", "version", "system", "user", "output_schema", "notes",
-                  "created_at"]
+        fields = [
+            "id",
+            "kind",
+            "name",
+            "language",
+            "version",
+            "system",
+            "user",
+            "output_schema",
+            "notes",
+            "created_at",
+        ]
 
 
 class _EndpointRefSerializer(serializers.ModelSerializer):
@@ -50,41 +71,84 @@ class JobOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = GenerationJob
         fields = [
-            "id", "kind", "status", "endpoint", "template", "answer_endpoint", "answer_template", "params",
-            "total", "done", "failed", "retried", "percent", "tokens_in", "tokens_out", "cost",
-            "items_created", "duplicates_skipped", "error", "cancel_requested", "resumed", "created_by",
-            "created_at", "started_at", "finished_at",
+            "id",
+            "kind",
+            "status",
+            "endpoint",
+            "template",
+            "answer_endpoint",
+            "answer_template",
+            "params",
+            "total",
+            "done",
+            "failed",
+            "retried",
+            "percent",
+            "tokens_in",
+            "tokens_out",
+            "cost",
+            "items_created",
+            "duplicates_skipped",
+            "error",
+            "cancel_requested",
+            "resumed",
+            "created_by",
+            "created_at",
+            "started_at",
+            "finished_at",
         ]
 
 
 class JobCreateInputSerializer(StrictInputSerializer):
-    kind = serializers.ChoiceField(choices=[], help_text="A registered job kind (generation's and the designs').")
+    kind = serializers.ChoiceField(
+        choices=[], help_text="A registered job kind (generation's and the designs')."
+    )
     endpoint = serializers.IntegerField(help_text="Id of a model endpoint of the project or of the site.")
-    template = serializers.IntegerField(required=False, help_text="Prompt template id; default: the latest of the kind.")
+    template = serializers.IntegerField(
+        required=False, help_text="Prompt template id; default: the latest of the kind."
+    )
     count = serializers.IntegerField(required=False, help_text="questions: how many to write.")
-    causal_class = serializers.CharField(required=False, default="", help_text="questions: one of the project's labels.")
+    causal_class = serializers.CharField(
+        required=False, default="", help_text="questions: one of the project's labels."
+    )
     topic = serializers.IntegerField(required=False, allow_null=True, help_text="questions: a topic id.")
-    batch_size = serializers.IntegerField(required=False, default=10, help_text="questions: questions per call.")
+    batch_size = serializers.IntegerField(
+        required=False, default=10, help_text="questions: questions per call."
+    )
     answer_endpoint = serializers.IntegerField(
         required=False, allow_null=True, help_text="questions: an endpoint that answers the new questions."
     )
-    answer_variant = serializers.ChoiceField(choices=list(ANSWER_VARIANTS), required=False, default="class-agnostic")
+    answer_variant = serializers.ChoiceField(
+        choices=list(ANSWER_VARIANTS), required=False, default="class-agnostic"
+    )
     item_ids = serializers.ListField(
-        child=serializers.IntegerField(), required=False, allow_null=True,
+        child=serializers.IntegerField(),
+        required=False,
+        allow_null=True,
         help_text="The items; default every eligible item (answer: those waiting; distractors: those without).",
     )
     group_ids = serializers.ListField(
-        child=serializers.IntegerField(), required=False, allow_null=True,
+        child=serializers.IntegerField(),
+        required=False,
+        allow_null=True,
         help_text="Kinds that work on item groups (a design's entries or seeds): the groups; default all waiting.",
     )
     voters = serializers.ListField(
-        child=serializers.IntegerField(), required=False, default=list,
+        child=serializers.IntegerField(),
+        required=False,
+        default=list,
         help_text="Kinds that ask several models: the endpoints asked besides `endpoint`.",
     )
-    domain = serializers.CharField(required=False, default="", allow_blank=True,
-                                   help_text="Kinds that write in a domain (new scenarios): the domain.")
+    domain = serializers.CharField(
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text="Kinds that write in a domain (new scenarios): the domain.",
+    )
     double_prompt = serializers.BooleanField(
-        required=False, default=True, help_text="Kinds that can ask for two versions at once: one request for both."
+        required=False,
+        default=True,
+        help_text="Kinds that can ask for two versions at once: one request for both.",
     )
 
     def __init__(self, *args, **kwargs):
@@ -95,5 +159,17 @@ class JobCreateInputSerializer(StrictInputSerializer):
 class CallOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = LLMCall
-        fields = ["id", "item", "purpose", "status", "n_attempts", "tokens_in", "tokens_out", "cost", "latency_ms",
-                  "parsed", "error", "finished_at"]
+        fields = [
+            "id",
+            "item",
+            "purpose",
+            "status",
+            "n_attempts",
+            "tokens_in",
+            "tokens_out",
+            "cost",
+            "latency_ms",
+            "parsed",
+            "error",
+            "finished_at",
+        ]

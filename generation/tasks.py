@@ -26,4 +26,10 @@ def run_topic_model(run_id: int) -> dict:
     if not topic_run_claim(run_id=run_id):
         return {"run": run_id, "skipped": "already running or finished"}
     run = topic_run_execute(run_id=run_id)
-    return {"run": run_id, "status": run.status, "topics": run.n_topics, "embedded": run.done, "reused": run.reused}
+    return {
+        "run": run_id,
+        "status": run.status,
+        "topics": run.n_topics,
+        "embedded": run.done,
+        "reused": run.reused,
+    }

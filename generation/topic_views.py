@@ -54,10 +54,16 @@ def _run_form(project, run: TopicRun | None) -> TopicRunForm:
     if run is None:
         return TopicRunForm(initial={"embedding_model": local_model_of(project)})
     params = run.params or {}
-    return TopicRunForm(initial={**{key: params.get(key) for key in
-                                    ("min_cluster_size", "min_samples", "dimensions", "duplicate_threshold")},
-                                 "seed_words": seed_words_format(params.get("seed_words") or {}),
-                                 "embedding_model": local_model_of(project)})
+    return TopicRunForm(
+        initial={
+            **{
+                key: params.get(key)
+                for key in ("min_cluster_size", "min_samples", "dimensions", "duplicate_threshold")
+            },
+            "seed_words": seed_words_format(params.get("seed_words") or {}),
+            "embedding_model": local_model_of(project),
+        }
+    )
 
 
 def _topics_page(request, project, run_form=None, status=200):
@@ -93,9 +99,12 @@ def topic_run_progress(request, slug, run_id):
     """The run's progress, polled by the page; 286 (stop polling) once it is over."""
     project = get_project_for_user(request.user, slug)
     run = get_object_or_404(TopicRun.objects.defer("map_points"), project=project, pk=run_id)
-    response = poll_response(request, "generation/topics.html#run", {"project": project, "run": run,
-                                                                     "run_finished": run.is_finished},
-                             finished=run.is_finished)
+    response = poll_response(
+        request,
+        "generation/topics.html#run",
+        {"project": project, "run": run, "run_finished": run.is_finished},
+        finished=run.is_finished,
+    )
     if run.is_finished:
         response["HX-Refresh"] = "true"  # the new topics are ready: show them
     return response
@@ -108,8 +117,12 @@ def topic_run_start(request, slug):
     form = TopicRunForm(request.POST)
     if form.is_valid():
         try:
-            topic_run_create(project=project, user=request.user, params=form.params(),
-                             embedding_model=form.cleaned_data["embedding_model"])
+            topic_run_create(
+                project=project,
+                user=request.user,
+                params=form.params(),
+                embedding_model=form.cleaned_data["embedding_model"],
+            )
         except JobInvalid as exc:
             for field, message in exc.errors.items():
                 form.add_error(field if field in form.fields else None, message)
@@ -205,8 +218,12 @@ def topics_select_view(request, slug):
     except ValidationError as exc:
         _errors_message(request, exc)
     else:
-        messages.success(request, _("%(n)s topics selected for annotation.") % {"n": count} if count
-                         else _("No topic is selected: annotators are served every topic."))
+        messages.success(
+            request,
+            _("%(n)s topics selected for annotation.") % {"n": count}
+            if count
+            else _("No topic is selected: annotators are served every topic."),
+        )
     return redirect("generation:topics", slug=project.slug)
 
 
@@ -245,6 +262,7 @@ def near_duplicate_resolve_view(request, slug, pair_id):
 
 # --- class balance -----------------------------------------------------------------------------
 
+
 def _balance_page(request, project, *, fill_form=None, targets_form=None, proposals=None, status=200):
     endpoints = selectors.endpoints_for_project(project)
     fill_form = fill_form or FillGapForm(project=project, endpoints=endpoints)
@@ -259,8 +277,10 @@ def _balance_page(request, project, *, fill_form=None, targets_form=None, propos
         "gaps": class_gaps(project=project, topic=topic),
         "fill_form": fill_form,
         "targets_form": targets_form or ClassTargetsForm(project=project, targets=project.class_targets),
-        "topic_targets": [(t, ClassTargetsForm(project=project, targets=t.class_targets, prefix=f"topic{t.pk}"))
-                          for t in project.topics.filter(selected=True).order_by("label")],
+        "topic_targets": [
+            (t, ClassTargetsForm(project=project, targets=t.class_targets, prefix=f"topic{t.pk}"))
+            for t in project.topics.filter(selected=True).order_by("label")
+        ],
         "proposals": proposals,
         "reviewing": proposals is not None,
         "proposal_fields": PROPOSAL_FIELDS,
@@ -282,8 +302,12 @@ def balance_page(request, slug):
         return _balance_page(request, project, fill_form=form, status=400)
     data = form.cleaned_data
     proposals = gap_proposals(
-        project=project, topic=data["topic"], endpoint=data["endpoint"], answer_endpoint=data["answer_endpoint"],
-        answer_variant=data["answer_variant"], batch_size=data["batch_size"],
+        project=project,
+        topic=data["topic"],
+        endpoint=data["endpoint"],
+        answer_endpoint=data["answer_endpoint"],
+        answer_variant=data["answer_variant"],
+        batch_size=data["batch_size"],
     )
     initial = {**request.GET.dict(), **{f"count_{p.causal_class}": p.count for p in proposals}}
     review_form = FillGapForm(initial=initial, project=project, endpoints=endpoints)
@@ -302,9 +326,14 @@ def balance_start(request, slug):
         data = form.cleaned_data
         try:
             jobs = gap_jobs_start(
-                project=project, user=request.user, topic=data["topic"], endpoint=data["endpoint"],
-                counts=form.counts(), answer_endpoint=data["answer_endpoint"],
-                answer_variant=data["answer_variant"], batch_size=data["batch_size"],
+                project=project,
+                user=request.user,
+                topic=data["topic"],
+                endpoint=data["endpoint"],
+                counts=form.counts(),
+                answer_endpoint=data["answer_endpoint"],
+                answer_variant=data["answer_variant"],
+                batch_size=data["batch_size"],
             )
         except JobInvalid as exc:
             for field, message in exc.errors.items():
@@ -313,8 +342,13 @@ def balance_start(request, slug):
             messages.success(request, _("%(n)s generation jobs queued.") % {"n": len(jobs)})
             return redirect("generation:project", slug=project.slug)
         proposals = gap_proposals(
-            project=project, topic=data["topic"], endpoint=data["endpoint"], answer_endpoint=data["answer_endpoint"],
-            answer_variant=data["answer_variant"], batch_size=data["batch_size"], counts=form.counts(),
+            project=project,
+            topic=data["topic"],
+            endpoint=data["endpoint"],
+            answer_endpoint=data["answer_endpoint"],
+            answer_variant=data["answer_variant"],
+            batch_size=data["batch_size"],
+            counts=form.counts(),
         )
     else:
         proposals = []
@@ -342,6 +376,8 @@ def balance_targets(request, slug):
             messages.success(request, _("Targets saved."))
             return redirect("generation:balance", slug=project.slug)
     if topic is not None:
-        messages.error(request, _("The targets of “%(label)s” must be whole numbers from 0.") % {"label": topic.label})
+        messages.error(
+            request, _("The targets of “%(label)s” must be whole numbers from 0.") % {"label": topic.label}
+        )
         return redirect("generation:balance", slug=project.slug)
     return _balance_page(request, project, targets_form=form, status=400)

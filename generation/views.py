@@ -33,7 +33,9 @@ Kind = PromptTemplate.Kind
 def _forms(project, endpoints, data=None, kind=None):
     """The forms of the job cards the project may use (``generation.kinds``), by page key."""
     return {
-        page.key: page.form(data if page.key == kind else None, project=project, endpoints=endpoints, prefix=page.key)
+        page.key: page.form(
+            data if page.key == kind else None, project=project, endpoints=endpoints, prefix=page.key
+        )
         for page in job_pages(project)
     }
 
@@ -76,8 +78,12 @@ def job_start(request, slug, kind):
     form = forms[kind]
     if form.is_valid():
         data = form.cleaned_data
-        arguments = {**pages[kind].arguments(project, data), "project": project, "endpoint": data["endpoint"],
-                     "user": request.user}
+        arguments = {
+            **pages[kind].arguments(project, data),
+            "project": project,
+            "endpoint": data["endpoint"],
+            "user": request.user,
+        }
         try:
             job = job_create(**arguments)
         except JobInvalid as exc:
@@ -100,7 +106,9 @@ def job_detail(request, slug, job_id):
         "created_items": selectors.items_created_by(job) if job.kind == Kind.QUESTIONS else [],
     }
     if request.htmx:
-        response = poll_response(request, "generation/job_detail.html#progress", context, finished=job.is_finished)
+        response = poll_response(
+            request, "generation/job_detail.html#progress", context, finished=job.is_finished
+        )
         return response
     return render(request, "generation/job_detail.html", context)
 
@@ -135,8 +143,11 @@ def call_detail(request, call_id):
     call = selectors.call_for_user(request.user, call_id)
     # What a server answered with an error may come from anywhere an endpoint pointed: owners only read it.
     server_text_visible = call.project is None or call.project.user_role == Role.OWNER
-    return render(request, "generation/call_detail.html",
-                  {"call": call, "project": call.project, "server_text_visible": server_text_visible})
+    return render(
+        request,
+        "generation/call_detail.html",
+        {"call": call, "project": call.project, "server_text_visible": server_text_visible},
+    )
 
 
 @login_required
@@ -147,7 +158,8 @@ def endpoint_list(request, slug):
     endpoint_from_environment()
     form = EndpointForm(project=project, prefix="endpoint")
     settings_form = RevisionSettingsForm(
-        instance=selectors.generation_settings(project), endpoints=selectors.endpoints_for_project(project),
+        instance=selectors.generation_settings(project),
+        endpoints=selectors.endpoints_for_project(project),
         prefix="revision",
     )
     if request.method == "POST" and "endpoint-name" in request.POST:
@@ -158,8 +170,10 @@ def endpoint_list(request, slug):
             return redirect("generation:endpoint_list", slug=project.slug)
     elif request.method == "POST":
         settings_form = RevisionSettingsForm(
-            request.POST, instance=selectors.generation_settings(project),
-            endpoints=selectors.endpoints_for_project(project), prefix="revision",
+            request.POST,
+            instance=selectors.generation_settings(project),
+            endpoints=selectors.endpoints_for_project(project),
+            prefix="revision",
         )
         if settings_form.is_valid():
             settings_form.save()
@@ -175,7 +189,9 @@ def endpoint_list(request, slug):
         "settings_form": settings_form,
         "revision_endpoint": revision_endpoint_for(project),
     }
-    return render(request, "generation/endpoints.html", context, status=400 if request.method == "POST" else 200)
+    return render(
+        request, "generation/endpoints.html", context, status=400 if request.method == "POST" else 200
+    )
 
 
 @login_required
@@ -190,4 +206,6 @@ def endpoint_edit(request, slug, endpoint_id):
         return redirect("generation:endpoint_list", slug=project.slug)
     endpoint.key_is_set = api_key_is_set(endpoint)
     context = {"project": project, "endpoint": endpoint, "form": form}
-    return render(request, "generation/endpoint_edit.html", context, status=400 if request.method == "POST" else 200)
+    return render(
+        request, "generation/endpoint_edit.html", context, status=400 if request.method == "POST" else 200
+    )

@@ -67,8 +67,13 @@ def api_token_key(user, projects=None) -> str:
     if projects is None and "_test_api_key" in user.__dict__:
         return user.__dict__["_test_api_key"]
     key = f"{KEY_PREFIX}test-{user.pk}-{secrets.token_urlsafe(16)}"
-    token = ApiToken.objects.create(user=user, prefix=key[:PREFIX_LENGTH], key_hash=key_hash(key), issued_by=user,
-                                    expires_at=timezone.now() + timedelta(days=90))
+    token = ApiToken.objects.create(
+        user=user,
+        prefix=key[:PREFIX_LENGTH],
+        key_hash=key_hash(key),
+        issued_by=user,
+        expires_at=timezone.now() + timedelta(days=90),
+    )
     token.projects.set(projects_for_user(user) if projects is None else projects)
     if projects is None:
         user.__dict__["_test_api_key"] = key

@@ -60,7 +60,9 @@ class Reply:
 
     @classmethod
     def rate_limited(cls, retry_after: float = 1) -> "Reply":
-        return cls.error(429, "Rate limit reached, slow down.", "rate_limit_exceeded", {"Retry-After": f"{retry_after:g}"})
+        return cls.error(
+            429, "Rate limit reached, slow down.", "rate_limit_exceeded", {"Retry-After": f"{retry_after:g}"}
+        )
 
     @classmethod
     def server_error(cls, status: int = 500) -> "Reply":
@@ -76,7 +78,9 @@ class Reply:
 
     @classmethod
     def no_response_format(cls) -> "Reply":
-        return cls.error(400, "response_format of type json_schema is not supported by this server", "bad_request")
+        return cls.error(
+            400, "response_format of type json_schema is not supported by this server", "bad_request"
+        )
 
     @classmethod
     def hang(cls, seconds: float) -> "Reply":
@@ -106,7 +110,9 @@ class Received:
 
 
 class FakeLLM:
-    def __init__(self, latency: float = 0.0, max_concurrency: int | None = None, over_capacity: str = "queue"):
+    def __init__(
+        self, latency: float = 0.0, max_concurrency: int | None = None, over_capacity: str = "queue"
+    ):
         """``over_capacity``: "queue" (wait for a free slot) or "reject" (429) beyond ``max_concurrency``."""
         self.latency = latency
         self.max_concurrency = max_concurrency
@@ -124,7 +130,9 @@ class FakeLLM:
         self._stop = threading.Event()
         self._counter = itertools.count(1)
         self._server = _Server(("127.0.0.1", 0), self._handler_class())
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     @property
     def base_url(self) -> str:
@@ -206,7 +214,9 @@ class FakeLLM:
 
             def do_GET(self):
                 if self.path.rstrip("/").endswith("/models"):
-                    self._send(200, json.dumps({"object": "list", "data": [{"id": "fake-model", "object": "model"}]}))
+                    self._send(
+                        200, json.dumps({"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+                    )
                 else:
                     self._send(404, json.dumps({"error": {"message": "not found"}}))
 
@@ -235,8 +245,11 @@ class FakeLLM:
                     if not fake._slots.acquire(blocking=False):
                         with fake._lock:
                             fake.rejected += 1
-                        self._send(429, json.dumps({"error": {"message": "too many concurrent requests"}}),
-                                   {"Retry-After": "0.1"})
+                        self._send(
+                            429,
+                            json.dumps({"error": {"message": "too many concurrent requests"}}),
+                            {"Retry-After": "0.1"},
+                        )
                         return
                 elif fake._slots is not None:
                     fake._slots.acquire()
@@ -300,7 +313,11 @@ def _completion(request: dict, reply: Reply) -> dict:
         "created": int(time.time()),
         "model": request.get("model", "fake-model"),
         "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": reply.finish_reason}
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": content},
+                "finish_reason": reply.finish_reason,
+            }
         ],
         "usage": {
             "prompt_tokens": len(prompt) // 4 + 1,
@@ -332,10 +349,14 @@ def _embeddings(model: str, texts: list[str]) -> dict:
     return {
         "object": "list",
         "model": model,
-        "data": [{"object": "embedding", "index": index, "embedding": fake_embedding(text)}
-                 for index, text in enumerate(texts)],
-        "usage": {"prompt_tokens": sum(len(text) // 4 + 1 for text in texts),
-                  "total_tokens": sum(len(text) // 4 + 1 for text in texts)},
+        "data": [
+            {"object": "embedding", "index": index, "embedding": fake_embedding(text)}
+            for index, text in enumerate(texts)
+        ],
+        "usage": {
+            "prompt_tokens": sum(len(text) // 4 + 1 for text in texts),
+            "total_tokens": sum(len(text) // 4 + 1 for text in texts),
+        },
     }
 
 

@@ -37,7 +37,9 @@ def database_url_for_current_connection() -> str:
 class CeleryWorker:
     """A worker process on a queue of its own; the test process sends to that queue while it runs."""
 
-    def __init__(self, log_path: Path, concurrency: int = 4, pool: str = "threads", extra_env: dict | None = None):
+    def __init__(
+        self, log_path: Path, concurrency: int = 4, pool: str = "threads", extra_env: dict | None = None
+    ):
         self.queue = f"test-{uuid.uuid4().hex[:10]}"
         self.log_path = Path(log_path)
         self.concurrency = concurrency
@@ -48,12 +50,25 @@ class CeleryWorker:
 
     def command(self) -> list[str]:
         return [
-            sys.executable, "-m", "celery", "-A", "causalqa_site", "worker",
-            f"--pool={self.pool}", f"--concurrency={self.concurrency}", "-Q", self.queue,
-            "-n", f"{self.queue}@%h", "--without-heartbeat", "--without-gossip", "--without-mingle",
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "causalqa_site",
+            "worker",
+            f"--pool={self.pool}",
+            f"--concurrency={self.concurrency}",
+            "-Q",
+            self.queue,
+            "-n",
+            f"{self.queue}@%h",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
             "--loglevel=INFO",
             # Celery beat inside the worker sends the periodic sweep of stale work (production runs it apart).
-            "--beat", f"--schedule={self.log_path.with_suffix('.beat')}",
+            "--beat",
+            f"--schedule={self.log_path.with_suffix('.beat')}",
         ]
 
     def start(self, wait: float = 60.0) -> None:
@@ -70,7 +85,9 @@ class CeleryWorker:
             **self.extra_env,
         }
         with open(self.log_path, "ab") as log:  # the child keeps its own copy of the descriptor
-            self.process = subprocess.Popen(self.command(), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+            self.process = subprocess.Popen(
+                self.command(), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+            )
         self.wait_ready(wait)
 
     def wait_ready(self, wait: float) -> None:

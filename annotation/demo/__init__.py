@@ -43,7 +43,11 @@ DEMO_USERS = [
 OPTION_ORDER = ["correct", "contradictory", "unfounded", "reversal", "irrelevant"]
 # Items are tagged with the expertise of their topic (item.metadata["expertise"]), so the queue
 # routes each demo annotator to their own topic first (see annotation.queue).
-TOPIC_EXPERTISE = {"Educação e carreira": "education", "Tecnologia": "technology", "Animais de estimação": "animals"}
+TOPIC_EXPERTISE = {
+    "Educação e carreira": "education",
+    "Tecnologia": "technology",
+    "Animais de estimação": "animals",
+}
 
 
 @dataclass
@@ -79,8 +83,12 @@ def demo_load(design_key: str = "") -> DemoResult:
     if existing:
         return DemoResult(existing, created=False)
     project = project_create(
-        name=spec["name"], slug=spec["slug"], design=design.key, language=spec.get("language", "pt-BR"),
-        description=spec.get("description", ""), created_by=users["admin"],
+        name=spec["name"],
+        slug=spec["slug"],
+        design=design.key,
+        language=spec.get("language", "pt-BR"),
+        description=spec.get("description", ""),
+        created_by=users["admin"],
     )
     if spec.get("guidelines"):
         project.guidelines = spec["guidelines"]
@@ -137,14 +145,18 @@ def _demo_item(project, topics, spec, users) -> Item:
         external_id=spec["external_id"],
         text_key=text_key(spec["question"]),
         reference_answer=answer,
-        answer_by=(Item.AnswerBy.MODEL if by_model else Item.AnswerBy.HUMAN) if answer else Item.AnswerBy.NOBODY,
+        answer_by=(Item.AnswerBy.MODEL if by_model else Item.AnswerBy.HUMAN)
+        if answer
+        else Item.AnswerBy.NOBODY,
         answer_author=None if by_model or not answer else users["annotator1"],
         answer_provenance={"kind": "model", "model": "demo-llama-70b", "template": "answer/class-agnostic v1"}
         if answer and by_model
         else ({"kind": "human"} if answer else {}),
         status=Item.Status.IN_REVIEW if answer else Item.Status.PENDING,
         round=1 if answer else 0,
-        metadata={"expertise": TOPIC_EXPERTISE[spec["topic"]]} if spec.get("topic") in TOPIC_EXPERTISE else {},
+        metadata={"expertise": TOPIC_EXPERTISE[spec["topic"]]}
+        if spec.get("topic") in TOPIC_EXPERTISE
+        else {},
     )
     options = spec.get("options") or []
     options = sorted(options, key=lambda option: OPTION_ORDER.index(option["role"]))
@@ -152,7 +164,13 @@ def _demo_item(project, topics, spec, users) -> Item:
     positions = list(range(len(options)))
     random.Random(item.external_id).shuffle(positions)
     Option.objects.bulk_create(
-        Option(item=item, text=option["text"], role=option["role"], rationale=option.get("rationale", ""), position=pos)
+        Option(
+            item=item,
+            text=option["text"],
+            role=option["role"],
+            rationale=option.get("rationale", ""),
+            position=pos,
+        )
         for option, pos in zip(options, positions)
     )
     return item
@@ -171,7 +189,8 @@ def _demo_round(project, answered: list[Item], users, rng: random.Random) -> Non
                 item=item, annotator=annotator, round=1, status=Assignment.Status.SUBMITTED, finished_at=now
             )
             ratings = {
-                key: max(1, min(5, (4 if good else 2) + rng.choice([-1, 0, 0, 1]))) for key in project.criterion_keys
+                key: max(1, min(5, (4 if good else 2) + rng.choice([-1, 0, 0, 1])))
+                for key in project.criterion_keys
             }
             vote = rng.choice(
                 [Judgment.Vote.ACCEPT] * 4 + [Judgment.Vote.NEEDS_REVISION]

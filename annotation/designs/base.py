@@ -40,7 +40,9 @@ class ProjectDesign:
     help_template = ""  # template of the design's section on the help page
     item_partial = ""  # template included in the annotator's and curator's item pages (context: item, design)
     project_partial = ""  # template included in the project page (context: project, design, design_context)
-    nav_partial = ""  # links of the design's own pages, included in the project's navigation (context: project)
+    nav_partial = (
+        ""  # links of the design's own pages, included in the project's navigation (context: project)
+    )
 
     def stages(self) -> list[Stage]:
         return []
@@ -172,8 +174,11 @@ def design_item_context(project, item) -> dict:
     """What the annotator's and the curator's item pages add for the project's design: its partial and warnings."""
     design = design_for(project)
     item.project = project  # already loaded by the page: the hooks read it without a query
-    return {"design": design, "design_warnings": design.item_warnings(item),
-            "design_shows_context": design.item_shows_context(item)}
+    return {
+        "design": design,
+        "design_warnings": design.item_warnings(item),
+        "design_shows_context": design.item_shows_context(item),
+    }
 
 
 def register(cls: type[ProjectDesign]) -> type[ProjectDesign]:

@@ -5,6 +5,15 @@ from .mapping import Mapping, MappingError, parse_columns, parse_values, propose
 from .service import ImportRejected, import_start, imports_resume_stale, questions_import
 
 __all__ = [
-    "ImportFileError", "ImportRejected", "Mapping", "MappingError", "RowError", "import_start",
-    "imports_resume_stale", "parse_columns", "parse_values", "propose", "questions_import",
+    "ImportFileError",
+    "ImportRejected",
+    "Mapping",
+    "MappingError",
+    "RowError",
+    "import_start",
+    "imports_resume_stale",
+    "parse_columns",
+    "parse_values",
+    "propose",
+    "questions_import",
 ]

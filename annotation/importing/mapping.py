@@ -9,18 +9,61 @@ import unicodedata
 from dataclasses import dataclass, field
 
 # The fields an imported row can fill, in the order the page shows them.
-FIELDS = ("question", "causal_class", "answer", "answer_by", "source", "topic", "id", "context", "expertise",
-          "is_causal")
+FIELDS = (
+    "question",
+    "causal_class",
+    "answer",
+    "answer_by",
+    "source",
+    "topic",
+    "id",
+    "context",
+    "expertise",
+    "is_causal",
+)
 
 # Names people give each field's column, already folded (see ``fold``); the first found wins.
 KNOWN_NAMES = {
     "question": ("question", "pergunta", "questao", "query", "consulta", "text", "texto"),
-    "causal_class": ("causal_class", "classe_causal", "class", "classe", "pearl_class", "classe_pearl", "label",
-                     "rotulo", "causal_level", "nivel_causal"),
-    "answer": ("answer", "resposta", "reference_answer", "resposta_referencia", "resposta_de_referencia",
-               "reference", "referencia", "groundtruth", "ground_truth", "gold_answer", "gold", "resposta_ouro"),
-    "answer_by": ("answer_by", "answered_by", "respondido_por", "respondida_por", "answer_author", "autor_resposta",
-                  "autor_da_resposta", "answerer", "quem_respondeu", "author", "autor"),
+    "causal_class": (
+        "causal_class",
+        "classe_causal",
+        "class",
+        "classe",
+        "pearl_class",
+        "classe_pearl",
+        "label",
+        "rotulo",
+        "causal_level",
+        "nivel_causal",
+    ),
+    "answer": (
+        "answer",
+        "resposta",
+        "reference_answer",
+        "resposta_referencia",
+        "resposta_de_referencia",
+        "reference",
+        "referencia",
+        "groundtruth",
+        "ground_truth",
+        "gold_answer",
+        "gold",
+        "resposta_ouro",
+    ),
+    "answer_by": (
+        "answer_by",
+        "answered_by",
+        "respondido_por",
+        "respondida_por",
+        "answer_author",
+        "autor_resposta",
+        "autor_da_resposta",
+        "answerer",
+        "quem_respondeu",
+        "author",
+        "autor",
+    ),
     "source": ("source", "fonte", "origem", "dataset"),
     "topic": ("topic", "topico", "tema", "assunto"),
     "id": ("id", "external_id", "question_id", "id_pergunta", "qid", "uid"),
@@ -53,14 +96,20 @@ class Mapping:
     keep: list[str] | None = None
 
     def as_dict(self) -> dict:
-        return {"columns": dict(self.columns), "values": {k: dict(v) for k, v in self.values.items()},
-                "keep": self.keep}
+        return {
+            "columns": dict(self.columns),
+            "values": {k: dict(v) for k, v in self.values.items()},
+            "keep": self.keep,
+        }
 
     @classmethod
     def from_dict(cls, data: dict | None) -> "Mapping":
         data = data or {}
-        return cls(columns=dict(data.get("columns") or {}), values=dict(data.get("values") or {}),
-                   keep=data.get("keep"))
+        return cls(
+            columns=dict(data.get("columns") or {}),
+            values=dict(data.get("values") or {}),
+            keep=data.get("keep"),
+        )
 
     def metadata_columns(self, columns: list[str]) -> list[str]:
         mapped = set(self.columns.values())
@@ -75,8 +124,10 @@ class Mapping:
             problems.append(f"unknown field(s) {', '.join(unknown)}; the fields are: {', '.join(FIELDS)}")
         for name, column in self.columns.items():
             if column not in columns:
-                problems.append(f"{name}={column}: the file has no column {column!r} "
-                                f"(its columns: {', '.join(columns) or 'none'})")
+                problems.append(
+                    f"{name}={column}: the file has no column {column!r} "
+                    f"(its columns: {', '.join(columns) or 'none'})"
+                )
         used = [column for column in self.columns.values()]
         twice = sorted({column for column in used if used.count(column) > 1})
         if twice:
@@ -130,7 +181,9 @@ def parse_values(text: str) -> dict[str, dict[str, str]]:
     for entry in _entries(text):
         head, sep, target = entry.rpartition("=")
         if not sep or not head.strip():
-            raise MappingError(f"write FIELD:VALUE=MEANING, e.g. causal_class:Assoc=associational, not {entry!r}")
+            raise MappingError(
+                f"write FIELD:VALUE=MEANING, e.g. causal_class:Assoc=associational, not {entry!r}"
+            )
         if ":" in head:
             current, _colon, head = head.partition(":")
             current = current.strip()
@@ -147,8 +200,10 @@ def check_values(values: dict[str, dict[str, str]], labels: list[str]) -> list[s
     problems = []
     for raw, target in values.get("causal_class", {}).items():
         if target not in labels:
-            problems.append(f"causal_class:{raw}={target}: {target!r} is not a label of the project "
-                            f"(its labels: {', '.join(labels)})")
+            problems.append(
+                f"causal_class:{raw}={target}: {target!r} is not a label of the project "
+                f"(its labels: {', '.join(labels)})"
+            )
     return problems
 
 

@@ -14,9 +14,16 @@ from .tables import UNREADABLE, open_table, unreadable
 
 PREVIEW_ROWS = 5
 FIELD_LABELS = {
-    "question": _("Question"), "causal_class": _("Causal class"), "answer": _("Reference answer"),
-    "answer_by": _("Who answered (person or a model's name)"), "source": _("Source"), "topic": _("Topic"),
-    "id": _("Id"), "context": _("Context"), "expertise": _("Expertise"), "is_causal": _("Is causal (true/false)"),
+    "question": _("Question"),
+    "causal_class": _("Causal class"),
+    "answer": _("Reference answer"),
+    "answer_by": _("Who answered (person or a model's name)"),
+    "source": _("Source"),
+    "topic": _("Topic"),
+    "id": _("Id"),
+    "context": _("Context"),
+    "expertise": _("Expertise"),
+    "is_causal": _("Is causal (true/false)"),
 }
 
 
@@ -49,10 +56,15 @@ def import_file_preview(*, project: Project, data: bytes, filename: str, sheet: 
         "sheet": sheet,
         "columns": columns,
         "rows": rows,
-        "fields": [{"name": name, "label": FIELD_LABELS[name], "column": mapping.columns.get(name, "")}
-                   for name in FIELDS],
+        "fields": [
+            {"name": name, "label": FIELD_LABELS[name], "column": mapping.columns.get(name, "")}
+            for name in FIELDS
+        ],
         "mapped": set(mapping.columns.values()),
         "class_values": class_values,
-        "values_text": ", ".join(f"{field}:{raw}={meaning}" for field, pairs in mapping.values.items()
-                                 for raw, meaning in pairs.items()),
+        "values_text": ", ".join(
+            f"{field}:{raw}={meaning}"
+            for field, pairs in mapping.values.items()
+            for raw, meaning in pairs.items()
+        ),
     }

@@ -36,8 +36,21 @@ LABEL_ALIASES = {
 TRUE_WORDS = {"1", "true", "yes", "y", "sim", "s", "verdadeiro", "t"}
 FALSE_WORDS = {"0", "false", "no", "n", "nao", "falso", "f"}
 # Who wrote a reference answer: these words mean a person; any other name is a model's.
-PERSON_WORDS = {"person", "human", "humano", "humana", "pessoa", "people", "annotator", "anotador", "anotadora",
-                "especialista", "expert", "manual", "crowd"}
+PERSON_WORDS = {
+    "person",
+    "human",
+    "humano",
+    "humana",
+    "pessoa",
+    "people",
+    "annotator",
+    "anotador",
+    "anotadora",
+    "especialista",
+    "expert",
+    "manual",
+    "crowd",
+}
 MODEL_WORDS = {"model", "llm", "modelo", "ia", "ai", "machine", "maquina"}
 _UNKNOWN = object()
 MAX_FIELD_CHARS = 20_000
@@ -49,7 +62,9 @@ class _Booleans(dict):
 
     def __missing__(self, raw: str):
         word = fold(raw)
-        value = None if not word else True if word in TRUE_WORDS else False if word in FALSE_WORDS else _UNKNOWN
+        value = (
+            None if not word else True if word in TRUE_WORDS else False if word in FALSE_WORDS else _UNKNOWN
+        )
         self[raw] = value
         return value
 
@@ -158,10 +173,16 @@ def read_rows(
 ) -> list[SourceRow]:
     """Check each record through ``mapping``; good rows are returned, problems appended to ``errors``."""
     if "question" not in mapping.columns:
-        raise ImportFileError([RowError(
-            1, "question",
-            f"required column is missing (found columns: {', '.join(columns) or 'none'}); "
-            "map one, e.g. --columns question=COLUMN")])
+        raise ImportFileError(
+            [
+                RowError(
+                    1,
+                    "question",
+                    f"required column is missing (found columns: {', '.join(columns) or 'none'}); "
+                    "map one, e.g. --columns question=COLUMN",
+                )
+            ]
+        )
     check = _Checker(mapping, columns, labels, errors, unknown)
     return [row for row in (check(line, record) for line, record in records) if row is not None]
 
@@ -186,11 +207,29 @@ def json_value(value):
 
 
 class _Checker:
-    def __init__(self, mapping: Mapping, columns: list[str], labels: LabelResolver, errors: list[RowError],
-                 unknown: UnknownValues):
-        self.column = {name: mapping.columns.get(name) for name in
-                       ("question", "causal_class", "is_causal", "source", "topic", "id", "context", "answer",
-                        "answer_by", "expertise")}
+    def __init__(
+        self,
+        mapping: Mapping,
+        columns: list[str],
+        labels: LabelResolver,
+        errors: list[RowError],
+        unknown: UnknownValues,
+    ):
+        self.column = {
+            name: mapping.columns.get(name)
+            for name in (
+                "question",
+                "causal_class",
+                "is_causal",
+                "source",
+                "topic",
+                "id",
+                "context",
+                "answer",
+                "answer_by",
+                "expertise",
+            )
+        }
         self.kept = mapping.metadata_columns(columns)
         self.labels = labels
         self.answerers = AnswererResolver(mapping.values.get("answer_by"))
@@ -211,7 +250,9 @@ class _Checker:
         if not question:
             errors.append(RowError(line, "question", "is missing or empty"))
         elif len(question) > MAX_FIELD_CHARS:
-            errors.append(RowError(line, "question", f"is {len(question)} characters long (limit {MAX_FIELD_CHARS})"))
+            errors.append(
+                RowError(line, "question", f"is {len(question)} characters long (limit {MAX_FIELD_CHARS})")
+            )
 
         raw_class = _text(get("causal_class"))
         causal_class = ""
@@ -219,8 +260,11 @@ class _Checker:
             causal_class = self.labels.resolve(raw_class) or ""
             if not causal_class:
                 allowed = ", ".join(self.labels.labels)
-                errors.append(RowError(line, "causal_class",
-                                       f"unknown class {raw_class!r} (expected one of: {allowed})"))
+                errors.append(
+                    RowError(
+                        line, "causal_class", f"unknown class {raw_class!r} (expected one of: {allowed})"
+                    )
+                )
                 self.unknown.add("causal_class", raw_class, line)
 
         raw_causal = get("is_causal")
@@ -237,7 +281,9 @@ class _Checker:
             return None
         answer = _text(get("answer"))
         answer_model = self.answerers.resolve(_text(get("answer_by"))) if answer else None
-        metadata = {name: json_value(record[name]) for name in self.kept if record.get(name) not in ("", None)}
+        metadata = {
+            name: json_value(record[name]) for name in self.kept if record.get(name) not in ("", None)
+        }
         expertise = _text(get("expertise"))
         if expertise:
             metadata["expertise"] = expertise

@@ -16,7 +16,9 @@ TEMPLATES = (
     gettext_noop("is %(size)s characters long (limit %(limit)s)"),
     gettext_noop("unknown class %(value)s (expected one of: %(allowed)s)"),
     gettext_noop("%(value)s is not a boolean (use true/false)"),
-    gettext_noop("required column is missing (found columns: %(columns)s); map one, e.g. --columns question=COLUMN"),
+    gettext_noop(
+        "required column is missing (found columns: %(columns)s); map one, e.g. --columns question=COLUMN"
+    ),
     gettext_noop("the file has no rows after its header"),
     gettext_noop("is empty; an item imported as reviewed needs its answer"),
     gettext_noop("%(size)s characters (at most %(limit)s)"),
@@ -48,8 +50,10 @@ TEMPLATES = (
     gettext_noop("unknown field(s) %(unknown)s; the fields are: %(fields)s"),
     gettext_noop("%(field)s=%(column)s: the file has no column %(quoted)s (its columns: %(columns)s)"),
     gettext_noop("column(s) mapped to two fields: %(columns)s"),
-    gettext_noop("the import stopped %(times)s times without finishing (its worker died); upload the file again, "
-                 "or split it"),
+    gettext_noop(
+        "the import stopped %(times)s times without finishing (its worker died); upload the file again, "
+        "or split it"
+    ),
 )
 
 
@@ -58,7 +62,9 @@ def _patterns() -> tuple[tuple[re.Pattern, str], ...]:
     patterns = []
     for template in TEMPLATES:
         parts = re.split(r"%\((\w+)\)s", template)
-        regex = "".join(f"(?P<{part}>.*?)" if index % 2 else re.escape(part) for index, part in enumerate(parts))
+        regex = "".join(
+            f"(?P<{part}>.*?)" if index % 2 else re.escape(part) for index, part in enumerate(parts)
+        )
         patterns.append((re.compile(f"^{regex}$", re.DOTALL), template))
     return tuple(patterns)
 
@@ -74,7 +80,12 @@ def reason_translated(reason: str) -> str:
 
 def row_error_translated(error) -> str:
     """A ``RowError`` (or its dict) as a reader reads it: "linha 3, question: …" in pt-BR."""
-    line, field, reason = (error["line"], error["field"], error["reason"]) if isinstance(error, dict) else (
-        error.line, error.field, error.reason)
+    line, field, reason = (
+        (error["line"], error["field"], error["reason"])
+        if isinstance(error, dict)
+        else (error.line, error.field, error.reason)
+    )
     where = gettext("line %(line)s") % {"line": line} if line else gettext("file")
-    return f"{where}, {field}: {reason_translated(reason)}" if field else f"{where}: {reason_translated(reason)}"
+    return (
+        f"{where}, {field}: {reason_translated(reason)}" if field else f"{where}: {reason_translated(reason)}"
+    )

@@ -31,11 +31,20 @@ class ImportRejected(Exception):
         self.errors = errors
         self.unknown = unknown or UnknownValues()
         summary = self.unknown.summary()
-        values = ("values that match nothing (map them with --values FIELD:VALUE=MEANING):\n"
-                  + "\n".join(f"  {line}" for line in summary) + "\n") if summary else ""
+        values = (
+            (
+                "values that match nothing (map them with --values FIELD:VALUE=MEANING):\n"
+                + "\n".join(f"  {line}" for line in summary)
+                + "\n"
+            )
+            if summary
+            else ""
+        )
         shown = "\n".join(f"  {error}" for error in errors[:20])
         more = f"\n  … and {len(errors) - 20} more" if len(errors) > 20 else ""
-        super().__init__(f"{len(errors)} problem(s) in {batch.filename}; nothing was imported:\n{values}{shown}{more}")
+        super().__init__(
+            f"{len(errors)} problem(s) in {batch.filename}; nothing was imported:\n{values}{shown}{more}"
+        )
 
 
 def questions_import(
@@ -68,7 +77,11 @@ def questions_import(
     options = {"sheet": sheet, "as_gold": as_gold, "length_bounds": length_bounds_on}
     if batch is None:
         batch = ImportBatch.objects.create(
-            project=project, created_by=user, filename=filename[:255], skip_invalid=skip_invalid, options=options
+            project=project,
+            created_by=user,
+            filename=filename[:255],
+            skip_invalid=skip_invalid,
+            options=options,
         )
     say = progress or (lambda message: None)
     say("reading")
@@ -80,8 +93,14 @@ def questions_import(
             _check_request(mapping, table.columns, project, as_gold, user)
             errors = table.errors
             try:
-                rows = read_rows(table.rows, table.columns, mapping, LabelResolver(
-                    project.label_set, mapping.values.get("causal_class")), errors, unknown)
+                rows = read_rows(
+                    table.rows,
+                    table.columns,
+                    mapping,
+                    LabelResolver(project.label_set, mapping.values.get("causal_class")),
+                    errors,
+                    unknown,
+                )
             except UNREADABLE as exc:
                 raise unreadable(exc) from exc
             if not rows and not errors:
@@ -157,7 +176,9 @@ def _answered_only(rows: list[SourceRow], errors: list[RowError]) -> list[Source
         if row.answer:
             answered.append(row)
         else:
-            errors.append(RowError(row.line, "answer", "is empty; an item imported as reviewed needs its answer"))
+            errors.append(
+                RowError(row.line, "answer", "is empty; an item imported as reviewed needs its answer")
+            )
     return answered
 
 
@@ -167,18 +188,37 @@ def _record_gold_decisions(batch: ImportBatch, user, now) -> None:
     fast_insert(
         CurationDecision,
         ["item_id"],
-        ((item_id,) for item_id in Item.objects.filter(import_batch=batch, status=Item.Status.APPROVED).values_list("id", flat=True).iterator()),
-        constants={"curator_id": user.pk, "round": 1, "decision": CurationDecision.Decision.APPROVE,
-                   "note": note, "created_at": now},
+        (
+            (item_id,)
+            for item_id in Item.objects.filter(import_batch=batch, status=Item.Status.APPROVED)
+            .values_list("id", flat=True)
+            .iterator()
+        ),
+        constants={
+            "curator_id": user.pk,
+            "round": 1,
+            "decision": CurationDecision.Decision.APPROVE,
+            "note": note,
+            "created_at": now,
+        },
     )
 
 
 # The most a field of one row may hold, whatever the format (a 28 MB context made a 27 MB item page).
-FIELD_LIMITS = {"question": 2_000, "context": 100_000, "answer": 20_000, "source": 300, "topic": 200,
-                "external_id": 200, "metadata": 100_000}
+FIELD_LIMITS = {
+    "question": 2_000,
+    "context": 100_000,
+    "answer": 20_000,
+    "source": 300,
+    "topic": 200,
+    "external_id": 200,
+    "metadata": 100_000,
+}
 
 
-def _within_field_limits(rows: list[SourceRow], errors: list[RowError]) -> tuple[list[SourceRow], list[RowError]]:
+def _within_field_limits(
+    rows: list[SourceRow], errors: list[RowError]
+) -> tuple[list[SourceRow], list[RowError]]:
     """Rows with a field over its limit become errors naming the line, the field and both sizes."""
     kept, errors = [], list(errors)
     for row in rows:
@@ -188,8 +228,10 @@ def _within_field_limits(rows: list[SourceRow], errors: list[RowError]) -> tuple
         # PostgreSQL cannot store a NUL character in text; no spreadsheet means one either.
         nul = [name for name in FIELD_LIMITS if name != "metadata" and "\x00" in (getattr(row, name) or "")]
         if over or nul:
-            errors.extend(RowError(row.line, name, f"{sizes[name]:,} characters (at most {FIELD_LIMITS[name]:,})")
-                          for name in over)
+            errors.extend(
+                RowError(row.line, name, f"{sizes[name]:,} characters (at most {FIELD_LIMITS[name]:,})")
+                for name in over
+            )
             errors.extend(RowError(row.line, name, "contains a NUL byte") for name in nul)
         else:
             kept.append(row)
@@ -221,8 +263,10 @@ def _item_values(row: SourceRow, topic_ids: dict[str, int], batch_id: int, as_go
     by_model = has_answer and row.answer_model is not None
     provenance = "{}"
     if has_answer:
-        provenance = json.dumps({"kind": "import", "import_batch": batch_id,
-                                 **({"model": row.answer_model} if by_model else {})}, ensure_ascii=False)
+        provenance = json.dumps(
+            {"kind": "import", "import_batch": batch_id, **({"model": row.answer_model} if by_model else {})},
+            ensure_ascii=False,
+        )
     status = Item.Status.PENDING
     if has_answer:
         status = Item.Status.APPROVED if as_gold else Item.Status.IN_REVIEW
@@ -338,8 +382,9 @@ def _topic_ids(project: Project, labels: set[str]) -> dict[str, int]:
     return existing
 
 
-def _reject(batch: ImportBatch, errors: list[RowError], mapping: Mapping | None,
-            unknown: UnknownValues | None = None) -> None:
+def _reject(
+    batch: ImportBatch, errors: list[RowError], mapping: Mapping | None, unknown: UnknownValues | None = None
+) -> None:
     batch.status = ImportBatch.Status.FAILED
     batch.errors = [error.as_dict() for error in errors[:MAX_STORED_ERRORS]]
     batch.funnel = {"invalid": len({error.line for error in errors})}
@@ -356,15 +401,26 @@ MAX_RESUMES = 3  # a file whose import killed its worker this often fails, with 
 
 
 def import_start(
-    *, project: Project, user, upload, skip_invalid: bool = False, mapping: dict | None = None,
+    *,
+    project: Project,
+    user,
+    upload,
+    skip_invalid: bool = False,
+    mapping: dict | None = None,
     options: dict | None = None,
 ) -> ImportBatch:
     """Store the uploaded file as a queued import (with the mapping the curator chose and the import's
     options) and (after commit) hand it to a worker."""
     with transaction.atomic():
         batch = ImportBatch.objects.create(
-            project=project, created_by=user, filename=upload.name[:255], skip_invalid=skip_invalid,
-            source_file=upload, heartbeat_at=timezone.now(), mapping=mapping or {}, options=options or {},
+            project=project,
+            created_by=user,
+            filename=upload.name[:255],
+            skip_invalid=skip_invalid,
+            source_file=upload,
+            heartbeat_at=timezone.now(),
+            mapping=mapping or {},
+            options=options or {},
         )
         # robust: with the broker down the import stays queued and the sweep sends it again later.
         transaction.on_commit(lambda: import_enqueue(batch.pk), robust=True)
@@ -387,16 +443,26 @@ def imports_resume_stale() -> list[int]:
     now = timezone.now()
     stale_before = now - timedelta(seconds=settings.IMPORT_STALE_SECONDS)
     failed = work_fail_stale(
-        ImportBatch.objects.filter(resumed__gte=MAX_RESUMES), stale_before=stale_before,
-        statuses=(ImportBatch.Status.RUNNING, ImportBatch.Status.QUEUED), failed=ImportBatch.Status.FAILED,
-        errors=[{"line": 0, "field": "",
-                 "reason": f"the import stopped {MAX_RESUMES} times without finishing (its worker died); "
-                           "upload the file again, or split it"}],
+        ImportBatch.objects.filter(resumed__gte=MAX_RESUMES),
+        stale_before=stale_before,
+        statuses=(ImportBatch.Status.RUNNING, ImportBatch.Status.QUEUED),
+        failed=ImportBatch.Status.FAILED,
+        errors=[
+            {
+                "line": 0,
+                "field": "",
+                "reason": f"the import stopped {MAX_RESUMES} times without finishing (its worker died); "
+                "upload the file again, or split it",
+            }
+        ],
     )
     resumed = work_requeue_stale(
-        ImportBatch, stale_before=stale_before,
+        ImportBatch,
+        stale_before=stale_before,
         forgotten_before=now - timedelta(seconds=settings.GENERATION_QUEUED_STALE_SECONDS),
-        enqueue=import_enqueue, queued=ImportBatch.Status.QUEUED, running=ImportBatch.Status.RUNNING,
+        enqueue=import_enqueue,
+        queued=ImportBatch.Status.QUEUED,
+        running=ImportBatch.Status.RUNNING,
         label="import",
     )
     return failed + resumed

@@ -30,8 +30,15 @@ UNREADABLE = (ValueError, OSError, KeyError, IndexError, EOFError, zipfile.BadZi
 
 
 def unreadable(exc: Exception) -> ImportFileError:
-    return ImportFileError([RowError(0, "", f"the file could not be read to its end ({type(exc).__name__}); "
-                                            "is it damaged or cut short?")])
+    return ImportFileError(
+        [
+            RowError(
+                0,
+                "",
+                f"the file could not be read to its end ({type(exc).__name__}); is it damaged or cut short?",
+            )
+        ]
+    )
 
 
 @dataclass
@@ -45,8 +52,14 @@ class Table:
     sheets: list[str] = field(default_factory=list)
 
 
-def open_table(data: bytes | None, filename: str, *, path: Path | None = None, sheet: str = "",
-               stack: ExitStack | None = None) -> Table:
+def open_table(
+    data: bytes | None,
+    filename: str,
+    *,
+    path: Path | None = None,
+    sheet: str = "",
+    stack: ExitStack | None = None,
+) -> Table:
     """The table in ``data`` (bytes of one file named ``filename``) or at ``path`` (a file or a folder).
 
     ``stack`` keeps temporary folders (an unpacked .zip) until the caller has read every row.
@@ -61,7 +74,9 @@ def open_table(data: bytes | None, filename: str, *, path: Path | None = None, s
         try:
             data = data.decode("utf-16").encode("utf-8")
         except UnicodeDecodeError:
-            raise ImportFileError([RowError(0, "", "the file starts as UTF-16 but is not valid UTF-16")]) from None
+            raise ImportFileError(
+                [RowError(0, "", "the file starts as UTF-16 but is not valid UTF-16")]
+            ) from None
     lower = filename.lower()
     if lower.endswith(".zip") or data[:4] == b"PK\x03\x04" and not lower.endswith((".xlsx", ".xlsm")):
         if not zipfile.is_zipfile(io.BytesIO(data)):
@@ -212,7 +227,9 @@ def _csv_rows(reader, header: list[str], errors: list[RowError]) -> Iterator[tup
         if not any(values):
             continue
         if len(values) > len(header):
-            errors.append(RowError(start, "", f"{len(values)} cells but the header has {len(header)} columns"))
+            errors.append(
+                RowError(start, "", f"{len(values)} cells but the header has {len(header)} columns")
+            )
             continue
         yield start, dict(zip(header, values))
 
@@ -234,7 +251,9 @@ def _xlsx_table(data: bytes, sheet: str) -> Table:
         raise ImportFileError([RowError(0, "", f"unreadable spreadsheet ({exc})")]) from exc
     names = book.sheetnames
     if sheet and sheet not in names:
-        raise ImportFileError([RowError(0, "sheet", f"no sheet {sheet!r} (the sheets are: {', '.join(names)})")])
+        raise ImportFileError(
+            [RowError(0, "sheet", f"no sheet {sheet!r} (the sheets are: {', '.join(names)})")]
+        )
     if not names:
         raise ImportFileError([RowError(0, "", "the workbook has no sheet")])
     rows = book.rows(sheet or names[0])
@@ -270,12 +289,17 @@ def _parquet_files(sources: list, split_names: list[str] | None = None) -> Table
     import pyarrow.parquet as pq
 
     try:
-        files = [pq.ParquetFile(io.BytesIO(source) if isinstance(source, bytes) else source) for source in sources]
+        files = [
+            pq.ParquetFile(io.BytesIO(source) if isinstance(source, bytes) else source) for source in sources
+        ]
     except Exception as exc:  # pyarrow's ArrowInvalid and OSError for a damaged file
         raise ImportFileError([RowError(0, "", f"unreadable Parquet file ({exc})")]) from exc
     columns = _union_columns([file.schema_arrow.names for file in files], split_names)
-    batches = ((index, batch) for index, file in enumerate(files)
-               for batch in file.iter_batches(batch_size=ARROW_BATCH_ROWS))
+    batches = (
+        (index, batch)
+        for index, file in enumerate(files)
+        for batch in file.iter_batches(batch_size=ARROW_BATCH_ROWS)
+    )
     return Table(columns, _batch_rows(batches, split_names), "parquet")
 
 
@@ -294,8 +318,10 @@ def _arrow_table(sources: list, split_names: list[str] | None = None) -> Table:
             except pa.ArrowInvalid as exc:
                 raise ImportFileError([RowError(0, "", f"unreadable Arrow file ({exc})")]) from exc
             readers.append([file_reader.get_batch(i) for i in range(file_reader.num_record_batches)])
-    schemas = [reader.schema.names if hasattr(reader, "schema") else (reader[0].schema.names if reader else [])
-               for reader in readers]
+    schemas = [
+        reader.schema.names if hasattr(reader, "schema") else (reader[0].schema.names if reader else [])
+        for reader in readers
+    ]
     columns = _union_columns(schemas, split_names)
     batches = ((index, batch) for index, reader in enumerate(readers) for batch in reader)
     return Table(columns, _batch_rows(batches, split_names), "arrow")
@@ -323,14 +349,16 @@ def _folder_table(folder: Path) -> Table:
     parquet / jsonl / csv files, one per split (Hugging Face's ``data/train-00000-of-00001.parquet`` too)."""
     arrow = sorted(folder.rglob("*.arrow"))
     if arrow:
-        return _arrow_table([pa_file for pa_file in _open_all(arrow)], [_split_name(folder, p) for p in arrow])
+        return _arrow_table(
+            [pa_file for pa_file in _open_all(arrow)], [_split_name(folder, p) for p in arrow]
+        )
     parquet = sorted(folder.rglob("*.parquet"))
     if parquet:
         return _parquet_files(parquet, [_split_name(folder, p) for p in parquet])
     texts = sorted(p for p in folder.rglob("*") if p.suffix.lower() in (".jsonl", ".ndjson", ".csv", ".tsv"))
     if not texts:
         raise ImportFileError([RowError(0, "", f"the folder holds no data file; use {FORMATS}")])
-    return _concatenated([( _split_name(folder, p), open_table(p.read_bytes(), p.name)) for p in texts])
+    return _concatenated([(_split_name(folder, p), open_table(p.read_bytes(), p.name)) for p in texts])
 
 
 def _open_all(paths: list[Path]):

@@ -60,7 +60,9 @@ class Workbook:
         rels = self._read("xl/_rels/workbook.xml.rels")
         if workbook is None or rels is None:
             raise WorkbookError("no workbook part (xl/workbook.xml) in the archive")
-        targets = {attrs["Id"]: attrs["Target"] for tag, attrs in _elements(rels) if tag.endswith("Relationship")}
+        targets = {
+            attrs["Id"]: attrs["Target"] for tag, attrs in _elements(rels) if tag.endswith("Relationship")
+        }
         sheets = {}
         for tag, attrs in _elements(workbook):
             if tag == f"{MAIN} sheet":
@@ -127,7 +129,9 @@ class Workbook:
         parser = expat.ParserCreate(namespace_separator=" ")
         parser.StartElementHandler, parser.EndElementHandler = start, end
         parser.Parse(data, True)
-        return {str(index) for index, fmt in enumerate(styles) if fmt in DATE_FORMAT_IDS or fmt in custom_dates}
+        return {
+            str(index) for index, fmt in enumerate(styles) if fmt in DATE_FORMAT_IDS or fmt in custom_dates
+        }
 
 
 def _elements(data: bytes) -> list[tuple[str, dict]]:

@@ -14,7 +14,9 @@ class CausalQAPTDesign(ProjectDesign):
     key = "causal_qa_pt"
     name = "Causal_QA.PT"
     paper = "causal_qa_pt.txt"
-    summary = _("Open causal questions (natural and generated) with reference answers, reviewed blind in rounds.")
+    summary = _(
+        "Open causal questions (natural and generated) with reference answers, reviewed blind in rounds."
+    )
     answer_format = "open"
     example_file = ""  # annotation/demo/causal_qa_pt.json, the platform's first demo
     help_template = "designs/causal_qa_pt/_causal_qa_pt_help.html"
@@ -23,9 +25,19 @@ class CausalQAPTDesign(ProjectDesign):
         return [
             Stage("import", _("Import and filter"), _("Rows read → causal → unique → within length bounds.")),
             Stage("topics", _("Topics"), _("Clusters of the questions, named and picked by a curator.")),
-            Stage("answer", _("Human answers"), _("Annotators answer natural questions or skip them as too hard.")),
-            Stage("balance", _("Class balancing"), _("A model writes questions of a class; another answers them.")),
-            Stage("review", _("Review rounds"), _("Blind judgments on four criteria, a vote and a class label.")),
+            Stage(
+                "answer",
+                _("Human answers"),
+                _("Annotators answer natural questions or skip them as too hard."),
+            ),
+            Stage(
+                "balance",
+                _("Class balancing"),
+                _("A model writes questions of a class; another answers them."),
+            ),
+            Stage(
+                "review", _("Review rounds"), _("Blind judgments on four criteria, a vote and a class label.")
+            ),
             Stage("curation", _("Curation"), _("Approve into gold, reject, or send back for revision.")),
             Stage("release", _("Release"), _("Versioned gold with seeded, stratified splits.")),
         ]

@@ -33,8 +33,15 @@ class CheckRefused(Exception):
 
 
 @transaction.atomic
-def check_record(*, item: Item, answer: str, explanation: str = "", checker=None, model: str = "",
-                 call_id: int | None = None) -> dict:
+def check_record(
+    *,
+    item: Item,
+    answer: str,
+    explanation: str = "",
+    checker=None,
+    model: str = "",
+    call_id: int | None = None,
+) -> dict:
     """Record the second answer of ``item`` by an annotator (``checker``) or a model (``model``, ``call_id``).
 
     Agreeing answers approve the item; differing ones send it to adjudication. Returns the check.
@@ -48,28 +55,46 @@ def check_record(*, item: Item, answer: str, explanation: str = "", checker=None
     if "check" in (item.metadata or {}):
         raise CheckRefused(_("This question already has its second answer."))
     if checker is not None and item.answer_author_id == checker.pk:
-        raise CheckRefused(_("The second answer must come from someone other than the first answer's author."))
+        raise CheckRefused(
+            _("The second answer must come from someone other than the first answer's author.")
+        )
     handed = None
     if checker is not None:
-        handed = Assignment.objects.filter(item=item, annotator=checker, status=Assignment.Status.ACTIVE).first()
+        handed = Assignment.objects.filter(
+            item=item, annotator=checker, status=Assignment.Status.ACTIVE
+        ).first()
         if handed is None:
             raise CheckRefused(_("This question was not handed to you by the check queue."))
     first = normalise_answer(item.reference_answer)
     check = {
-        "answer": clean, "explanation": (explanation or "").strip(), "first_answer": first,
+        "answer": clean,
+        "explanation": (explanation or "").strip(),
+        "first_answer": first,
         "by": "annotator" if checker is not None else "model",
-        "checker": checker.get_username() if checker is not None else "", "model": model, "call_id": call_id,
-        "agrees": clean == first, "status": AGREED if clean == first else DISPUTED, "at": timezone.now().isoformat(),
+        "checker": checker.get_username() if checker is not None else "",
+        "model": model,
+        "call_id": call_id,
+        "agrees": clean == first,
+        "status": AGREED if clean == first else DISPUTED,
+        "at": timezone.now().isoformat(),
     }
-    item.metadata = {**(item.metadata or {}), "check": check, "stage": "check" if clean == first else "adjudication"}
+    item.metadata = {
+        **(item.metadata or {}),
+        "check": check,
+        "stage": "check" if clean == first else "adjudication",
+    }
     item.save(update_fields=["metadata", "updated_at"])
     if handed is not None:
         handed.status, handed.finished_at = Assignment.Status.SUBMITTED, timezone.now()
         handed.save(update_fields=["status", "finished_at"])
     if check["agrees"]:
         who = check["checker"] or check["model"]
-        item_decide(item=item, curator=None, decision=Decision.APPROVE,
-                    note=f"Answer check: the second, independent answer ({who}) agrees: {clean}.")
+        item_decide(
+            item=item,
+            curator=None,
+            decision=Decision.APPROVE,
+            note=f"Answer check: the second, independent answer ({who}) agrees: {clean}.",
+        )
     return check
 
 
@@ -86,15 +111,31 @@ def check_adjudicate(*, item: Item, curator, answer: str, note: str = "") -> Ite
         raise ValidationError({"answer": _("choose yes, no or reject")})
     note = (note or "").strip()
     if final not in ("reject", check["first_answer"]):
-        item = item_update(item=item, changes={"reference_answer": final}, author=Author(user=curator),
-                           note=note or "adjudicated answer")
-    item.metadata = {**item.metadata, "stage": "adjudication",
-                     "check": {**check, "status": ADJUDICATED, "final_answer": final, "adjudicated_by":
-                               curator.get_username() if curator else "", "adjudication_note": note}}
+        item = item_update(
+            item=item,
+            changes={"reference_answer": final},
+            author=Author(user=curator),
+            note=note or "adjudicated answer",
+        )
+    item.metadata = {
+        **item.metadata,
+        "stage": "adjudication",
+        "check": {
+            **check,
+            "status": ADJUDICATED,
+            "final_answer": final,
+            "adjudicated_by": curator.get_username() if curator else "",
+            "adjudication_note": note,
+        },
+    }
     item.save(update_fields=["metadata", "updated_at"])
     decision = Decision.REJECT if final == "reject" else Decision.APPROVE
-    item_decide(item=item, curator=curator, decision=decision,
-                note=f"Adjudicated ({check['first_answer']} vs {check['answer']}): {final}. {note}".strip())
+    item_decide(
+        item=item,
+        curator=curator,
+        decision=decision,
+        note=f"Adjudicated ({check['first_answer']} vs {check['answer']}): {final}. {note}".strip(),
+    )
     return item
 
 
@@ -106,16 +147,28 @@ def questions_to_check(project: Project) -> QuerySet[Item]:
 def next_question_for(project: Project, user) -> Item | None:
     """The next question this annotator may check blind: one whose answer they did not write, not handed to
     anybody else."""
-    handed = Assignment.objects.filter(item__project=project, status=Assignment.Status.ACTIVE).exclude(annotator=user)
-    return (questions_to_check(project).exclude(answer_author=user).exclude(pk__in=handed.values("item_id"))
-            .select_related("group").first())
+    handed = Assignment.objects.filter(item__project=project, status=Assignment.Status.ACTIVE).exclude(
+        annotator=user
+    )
+    return (
+        questions_to_check(project)
+        .exclude(answer_author=user)
+        .exclude(pk__in=handed.values("item_id"))
+        .select_related("group")
+        .first()
+    )
 
 
 def check_assignment_held(project: Project, user) -> Assignment | None:
     """The question the check queue handed ``user`` and they have not answered yet."""
-    return (Assignment.objects.filter(annotator=user, status=Assignment.Status.ACTIVE,
-                                      item__in=questions_to_check(project))
-            .select_related("item__group").order_by("pk").first())
+    return (
+        Assignment.objects.filter(
+            annotator=user, status=Assignment.Status.ACTIVE, item__in=questions_to_check(project)
+        )
+        .select_related("item__group")
+        .order_by("pk")
+        .first()
+    )
 
 
 @transaction.atomic
@@ -128,15 +181,20 @@ def check_assignment_next(*, project: Project, user) -> Assignment | None:
     if item is None:
         return None
     assignment, _created = Assignment.objects.update_or_create(
-        item=item, annotator=user, round=item.round,
+        item=item,
+        annotator=user,
+        round=item.round,
         defaults={"status": Assignment.Status.ACTIVE, "finished_at": None},
     )
     return assignment
 
 
 def adjudication_queue(project: Project) -> QuerySet[Item]:
-    return (Item.objects.filter(project=project, status=Item.Status.IN_REVIEW, metadata__check__status=DISPUTED)
-            .select_related("group").order_by("pk"))
+    return (
+        Item.objects.filter(project=project, status=Item.Status.IN_REVIEW, metadata__check__status=DISPUTED)
+        .select_related("group")
+        .order_by("pk")
+    )
 
 
 @dataclass
@@ -166,8 +224,11 @@ def check_report(project: Project) -> CheckReport:
     by_checker: dict[str, Counter] = defaultdict(Counter)
     perspective: dict[str, Counter] = {p: Counter() for p in PERSPECTIVES}
     domain: dict[str, Counter] = {d: Counter() for d in DOMAINS}
-    rows = (Item.objects.filter(project=project, group__kind="scenario").filter(~Q(status=Item.Status.REJECTED))
-            .values_list("reference_answer", "causal_class", "metadata"))
+    rows = (
+        Item.objects.filter(project=project, group__kind="scenario")
+        .filter(~Q(status=Item.Status.REJECTED))
+        .values_list("reference_answer", "causal_class", "metadata")
+    )
     for answer, causal_class, metadata in rows:
         metadata = metadata if isinstance(metadata, dict) else {}
         check = metadata.get("check")
@@ -195,8 +256,11 @@ def check_agreement_rows(project: Project) -> list[tuple]:
     """(question, "first" / "second", answer) for every checked question: the long rows the evaluation app's
     agreement functions read (Cohen's kappa between the first and the second answer)."""
     rows = []
-    checked = (Item.objects.filter(project=project, group__kind="scenario", metadata__has_key="check")
-               .order_by("pk").values_list("pk", "metadata"))
+    checked = (
+        Item.objects.filter(project=project, group__kind="scenario", metadata__has_key="check")
+        .order_by("pk")
+        .values_list("pk", "metadata")
+    )
     for pk, metadata in checked:
         check = metadata["check"]
         rows += [(pk, "first", check.get("first_answer")), (pk, "second", check.get("answer"))]
@@ -204,6 +268,7 @@ def check_agreement_rows(project: Project) -> list[tuple]:
 
 
 # --- export ------------------------------------------------------------------------------------
+
 
 def export_rows(release, domain: str):
     """The released questions of one domain with CausalBench's columns (see ``causalbench.TEXT_FIELDS`` …)."""
@@ -213,8 +278,11 @@ def export_rows(release, domain: str):
         meta = json.loads(record.get("metadata") or "{}")
         if meta.get("domain") != domain or meta.get("perspective") not in QUESTION_TYPES:
             continue
-        common = {"Question Type": QUESTION_TYPES[meta["perspective"]],
-                  "Ground Truth": (record["answer"] or "").capitalize(), "Explanation": meta.get("explanation", "")}
+        common = {
+            "Question Type": QUESTION_TYPES[meta["perspective"]],
+            "Ground Truth": (record["answer"] or "").capitalize(),
+            "Explanation": meta.get("explanation", ""),
+        }
         if domain == "text":
             yield {"Scenario and Question": f"{record['context']}\n\n{record['question']}".strip(), **common}
         elif domain == "math":

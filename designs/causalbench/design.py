@@ -27,7 +27,12 @@ AWAITING_CHECK = Q(status=Item.Status.IN_REVIEW, group__kind="scenario") & ~Q(me
 
 DATA = Path(__file__).resolve().parent / "data"  # the example dataset
 
-PERSPECTIVES = ["cause_to_effect", "effect_to_cause", "cause_to_effect_intervention", "effect_to_cause_intervention"]
+PERSPECTIVES = [
+    "cause_to_effect",
+    "effect_to_cause",
+    "cause_to_effect_intervention",
+    "effect_to_cause_intervention",
+]
 # CausalBench's own names of the perspectives ("Question Type") and of the domains' files and scenario columns.
 QUESTION_TYPES = {
     "cause_to_effect": "Cause-to-Effect",
@@ -37,7 +42,12 @@ QUESTION_TYPES = {
 }
 DOMAINS = ["text", "math", "code"]
 ANSWERS = ("yes", "no")
-ANSWER_CHECK = {"key": "answer_correct", "label": "The yes/no answer is right (1) or wrong (0)", "min": 0, "max": 1}
+ANSWER_CHECK = {
+    "key": "answer_correct",
+    "label": "The yes/no answer is right (1) or wrong (0)",
+    "min": 0,
+    "max": 1,
+}
 
 
 class ScenarioInvalid(ValueError):
@@ -83,38 +93,83 @@ def normalise_answer(value) -> str | None:
     return {"yes": "yes", "sim": "yes", "no": "no", "não": "no", "nao": "no"}.get(text)
 
 
-def question_item(*, project: Project, group: ItemGroup, question: dict, position: int, domain: str,
-                  origin: str = Item.Origin.NATURAL, source: str = "", answer_provenance: dict | None = None,
-                  external_id: str = "") -> Item:
+def question_item(
+    *,
+    project: Project,
+    group: ItemGroup,
+    question: dict,
+    position: int,
+    domain: str,
+    origin: str = Item.Origin.NATURAL,
+    source: str = "",
+    answer_provenance: dict | None = None,
+    external_id: str = "",
+) -> Item:
     """An unsaved item for one question of a scenario, in review (its answer waits to be checked)."""
     by_model = bool(answer_provenance)
     return Item(
-        project=project, group=group, position_in_group=position, question=question["question"].strip(),
-        text_key=text_key(question["question"]), causal_class=question["perspective"],
-        reference_answer=normalise_answer(question["answer"]), origin=origin, source=source,
+        project=project,
+        group=group,
+        position_in_group=position,
+        question=question["question"].strip(),
+        text_key=text_key(question["question"]),
+        causal_class=question["perspective"],
+        reference_answer=normalise_answer(question["answer"]),
+        origin=origin,
+        source=source,
         answer_by=Item.AnswerBy.MODEL if by_model else Item.AnswerBy.HUMAN,
         answer_provenance=dict(answer_provenance) if by_model else {"kind": "human"},
-        external_id=external_id, status=Item.Status.IN_REVIEW, round=1,
-        metadata={"stage": "check", "perspective": question["perspective"], "domain": domain,
-                  "explanation": (question.get("explanation") or "").strip()},
+        external_id=external_id,
+        status=Item.Status.IN_REVIEW,
+        round=1,
+        metadata={
+            "stage": "check",
+            "perspective": question["perspective"],
+            "domain": domain,
+            "explanation": (question.get("explanation") or "").strip(),
+        },
     )
 
 
 @transaction.atomic
-def scenario_add(*, project: Project, domain: str, context: str, questions: list[dict], external_id: str = "",
-                 cause: str = "", effect: str = "", origin: str = Item.Origin.NATURAL, source: str = "",
-                 answer_provenance: dict | None = None, metadata: dict | None = None) -> ItemGroup:
+def scenario_add(
+    *,
+    project: Project,
+    domain: str,
+    context: str,
+    questions: list[dict],
+    external_id: str = "",
+    cause: str = "",
+    effect: str = "",
+    origin: str = Item.Origin.NATURAL,
+    source: str = "",
+    answer_provenance: dict | None = None,
+    metadata: dict | None = None,
+) -> ItemGroup:
     """A scenario and its four questions, checked first: all or nothing."""
-    scenario_check(domain=domain, context=context, questions=questions, where=f"scenario {external_id or '(new)'}")
+    scenario_check(
+        domain=domain, context=context, questions=questions, where=f"scenario {external_id or '(new)'}"
+    )
     group = ItemGroup.objects.create(
-        project=project, kind="scenario", external_id=external_id, context=context.strip("\n"),
+        project=project,
+        kind="scenario",
+        external_id=external_id,
+        context=context.strip("\n"),
         metadata={**(metadata or {}), "domain": domain, "cause": cause, "effect": effect},
     )
     ordered = sorted(questions, key=lambda question: PERSPECTIVES.index(question["perspective"]))
     Item.objects.bulk_create(
-        question_item(project=project, group=group, question=question, position=position, domain=domain,
-                      origin=origin, source=source, answer_provenance=answer_provenance,
-                      external_id=f"{external_id}-{question['perspective']}" if external_id else "")
+        question_item(
+            project=project,
+            group=group,
+            question=question,
+            position=position,
+            domain=domain,
+            origin=origin,
+            source=source,
+            answer_provenance=answer_provenance,
+            external_id=f"{external_id}-{question['perspective']}" if external_id else "",
+        )
         for position, question in enumerate(ordered)
     )
     return group
@@ -126,9 +181,16 @@ def read_example(path=DATA / "causalbench.json") -> dict:
 
 def example_scenarios_load(project: Project, data: dict) -> list[ItemGroup]:
     return [
-        scenario_add(project=project, domain=spec["domain"], context=spec["context"], questions=spec["questions"],
-                     external_id=spec["external_id"], cause=spec.get("cause", ""), effect=spec.get("effect", ""),
-                     source="causalbench-example")
+        scenario_add(
+            project=project,
+            domain=spec["domain"],
+            context=spec["context"],
+            questions=spec["questions"],
+            external_id=spec["external_id"],
+            cause=spec.get("cause", ""),
+            effect=spec.get("effect", ""),
+            source="causalbench-example",
+        )
         for spec in data["scenarios"]
     ]
 
@@ -138,8 +200,10 @@ class CausalBenchDesign(ProjectDesign):
     key = "causalbench"
     name = "CausalBench"
     paper = "causalbench.txt"
-    summary = _("A scenario (text, math or code) with four yes/no questions: cause to effect and effect to cause, "
-                "each with and without intervention; every answer checked by a second, independent answer.")
+    summary = _(
+        "A scenario (text, math or code) with four yes/no questions: cause to effect and effect to cause, "
+        "each with and without intervention; every answer checked by a second, independent answer."
+    )
     answer_format = "yes_no"
     example_file = "causalbench.json"
     help_template = "designs/causalbench/causalbench_help.html"
@@ -158,14 +222,29 @@ class CausalBenchDesign(ProjectDesign):
 
     def stages(self):
         return [
-            Stage("scenario", _("Scenario"),
-                  _("A scenario in text, math or code; imported with one question, or written by a model whole.")),
-            Stage("generation", _("Four perspectives"),
-                  _("A model classifies an imported question's perspective and writes the other three, or writes a "
-                    "new scenario with all four, each with a yes/no answer and an explanation.")),
-            Stage("check", _("Answer check"),
-                  _("A second, independent answer (another model, or an annotator who does not see the first): "
-                    "accepted when both agree, otherwise sent to adjudication.")),
+            Stage(
+                "scenario",
+                _("Scenario"),
+                _(
+                    "A scenario in text, math or code; imported with one question, or written by a model whole."
+                ),
+            ),
+            Stage(
+                "generation",
+                _("Four perspectives"),
+                _(
+                    "A model classifies an imported question's perspective and writes the other three, or writes a "
+                    "new scenario with all four, each with a yes/no answer and an explanation."
+                ),
+            ),
+            Stage(
+                "check",
+                _("Answer check"),
+                _(
+                    "A second, independent answer (another model, or an annotator who does not see the first): "
+                    "accepted when both agree, otherwise sent to adjudication."
+                ),
+            ),
             Stage("adjudication", _("Adjudication"), _("A curator settles the answers that disagree.")),
         ]
 
@@ -193,7 +272,10 @@ class CausalBenchDesign(ProjectDesign):
         """Whole scenarios only: all four perspective questions approved, so that a benchmark's group
         accuracy ("all four correct") is measured on groups of four."""
         whole = (
-            items.filter(group__isnull=False).order_by().values("group_id").annotate(n=Count("pk"))
+            items.filter(group__isnull=False)
+            .order_by()
+            .values("group_id")
+            .annotate(n=Count("pk"))
             .filter(n=len(PERSPECTIVES))
         )
         return items.filter(group_id__in=whole.values("group_id"))
@@ -216,10 +298,14 @@ class CausalBenchDesign(ProjectDesign):
             warnings.append(_("The answer should be yes or no."))
         if item.group_id is None:
             return warnings + [_("This question belongs to no scenario.")]
-        perspectives = list(Item.objects.filter(group_id=item.group_id).values_list("causal_class", flat=True))
+        perspectives = list(
+            Item.objects.filter(group_id=item.group_id).values_list("causal_class", flat=True)
+        )
         if sorted(perspectives) != sorted(PERSPECTIVES):
-            warnings.append(_("The scenario should have exactly one question per perspective; it has: %(list)s.")
-                            % {"list": ", ".join(perspective_label(p) for p in perspectives) or "—"})
+            warnings.append(
+                _("The scenario should have exactly one question per perspective; it has: %(list)s.")
+                % {"list": ", ".join(perspective_label(p) for p in perspectives) or "—"}
+            )
         return warnings
 
     def group_size(self):

@@ -16,7 +16,9 @@ class CausalBenchJobForm(JobForm):
         ("causalbench_check", _("A second answer to every question not yet checked (another model)")),
     ]
     mode = forms.ChoiceField(label=_("What to do"), choices=MODES)
-    domain = forms.ChoiceField(label=_("Domain (new scenarios)"), choices=[("text", "text"), ("math", "math"),
-                                                                            ("code", "code")])
-    count = forms.IntegerField(label=_("How many scenarios"), min_value=1, max_value=MAX_QUESTIONS, initial=5,
-                               required=False)
+    domain = forms.ChoiceField(
+        label=_("Domain (new scenarios)"), choices=[("text", "text"), ("math", "math"), ("code", "code")]
+    )
+    count = forms.IntegerField(
+        label=_("How many scenarios"), min_value=1, max_value=MAX_QUESTIONS, initial=5, required=False
+    )

@@ -40,11 +40,19 @@ def expand_params(project, errors, options) -> dict:
     """Imported questions to expand; by default every open question not yet in a scenario."""
     item_ids = options["item_ids"]
     if item_ids is None:
-        item_ids = list(Item.objects.filter(project=project, group__isnull=True).exclude(status__in=FINAL)
-                        .order_by("pk").values_list("pk", flat=True)[:MAX_ITEMS])
+        item_ids = list(
+            Item.objects.filter(project=project, group__isnull=True)
+            .exclude(status__in=FINAL)
+            .order_by("pk")
+            .values_list("pk", flat=True)[:MAX_ITEMS]
+        )
     ids = checked_items(project, errors, item_ids, excluded=FINAL, required=True)
-    grouped = list(Item.objects.filter(pk__in=ids, group__isnull=False).annotate(siblings=Count("group__items"))
-                   .filter(siblings__gt=1).values_list("pk", flat=True))
+    grouped = list(
+        Item.objects.filter(pk__in=ids, group__isnull=False)
+        .annotate(siblings=Count("group__items"))
+        .filter(siblings__gt=1)
+        .values_list("pk", flat=True)
+    )
     if grouped and "item_ids" not in errors:
         errors["item_ids"] = f"these items' scenarios have more than one question already: {grouped[:20]}"
     params = {"item_ids": ids}
@@ -61,11 +69,15 @@ def check_params(project, errors, options) -> dict:
         rows = questions_to_check(project).values_list("pk", "answer_provenance").order_by("pk")[:MAX_ITEMS]
         item_ids = [pk for pk, provenance in rows if (provenance or {}).get("model") != endpoint.model]
     ids = checked_items(project, errors, item_ids, allowed=(Item.Status.IN_REVIEW,), required=True)
-    same = [pk for pk, prov in Item.objects.filter(pk__in=ids).values_list("pk", "answer_provenance")
-            if isinstance(prov, dict) and prov.get("model") == endpoint.model]
+    same = [
+        pk
+        for pk, prov in Item.objects.filter(pk__in=ids).values_list("pk", "answer_provenance")
+        if isinstance(prov, dict) and prov.get("model") == endpoint.model
+    ]
     if same and "item_ids" not in errors:
-        errors["item_ids"] = (f"{endpoint.model} wrote the answers of items {same[:20]}; "
-                              "the check must come from another model")
+        errors["item_ids"] = (
+            f"{endpoint.model} wrote the answers of items {same[:20]}; the check must come from another model"
+        )
     return {"item_ids": ids}
 
 
@@ -77,19 +89,41 @@ def page_arguments(project, data) -> dict:
 
 
 JOB_KINDS = [
-    JobKind(key=EXPAND, label=_("CausalBench: classify a question, write the other perspectives"),
-            work=CausalBenchExpandWork, params=expand_params, runs_on=runs_on(EXPAND),
-            variables=frozenset({"scenario", "question", "answer", "domain", "perspectives", "language"}),
-            output_keys=("perspective", "questions")),
-    JobKind(key=SCENARIO, label=_("CausalBench: a new scenario with four questions"), command="causalbench-scenarios",
-            work=CausalBenchScenarioWork, params=scenario_params, runs_on=runs_on(SCENARIO),
-            variables=frozenset({"domain", "examples", "perspectives", "language"}),
-            output_keys=("scenario", "questions")),
-    JobKind(key=CHECK, label=_("CausalBench: a second, independent answer"),
-            work=CausalBenchCheckWork, params=check_params, runs_on=runs_on(CHECK),
-            variables=frozenset({"scenario", "question", "domain", "language"}), output_keys=("answer",)),
+    JobKind(
+        key=EXPAND,
+        label=_("CausalBench: classify a question, write the other perspectives"),
+        work=CausalBenchExpandWork,
+        params=expand_params,
+        runs_on=runs_on(EXPAND),
+        variables=frozenset({"scenario", "question", "answer", "domain", "perspectives", "language"}),
+        output_keys=("perspective", "questions"),
+    ),
+    JobKind(
+        key=SCENARIO,
+        label=_("CausalBench: a new scenario with four questions"),
+        command="causalbench-scenarios",
+        work=CausalBenchScenarioWork,
+        params=scenario_params,
+        runs_on=runs_on(SCENARIO),
+        variables=frozenset({"domain", "examples", "perspectives", "language"}),
+        output_keys=("scenario", "questions"),
+    ),
+    JobKind(
+        key=CHECK,
+        label=_("CausalBench: a second, independent answer"),
+        work=CausalBenchCheckWork,
+        params=check_params,
+        runs_on=runs_on(CHECK),
+        variables=frozenset({"scenario", "question", "domain", "language"}),
+        output_keys=("answer",),
+    ),
 ]
 JOB_PAGES = [
-    JobPage(key="causalbench", form=CausalBenchJobForm, template="designs/causalbench/_job_causalbench.html",
-            kinds=(SCENARIO, EXPAND, CHECK), arguments=page_arguments),
+    JobPage(
+        key="causalbench",
+        form=CausalBenchJobForm,
+        template="designs/causalbench/_job_causalbench.html",
+        kinds=(SCENARIO, EXPAND, CHECK),
+        arguments=page_arguments,
+    ),
 ]

@@ -15,19 +15,23 @@ from annotation.models import ItemGroup, Project
 from .design import QUESTION_TYPES, ScenarioInvalid, scenario_add
 
 PERSPECTIVE_BY_TYPE = {fold(label): key for key, label in QUESTION_TYPES.items()} | {
-    fold(key): key for key in QUESTION_TYPES}
+    fold(key): key for key in QUESTION_TYPES
+}
 SCENARIO_COLUMNS = {"scenario_and_question": "text", "mathematical_scenario": "math", "code": "code"}
 
 
-def causalbench_published_import(*, project: Project, data: bytes, filename: str,
-                                 id_prefix: str = "") -> list[ItemGroup]:
+def causalbench_published_import(
+    *, project: Project, data: bytes, filename: str, id_prefix: str = ""
+) -> list[ItemGroup]:
     """Every scenario of a published CausalBench part. Raises ScenarioInvalid naming the row."""
     table = open_table(data, filename)
     columns = {fold(column): column for column in table.columns}
     domain_column = next((name for name in SCENARIO_COLUMNS if name in columns), None)
     if domain_column is None:
-        raise ScenarioInvalid(f"{filename}: no scenario column (\"Scenario and Question\", \"Mathematical Scenario\" "
-                              f"or \"Code\"); found: {', '.join(table.columns)}")
+        raise ScenarioInvalid(
+            f'{filename}: no scenario column ("Scenario and Question", "Mathematical Scenario" '
+            f'or "Code"); found: {", ".join(table.columns)}'
+        )
     domain = SCENARIO_COLUMNS[domain_column]
     missing = [name for name in ("question_type", "ground_truth") if name not in columns]
     if domain != "text" and "question" not in columns:
@@ -44,13 +48,19 @@ def causalbench_published_import(*, project: Project, data: bytes, filename: str
         kind = fold(str(record.get(columns["question_type"]) or ""))
         perspective = PERSPECTIVE_BY_TYPE.get(kind)
         if perspective is None:
-            raise ScenarioInvalid(f"row {row}: unknown question type {record.get(columns['question_type'])!r} "
-                                  f"(use {', '.join(QUESTION_TYPES.values())})")
-        scenarios.setdefault(context.strip(), []).append({
-            "perspective": perspective, "question": question, "row": row,
-            "answer": str(record.get(columns["ground_truth"]) or ""),
-            "explanation": str(record.get(columns.get("explanation", ""), "") or ""),
-        })
+            raise ScenarioInvalid(
+                f"row {row}: unknown question type {record.get(columns['question_type'])!r} "
+                f"(use {', '.join(QUESTION_TYPES.values())})"
+            )
+        scenarios.setdefault(context.strip(), []).append(
+            {
+                "perspective": perspective,
+                "question": question,
+                "row": row,
+                "answer": str(record.get(columns["ground_truth"]) or ""),
+                "explanation": str(record.get(columns.get("explanation", ""), "") or ""),
+            }
+        )
     return _store(project, domain, scenarios, id_prefix or f"causalbench-{domain}")
 
 
@@ -71,8 +81,16 @@ def _store(project: Project, domain: str, scenarios: dict, prefix: str) -> list[
     for number, (context, questions) in enumerate(scenarios.items(), start=1):
         rows = ", ".join(str(question.pop("row")) for question in questions)
         try:
-            groups.append(scenario_add(project=project, domain=domain, context=context, questions=questions,
-                                       external_id=f"{prefix}-{number}", source="causalbench:published"))
+            groups.append(
+                scenario_add(
+                    project=project,
+                    domain=domain,
+                    context=context,
+                    questions=questions,
+                    external_id=f"{prefix}-{number}",
+                    source="causalbench:published",
+                )
+            )
         except ScenarioInvalid as exc:
             raise ScenarioInvalid(f"rows {rows}: {exc}") from exc
     return groups

@@ -19,13 +19,61 @@ from pygments.lexers import JavaLexer, PythonLexer, get_lexer_by_name, guess_lex
 from pygments.util import ClassNotFound
 
 MATHML_TAGS = {
-    "math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "msup", "msub", "msubsup", "mfrac", "msqrt", "mroot",
-    "mover", "munder", "munderover", "mtable", "mtr", "mtd", "mstyle", "mpadded", "mphantom", "menclose", "semantics",
+    "math",
+    "mrow",
+    "mi",
+    "mn",
+    "mo",
+    "ms",
+    "mtext",
+    "mspace",
+    "msup",
+    "msub",
+    "msubsup",
+    "mfrac",
+    "msqrt",
+    "mroot",
+    "mover",
+    "munder",
+    "munderover",
+    "mtable",
+    "mtr",
+    "mtd",
+    "mstyle",
+    "mpadded",
+    "mphantom",
+    "menclose",
+    "semantics",
 }
 MATHML_ATTRIBUTES = {
-    tag: {"xmlns", "display", "mathvariant", "stretchy", "fence", "form", "separator", "lspace", "rspace", "accent",
-          "accentunder", "linethickness", "columnalign", "rowspacing", "columnspacing", "width", "height", "depth",
-          "notation", "displaystyle", "scriptlevel", "minsize", "maxsize", "movablelimits", "largeop", "symmetric"}
+    tag: {
+        "xmlns",
+        "display",
+        "mathvariant",
+        "stretchy",
+        "fence",
+        "form",
+        "separator",
+        "lspace",
+        "rspace",
+        "accent",
+        "accentunder",
+        "linethickness",
+        "columnalign",
+        "rowspacing",
+        "columnspacing",
+        "width",
+        "height",
+        "depth",
+        "notation",
+        "displaystyle",
+        "scriptlevel",
+        "minsize",
+        "maxsize",
+        "movablelimits",
+        "largeop",
+        "symmetric",
+    }
     for tag in MATHML_TAGS
 }
 # $$…$$ (display) or $…$ (inline); a backslash-escaped dollar is text.
@@ -65,7 +113,7 @@ def render_math(text: str) -> SafeString:
     """Prose escaped, each $…$ / $$…$$ converted to MathML (left as escaped source when it cannot be)."""
     parts, last = [], 0
     for match in MATH.finditer(text or ""):
-        parts.append(escape(text[last:match.start()]))
+        parts.append(escape(text[last : match.start()]))
         display = match.group(1) is not None
         source = match.group(1) if display else match.group(2)
         parts.append(math_html(source, display=display) or escape(match.group(0)))
@@ -79,5 +127,11 @@ def math_html(source: str, *, display: bool = False) -> str:
         mathml = latex_to_mathml(source, display="block" if display else "inline")
     except Exception:  # noqa: BLE001 - an unknown command: show the source instead
         return ""
-    return nh3.clean(mathml, tags=MATHML_TAGS, attributes=MATHML_ATTRIBUTES, url_schemes=set(),
-                     strip_comments=True, link_rel=None)
+    return nh3.clean(
+        mathml,
+        tags=MATHML_TAGS,
+        attributes=MATHML_ATTRIBUTES,
+        url_schemes=set(),
+        strip_comments=True,
+        link_rel=None,
+    )

@@ -47,8 +47,12 @@ def check_page(request, slug):
             messages.warning(request, _("This question was not handed to you by the check queue."))
             return redirect("designs:causalbench_check", slug=project.slug)
         try:
-            check_record(item=held.item, answer=request.POST.get("answer", ""),
-                         explanation=request.POST.get("explanation", ""), checker=request.user)
+            check_record(
+                item=held.item,
+                answer=request.POST.get("answer", ""),
+                explanation=request.POST.get("explanation", ""),
+                checker=request.user,
+            )
         except ValidationError as exc:
             messages.error(request, " ".join(exc.messages))
         except CheckRefused as exc:
@@ -57,16 +61,22 @@ def check_page(request, slug):
             messages.success(request, _("Your answer was recorded."))
         return redirect("designs:causalbench_check", slug=project.slug)
     waiting = held is None and next_question_for(project, request.user) is not None
-    return render(request, "designs/causalbench/causalbench_check.html",
-                  {"project": project, "item": held.item if held else None, "waiting": waiting, "blind": True})
+    return render(
+        request,
+        "designs/causalbench/causalbench_check.html",
+        {"project": project, "item": held.item if held else None, "waiting": waiting, "blind": True},
+    )
 
 
 @login_required
 def adjudication_page(request, slug):
     project = _causalbench_project(request.user, slug, Role.CURATOR)
     items = list(adjudication_queue(project)[:100])
-    return render(request, "designs/causalbench/causalbench_adjudication.html",
-                  {"project": project, "items": items, "report": check_report(project)})
+    return render(
+        request,
+        "designs/causalbench/causalbench_adjudication.html",
+        {"project": project, "items": items, "report": check_report(project)},
+    )
 
 
 @login_required
@@ -75,8 +85,12 @@ def adjudicate(request, slug, item_id):
     project = _causalbench_project(request.user, slug, Role.CURATOR)
     item = get_item_for_user(request.user, project, item_id)
     try:
-        check_adjudicate(item=item, curator=request.user, answer=request.POST.get("answer", ""),
-                         note=request.POST.get("note", ""))
+        check_adjudicate(
+            item=item,
+            curator=request.user,
+            answer=request.POST.get("answer", ""),
+            note=request.POST.get("note", ""),
+        )
     except ValidationError as exc:
         messages.error(request, " ".join(exc.messages))
     except CheckRefused as exc:
@@ -84,4 +98,3 @@ def adjudicate(request, slug, item_id):
     else:
         messages.success(request, _("Question %(id)s settled.") % {"id": item.pk})
     return redirect("designs:causalbench_adjudication", slug=project.slug)
-

@@ -41,9 +41,12 @@ class CausalBenchExpandWork(Work):
     def variables(self, call):
         item = call.item
         return {
-            "scenario": scenario_of(item), "question": item.question,
-            "answer": normalise_answer(item.reference_answer) or "", "domain": _domain_of(item, self.job),
-            "perspectives": perspectives_text(), "language": self.project.language,
+            "scenario": scenario_of(item),
+            "question": item.question,
+            "answer": normalise_answer(item.reference_answer) or "",
+            "domain": _domain_of(item, self.job),
+            "perspectives": perspectives_text(),
+            "language": self.project.language,
         }
 
     def apply(self, call, parsed):
@@ -57,19 +60,33 @@ class CausalBenchExpandWork(Work):
         domain = _domain_of(item, self.job)
         author = author_of(call)
         group = item.group or ItemGroup.objects.create(
-            project=self.project, kind="scenario", context=item.context, metadata={"domain": domain},
+            project=self.project,
+            kind="scenario",
+            context=item.context,
+            metadata={"domain": domain},
             external_id=f"{item.external_id}-scenario" if item.external_id else "",
         )
         changes = {"causal_class": parsed["perspective"], "context": ""}
         if normalise_answer(item.reference_answer) is None:
             changes["reference_answer"] = normalise_answer(parsed["answer"])
-        item = item_update(item=item, changes=changes, author=author, kind=Revision.Kind.MODEL,
-                           note=f"perspective by {call.endpoint.model}")
+        item = item_update(
+            item=item,
+            changes=changes,
+            author=author,
+            kind=Revision.Kind.MODEL,
+            note=f"perspective by {call.endpoint.model}",
+        )
         explanation = (item.metadata or {}).get("explanation") or parsed.get("explanation", "")
         Item.objects.filter(pk=item.pk).update(
-            group=group, position_in_group=PERSPECTIVES.index(parsed["perspective"]),
-            metadata={**(item.metadata or {}), "stage": "check", "perspective": parsed["perspective"],
-                      "domain": domain, "explanation": explanation},
+            group=group,
+            position_in_group=PERSPECTIVES.index(parsed["perspective"]),
+            metadata={
+                **(item.metadata or {}),
+                "stage": "check",
+                "perspective": parsed["perspective"],
+                "domain": domain,
+                "explanation": explanation,
+            },
         )
         if item.status != Item.Status.IN_REVIEW:
             item_start_round(item=item)
@@ -81,22 +98,37 @@ class CausalBenchScenarioWork(Work):
     purpose = "causalbench_scenario"
 
     def plan(self):
-        return [self.new_call(purpose=f"scenario:{number}") for number in range(1, self.job.params["count"] + 1)]
+        return [
+            self.new_call(purpose=f"scenario:{number}") for number in range(1, self.job.params["count"] + 1)
+        ]
 
     def variables(self, call):
         domain = self.job.params["domain"]
-        examples = (ItemGroup.objects.filter(project=self.project, kind="scenario", metadata__domain=domain)
-                    .order_by("-pk").values_list("context", flat=True)[:MAX_EXAMPLES])
-        return {"domain": domain, "examples": "\n---\n".join(examples), "perspectives": perspectives_text(),
-                "language": self.project.language}
+        examples = (
+            ItemGroup.objects.filter(project=self.project, kind="scenario", metadata__domain=domain)
+            .order_by("-pk")
+            .values_list("context", flat=True)[:MAX_EXAMPLES]
+        )
+        return {
+            "domain": domain,
+            "examples": "\n---\n".join(examples),
+            "perspectives": perspectives_text(),
+            "language": self.project.language,
+        }
 
     def apply(self, call, parsed):
         try:
             group = scenario_add(
-                project=self.project, domain=self.job.params["domain"], context=parsed["scenario"],
-                questions=parsed["questions"], cause=parsed.get("cause", ""), effect=parsed.get("effect", ""),
-                origin=Item.Origin.GENERATED, source=f"model:{call.endpoint.model}",
-                answer_provenance=provenance(call), metadata={"generation": provenance(call)},
+                project=self.project,
+                domain=self.job.params["domain"],
+                context=parsed["scenario"],
+                questions=parsed["questions"],
+                cause=parsed.get("cause", ""),
+                effect=parsed.get("effect", ""),
+                origin=Item.Origin.GENERATED,
+                source=f"model:{call.endpoint.model}",
+                answer_provenance=provenance(call),
+                metadata={"generation": provenance(call)},
             )
         except ScenarioInvalid as exc:
             raise ValueError(str(exc)) from exc
@@ -111,16 +143,27 @@ class CausalBenchCheckWork(Work):
 
     def variables(self, call):
         item = call.item
-        return {"scenario": scenario_of(item), "question": item.question, "domain": _domain_of(item, self.job),
-                "language": self.project.language}
+        return {
+            "scenario": scenario_of(item),
+            "question": item.question,
+            "domain": _domain_of(item, self.job),
+            "language": self.project.language,
+        }
 
     def apply(self, call, parsed):
         item = Item.objects.get(pk=call.item_id)
         if (item.answer_provenance or {}).get("model") == call.endpoint.model:
-            raise NotApplied(f"item {item.pk}: {call.endpoint.model} wrote the first answer; a check needs another model")
+            raise NotApplied(
+                f"item {item.pk}: {call.endpoint.model} wrote the first answer; a check needs another model"
+            )
         try:
-            check_record(item=item, answer=parsed["answer"], explanation=parsed.get("explanation", ""),
-                         model=call.endpoint.model, call_id=call.pk)
+            check_record(
+                item=item,
+                answer=parsed["answer"],
+                explanation=parsed.get("explanation", ""),
+                model=call.endpoint.model,
+                call_id=call.pk,
+            )
         except CheckRefused as exc:
             raise NotApplied(f"item {item.pk}: {exc}") from exc
         return []
@@ -134,10 +177,16 @@ def _domain_of(item: Item, job: GenerationJob) -> str:
 def _create_questions(call: LLMCall, group: ItemGroup, questions: list[dict], domain: str) -> None:
     project = group.project
     items = [
-        question_item(project=project, group=group, question=question,
-                      position=PERSPECTIVES.index(question["perspective"]), domain=domain,
-                      origin=Item.Origin.GENERATED, source=f"model:{call.endpoint.model}",
-                      answer_provenance=provenance(call))
+        question_item(
+            project=project,
+            group=group,
+            question=question,
+            position=PERSPECTIVES.index(question["perspective"]),
+            domain=domain,
+            origin=Item.Origin.GENERATED,
+            source=f"model:{call.endpoint.model}",
+            answer_provenance=provenance(call),
+        )
         for question in questions
     ]
     Item.objects.bulk_create(items)
@@ -147,8 +196,15 @@ def _create_questions(call: LLMCall, group: ItemGroup, questions: list[dict], do
 
 def _created_revisions(call: LLMCall, items: list[Item]) -> None:
     Revision.objects.bulk_create(
-        Revision(item=item, number=item.version, round=item.round, kind=Revision.Kind.CREATED, llm_call_id=call.pk,
-                 provenance=provenance(call), snapshot=item_snapshot(item, []),
-                 note=f"question by {call.endpoint.model}")
+        Revision(
+            item=item,
+            number=item.version,
+            round=item.round,
+            kind=Revision.Kind.CREATED,
+            llm_call_id=call.pk,
+            provenance=provenance(call),
+            snapshot=item_snapshot(item, []),
+            note=f"question by {call.endpoint.model}",
+        )
         for item in items
     )

@@ -22,9 +22,46 @@ from .seeds import TASK_ROLES, VERDICTS, chain_links, mentions, replace_entity, 
 
 _WORD = re.compile(r"\w+")
 _STOPWORDS = {
-    "mais", "menos", "para", "pela", "pelo", "pelas", "pelos", "como", "com", "que", "uma", "umas", "uns", "das", "dos",
-    "nas", "nos", "essa", "esse", "isso", "este", "esta", "isto", "sobre", "entre", "passou", "passaram", "ficou",
-    "ficaram", "more", "less", "with", "from", "that", "this", "their", "there", "have", "been", "became",
+    "mais",
+    "menos",
+    "para",
+    "pela",
+    "pelo",
+    "pelas",
+    "pelos",
+    "como",
+    "com",
+    "que",
+    "uma",
+    "umas",
+    "uns",
+    "das",
+    "dos",
+    "nas",
+    "nos",
+    "essa",
+    "esse",
+    "isso",
+    "este",
+    "esta",
+    "isto",
+    "sobre",
+    "entre",
+    "passou",
+    "passaram",
+    "ficou",
+    "ficaram",
+    "more",
+    "less",
+    "with",
+    "from",
+    "that",
+    "this",
+    "their",
+    "there",
+    "have",
+    "been",
+    "became",
 }
 
 
@@ -63,7 +100,10 @@ def checklist_warnings(item: dict, *, source: dict | None, siblings: list[dict])
 
 def _keeps_source(item: dict, source: dict | None, variant: str) -> list[str]:
     if source is None:
-        return [_("The source item of this variant (%(source)s) is missing.") % {"source": item["metadata"].get("source")}]
+        return [
+            _("The source item of this variant (%(source)s) is missing.")
+            % {"source": item["metadata"].get("source")}
+        ]
     meta = item["metadata"]
     if variant == "vcr":
         entity, invented = meta.get("entity", ""), meta.get("invented_entity", "")
@@ -71,8 +111,10 @@ def _keeps_source(item: dict, source: dict | None, variant: str) -> list[str]:
         def expected(text):
             return replace_entity(text, entity, invented) if entity else text
     else:
+
         def expected(text):
             return text
+
     problems = []
     if _same(item["question"]) != _same(expected(source["question"])):
         problems.append(_("This variant's question differs from its source's."))
@@ -92,12 +134,18 @@ def _only_insertion(source: str, variant: str) -> list[str]:
     while prefix < min(len(before), len(after)) and before[prefix] == after[prefix]:
         prefix += 1
     suffix = 0
-    while (suffix < min(len(before), len(after)) - prefix
-           and before[len(before) - 1 - suffix] == after[len(after) - 1 - suffix]):
+    while (
+        suffix < min(len(before), len(after)) - prefix
+        and before[len(before) - 1 - suffix] == after[len(after) - 1 - suffix]
+    ):
         suffix += 1
     if prefix + suffix < len(before):
-        return [_("The context with the irrelevant disturbance changes the source's text instead of only adding to it.")]
-    if not after[prefix:len(after) - suffix].strip():
+        return [
+            _(
+                "The context with the irrelevant disturbance changes the source's text instead of only adding to it."
+            )
+        ]
+    if not after[prefix : len(after) - suffix].strip():
         return [_("The context with the irrelevant disturbance adds nothing to its source.")]
     return []
 
@@ -110,8 +158,10 @@ def _no_trace(item: dict) -> list[str]:
     texts = [item["question"], item["context"], item["reference_answer"], *item["options"]]
     problems = []
     if any(mentions(text, entity) for text in texts):
-        problems.append(_("The replaced entity “%(entity)s” still appears in this virtual-reasoning item.")
-                        % {"entity": entity})
+        problems.append(
+            _("The replaced entity “%(entity)s” still appears in this virtual-reasoning item.")
+            % {"entity": entity}
+        )
     if invented and not any(mentions(text, invented) for text in texts):
         problems.append(_("The invented name “%(name)s” appears nowhere in this item.") % {"name": invented})
     return problems
@@ -122,18 +172,27 @@ def _siblings_agree(item: dict, siblings: list[dict], task: str | None) -> list[
     others = [sibling for sibling in siblings if sibling["id"] != item["id"]]
     if any(_same(sibling["question"]) != _same(item["question"]) for sibling in others):
         problems.append(_("Items of the same seed, task and variant should share the question; they differ."))
-    if any([_same(t) for t in sibling["options"]] != [_same(t) for t in item["options"]] for sibling in others):
+    if any(
+        [_same(t) for t in sibling["options"]] != [_same(t) for t in item["options"]] for sibling in others
+    ):
         problems.append(_("Items of the same seed, task and variant should share the options; they differ."))
     expected = Counter(list(TASK_ROLES.get(task, {})))
     roles = Counter(sibling["metadata"].get("role") for sibling in siblings)
     if task == "cva":
         verdicts = Counter(sibling["causal_class"] for sibling in siblings)
         if verdicts != Counter(list(VERDICTS)):
-            problems.append(_("The verdict quartet should hold each of the four verdicts once; it holds %(found)s.")
-                            % {"found": ", ".join(sorted(verdicts.elements())) or "—"})
+            problems.append(
+                _("The verdict quartet should hold each of the four verdicts once; it holds %(found)s.")
+                % {"found": ", ".join(sorted(verdicts.elements())) or "—"}
+            )
     elif expected and roles != expected:
-        problems.append(_("This sibling group should hold %(expected)s; it holds %(found)s.") % {
-            "expected": ", ".join(sorted(expected)), "found": ", ".join(sorted(str(r) for r in roles.elements()))})
+        problems.append(
+            _("This sibling group should hold %(expected)s; it holds %(found)s.")
+            % {
+                "expected": ", ".join(sorted(expected)),
+                "found": ", ".join(sorted(str(r) for r in roles.elements())),
+            }
+        )
     return problems
 
 
@@ -148,8 +207,12 @@ def _chain_ends_at_answer(item: dict) -> list[str]:
     answer = item["correct"][0]
     best = max(overlaps)
     if overlaps[answer] == 0 or overlaps.count(best) > 1 or overlaps[answer] != best:
-        return [_("The correct causal chain should end at the answer option (%(letter)s); its last link does not match it.")
-                % {"letter": chr(ord("A") + answer)}]
+        return [
+            _(
+                "The correct causal chain should end at the answer option (%(letter)s); its last link does not match it."
+            )
+            % {"letter": chr(ord("A") + answer)}
+        ]
     return []
 
 

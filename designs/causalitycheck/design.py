@@ -34,12 +34,58 @@ DATA = Path(__file__).resolve().parent / "data"  # the example dataset
 
 KAPPA_THRESHOLD = 0.8  # the paper's line for consistent annotation (appendix D)
 EXPORT_FIELDS = {
-    "op": ["id", "seed", "split", "context", "question", "choice_1", "choice_2", "choice_3", "choice_4", "answer"],
-    "aj": ["id", "seed", "split", "context", "question", "choice_1", "choice_2", "choice_3", "choice_4", "answerable"],
-    "pj": ["id", "seed", "split", "context", "question", "choice_1", "choice_2", "choice_3", "choice_4", "answer",
-           "causal_chain", "correctness"],
-    "cva": ["id", "seed", "split", "context", "question", "choice_1", "choice_2", "choice_3", "choice_4", "answer",
-            "conclusion", "verdict"],
+    "op": [
+        "id",
+        "seed",
+        "split",
+        "context",
+        "question",
+        "choice_1",
+        "choice_2",
+        "choice_3",
+        "choice_4",
+        "answer",
+    ],
+    "aj": [
+        "id",
+        "seed",
+        "split",
+        "context",
+        "question",
+        "choice_1",
+        "choice_2",
+        "choice_3",
+        "choice_4",
+        "answerable",
+    ],
+    "pj": [
+        "id",
+        "seed",
+        "split",
+        "context",
+        "question",
+        "choice_1",
+        "choice_2",
+        "choice_3",
+        "choice_4",
+        "answer",
+        "causal_chain",
+        "correctness",
+    ],
+    "cva": [
+        "id",
+        "seed",
+        "split",
+        "context",
+        "question",
+        "choice_1",
+        "choice_2",
+        "choice_3",
+        "choice_4",
+        "answer",
+        "conclusion",
+        "verdict",
+    ],
 }
 
 
@@ -48,8 +94,10 @@ class CausalityCheckDesign(ProjectDesign):
     key = "causalitycheck"
     name = "CausalityCheck"
     paper = "causalitycheck.txt"
-    summary = _("A four-option seed item expanded into a 4 × 4 checklist of tasks and robustness variants, "
-                "with invariant checks and Cohen's kappa per cell.")
+    summary = _(
+        "A four-option seed item expanded into a 4 × 4 checklist of tasks and robustness variants, "
+        "with invariant checks and Cohen's kappa per cell."
+    )
     answer_format = "multiple_choice"
     example_file = "causalitycheck.json"
     help_template = "designs/causalitycheck/_causalitycheck_help.html"
@@ -61,15 +109,37 @@ class CausalityCheckDesign(ProjectDesign):
     def stages(self) -> list[Stage]:
         return [
             Stage("seeds", _("Seeds"), _("Four-option multiple-choice items with their context.")),
-            Stage("tasks", _("Task expansion"), _("A model writes an unanswerable context, a correct and a corrupted "
-                                                  "causal chain, and one conclusion per verdict.")),
-            Stage("variants", _("Robustness variants"), _("A paraphrased context, an inserted distractor sentence, "
-                                                          "and an invented name for a real entity.")),
-            Stage("derive", _("Checklist"), _("36 items per seed, each linked to its seed and siblings and checked "
-                                              "for invariants.")),
-            Stage("review", _("Manual inspection"), _("Two annotators inspect every item; Cohen's kappa per cell, "
-                                                      "cells below 0.8 flagged.")),
-            Stage("release", _("Release"), _("Optionally subsampled per cell; one file per task × variant cell.")),
+            Stage(
+                "tasks",
+                _("Task expansion"),
+                _(
+                    "A model writes an unanswerable context, a correct and a corrupted "
+                    "causal chain, and one conclusion per verdict."
+                ),
+            ),
+            Stage(
+                "variants",
+                _("Robustness variants"),
+                _(
+                    "A paraphrased context, an inserted distractor sentence, "
+                    "and an invented name for a real entity."
+                ),
+            ),
+            Stage(
+                "derive",
+                _("Checklist"),
+                _("36 items per seed, each linked to its seed and siblings and checked for invariants."),
+            ),
+            Stage(
+                "review",
+                _("Manual inspection"),
+                _("Two annotators inspect every item; Cohen's kappa per cell, cells below 0.8 flagged."),
+            ),
+            Stage(
+                "release",
+                _("Release"),
+                _("Optionally subsampled per cell; one file per task × variant cell."),
+            ),
         ]
 
     def project_defaults(self) -> dict:
@@ -116,8 +186,10 @@ class CausalityCheckDesign(ProjectDesign):
         if meta.get("design") != self.key or not meta.get("sibling_key"):
             return []
         related = Item.objects.filter(project_id=item.project_id).prefetch_related("options")
-        siblings = [snapshot(other, list(other.options.all()))
-                    for other in related.filter(metadata__sibling_key=meta["sibling_key"]).exclude(pk=item.pk)]
+        siblings = [
+            snapshot(other, list(other.options.all()))
+            for other in related.filter(metadata__sibling_key=meta["sibling_key"]).exclude(pk=item.pk)
+        ]
         source = None
         if meta.get("source"):
             found = related.filter(external_id=meta["source"]).first()
@@ -140,29 +212,41 @@ class CausalityCheckDesign(ProjectDesign):
         tasks = {}
         for task, variant in cells():
             tasks[cell_code(task, variant)] = task
-        for split, data in release.items.order_by("split", "position").values_list("split", "data").iterator():
+        for split, data in (
+            release.items.order_by("split", "position").values_list("split", "data").iterator()
+        ):
             record = data if isinstance(data, dict) else json.loads(data)
             meta = json.loads(record.get("metadata") or "{}")
             cell = meta.get("cell")
             if cell in by_cell:
                 by_cell[cell].append(export_row(record, meta, split))
         return [
-            ExportFile(path=f"causalitycheck/{cell}.jsonl", rows=iter(rows), fields=EXPORT_FIELDS[tasks[cell]])
-            for cell, rows in by_cell.items() if rows
+            ExportFile(
+                path=f"causalitycheck/{cell}.jsonl", rows=iter(rows), fields=EXPORT_FIELDS[tasks[cell]]
+            )
+            for cell, rows in by_cell.items()
+            if rows
         ]
 
     # For the kappa table and the item partial: codes and names of the two axes.
     def cell_axes(self) -> dict:
-        return {"task": [(key, code, label) for key, (code, label) in TASKS.items()],
-                "variant": [(key, code, label) for key, (code, label) in VARIANTS.items()]}
+        return {
+            "task": [(key, code, label) for key, (code, label) in TASKS.items()],
+            "variant": [(key, code, label) for key, (code, label) in VARIANTS.items()],
+        }
 
 
 def export_row(record: dict, meta: dict, split: str) -> dict:
     """One released item in the paper's field names (appendix J): choices numbered 1–4, answers 1-based."""
     options = [option["text"] for option in record.get("options") or []]
     correct = record.get("correct_option") or ""
-    row = {"id": record["id"], "seed": meta.get("seed", ""), "split": split, "context": record["context"],
-           "question": record["question"]}
+    row = {
+        "id": record["id"],
+        "seed": meta.get("seed", ""),
+        "split": split,
+        "context": record["context"],
+        "question": record["question"],
+    }
     for number in range(4):
         row[f"choice_{number + 1}"] = options[number] if number < len(options) else ""
     answer = LETTERS.index(correct) + 1 if correct in LETTERS else None
@@ -186,19 +270,28 @@ def demo_inspection(project, items: list, inspectors: list) -> int:
     from annotation.models import Assignment, Judgment
     from annotation.queue import items_recount_rounds
 
-    confused = {"correct_and_reliable": "correct_but_prone_to_error",
-                "incorrect_but_prone_to_correctness": "incorrect_and_unreliable"}
+    confused = {
+        "correct_and_reliable": "correct_but_prone_to_error",
+        "incorrect_but_prone_to_correctness": "incorrect_and_unreliable",
+    }
     judgments = 0
     for item in items:
         for annotator in inspectors:
             label = item.causal_class
             if annotator == inspectors[1] and label in confused and item.group_id == items[0].group_id:
                 label = confused[label]
-            assignment = Assignment.objects.create(item=item, annotator=annotator, round=1,
-                                                   status=Assignment.Status.SUBMITTED)
-            Judgment.objects.create(item=item, annotator=annotator, assignment=assignment, round=1,
-                                    ratings={"validity": 5 if label == item.causal_class else 3, "fluency": 5},
-                                    vote=Judgment.Vote.ACCEPT, causal_class=label)
+            assignment = Assignment.objects.create(
+                item=item, annotator=annotator, round=1, status=Assignment.Status.SUBMITTED
+            )
+            Judgment.objects.create(
+                item=item,
+                annotator=annotator,
+                assignment=assignment,
+                round=1,
+                ratings={"validity": 5 if label == item.causal_class else 3, "fluency": 5},
+                vote=Judgment.Vote.ACCEPT,
+                causal_class=label,
+            )
             judgments += 1
     items_recount_rounds(items=Item.objects.filter(project=project, pk__in=[item.pk for item in items]))
     return judgments

@@ -8,7 +8,11 @@ from generation.forms import JobForm
 
 class ChecklistJobForm(JobForm):
     double_prompt = forms.BooleanField(
-        label=_("Double prompt"), required=False, initial=True,
-        help_text=_("Correct and corrupted versions in one request (the paper's pass rate rose from 0.29–0.51 to "
-                    "0.82–0.92)."),
+        label=_("Double prompt"),
+        required=False,
+        initial=True,
+        help_text=_(
+            "Correct and corrupted versions in one request (the paper's pass rate rose from 0.29–0.51 to "
+            "0.82–0.92)."
+        ),
     )

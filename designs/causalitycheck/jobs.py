@@ -38,14 +38,20 @@ def checklist_params(project, errors, options) -> dict:
             errors["group_ids"] = "choose at least one seed"
         elif wrong:
             errors["group_ids"] = f"not a seed of this project without its checklist: {id_list(wrong)}"
-    templates = {name: template_latest(kind=CHECKLIST, language=project.language, name=name)
-                 for name in CHECKLIST_TEMPLATES}
+    templates = {
+        name: template_latest(kind=CHECKLIST, language=project.language, name=name)
+        for name in CHECKLIST_TEMPLATES
+    }
     absent = [name for name, template in templates.items() if template is None]
     if absent:
-        errors["template"] = (f"no checklist prompt template {', '.join(absent)}; "
-                              "run `python manage.py load_prompt_templates`")
-    return {"group_ids": group_ids, "double_prompt": bool(options["double_prompt"]),
-            "templates": {name: template.pk for name, template in templates.items() if template is not None}}
+        errors["template"] = (
+            f"no checklist prompt template {', '.join(absent)}; run `python manage.py load_prompt_templates`"
+        )
+    return {
+        "group_ids": group_ids,
+        "double_prompt": bool(options["double_prompt"]),
+        "templates": {name: template.pk for name, template in templates.items() if template is not None},
+    }
 
 
 def waiting(project) -> dict | None:
@@ -55,14 +61,35 @@ def waiting(project) -> dict | None:
 
 JOB_KINDS = [
     JobKind(
-        key=CHECKLIST, label=_("CausalityCheck: checklist texts of a seed"), work=ChecklistWork,
-        params=checklist_params, runs_on=runs_on, default_template="chains-double",
-        variables=frozenset({"context", "question", "options", "answer", "source_context", "chain", "verdict",
-                             "verdict_definition", "verdict_definitions", "language"}),
+        key=CHECKLIST,
+        label=_("CausalityCheck: checklist texts of a seed"),
+        work=ChecklistWork,
+        params=checklist_params,
+        runs_on=runs_on,
+        default_template="chains-double",
+        variables=frozenset(
+            {
+                "context",
+                "question",
+                "options",
+                "answer",
+                "source_context",
+                "chain",
+                "verdict",
+                "verdict_definition",
+                "verdict_definitions",
+                "language",
+            }
+        ),
     ),
 ]
 JOB_PAGES = [
-    JobPage(key=CHECKLIST, form=ChecklistJobForm, template="designs/causalitycheck/_job_checklist.html",
-            kinds=(CHECKLIST,), context=waiting,
-            arguments=lambda project, data: {"kind": CHECKLIST, "double_prompt": data["double_prompt"]}),
+    JobPage(
+        key=CHECKLIST,
+        form=ChecklistJobForm,
+        template="designs/causalitycheck/_job_checklist.html",
+        kinds=(CHECKLIST,),
+        context=waiting,
+        arguments=lambda project, data: {"kind": CHECKLIST, "double_prompt": data["double_prompt"]},
+    ),
 ]

@@ -35,21 +35,24 @@ def published_seed_specs(data: bytes, filename: str) -> list[dict]:
     columns = {fold(column): column for column in reversed(table.columns)}
     missing = [name for name in ("context", "question", *CHOICES, "answer") if name not in columns]
     if missing:
-        raise SeedInvalid(f"{filename}: missing column(s) {', '.join(missing)} "
-                          f"(found: {', '.join(table.columns)})")
+        raise SeedInvalid(
+            f"{filename}: missing column(s) {', '.join(missing)} (found: {', '.join(table.columns)})"
+        )
     id_column = next((columns[name] for name in ID_COLUMNS if name in columns), None)
     chain_column = next((columns[name] for name in CHAIN_COLUMNS if name in columns), None)
     specs = []
     for row, (_line, record) in enumerate(table.rows, start=1):  # rows counted from 1, the header left out
         answer = _answer_index(record.get(columns["answer"]))
         if answer is None:
-            raise SeedInvalid(f"row {row}: answer must be 1, 2, 3 or 4 (or A to D), "
-                              f"not {record.get(columns['answer'])!r}")
+            raise SeedInvalid(
+                f"row {row}: answer must be 1, 2, 3 or 4 (or A to D), not {record.get(columns['answer'])!r}"
+            )
         spec = {
             "external_id": str(record.get(id_column) or "").strip() if id_column else "",
             "context": _text(record.get(columns["context"])),
             "question": _text(record.get(columns["question"])),
-            "options": [_text(record.get(columns[choice])) for choice in CHOICES], "answer_index": answer,
+            "options": [_text(record.get(columns[choice])) for choice in CHOICES],
+            "answer_index": answer,
         }
         spec["external_id"] = spec["external_id"] or f"{filename.rsplit('.', 1)[0]}-{row}"
         for name in INGREDIENTS:

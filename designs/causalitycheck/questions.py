@@ -38,22 +38,33 @@ def task_question(record: dict, language: str) -> dict | None:
     with translation.override(language):
         problem = _problem(record)
         if task == "aj":
-            question = _("%(problem)s\n\nDoes the context give everything needed to answer this question (every "
-                         "cause the answer depends on)?") % {"problem": problem}
-            texts, gold = [_("Yes: it can be answered"), _("No: it cannot be answered from the context")], (
-                0 if label == "answerable" else 1)
+            question = _(
+                "%(problem)s\n\nDoes the context give everything needed to answer this question (every "
+                "cause the answer depends on)?"
+            ) % {"problem": problem}
+            texts, gold = (
+                [_("Yes: it can be answered"), _("No: it cannot be answered from the context")],
+                (0 if label == "answerable" else 1),
+            )
         elif task == "pj":
-            question = _("%(problem)s\n\nProposed causal chain: %(chain)s\n\nIs this causal chain correct?") % {
-                "problem": problem, "chain": record.get("answer", "")}
+            question = _(
+                "%(problem)s\n\nProposed causal chain: %(chain)s\n\nIs this causal chain correct?"
+            ) % {"problem": problem, "chain": record.get("answer", "")}
             texts, gold = [_("Correct"), _("Incorrect")], 0 if label == "valid_chain" else 1
         else:
-            question = _("%(problem)s\n\nProposed conclusion: %(conclusion)s\n\nWhich verdict describes this "
-                         "conclusion?") % {"problem": problem, "conclusion": record.get("answer", "")}
+            question = _(
+                "%(problem)s\n\nProposed conclusion: %(conclusion)s\n\nWhich verdict describes this "
+                "conclusion?"
+            ) % {"problem": problem, "conclusion": record.get("answer", "")}
             texts = [str(name) for name in VERDICTS.values()]
             gold = list(VERDICTS).index(label) if label in VERDICTS else -1
     options = [{"letter": chr(ord("A") + position), "text": text} for position, text in enumerate(texts)]
-    return {"task": task, "question": question, "options": options,
-            "correct": {options[gold]["letter"]} if gold >= 0 else set()}
+    return {
+        "task": task,
+        "question": question,
+        "options": options,
+        "correct": {options[gold]["letter"]} if gold >= 0 else set(),
+    }
 
 
 def _problem(record: dict) -> str:

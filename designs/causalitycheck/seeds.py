@@ -67,8 +67,15 @@ LABEL_NAMES = {
 }
 
 INGREDIENTS = (
-    "entity", "invented_entity", "causal_chain", "corrupted_chain", "distractor_sentence", "paraphrased_context",
-    "unanswerable_context", "paraphrased_unanswerable_context", "verdicts",
+    "entity",
+    "invented_entity",
+    "causal_chain",
+    "corrupted_chain",
+    "distractor_sentence",
+    "paraphrased_context",
+    "unanswerable_context",
+    "paraphrased_unanswerable_context",
+    "verdicts",
 )
 CHAIN_ARROW = re.compile(r"\s*(?:→|->)\s*")
 _SENTENCE_END = re.compile(r"(?<=[.!?…])\s+")
@@ -116,7 +123,9 @@ def without_accents(text: str) -> str:
 
 def mentions(text: str, entity: str) -> bool:
     """Whether ``text`` names ``entity``, ignoring case and accents."""
-    return bool(entity.strip()) and bool(_entity_pattern(without_accents(entity)).search(without_accents(text)))
+    return bool(entity.strip()) and bool(
+        _entity_pattern(without_accents(entity)).search(without_accents(text))
+    )
 
 
 def chain_links(chain: str) -> list[str]:
@@ -144,22 +153,36 @@ class SeedData:
             if not isinstance(spec.get(name), str) or not spec[name].strip():
                 raise SeedInvalid(f"{where}: {name} is missing or empty")
         options = spec.get("options")
-        if not isinstance(options, list) or len(options) != 4 or not all(
-            isinstance(text, str) and text.strip() for text in options
+        if (
+            not isinstance(options, list)
+            or len(options) != 4
+            or not all(isinstance(text, str) and text.strip() for text in options)
         ):
             raise SeedInvalid(f"{where}: options must be a list of four non-empty texts")
         answer = spec.get("answer_index")
         if not isinstance(answer, int) or isinstance(answer, bool) or not 0 <= answer <= 3:
             raise SeedInvalid(f"{where}: answer_index must be 0, 1, 2 or 3 (the correct option's place)")
         ingredients = {name: spec[name] for name in INGREDIENTS if spec.get(name) not in (None, "", [])}
-        return cls(spec["external_id"].strip(), spec["context"].strip(), spec["question"].strip(),
-                   [text.strip() for text in options], answer, ingredients)
+        return cls(
+            spec["external_id"].strip(),
+            spec["context"].strip(),
+            spec["question"].strip(),
+            [text.strip() for text in options],
+            answer,
+            ingredients,
+        )
 
     @classmethod
     def from_group(cls, group: ItemGroup) -> "SeedData":
         meta = group.metadata or {}
-        return cls(group.external_id, group.context, meta["question"], list(meta["options"]), meta["answer_index"],
-                   dict(meta.get("ingredients") or {}))
+        return cls(
+            group.external_id,
+            group.context,
+            meta["question"],
+            list(meta["options"]),
+            meta["answer_index"],
+            dict(meta.get("ingredients") or {}),
+        )
 
     def missing(self) -> list[str]:
         return [name for name in INGREDIENTS if self.ingredients.get(name) in (None, "", [])]
@@ -172,13 +195,17 @@ class SeedData:
             raise SeedInvalid(f"{where}: missing {', '.join(missing)}")
         found = {entry.get("verdict") for entry in self.ingredients["verdicts"] if isinstance(entry, dict)}
         if found != set(VERDICTS) or len(self.ingredients["verdicts"]) != len(VERDICTS):
-            raise SeedInvalid(f"{where}: verdicts must hold one explanation for each of {', '.join(VERDICTS)}")
+            raise SeedInvalid(
+                f"{where}: verdicts must hold one explanation for each of {', '.join(VERDICTS)}"
+            )
         for name in ("causal_chain", "corrupted_chain"):
             if len(chain_links(self.ingredients[name])) < 2:
                 raise SeedInvalid(f"{where}: {name} must read like 'A → B → C'")
         entity = self.ingredients["entity"]
         if not any(mentions(text, entity) for text in [self.context, self.question, *self.options]):
-            raise SeedInvalid(f"{where}: the entity {entity!r} does not appear in the seed, so it cannot be replaced")
+            raise SeedInvalid(
+                f"{where}: the entity {entity!r} does not appear in the seed, so it cannot be replaced"
+            )
         if mentions(self.ingredients["invented_entity"], entity):
             raise SeedInvalid(f"{where}: the invented name still contains the entity {entity!r}")
 
@@ -188,11 +215,21 @@ def seed_create(*, project: Project, spec: dict, where: str = "") -> ItemGroup:
     """Store one seed (a dict like the example file's seeds); ingredients given are kept."""
     seed = SeedData.from_dict(spec, where)
     if ItemGroup.objects.filter(project=project, external_id=seed.external_id).exists():
-        raise SeedInvalid(f"{where or 'seed ' + seed.external_id}: the project already has a seed with this id")
+        raise SeedInvalid(
+            f"{where or 'seed ' + seed.external_id}: the project already has a seed with this id"
+        )
     return ItemGroup.objects.create(
-        project=project, kind=SEED_KIND, external_id=seed.external_id, context=seed.context,
-        metadata={"question": seed.question, "options": seed.options, "answer_index": seed.answer_index,
-                  "ingredients": seed.ingredients, "ingredient_provenance": {}},
+        project=project,
+        kind=SEED_KIND,
+        external_id=seed.external_id,
+        context=seed.context,
+        metadata={
+            "question": seed.question,
+            "options": seed.options,
+            "answer_index": seed.answer_index,
+            "ingredients": seed.ingredients,
+            "ingredient_provenance": {},
+        },
     )
 
 
@@ -211,8 +248,10 @@ def checklist_specs(seed: SeedData, *, unanswerable_answer: str = "") -> list[di
     """
     ing = seed.ingredients
     answer_text = seed.options[seed.answer_index]
-    contexts = {"answerable": (seed.context, ing["paraphrased_context"]),
-                "unanswerable": (ing["unanswerable_context"], ing["paraphrased_unanswerable_context"])}
+    contexts = {
+        "answerable": (seed.context, ing["paraphrased_context"]),
+        "unanswerable": (ing["unanswerable_context"], ing["paraphrased_unanswerable_context"]),
+    }
     conclusions = {entry["verdict"]: entry["explanation"] for entry in ing["verdicts"]}
     base: list[dict] = []
     for task, roles in TASK_ROLES.items():
@@ -226,18 +265,35 @@ def checklist_specs(seed: SeedData, *, unanswerable_answer: str = "") -> list[di
                 answer = unanswerable_answer
             else:
                 answer = answer_text
-            base.append({"task": task, "role": role, "label": label or LETTERS[seed.answer_index],
-                         "question": seed.question, "context": contexts[source_key][0],
-                         "paraphrase": contexts[source_key][1], "options": list(seed.options),
-                         "answer_index": seed.answer_index, "reference_answer": answer})
+            base.append(
+                {
+                    "task": task,
+                    "role": role,
+                    "label": label or LETTERS[seed.answer_index],
+                    "question": seed.question,
+                    "context": contexts[source_key][0],
+                    "paraphrase": contexts[source_key][1],
+                    "options": list(seed.options),
+                    "answer_index": seed.answer_index,
+                    "reference_answer": answer,
+                }
+            )
     specs = []
     for variant in VARIANTS:
         for item in base:
             spec = {key: value for key, value in item.items() if key != "paraphrase"}
-            spec.update(variant=variant, cell=cell_code(item["task"], variant), seed=seed.external_id,
-                        sibling_key=f"{seed.external_id}/{cell_code(item['task'], variant)}")
+            spec.update(
+                variant=variant,
+                cell=cell_code(item["task"], variant),
+                seed=seed.external_id,
+                sibling_key=f"{seed.external_id}/{cell_code(item['task'], variant)}",
+            )
             spec["external_id"] = f"{spec['sibling_key']}/{item['role']}"
-            spec["source"] = "" if variant == "ps" else f"{seed.external_id}/{cell_code(item['task'], 'ps')}/{item['role']}"
+            spec["source"] = (
+                ""
+                if variant == "ps"
+                else f"{seed.external_id}/{cell_code(item['task'], 'ps')}/{item['role']}"
+            )
             if variant == "pu":
                 spec["context"] = item["paraphrase"]
             elif variant == "id":
@@ -255,9 +311,17 @@ def checklist_specs(seed: SeedData, *, unanswerable_answer: str = "") -> list[di
 
 def item_metadata(spec: dict, group: ItemGroup) -> dict:
     """What links a derived item to its seed, its cell and its siblings (and what the checks need)."""
-    metadata = {"design": DESIGN, "task": spec["task"], "variant": spec["variant"], "cell": spec["cell"],
-                "role": spec["role"], "seed": spec["seed"], "seed_group": group.pk,
-                "sibling_key": spec["sibling_key"], "source": spec["source"]}
+    metadata = {
+        "design": DESIGN,
+        "task": spec["task"],
+        "variant": spec["variant"],
+        "cell": spec["cell"],
+        "role": spec["role"],
+        "seed": spec["seed"],
+        "seed_group": group.pk,
+        "sibling_key": spec["sibling_key"],
+        "source": spec["source"],
+    }
     for name in ("inserted", "entity", "invented_entity"):
         if name in spec:
             metadata[name] = spec[name]
@@ -287,29 +351,48 @@ def seed_derive(*, group: ItemGroup, provenance: dict | None = None) -> list[Ite
     for position, spec in enumerate(specs):
         answer_from = {"pj": "causal_chain", "cva": "verdicts"}.get(spec["task"], "")
         made_by = provenance.get(answer_from) or provenance.get(_variant_ingredient(spec)) or {}
-        items.append(Item(
-            project=group.project, group=group, position_in_group=position, question=spec["question"],
-            context=spec["context"], causal_class=spec["label"],
-            origin=Item.Origin.GENERATED if spec["variant"] != "ps" or spec["task"] != "op" else Item.Origin.NATURAL,
-            source=f"causalitycheck:{seed.external_id}", external_id=spec["external_id"],
-            text_key=text_key(spec["question"]), reference_answer=spec["reference_answer"],
-            answer_by=Item.AnswerBy.MODEL if made_by else Item.AnswerBy.HUMAN,
-            answer_provenance=made_by or {"kind": "seed", "seed": seed.external_id},
-            status=Item.Status.IN_REVIEW, round=1, metadata=item_metadata(spec, group),
-        ))
+        items.append(
+            Item(
+                project=group.project,
+                group=group,
+                position_in_group=position,
+                question=spec["question"],
+                context=spec["context"],
+                causal_class=spec["label"],
+                origin=Item.Origin.GENERATED
+                if spec["variant"] != "ps" or spec["task"] != "op"
+                else Item.Origin.NATURAL,
+                source=f"causalitycheck:{seed.external_id}",
+                external_id=spec["external_id"],
+                text_key=text_key(spec["question"]),
+                reference_answer=spec["reference_answer"],
+                answer_by=Item.AnswerBy.MODEL if made_by else Item.AnswerBy.HUMAN,
+                answer_provenance=made_by or {"kind": "seed", "seed": seed.external_id},
+                status=Item.Status.IN_REVIEW,
+                round=1,
+                metadata=item_metadata(spec, group),
+            )
+        )
     items = Item.objects.bulk_create(items)
     if any(item.pk is None for item in items):  # backends that return no ids (none of ours, but be safe)
         items = list(Item.objects.filter(group=group).order_by("position_in_group"))
     Option.objects.bulk_create(
-        Option(item=item, position=position, text=text,
-               role=Option.Role.CORRECT if position == spec["answer_index"] else Option.Role.OTHER)
-        for item, spec in zip(items, specs) for position, text in enumerate(spec["options"])
+        Option(
+            item=item,
+            position=position,
+            text=text,
+            role=Option.Role.CORRECT if position == spec["answer_index"] else Option.Role.OTHER,
+        )
+        for item, spec in zip(items, specs)
+        for position, text in enumerate(spec["options"])
     )
     return items
 
 
 def _variant_ingredient(spec: dict) -> str:
-    return {"pu": "paraphrased_context", "id": "distractor_sentence", "vcr": "invented_entity"}.get(spec["variant"], "")
+    return {"pu": "paraphrased_context", "id": "distractor_sentence", "vcr": "invented_entity"}.get(
+        spec["variant"], ""
+    )
 
 
 def ingredient_problem(seed: SeedData, values: dict) -> str:
@@ -324,8 +407,10 @@ def ingredient_problem(seed: SeedData, values: dict) -> str:
     for name in ("causal_chain", "corrupted_chain"):
         if name in values and len(chain_links(values[name])) < 2:
             return f"{where}: {name} does not read like 'A → B → C'"
-    if "causal_chain" in values and "corrupted_chain" in values and (
-        " ".join(values["causal_chain"].split()) == " ".join(values["corrupted_chain"].split())
+    if (
+        "causal_chain" in values
+        and "corrupted_chain" in values
+        and (" ".join(values["causal_chain"].split()) == " ".join(values["corrupted_chain"].split()))
     ):
         return f"{where}: the corrupted chain is the correct chain unchanged"
     return ""

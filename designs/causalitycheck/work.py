@@ -23,11 +23,22 @@ CHECKLIST_OUTPUTS = {
     "chain": {"chain": "causal_chain"},
     "chain-corrupt": {"chain": "corrupted_chain"},
 }
-CHECKLIST_TEMPLATES = ("virtual-entity", "unanswerable", "paraphrase", "distractor", "chains-double", "chain",
-                       "chain-corrupt", "verdicts-double", "verdict")
+CHECKLIST_TEMPLATES = (
+    "virtual-entity",
+    "unanswerable",
+    "paraphrase",
+    "distractor",
+    "chains-double",
+    "chain",
+    "chain-corrupt",
+    "verdicts-double",
+    "verdict",
+)
 # A step whose output makes another step possible: the second is planned when the first is applied.
-CHECKLIST_FOLLOW_UPS = {"unanswerable": ("paraphrase-unanswerable", "paraphrased_unanswerable_context"),
-                        "chain": ("chain-corrupt", "corrupted_chain")}
+CHECKLIST_FOLLOW_UPS = {
+    "unanswerable": ("paraphrase-unanswerable", "paraphrased_unanswerable_context"),
+    "chain": ("chain-corrupt", "corrupted_chain"),
+}
 
 
 def checklist_steps(seed: "checklist.SeedData", *, double_prompt: bool) -> list[str]:
@@ -57,7 +68,9 @@ def checklist_steps(seed: "checklist.SeedData", *, double_prompt: bool) -> list[
 
 
 def checklist_template_name(step: str) -> str:
-    return {"paraphrase-unanswerable": "paraphrase"}.get(step, "verdict" if step.startswith("verdict-") else step)
+    return {"paraphrase-unanswerable": "paraphrase"}.get(
+        step, "verdict" if step.startswith("verdict-") else step
+    )
 
 
 @lru_cache(maxsize=1)
@@ -70,10 +83,14 @@ class ChecklistWork(Work):
 
     def plan(self):
         params = self.job.params
-        groups = checklist.seeds_of(self.project).filter(pk__in=params.get("group_ids", []), items__isnull=True)
+        groups = checklist.seeds_of(self.project).filter(
+            pk__in=params.get("group_ids", []), items__isnull=True
+        )
         calls = []
         for group in groups.distinct():
-            for step in checklist_steps(checklist.SeedData.from_group(group), double_prompt=params["double_prompt"]):
+            for step in checklist_steps(
+                checklist.SeedData.from_group(group), double_prompt=params["double_prompt"]
+            ):
                 calls.append(self._call(step, group.pk))
         return calls
 
@@ -96,13 +113,14 @@ class ChecklistWork(Work):
         seed = checklist.SeedData.from_group(checklist.seeds_of(self.project).get(pk=group_id))
         definitions = _verdict_definitions()
         definitions = definitions.get(self.project.language.split("-")[0]) or definitions["en"]
-        verdict = step[len("verdict-"):] if step.startswith("verdict-") else ""
+        verdict = step[len("verdict-") :] if step.startswith("verdict-") else ""
         return {
             "context": seed.context,
             "question": seed.question,
             "options": "\n".join(f"{number}. {text}" for number, text in enumerate(seed.options, start=1)),
             "answer": seed.options[seed.answer_index],
-            "source_context": seed.ingredients.get("unanswerable_context", "") if step == "paraphrase-unanswerable"
+            "source_context": seed.ingredients.get("unanswerable_context", "")
+            if step == "paraphrase-unanswerable"
             else seed.context,
             "chain": seed.ingredients.get("causal_chain", ""),
             "verdict": verdict,
@@ -119,16 +137,26 @@ class ChecklistWork(Work):
         if Item.objects.filter(group=group).exists():
             raise NotApplied(f"seed {group.external_id} has its checklist already; the output was not used")
         if step == "verdicts-double":
-            values = {"verdicts": [{"verdict": v, "explanation": parsed[v].strip()} for v in checklist.VERDICTS]}
+            values = {
+                "verdicts": [{"verdict": v, "explanation": parsed[v].strip()} for v in checklist.VERDICTS]
+            }
         elif step.startswith("verdict-"):
-            values = {"verdicts": [{"verdict": step[len("verdict-"):], "explanation": parsed["explanation"].strip()}]}
+            values = {
+                "verdicts": [
+                    {"verdict": step[len("verdict-") :], "explanation": parsed["explanation"].strip()}
+                ]
+            }
         else:
             values = {name: parsed[key].strip() for key, name in CHECKLIST_OUTPUTS[step].items()}
         seed = checklist.SeedData.from_group(group)
-        problem = checklist.ingredient_problem(seed, {**seed.ingredients, **values} if step == "chain-corrupt" else values)
+        problem = checklist.ingredient_problem(
+            seed, {**seed.ingredients, **values} if step == "chain-corrupt" else values
+        )
         if problem:
             raise NotApplied(problem)
-        group = checklist.seed_add_ingredients(group=group, values=values, provenance={**provenance(call), "step": step})
+        group = checklist.seed_add_ingredients(
+            group=group, values=values, provenance={**provenance(call), "step": step}
+        )
         seed = checklist.SeedData.from_group(group)
         follow_ups = []
         follow_up = CHECKLIST_FOLLOW_UPS.get(step)

@@ -32,12 +32,16 @@ from .design import RATING, direction_of, unrelated_rule
 # pools the ratings: the mean of every rating of the pair in that order, all connectives together, so a
 # connective rated by more people weighs more. With every item fully rated (the paper's 15 raters each) this
 # equals the mean of the connectives' means; the label keeps both so a reader can see when they differ.
-OVERALL_MEAN = ("pooled: the mean of all ratings of the pair in that order, every connective's together (not the "
-                "mean of the connectives' means)")
+OVERALL_MEAN = (
+    "pooled: the mean of all ratings of the pair in that order, every connective's together (not the "
+    "mean of the connectives' means)"
+)
 
-RULE_TEXT = ("per pair and order, the connective with the highest mean rating gives the relation type and order; "
-             "unrelated when the best mean is not above {best_mean_above} and the overall mean is below "
-             "{overall_mean_below}; ties are left to a curator")
+RULE_TEXT = (
+    "per pair and order, the connective with the highest mean rating gives the relation type and order; "
+    "unrelated when the best mean is not above {best_mean_above} and the overall mean is below "
+    "{overall_mean_below}; ties are left to a curator"
+)
 
 
 @dataclass
@@ -65,9 +69,14 @@ class OrderLabel:
 
     def as_dict(self) -> dict:
         return {
-            "order": self.order, "label": self.label, "connective": self.connective,
-            "relation_order": self.relation_order, "direction": self.direction, "decided_by": self.decided_by,
-            "best": list(self.best), "best_mean": round(float(self.best_mean), 4),
+            "order": self.order,
+            "label": self.label,
+            "connective": self.connective,
+            "relation_order": self.relation_order,
+            "direction": self.direction,
+            "decided_by": self.decided_by,
+            "best": list(self.best),
+            "best_mean": round(float(self.best_mean), 4),
             "overall_mean": round(float(self.overall_mean), 4),
             "mean_of_connective_means": round(float(self.mean_of_means), 4),
             "means": {word: round(float(mean), 4) for word, mean in self.means.items()},
@@ -104,13 +113,23 @@ def label_order(order: str, ratings: dict[str, list[int]], connectives: list[dic
     overall = Fraction(sum(everything), len(everything))
     top = max(means.values())
     best = [word for word in by_word if means[word] == top]
-    result = OrderLabel(order=order, means=means, n_ratings={w: len(v) for w, v in ratings.items()}, best=best,
-                        overall_mean=overall, label="tie")
+    result = OrderLabel(
+        order=order,
+        means=means,
+        n_ratings={w: len(v) for w, v in ratings.items()},
+        best=best,
+        overall_mean=overall,
+        label="tie",
+    )
     if top <= Fraction(str(rule["best_mean_above"])) and overall < Fraction(str(rule["overall_mean_below"])):
         result.label = "unrelated"
     elif len(best) == 1:
         chosen = by_word[best[0]]
-        result.label, result.connective, result.relation_order = chosen["type"], chosen["word"], chosen["order"]
+        result.label, result.connective, result.relation_order = (
+            chosen["type"],
+            chosen["word"],
+            chosen["order"],
+        )
         result.direction = direction_of(order, chosen["order"])
     return result
 
@@ -119,13 +138,19 @@ def pair_ratings(project: Project, groups: list[ItemGroup]) -> tuple[dict, dict,
     """For each pair: its ratings in the items' current round ({order: {word: [ratings]}}), its connectives as
     its items were generated (word, type, order; a later edit of the project's table does not relabel them), and
     how many of its items still lack ratings."""
-    items = list(Item.objects.filter(project=project, group__in=groups).order_by("group_id", "position_in_group")
-                 .only("pk", "round", "group_id", "metadata"))
+    items = list(
+        Item.objects.filter(project=project, group__in=groups)
+        .order_by("group_id", "position_in_group")
+        .only("pk", "round", "group_id", "metadata")
+    )
     rounds = {item.pk: item.round for item in items}
     by_item: dict[int, list[int]] = defaultdict(list)
     # The rating is read as text by the database: decoding 72,000 JSON objects in Python cost seconds.
-    judgments = (Judgment.objects.filter(item__project=project, item__group__in=groups)
-                 .annotate(rating=KeyTextTransform(RATING, "ratings")).values_list("item_id", "round", "rating"))
+    judgments = (
+        Judgment.objects.filter(item__project=project, item__group__in=groups)
+        .annotate(rating=KeyTextTransform(RATING, "ratings"))
+        .values_list("item_id", "round", "rating")
+    )
     for item_id, round_number, rating in judgments:
         if item_id in rounds and round_number == rounds[item_id] and rating not in (None, ""):
             by_item[item_id].append(int(float(rating)))
@@ -138,8 +163,10 @@ def pair_ratings(project: Project, groups: list[ItemGroup]) -> tuple[dict, dict,
         if len(values) < project.overlap:
             short[item.group_id] += 1
         collected[item.group_id][meta.get("item_order")][meta.get("connective")] = values
-        connectives[item.group_id].setdefault(meta.get("connective"), {
-            "word": meta.get("connective"), "type": meta.get("type"), "order": meta.get("order")})
+        connectives[item.group_id].setdefault(
+            meta.get("connective"),
+            {"word": meta.get("connective"), "type": meta.get("type"), "order": meta.get("order")},
+        )
     return collected, {pk: list(words.values()) for pk, words in connectives.items()}, short
 
 
@@ -149,8 +176,11 @@ def explica_aggregate(*, project: Project, curator=None) -> AggregationReport:
 
     The labels are written and the items approved in a few bulk queries, whatever the number of pairs."""
     rule = unrelated_rule(project)
-    groups = list(ItemGroup.objects.filter(project=project, kind="pair", items__status=Item.Status.IN_REVIEW)
-                  .distinct().order_by("pk"))
+    groups = list(
+        ItemGroup.objects.filter(project=project, kind="pair", items__status=Item.Status.IN_REVIEW)
+        .distinct()
+        .order_by("pk")
+    )
     ratings, connectives, short = pair_ratings(project, groups)
     report = AggregationReport()
     pairs = []
@@ -158,8 +188,10 @@ def explica_aggregate(*, project: Project, curator=None) -> AggregationReport:
         if short.get(group.pk):
             report.incomplete[str(group)] = short[group.pk]
             continue
-        orders = {order: label_order(order, ratings[group.pk][order], connectives[group.pk], rule)
-                  for order in sorted(ratings[group.pk])}
+        orders = {
+            order: label_order(order, ratings[group.pk][order], connectives[group.pk], rule)
+            for order in sorted(ratings[group.pk])
+        }
         pair = PairLabel(group=group, orders=orders)
         pairs.append(pair)
         (report.ties if pair.tied else report.labelled).append(pair)
@@ -175,8 +207,11 @@ def _store(project: Project, pairs: list[PairLabel], rule: dict) -> None:
     golds = {}
     for pair in pairs:
         gold = {
-            "rule": RULE_TEXT.format(**rule), "thresholds": dict(rule), "raters_per_item": project.overlap,
-            "overall_mean": OVERALL_MEAN, "orders": {order: label.as_dict() for order, label in pair.orders.items()},
+            "rule": RULE_TEXT.format(**rule),
+            "thresholds": dict(rule),
+            "raters_per_item": project.overlap,
+            "overall_mean": OVERALL_MEAN,
+            "orders": {order: label.as_dict() for order, label in pair.orders.items()},
             "labelled_at": labelled_at,
         }
         pair.group.metadata = {**(pair.group.metadata or {}), "gold": gold}
@@ -189,12 +224,28 @@ def _store(project: Project, pairs: list[PairLabel], rule: dict) -> None:
         label = gold["orders"].get(meta.get("item_order"), {})
         connective = meta.get("connective")
         item.metadata = {
-            **meta, "stage": "aggregation",
+            **meta,
+            "stage": "aggregation",
             "mean_rating": label.get("means", {}).get(connective),
             "n_ratings": label.get("n_ratings", {}).get(connective),
-            "gold": {**{key: label.get(key) for key in ("label", "connective", "relation_order", "direction",
-                                                        "decided_by", "best", "best_mean", "overall_mean")},
-                     "order": meta.get("item_order"), "rule": gold["rule"], "thresholds": gold["thresholds"]},
+            "gold": {
+                **{
+                    key: label.get(key)
+                    for key in (
+                        "label",
+                        "connective",
+                        "relation_order",
+                        "direction",
+                        "decided_by",
+                        "best",
+                        "best_mean",
+                        "overall_mean",
+                    )
+                },
+                "order": meta.get("item_order"),
+                "rule": gold["rule"],
+                "thresholds": gold["thresholds"],
+            },
         }
     _write_metadata(Item, items)
 
@@ -204,13 +255,17 @@ def _write_metadata(model, objects) -> None:
     field = model._meta.get_field("metadata")
     table = connection.ops.quote_name(model._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.executemany(f"UPDATE {table} SET {connection.ops.quote_name(field.column)} = %s WHERE id = %s",
-                           [(field.get_db_prep_save(obj.metadata, connection), obj.pk) for obj in objects])
+        cursor.executemany(
+            f"UPDATE {table} SET {connection.ops.quote_name(field.column)} = %s WHERE id = %s",
+            [(field.get_db_prep_save(obj.metadata, connection), obj.pk) for obj in objects],
+        )
 
 
 def _approve(group_ids: list[int], curator, rule: dict) -> int:
     note = "ExpliCa aggregation: " + RULE_TEXT.format(**rule)
-    in_review = Item.objects.filter(group_id__in=group_ids, status=Item.Status.IN_REVIEW).values_list("pk", flat=True)
+    in_review = Item.objects.filter(group_id__in=group_ids, status=Item.Status.IN_REVIEW).values_list(
+        "pk", flat=True
+    )
     return len(items_approve(item_ids=list(in_review), curator=curator, note=note))
 
 
@@ -226,10 +281,19 @@ def explica_tie_resolve(*, group: ItemGroup, order: str, connective: str, curato
     if not label or label.get("label") != "tie":
         raise ValueError(f"pair {group}: order {order!r} has no tie to resolve")
     if connective not in label["best"]:
-        raise ValueError(f"pair {group}: {connective!r} is not among the tied connectives ({', '.join(label['best'])})")
-    chosen = Item.objects.filter(group=group, metadata__connective=connective).values_list("metadata", flat=True)[0]
-    label.update(label=chosen["type"], connective=connective, relation_order=chosen["order"],
-                 direction=direction_of(order, chosen["order"]), decided_by="curator")
+        raise ValueError(
+            f"pair {group}: {connective!r} is not among the tied connectives ({', '.join(label['best'])})"
+        )
+    chosen = Item.objects.filter(group=group, metadata__connective=connective).values_list(
+        "metadata", flat=True
+    )[0]
+    label.update(
+        label=chosen["type"],
+        connective=connective,
+        relation_order=chosen["order"],
+        direction=direction_of(order, chosen["order"]),
+        decided_by="curator",
+    )
     project = group.project
     orders = {key: _from_dict(value) for key, value in gold["orders"].items()}
     pair = PairLabel(group=group, orders=orders)
@@ -241,10 +305,16 @@ def explica_tie_resolve(*, group: ItemGroup, order: str, connective: str, curato
 
 def _from_dict(data: dict) -> OrderLabel:
     return OrderLabel(
-        order=data["order"], means={w: Fraction(str(m)) for w, m in data["means"].items()},
-        n_ratings=data["n_ratings"], best=data["best"], overall_mean=Fraction(str(data["overall_mean"])),
-        label=data["label"], connective=data["connective"], relation_order=data["relation_order"],
-        direction=data["direction"], decided_by=data["decided_by"],
+        order=data["order"],
+        means={w: Fraction(str(m)) for w, m in data["means"].items()},
+        n_ratings=data["n_ratings"],
+        best=data["best"],
+        overall_mean=Fraction(str(data["overall_mean"])),
+        label=data["label"],
+        connective=data["connective"],
+        relation_order=data["relation_order"],
+        direction=data["direction"],
+        decided_by=data["decided_by"],
     )
 
 
@@ -266,6 +336,7 @@ def explica_summary(project: Project) -> dict:
 
 # --- the example's ratings ---------------------------------------------------------------------
 
+
 def example_ratings_load(project: Project, data: dict) -> list:
     """The example's ratings as submitted judgments of raters named after the example's (``explica-r01`` …)."""
     User = get_user_model()
@@ -275,24 +346,41 @@ def example_ratings_load(project: Project, data: dict) -> list:
         if created:
             user.set_unusable_password()
             user.save(update_fields=["password"])
-        Membership.objects.get_or_create(project=project, user=user, defaults={"role": Membership.Role.ANNOTATOR})
+        Membership.objects.get_or_create(
+            project=project, user=user, defaults={"role": Membership.Role.ANNOTATOR}
+        )
         raters[name] = user
     items = {item.external_id: item for item in Item.objects.filter(project=project, group__kind="pair")}
     now = timezone.now()
     for row in data["ratings"]:
         item = items[f"{row['pair_id']}-{row['connective']}-{row['order']}"]
         if item.question != row["text"]:
-            raise ValueError(f"{item.external_id}: generated {item.question!r}, the example says {row['text']!r}")
+            raise ValueError(
+                f"{item.external_id}: generated {item.question!r}, the example says {row['text']!r}"
+            )
         for name, rating in row["ratings"].items():
-            assignment = Assignment.objects.create(item=item, annotator=raters[name], round=item.round,
-                                                   status=Assignment.Status.SUBMITTED, finished_at=now)
-            Judgment.objects.create(item=item, annotator=raters[name], assignment=assignment, round=item.round,
-                                    ratings={RATING: rating}, vote=Judgment.Vote.ACCEPT, causal_class=item.causal_class)
+            assignment = Assignment.objects.create(
+                item=item,
+                annotator=raters[name],
+                round=item.round,
+                status=Assignment.Status.SUBMITTED,
+                finished_at=now,
+            )
+            Judgment.objects.create(
+                item=item,
+                annotator=raters[name],
+                assignment=assignment,
+                round=item.round,
+                ratings={RATING: rating},
+                vote=Judgment.Vote.ACCEPT,
+                causal_class=item.causal_class,
+            )
     items_recount_rounds(items=list(items.values()))
     return list(raters.values())
 
 
 # --- export -------------------------------------------------------------------------------------
+
 
 def released_records(release) -> list[dict]:
     rows = release.items.order_by("split", "position").values_list("data", flat=True)
@@ -329,7 +417,9 @@ def export_pair_rows(release):
                 if meta.get("mean_rating") is not None:
                     columns[key] = max(columns.get(key, 0), meta["mean_rating"])
             yield {
-                "Pair_ID": pair_id, "Sentence_A": first, "Sentence_B": second,
+                "Pair_ID": pair_id,
+                "Sentence_A": first,
+                "Sentence_B": second,
                 "rating_iconic_causal": columns.get("rating_iconic_causal"),
                 "rating_anticonic_causal": columns.get("rating_anticonic_causal"),
                 "rating_iconic_temporal": columns.get("rating_iconic_temporal"),
@@ -353,11 +443,18 @@ def export_item_rows(release):
             gold = meta.get("gold") or {}
             first, second = sentences if meta["item_order"] == "ab" else tuple(reversed(sentences))
             yield {
-                "Pair_ID": pair_id, "Sentence_A": first, "Sentence_B": second, "item": record["question"],
-                "tested_connective": meta["connective"], "tested_relation": meta["type"],
-                "tested_order": meta["order"], "mean_rating": meta.get("mean_rating"),
-                "n_ratings": meta.get("n_ratings"), "relation_human": gold.get("label", ""),
-                "order_human": gold.get("relation_order", ""), "condition_human": _desc(gold),
+                "Pair_ID": pair_id,
+                "Sentence_A": first,
+                "Sentence_B": second,
+                "item": record["question"],
+                "tested_connective": meta["connective"],
+                "tested_relation": meta["type"],
+                "tested_order": meta["order"],
+                "mean_rating": meta.get("mean_rating"),
+                "n_ratings": meta.get("n_ratings"),
+                "relation_human": gold.get("label", ""),
+                "order_human": gold.get("relation_order", ""),
+                "condition_human": _desc(gold),
                 "human_preferred_connective": gold.get("connective", ""),
                 "human_preferred_connective_unrel": "yes" if gold.get("label") == "unrelated" else "no",
             }

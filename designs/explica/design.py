@@ -31,22 +31,80 @@ LABELS = ["causal", "temporal", "unrelated"]
 DEFAULT_RULE = {"best_mean_above": 6, "overall_mean_below": 5}
 DEFAULT_RATERS = 15
 DEFAULT_CONNECTIVES = [
-    {"word": "then", "type": "temporal", "order": "iconic",
-     "templates": {"pt-BR": "{first}, então {second}.", "en": "{first}, then {second}."}},
-    {"word": "after", "type": "temporal", "order": "anti-iconic",
-     "templates": {"pt-BR": "{first} depois que {second}.", "en": "{first} after {second}."}},
-    {"word": "so", "type": "causal", "order": "iconic",
-     "templates": {"pt-BR": "{first}, por isso {second}.", "en": "{first}, so {second}."}},
-    {"word": "because", "type": "causal", "order": "anti-iconic",
-     "templates": {"pt-BR": "{first} porque {second}.", "en": "{first} because {second}."}},
+    {
+        "word": "then",
+        "type": "temporal",
+        "order": "iconic",
+        "templates": {"pt-BR": "{first}, então {second}.", "en": "{first}, then {second}."},
+    },
+    {
+        "word": "after",
+        "type": "temporal",
+        "order": "anti-iconic",
+        "templates": {"pt-BR": "{first} depois que {second}.", "en": "{first} after {second}."},
+    },
+    {
+        "word": "so",
+        "type": "causal",
+        "order": "iconic",
+        "templates": {"pt-BR": "{first}, por isso {second}.", "en": "{first}, so {second}."},
+    },
+    {
+        "word": "because",
+        "type": "causal",
+        "order": "anti-iconic",
+        "templates": {"pt-BR": "{first} porque {second}.", "en": "{first} because {second}."},
+    },
 ]
 # A sentence that becomes the second clause starts in lower case when its first word is one of these
 # (an article, a pronoun); anything else (a name: "Tiago", "Rafael") keeps its capital.
 LOWERCASE_OPENERS = {
-    "o", "a", "os", "as", "um", "uma", "uns", "umas", "ele", "ela", "eles", "elas", "este", "esta", "esse",
-    "essa", "isso", "isto", "aquele", "aquela", "meu", "minha", "seu", "sua", "nosso", "nossa", "no", "na",
-    "the", "an", "he", "she", "it", "they", "we", "this", "that", "these", "those", "his", "her", "their",
-    "our", "my", "there", "some",
+    "o",
+    "a",
+    "os",
+    "as",
+    "um",
+    "uma",
+    "uns",
+    "umas",
+    "ele",
+    "ela",
+    "eles",
+    "elas",
+    "este",
+    "esta",
+    "esse",
+    "essa",
+    "isso",
+    "isto",
+    "aquele",
+    "aquela",
+    "meu",
+    "minha",
+    "seu",
+    "sua",
+    "nosso",
+    "nossa",
+    "no",
+    "na",
+    "the",
+    "an",
+    "he",
+    "she",
+    "it",
+    "they",
+    "we",
+    "this",
+    "that",
+    "these",
+    "those",
+    "his",
+    "her",
+    "their",
+    "our",
+    "my",
+    "there",
+    "some",
 }
 
 
@@ -72,7 +130,9 @@ def connectives_of(project: Project) -> list[dict]:
         if entry.get("type") not in CONNECTIVE_TYPES:
             raise DesignSettingsError(f"{where} ({word}): type must be one of {', '.join(CONNECTIVE_TYPES)}")
         if entry.get("order") not in CONNECTIVE_ORDERS:
-            raise DesignSettingsError(f"{where} ({word}): order must be one of {', '.join(CONNECTIVE_ORDERS)}")
+            raise DesignSettingsError(
+                f"{where} ({word}): order must be one of {', '.join(CONNECTIVE_ORDERS)}"
+            )
         template = template_for(entry.get("templates") or {}, project.language)
         if template is None or "{first}" not in template or "{second}" not in template:
             raise DesignSettingsError(
@@ -105,14 +165,17 @@ def clause(sentence: str, *, second: bool) -> str:
     if second and text:
         first_word = text.split(" ", 1)[0]
         if first_word.lower() in LOWERCASE_OPENERS:
-            text = first_word.lower() + text[len(first_word):]
+            text = first_word.lower() + text[len(first_word) :]
     return text
 
 
 def item_text(connective: dict, first: str, second: str) -> str:
     # replace, not str.format: a sentence with braces in it must come out as written
-    return (connective["template"].replace("{first}", clause(first, second=False))
-            .replace("{second}", clause(second, second=True)))
+    return (
+        connective["template"]
+        .replace("{first}", clause(first, second=False))
+        .replace("{second}", clause(second, second=True))
+    )
 
 
 def direction_of(item_order: str, connective_order: str) -> str:
@@ -123,15 +186,18 @@ def direction_of(item_order: str, connective_order: str) -> str:
 
 
 @transaction.atomic
-def explica_pair_add(*, project: Project, sentence_a: str, sentence_b: str, external_id: str = "",
-                     metadata: dict | None = None) -> ItemGroup:
+def explica_pair_add(
+    *, project: Project, sentence_a: str, sentence_b: str, external_id: str = "", metadata: dict | None = None
+) -> ItemGroup:
     """A sentence pair and its generated items (every connective × both orders), ready to be rated."""
     sentence_a, sentence_b = (sentence_a or "").strip(), (sentence_b or "").strip()
     if not sentence_a or not sentence_b:
         raise ValueError(f"pair {external_id or '(new)'}: both sentence_a and sentence_b are needed")
     connectives = connectives_of(project)
     group = ItemGroup.objects.create(
-        project=project, kind="pair", external_id=external_id,
+        project=project,
+        kind="pair",
+        external_id=external_id,
         metadata={**(metadata or {}), "sentence_a": sentence_a, "sentence_b": sentence_b},
     )
     items = []
@@ -139,16 +205,30 @@ def explica_pair_add(*, project: Project, sentence_a: str, sentence_b: str, exte
         for item_order in ITEM_ORDERS:
             first, second = (sentence_a, sentence_b) if item_order == "ab" else (sentence_b, sentence_a)
             text = item_text(connective, first, second)
-            items.append(Item(
-                project=project, group=group, position_in_group=len(items), question=text, text_key=text_key(text),
-                causal_class=connective["type"], origin=Item.Origin.GENERATED, source="explica:connectives",
-                external_id=f"{external_id}-{connective['word']}-{item_order}" if external_id else "",
-                status=Item.Status.IN_REVIEW, round=1,
-                metadata={"stage": "rating", "connective": connective["word"], "type": connective["type"],
-                          "order": connective["order"], "item_order": item_order,
-                          "direction": direction_of(item_order, connective["order"]),
-                          "sentences": [sentence_a, sentence_b]},
-            ))
+            items.append(
+                Item(
+                    project=project,
+                    group=group,
+                    position_in_group=len(items),
+                    question=text,
+                    text_key=text_key(text),
+                    causal_class=connective["type"],
+                    origin=Item.Origin.GENERATED,
+                    source="explica:connectives",
+                    external_id=f"{external_id}-{connective['word']}-{item_order}" if external_id else "",
+                    status=Item.Status.IN_REVIEW,
+                    round=1,
+                    metadata={
+                        "stage": "rating",
+                        "connective": connective["word"],
+                        "type": connective["type"],
+                        "order": connective["order"],
+                        "item_order": item_order,
+                        "direction": direction_of(item_order, connective["order"]),
+                        "sentences": [sentence_a, sentence_b],
+                    },
+                )
+            )
     Item.objects.bulk_create(items)
     return group
 
@@ -160,9 +240,13 @@ def read_example(path=DATA / "explica.json") -> dict:
 def example_pairs_load(project: Project, data: dict) -> list[ItemGroup]:
     """The example's pairs with their generated items (no ratings yet)."""
     return [
-        explica_pair_add(project=project, sentence_a=pair["sentence_a"], sentence_b=pair["sentence_b"],
-                         external_id=pair["external_id"],
-                         metadata={"expected": pair.get("expected"), "expected_direction": pair.get("expected_direction")})
+        explica_pair_add(
+            project=project,
+            sentence_a=pair["sentence_a"],
+            sentence_b=pair["sentence_b"],
+            external_id=pair["external_id"],
+            metadata={"expected": pair.get("expected"), "expected_direction": pair.get("expected_direction")},
+        )
         for pair in data["pairs"]
     ]
 
@@ -172,8 +256,10 @@ class ExplicaDesign(ProjectDesign):
     key = "explica"
     name = "ExpliCa"
     paper = "explica.json"
-    summary = _("Pairs of event sentences joined by causal and temporal connectives, each item rated 1–10 by many "
-                "people; the best-rated connective gives the pair's relation.")
+    summary = _(
+        "Pairs of event sentences joined by causal and temporal connectives, each item rated 1–10 by many "
+        "people; the best-rated connective gives the pair's relation."
+    )
     answer_format = "rating"
     example_file = "explica.json"
     help_template = "designs/explica/explica_help.html"
@@ -189,10 +275,17 @@ class ExplicaDesign(ProjectDesign):
     def stages(self):
         return [
             Stage("pairs", _("Sentence pairs"), _("Two event sentences, A and B, per pair.")),
-            Stage("rating", _("Rating"), _("Every connective in both orders, rated 1–10 by each of the raters.")),
-            Stage("aggregation", _("Aggregation"),
-                  _("Per pair and order, the connective with the highest mean rating gives the relation's type and "
-                    "order; low ratings overall mean unrelated; ties go to a curator.")),
+            Stage(
+                "rating", _("Rating"), _("Every connective in both orders, rated 1–10 by each of the raters.")
+            ),
+            Stage(
+                "aggregation",
+                _("Aggregation"),
+                _(
+                    "Per pair and order, the connective with the highest mean rating gives the relation's type and "
+                    "order; low ratings overall mean unrelated; ties go to a curator."
+                ),
+            ),
         ]
 
     def project_defaults(self):
@@ -201,8 +294,11 @@ class ExplicaDesign(ProjectDesign):
             "label_set": list(LABELS),
             "criteria": [{"key": RATING, "label": "Acceptability of the connective", "min": 1, "max": 10}],
             "overlap": DEFAULT_RATERS,
-            "design_settings": {"connectives": [dict(entry) for entry in DEFAULT_CONNECTIVES],
-                                "unrelated_rule": dict(DEFAULT_RULE), "rating_level": "interval"},
+            "design_settings": {
+                "connectives": [dict(entry) for entry in DEFAULT_CONNECTIVES],
+                "unrelated_rule": dict(DEFAULT_RULE),
+                "rating_level": "interval",
+            },
         }
 
     def load_example(self, project, users):
@@ -214,8 +310,14 @@ class ExplicaDesign(ProjectDesign):
         raters = example_ratings_load(project, data)
         curator = users.get("curator") if users else None
         report = explica_aggregate(project=project, curator=curator)
-        return {"pairs": len(groups), "items": 8 * len(groups), "raters": len(raters),
-                "judgments": 8 * len(groups) * len(raters), "labelled": len(report.labelled), "ties": len(report.ties)}
+        return {
+            "pairs": len(groups),
+            "items": 8 * len(groups),
+            "raters": len(raters),
+            "judgments": 8 * len(groups) * len(raters),
+            "labelled": len(report.labelled),
+            "ties": len(report.ties),
+        }
 
     def agreement_fields(self):
         return ["connective", "item_order"]
@@ -230,8 +332,10 @@ class ExplicaDesign(ProjectDesign):
 
     def judgment_criteria(self, item):
         """The project's 1–10 acceptability rating, keys 1–9 and 0 for 10."""
-        return [{**criterion, "keys": {"10": "0"}} if int(criterion.get("max", 5)) == 10 else criterion
-                for criterion in item.project.criteria]
+        return [
+            {**criterion, "keys": {"10": "0"}} if int(criterion.get("max", 5)) == 10 else criterion
+            for criterion in item.project.criteria
+        ]
 
     def judgment_asks_vote(self, item):
         """Raters give a rating only: an item is not accepted or rejected by one of its fifteen raters."""
@@ -258,14 +362,35 @@ class ExplicaDesign(ProjectDesign):
 # ExpliCa's own column names (github.com/martinadh/ExpliCa): one row per pair and order, and one per item
 # (the "4800 version"); the last columns are the platform's additions (rule, ties, counts).
 PAIR_FIELDS = [
-    "Pair_ID", "Sentence_A", "Sentence_B", "rating_iconic_causal", "rating_anticonic_causal",
-    "rating_iconic_temporal", "rating_anticonic_temporal", "human_preferred_connective",
-    "human_preferred_connective_desc", "human_preferred_connective_unrel", "order", "tied_connectives",
-    "n_ratings", "rule",
+    "Pair_ID",
+    "Sentence_A",
+    "Sentence_B",
+    "rating_iconic_causal",
+    "rating_anticonic_causal",
+    "rating_iconic_temporal",
+    "rating_anticonic_temporal",
+    "human_preferred_connective",
+    "human_preferred_connective_desc",
+    "human_preferred_connective_unrel",
+    "order",
+    "tied_connectives",
+    "n_ratings",
+    "rule",
 ]
 ITEM_FIELDS = [
-    "Pair_ID", "Sentence_A", "Sentence_B", "item", "tested_connective", "tested_relation", "tested_order",
-    "mean_rating", "n_ratings", "relation_human", "order_human", "condition_human", "human_preferred_connective",
+    "Pair_ID",
+    "Sentence_A",
+    "Sentence_B",
+    "item",
+    "tested_connective",
+    "tested_relation",
+    "tested_order",
+    "mean_rating",
+    "n_ratings",
+    "relation_human",
+    "order_human",
+    "condition_human",
+    "human_preferred_connective",
     "human_preferred_connective_unrel",
 ]
 
@@ -285,8 +410,14 @@ def explica_pairs_import(*, project: Project, rows: list[dict]) -> list[ItemGrou
         if external_id and ItemGroup.objects.filter(project=project, external_id=external_id).exists():
             raise ValueError(f"row {number}: pair {external_id} is already in the project")
         try:
-            groups.append(explica_pair_add(project=project, sentence_a=row.get("sentence_a") or "",
-                                           sentence_b=row.get("sentence_b") or "", external_id=external_id))
+            groups.append(
+                explica_pair_add(
+                    project=project,
+                    sentence_a=row.get("sentence_a") or "",
+                    sentence_b=row.get("sentence_b") or "",
+                    external_id=external_id,
+                )
+            )
         except ValueError as exc:
             raise ValueError(f"row {number}: {exc}") from exc
     return groups
@@ -295,9 +426,14 @@ def explica_pairs_import(*, project: Project, rows: list[dict]) -> list[ItemGrou
 def explica_settings_update(*, project: Project, connectives: list, rule: dict) -> Project:
     """Replace the project's connective table and unrelated rule, after checking both (new pairs use them;
     items already generated keep their wording)."""
-    candidate = Project(language=project.language,
-                        design_settings={**(project.design_settings or {}), "connectives": connectives,
-                                         "unrelated_rule": rule})
+    candidate = Project(
+        language=project.language,
+        design_settings={
+            **(project.design_settings or {}),
+            "connectives": connectives,
+            "unrelated_rule": rule,
+        },
+    )
     connectives_of(candidate)
     unrelated_rule(candidate)
     project.design_settings = candidate.design_settings

@@ -31,8 +31,10 @@ def published_pairs_read(data: bytes, filename: str) -> list[dict]:
     ({order: {connective column: mean}}) from every row of the pair. Raises PublishedPairsError."""
     table = open_table(data, filename)
     by_folded = {fold(column): column for column in reversed(table.columns)}
-    columns = {role: next((by_folded[name] for name in names if name in by_folded), None)
-               for role, names in KNOWN.items()}
+    columns = {
+        role: next((by_folded[name] for name in names if name in by_folded), None)
+        for role, names in KNOWN.items()
+    }
     missing = [role for role in ("sentence_a", "sentence_b") if columns[role] is None]
     if missing:
         raise PublishedPairsError(f"no {' or '.join(missing)} column (found: {', '.join(table.columns)})")
@@ -45,12 +47,22 @@ def published_pairs_read(data: bytes, filename: str) -> list[dict]:
         order = str(record.get(columns["order"]) or "").strip() if columns["order"] else ""
         pair = pairs.get(key)
         if pair is None:
-            pair = pairs[key] = {"external_id": pair_id, "sentence_a": a, "sentence_b": b, "ratings": {},
-                                 "line": line}
+            pair = pairs[key] = {
+                "external_id": pair_id,
+                "sentence_a": a,
+                "sentence_b": b,
+                "ratings": {},
+                "line": line,
+            }
         elif {a, b} != {pair["sentence_a"], pair["sentence_b"]}:
-            raise PublishedPairsError(f"row {line}: pair {pair_id} has other sentences than on row {pair['line']}")
-        given = {fold(column): _number(record.get(column)) for column in ratings
-                 if record.get(column) not in (None, "")}
+            raise PublishedPairsError(
+                f"row {line}: pair {pair_id} has other sentences than on row {pair['line']}"
+            )
+        given = {
+            fold(column): _number(record.get(column))
+            for column in ratings
+            if record.get(column) not in (None, "")
+        }
         if given:
             pair["ratings"][order or ("ab" if a == pair["sentence_a"] else "ba")] = given
     if table.errors:
@@ -73,13 +85,24 @@ def published_pairs_import(*, project: Project, data: bytes, filename: str) -> l
     """Every pair of the published file, with its published mean ratings kept in the pair's metadata."""
     groups = []
     for pair in published_pairs_read(data, filename):
-        if pair["external_id"] and ItemGroup.objects.filter(project=project, external_id=pair["external_id"]).exists():
-            raise PublishedPairsError(f"row {pair['line']}: pair {pair['external_id']} is already in the project")
+        if (
+            pair["external_id"]
+            and ItemGroup.objects.filter(project=project, external_id=pair["external_id"]).exists()
+        ):
+            raise PublishedPairsError(
+                f"row {pair['line']}: pair {pair['external_id']} is already in the project"
+            )
         metadata = {"published_ratings": pair["ratings"]} if pair["ratings"] else {}
         try:
-            groups.append(explica_pair_add(project=project, sentence_a=pair["sentence_a"],
-                                           sentence_b=pair["sentence_b"], external_id=pair["external_id"],
-                                           metadata=metadata))
+            groups.append(
+                explica_pair_add(
+                    project=project,
+                    sentence_a=pair["sentence_a"],
+                    sentence_b=pair["sentence_b"],
+                    external_id=pair["external_id"],
+                    metadata=metadata,
+                )
+            )
         except ValueError as exc:
             raise PublishedPairsError(f"row {pair['line']}: {exc}") from exc
     return groups

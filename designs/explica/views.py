@@ -39,19 +39,28 @@ def explica_page(request, slug):
     pairs = list(ItemGroup.objects.filter(project=project, kind="pair").order_by("pk"))
     rated = {}
     for group_id, status, judged in Item.objects.filter(project=project, group__kind="pair").values_list(
-            "group_id", "status", "round_judged"):
+        "group_id", "status", "round_judged"
+    ):
         entry = rated.setdefault(group_id, {"items": 0, "complete": 0, "approved": 0})
         entry["items"] += 1
         entry["complete"] += judged >= project.overlap or status == Item.Status.APPROVED
         entry["approved"] += status == Item.Status.APPROVED
-    rows = [{"group": group, "gold": (group.metadata or {}).get("gold"), **rated.get(group.pk, {})} for group in pairs]
+    rows = [
+        {"group": group, "gold": (group.metadata or {}).get("gold"), **rated.get(group.pk, {})}
+        for group in pairs
+    ]
     settings = project.design_settings or {}
     context = {
-        "project": project, "rows": rows,
-        "ties": [row for row in rows if row["gold"] and any(
-            label["label"] == "tie" for label in row["gold"]["orders"].values())],
-        "connectives_json": json.dumps(settings.get("connectives") or DEFAULT_CONNECTIVES, ensure_ascii=False,
-                                       indent=2),
+        "project": project,
+        "rows": rows,
+        "ties": [
+            row
+            for row in rows
+            if row["gold"] and any(label["label"] == "tie" for label in row["gold"]["orders"].values())
+        ],
+        "connectives_json": json.dumps(
+            settings.get("connectives") or DEFAULT_CONNECTIVES, ensure_ascii=False, indent=2
+        ),
         "rule": unrelated_rule(project),
     }
     return render(request, "designs/explica/explica.html", context)
@@ -66,10 +75,19 @@ def explica_aggregate_view(request, slug):
     except (DesignSettingsError, ValueError) as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, _("%(labelled)s pairs labelled (%(items)s items approved), %(ties)s with a tie, "
-                                    "%(incomplete)s still being rated.") % {
-            "labelled": len(report.labelled), "items": report.approved_items, "ties": len(report.ties),
-            "incomplete": len(report.incomplete)})
+        messages.success(
+            request,
+            _(
+                "%(labelled)s pairs labelled (%(items)s items approved), %(ties)s with a tie, "
+                "%(incomplete)s still being rated."
+            )
+            % {
+                "labelled": len(report.labelled),
+                "items": report.approved_items,
+                "ties": len(report.ties),
+                "incomplete": len(report.incomplete),
+            },
+        )
     return redirect("designs:explica", slug=project.slug)
 
 
@@ -81,8 +99,12 @@ def explica_tie_view(request, slug, group_id):
     if group is None:
         raise Http404("no such pair")
     try:
-        explica_tie_resolve(group=group, order=request.POST.get("order", ""),
-                            connective=request.POST.get("connective", ""), curator=request.user)
+        explica_tie_resolve(
+            group=group,
+            order=request.POST.get("order", ""),
+            connective=request.POST.get("connective", ""),
+            curator=request.user,
+        )
     except ValueError as exc:
         messages.error(request, str(exc))
     else:
@@ -129,8 +151,10 @@ def explica_settings_view(request, slug):
     project = _explica_project(request.user, slug)
     try:
         connectives = _json_value(request.POST.get("connectives") or "[]", "connectives")
-        rule = {"best_mean_above": _finite(request.POST.get("best_mean_above", ""), "best_mean_above"),
-                "overall_mean_below": _finite(request.POST.get("overall_mean_below", ""), "overall_mean_below")}
+        rule = {
+            "best_mean_above": _finite(request.POST.get("best_mean_above", ""), "best_mean_above"),
+            "overall_mean_below": _finite(request.POST.get("overall_mean_below", ""), "overall_mean_below"),
+        }
         explica_settings_update(project=project, connectives=connectives, rule=rule)
     except (ValueError, DesignSettingsError) as exc:
         messages.error(request, _("The settings were not saved: %(problem)s") % {"problem": exc})

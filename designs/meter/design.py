@@ -20,7 +20,12 @@ FILTER_CRITERIA = [
     {"key": "faithfulness", "label": "Faithfulness to the context (1 pass, 0 fail)", "min": 0, "max": 1},
     {"key": "fluency", "label": "Fluency (1 pass, 0 fail)", "min": 0, "max": 1},
     {"key": "accuracy", "label": "Accuracy of the correct option (1 pass, 0 fail)", "min": 0, "max": 1},
-    {"key": "distractor_alignment", "label": "Distractors fit their categories (1 pass, 0 fail)", "min": 0, "max": 1},
+    {
+        "key": "distractor_alignment",
+        "label": "Distractors fit their categories (1 pass, 0 fail)",
+        "min": 0,
+        "max": 1,
+    },
 ]
 LEVEL_DEFINITIONS = {
     "pt-BR": {
@@ -41,8 +46,10 @@ class MeterDesign(ProjectDesign):
     key = "meter"
     name = "METER"
     paper = "meter.txt"
-    summary = _("Entries of one context with three multiple-choice questions (causal discovery, intervention, "
-                "counterfactual), five options each: the correct one and four typed distractors.")
+    summary = _(
+        "Entries of one context with three multiple-choice questions (causal discovery, intervention, "
+        "counterfactual), five options each: the correct one and four typed distractors."
+    )
     answer_format = "multiple_choice"
     example_file = "meter.json"
     help_template = "designs/meter/_meter_help.html"
@@ -52,16 +59,40 @@ class MeterDesign(ProjectDesign):
     def stages(self) -> list[Stage]:
         return [
             Stage("pair", _("Cause–effect pair"), _("A context and a cause–effect pair from it.")),
-            Stage("decontamination", _("De-contamination"),
-                  _("Several models are asked, without the context, whether A causes B; every vote is kept. "
-                    "The pair stays only if all say no.")),
-            Stage("verification", _("Pair verification"), _("Three annotators check the pair; any rejection discards it.")),
-            Stage("generation", _("Generation"),
-                  _("A model writes the L1, L2 and L3 questions from the stem bank, the answers and four typed distractors.")),
-            Stage("editing", _("Editing"),
-                  _("Two editors edit each question, a third reviews; the majority vote decides the final version.")),
-            Stage("filtering", _("Filtering"),
-                  _("Three annotators check five pass/fail criteria; the majority keeps or discards the question.")),
+            Stage(
+                "decontamination",
+                _("De-contamination"),
+                _(
+                    "Several models are asked, without the context, whether A causes B; every vote is kept. "
+                    "The pair stays only if all say no."
+                ),
+            ),
+            Stage(
+                "verification",
+                _("Pair verification"),
+                _("Three annotators check the pair; any rejection discards it."),
+            ),
+            Stage(
+                "generation",
+                _("Generation"),
+                _(
+                    "A model writes the L1, L2 and L3 questions from the stem bank, the answers and four typed distractors."
+                ),
+            ),
+            Stage(
+                "editing",
+                _("Editing"),
+                _(
+                    "Two editors edit each question, a third reviews; the majority vote decides the final version."
+                ),
+            ),
+            Stage(
+                "filtering",
+                _("Filtering"),
+                _(
+                    "Three annotators check five pass/fail criteria; the majority keeps or discards the question."
+                ),
+            ),
             Stage("approval", _("Approval"), _("A curator approves kept questions into gold.")),
             Stage("gold", _("Gold entries"), _("Entries whose three questions are all approved.")),
             Stage("discarded", _("Discarded"), _("Entries that left the pipeline, with the reason.")),
@@ -81,15 +112,22 @@ class MeterDesign(ProjectDesign):
 
         if not is_published_meter(data, filename):
             return None  # other files (the example's pairs as rows, questions) go through the common import
-        return f"{len(published_entries_import(project=project, data=data))} entries added, three questions each"
+        return (
+            f"{len(published_entries_import(project=project, data=data))} entries added, three questions each"
+        )
 
     def load_example(self, project, users: dict) -> dict:
         """The example entries as cause–effect pairs (the first stage); their hand-written questions stay in the
         file as what generation should produce (the fake model server replays them in the tests)."""
         data = json.loads((DATA / self.example_file).read_text(encoding="utf-8"))
         created = [
-            pipeline.entry_create(project=project, external_id=spec["external_id"], context=spec["context"],
-                                  cause=spec["cause"], effect=spec["effect"])
+            pipeline.entry_create(
+                project=project,
+                external_id=spec["external_id"],
+                context=spec["context"],
+                cause=spec["cause"],
+                effect=spec["effect"],
+            )
             for spec in data["entries"]
         ]
         return {"entries": len(created)}
@@ -117,8 +155,13 @@ class MeterDesign(ProjectDesign):
         roles = sorted(option.role for option in options)
         warnings = []
         if roles != sorted(["correct", "contradictory", "unfounded", "reversal", "irrelevant"]):
-            warnings.append(_("A METER question needs five options: the correct one and one of each distractor "
-                              "category (it has: %(roles)s).") % {"roles": ", ".join(roles) or "—"})
+            warnings.append(
+                _(
+                    "A METER question needs five options: the correct one and one of each distractor "
+                    "category (it has: %(roles)s)."
+                )
+                % {"roles": ", ".join(roles) or "—"}
+            )
         if any(not option.rationale.strip() for option in options if option.role != "correct"):
             warnings.append(_("Every distractor needs a rationale."))
         return warnings
@@ -130,13 +173,16 @@ class MeterDesign(ProjectDesign):
         return pipeline.stage_counts(project)
 
     def project_context(self, project) -> dict:
-        positions = Option.objects.filter(item__project=project, item__metadata__role=pipeline.QUESTION,
-                                          role=Option.Role.CORRECT).values_list("position", flat=True)
+        positions = Option.objects.filter(
+            item__project=project, item__metadata__role=pipeline.QUESTION, role=Option.Role.CORRECT
+        ).values_list("position", flat=True)
         letters = [chr(ord("A") + position) for position in positions]
         discarded = pipeline.entries(project, pipeline.DISCARDED).values_list("external_id", "metadata")
         return {
             "letter_balance": letter_balance(letters),
-            "discarded_entries": [(external_id, metadata.get("discarded_because", "")) for external_id, metadata in discarded],
+            "discarded_entries": [
+                (external_id, metadata.get("discarded_because", "")) for external_id, metadata in discarded
+            ],
             "stem_bank": stem_bank(project.language),
         }
 
@@ -146,10 +192,15 @@ class MeterDesign(ProjectDesign):
             records[split].append(data)
         entries = export.entries_by_split(records)
         files = [
-            ExportFile(f"meter/{split}.jsonl", iter([export.model_row(entry) for entry in entries[split]]),
-                       export.ENTRY_FIELDS)
+            ExportFile(
+                f"meter/{split}.jsonl",
+                iter([export.model_row(entry) for entry in entries[split]]),
+                export.ENTRY_FIELDS,
+            )
             for split in export.SPLITS
         ]
-        categories = [export.category_row(entry, split) for split in export.SPLITS for entry in entries[split]]
+        categories = [
+            export.category_row(entry, split) for split in export.SPLITS for entry in entries[split]
+        ]
         files.append(ExportFile("meter/categories.jsonl", iter(categories), export.CATEGORY_FIELDS))
         return files

@@ -49,7 +49,10 @@ def model_row(entry: dict) -> dict:
     return {
         "id": entry["id"],
         "context": entry["context"],
-        **{level: {key: entry["levels"][level][key] for key in ("question", "options", "answer")} for level in LEVELS},
+        **{
+            level: {key: entry["levels"][level][key] for key in ("question", "options", "answer")}
+            for level in LEVELS
+        },
     }
 
 
@@ -57,6 +60,11 @@ def category_row(entry: dict, split: str) -> dict:
     return {
         "id": entry["id"],
         "split": split,
-        **{level: {"categories": entry["levels"][level]["categories"],
-                   "rationales": entry["levels"][level]["rationales"]} for level in LEVELS},
+        **{
+            level: {
+                "categories": entry["levels"][level]["categories"],
+                "rationales": entry["levels"][level]["rationales"],
+            }
+            for level in LEVELS
+        },
     }

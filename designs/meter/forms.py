@@ -16,7 +16,9 @@ class DecontaminationJobForm(JobForm):
     """METER: ask several models, without the context, whether each waiting pair is causal."""
 
     voters = EndpointsChoiceField(
-        queryset=ModelEndpoint.objects.none(), required=False, label=_("Also ask"),
+        queryset=ModelEndpoint.objects.none(),
+        required=False,
+        label=_("Also ask"),
         widget=forms.CheckboxSelectMultiple,
         help_text=_("The paper asked three models; a pair stays only if every model answers no."),
     )

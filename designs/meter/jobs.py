@@ -59,29 +59,49 @@ def entry_params(kind: str):
 def waiting(project) -> dict:
     """How many entries wait for each generation step."""
     counts = meter.stage_counts(project)
-    return {"decontamination": counts.get("pair", 0) + counts.get("decontamination", 0),
-            "generation": counts.get("generation", 0)}
+    return {
+        "decontamination": counts.get("pair", 0) + counts.get("decontamination", 0),
+        "generation": counts.get("generation", 0),
+    }
 
 
 JOB_KINDS = [
     JobKind(
-        key=DECONTAMINATION, label=_("De-contamination: does A cause B, without the context?"),
-        work=DecontaminationWork, params=entry_params(DECONTAMINATION), runs_on=runs_on(DECONTAMINATION),
+        key=DECONTAMINATION,
+        label=_("De-contamination: does A cause B, without the context?"),
+        work=DecontaminationWork,
+        params=entry_params(DECONTAMINATION),
+        runs_on=runs_on(DECONTAMINATION),
         planned_calls=lambda params: len(params["group_ids"]) * len(params["endpoint_ids"]),
-        variables=frozenset({"cause", "effect", "language"}), output_keys=("causal",),
+        variables=frozenset({"cause", "effect", "language"}),
+        output_keys=("causal",),
     ),
     JobKind(
-        key=METER_QUESTION, label=_("METER: a question of one level with its answer and distractors"),
-        work=MeterQuestionWork, params=entry_params(METER_QUESTION), runs_on=runs_on(METER_QUESTION),
+        key=METER_QUESTION,
+        label=_("METER: a question of one level with its answer and distractors"),
+        work=MeterQuestionWork,
+        params=entry_params(METER_QUESTION),
+        runs_on=runs_on(METER_QUESTION),
         planned_calls=lambda params: len(params["group_ids"]) * len(meter_stems.LEVELS),
         variables=frozenset({"context", "cause", "effect", "level", "level_definition", "stem", "language"}),
         output_keys=("question", "answer"),
     ),
 ]
 JOB_PAGES = [
-    JobPage(key=DECONTAMINATION, form=DecontaminationJobForm, template="designs/meter/_job_decontamination.html",
-            kinds=(DECONTAMINATION,), context=waiting,
-            arguments=lambda project, data: {"kind": DECONTAMINATION, "voters": list(data["voters"])}),
-    JobPage(key=METER_QUESTION, form=MeterQuestionJobForm, template="designs/meter/_job_meter_question.html",
-            kinds=(METER_QUESTION,), context=waiting, arguments=lambda project, data: {"kind": METER_QUESTION}),
+    JobPage(
+        key=DECONTAMINATION,
+        form=DecontaminationJobForm,
+        template="designs/meter/_job_decontamination.html",
+        kinds=(DECONTAMINATION,),
+        context=waiting,
+        arguments=lambda project, data: {"kind": DECONTAMINATION, "voters": list(data["voters"])},
+    ),
+    JobPage(
+        key=METER_QUESTION,
+        form=MeterQuestionJobForm,
+        template="designs/meter/_job_meter_question.html",
+        kinds=(METER_QUESTION,),
+        context=waiting,
+        arguments=lambda project, data: {"kind": METER_QUESTION},
+    ),
 ]

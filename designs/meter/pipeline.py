@@ -47,11 +47,18 @@ def seed_of(project: Project) -> int:
 
 def entry_create(*, project: Project, external_id: str, context: str, cause: str, effect: str) -> ItemGroup:
     """A cause–effect pair in its context: the first stage of an entry."""
-    missing = [name for name, value in (("context", context), ("cause", cause), ("effect", effect)) if not value.strip()]
+    missing = [
+        name
+        for name, value in (("context", context), ("cause", cause), ("effect", effect))
+        if not value.strip()
+    ]
     if missing:
         raise MeterError(f"entry {external_id!r}: {', '.join(missing)} must not be empty")
     return ItemGroup.objects.create(
-        project=project, kind=ENTRY, external_id=external_id, context=context.strip(),
+        project=project,
+        kind=ENTRY,
+        external_id=external_id,
+        context=context.strip(),
         metadata={"cause": cause.strip(), "effect": effect.strip(), "stage": "pair"},
     )
 
@@ -70,7 +77,9 @@ def _discard(entry: ItemGroup, reason: str) -> None:
 
 
 @transaction.atomic
-def decontamination_vote(*, entry: ItemGroup, model: str, vote: str, call_id: int | None, voters: int) -> ItemGroup:
+def decontamination_vote(
+    *, entry: ItemGroup, model: str, vote: str, call_id: int | None, voters: int
+) -> ItemGroup:
     """Store one model's answer to "does A cause B?" (asked without the context). Once all ``voters`` have
     answered, the pair goes on to verification only if every one said no; otherwise it is discarded."""
     entry = ItemGroup.objects.select_for_update().get(pk=entry.pk)
@@ -78,7 +87,9 @@ def decontamination_vote(*, entry: ItemGroup, model: str, vote: str, call_id: in
         raise MeterError(f"entry {entry}: a de-contamination vote is 'yes' or 'no', not {vote!r}")
     metadata = dict(entry.metadata)
     record = dict(metadata.get("decontamination") or {"votes": []})
-    votes = [existing for existing in record["votes"] if existing.get("call_id") != call_id or call_id is None]
+    votes = [
+        existing for existing in record["votes"] if existing.get("call_id") != call_id or call_id is None
+    ]
     votes.append({"model": model, "vote": vote, "call_id": call_id, "at": timezone.now().isoformat()})
     record.update(votes=votes, voters=voters)
     metadata["decontamination"] = record
@@ -89,7 +100,9 @@ def decontamination_vote(*, entry: ItemGroup, model: str, vote: str, call_id: in
             record["kept"] = not known
             metadata["stage"] = "verification" if not known else DISCARDED
             if known:
-                metadata["discarded_because"] = "contaminated: " + ", ".join(known) + " said A causes B without context"
+                metadata["discarded_because"] = (
+                    "contaminated: " + ", ".join(known) + " said A causes B without context"
+                )
     entry.metadata = metadata
     entry.save(update_fields=["metadata"])
     if metadata["stage"] == "verification":
@@ -105,8 +118,14 @@ def pair_item_create(*, entry: ItemGroup) -> Item:
     cause, effect = entry.metadata["cause"], entry.metadata["effect"]
     question = f"{cause} → {effect}"
     item = Item.objects.create(
-        project=entry.project, group=entry, position_in_group=0, question=question, text_key=text_key(question),
-        external_id=f"{entry.external_id}-pair" if entry.external_id else "", status=Item.Status.IN_REVIEW, round=1,
+        project=entry.project,
+        group=entry,
+        position_in_group=0,
+        question=question,
+        text_key=text_key(question),
+        external_id=f"{entry.external_id}-pair" if entry.external_id else "",
+        status=Item.Status.IN_REVIEW,
+        round=1,
         metadata={"role": PAIR, "stage": "verification", "rounds": {"1": {"stage": "verification"}}},
     )
     _first_revision(item, note="cause–effect pair to verify")
@@ -117,8 +136,17 @@ def pair_item_create(*, entry: ItemGroup) -> Item:
 
 
 @transaction.atomic
-def question_create(*, entry: ItemGroup, level: str, question: str, answer: str, distractors: dict,
-                    stem: str, provenance: dict, llm_call_id: int | None = None) -> Item:
+def question_create(
+    *,
+    entry: ItemGroup,
+    level: str,
+    question: str,
+    answer: str,
+    distractors: dict,
+    stem: str,
+    provenance: dict,
+    llm_call_id: int | None = None,
+) -> Item:
     """One generated question of an entry with its five options, letters shuffled with the project's seed.
 
     ``distractors``: role → {"text", "rationale"} for the four categories. When the entry has its three
@@ -135,16 +163,32 @@ def question_create(*, entry: ItemGroup, level: str, question: str, answer: str,
     if missing or not question.strip() or not answer.strip():
         raise MeterError(f"entry {entry}, {level}: missing {', '.join(missing or ['question or answer'])}")
     item = Item.objects.create(
-        project=entry.project, group=entry, position_in_group=LEVELS.index(level) + 1, question=question.strip(),
-        causal_class=level, origin=Item.Origin.GENERATED, source=f"model:{provenance.get('model', '')}",
-        external_id=f"{entry.external_id}-{level}" if entry.external_id else "", text_key=text_key(question),
-        reference_answer=answer.strip(), answer_by=Item.AnswerBy.MODEL, answer_provenance=provenance,
-        status=Item.Status.IN_REVIEW, round=1,
-        metadata={"role": QUESTION, "level": level, "stem": stem, "stage": "editing",
-                  "rounds": {"1": {"stage": "editing"}}},
+        project=entry.project,
+        group=entry,
+        position_in_group=LEVELS.index(level) + 1,
+        question=question.strip(),
+        causal_class=level,
+        origin=Item.Origin.GENERATED,
+        source=f"model:{provenance.get('model', '')}",
+        external_id=f"{entry.external_id}-{level}" if entry.external_id else "",
+        text_key=text_key(question),
+        reference_answer=answer.strip(),
+        answer_by=Item.AnswerBy.MODEL,
+        answer_provenance=provenance,
+        status=Item.Status.IN_REVIEW,
+        round=1,
+        metadata={
+            "role": QUESTION,
+            "level": level,
+            "stem": stem,
+            "stage": "editing",
+            "rounds": {"1": {"stage": "editing"}},
+        },
     )
     options_create(item=item, correct={"text": answer, "rationale": ""}, distractors=distractors)
-    _first_revision(item, llm_call_id=llm_call_id, provenance=provenance, note=f"{level} question, answer and distractors")
+    _first_revision(
+        item, llm_call_id=llm_call_id, provenance=provenance, note=f"{level} question, answer and distractors"
+    )
     if entry.items.filter(metadata__role=QUESTION).count() == len(LEVELS):
         entry.metadata = {**entry.metadata, "stage": "editing"}
         entry.save(update_fields=["metadata"])
@@ -156,16 +200,27 @@ def options_create(*, item: Item, correct: dict, distractors: dict) -> list[Opti
     by_role = {"correct": correct, **distractors}
     positions = option_positions(key=item.external_id or str(item.pk), seed=seed_of(item.project))
     return Option.objects.bulk_create(
-        Option(item=item, role=role, text=by_role[role]["text"].strip(),
-               rationale=(by_role[role].get("rationale") or "").strip(), position=positions[role])
+        Option(
+            item=item,
+            role=role,
+            text=by_role[role]["text"].strip(),
+            rationale=(by_role[role].get("rationale") or "").strip(),
+            position=positions[role],
+        )
         for role in ROLES
     )
 
 
 def _first_revision(item: Item, *, llm_call_id=None, provenance=None, note="") -> None:
     Revision.objects.create(
-        item=item, number=item.version, round=item.round, kind=Revision.Kind.MODEL if llm_call_id else Revision.Kind.CREATED,
-        llm_call_id=llm_call_id, provenance=provenance or {}, snapshot=item_snapshot(item), note=note,
+        item=item,
+        number=item.version,
+        round=item.round,
+        kind=Revision.Kind.MODEL if llm_call_id else Revision.Kind.CREATED,
+        llm_call_id=llm_call_id,
+        provenance=provenance or {},
+        snapshot=item_snapshot(item),
+        note=note,
     )
 
 
@@ -175,7 +230,9 @@ def _first_revision(item: Item, *, llm_call_id=None, provenance=None, note="") -
 def round_complete(item: Item) -> None:
     """The last judgment of a round is in: verification, editing and filtering decide here, by the paper's rules."""
     stage = (item.metadata.get("rounds") or {}).get(str(item.round), {}).get("stage")
-    judgments = list(Judgment.objects.filter(item=item, round=item.round).select_related("annotator").order_by("pk"))
+    judgments = list(
+        Judgment.objects.filter(item=item, round=item.round).select_related("annotator").order_by("pk")
+    )
     if stage == "verification":
         _verification_close(item, judgments)
     elif stage == "editing":
@@ -196,7 +253,9 @@ def _verification_close(item: Item, judgments: list[Judgment]) -> None:
     item_decide(item=item, curator=None, decision=decision, note=f"METER verification ({_note(judgments)})")
     _set_metadata(item, stage="verified" if not rejected else DISCARDED)
     if rejected:
-        _discard(entry, "rejected in verification by " + ", ".join(j.annotator.get_username() for j in rejected))
+        _discard(
+            entry, "rejected in verification by " + ", ".join(j.annotator.get_username() for j in rejected)
+        )
     else:
         entry.metadata = {**entry.metadata, "stage": "generation"}
         entry.save(update_fields=["metadata"])
@@ -205,9 +264,12 @@ def _verification_close(item: Item, judgments: list[Judgment]) -> None:
 def _editing_close(item: Item, judgments: list[Judgment]) -> None:
     """Two editors edited, the third reviewed; a majority accepting the final version sends it to filtering."""
     accepts = sum(1 for j in judgments if j.vote == Judgment.Vote.ACCEPT)
-    roles = {"editors": [j.annotator.get_username() for j in judgments[:2]],
-             "reviewer": judgments[2].annotator.get_username() if len(judgments) > 2 else "",
-             "accepts": accepts, "judgments": len(judgments)}
+    roles = {
+        "editors": [j.annotator.get_username() for j in judgments[:2]],
+        "reviewer": judgments[2].annotator.get_username() if len(judgments) > 2 else "",
+        "accepts": accepts,
+        "judgments": len(judgments),
+    }
     if accepts * 2 > len(judgments):
         next_round = str(item.round + 1)
         rounds = {**item.metadata.get("rounds", {}), next_round: {"stage": "filtering"}}
@@ -215,7 +277,12 @@ def _editing_close(item: Item, judgments: list[Judgment]) -> None:
         item_start_round(item=item)
     else:
         _set_metadata(item, stage=DISCARDED, editing=roles)
-        item_decide(item=item, curator=None, decision="reject", note=f"METER editing: no majority ({_note(judgments)})")
+        item_decide(
+            item=item,
+            curator=None,
+            decision="reject",
+            note=f"METER editing: no majority ({_note(judgments)})",
+        )
         _discard(item.group, f"{item.metadata.get('level')} question rejected in editing")
 
 
@@ -223,15 +290,25 @@ def _filtering_close(item: Item, judgments: list[Judgment]) -> None:
     """Each annotation passes when all five criteria pass; a majority of passing annotations keeps the question,
     which then waits for a curator's approval. Otherwise it is discarded."""
     passes = [all(int((j.ratings or {}).get(key, 0)) == 1 for key in FILTER_CRITERIA) for j in judgments]
-    per_criterion = {key: sum(int((j.ratings or {}).get(key, 0)) == 1 for j in judgments) for key in FILTER_CRITERIA}
-    verdict = {"passes": sum(passes), "judgments": len(judgments), "per_criterion": per_criterion,
-               "kept": sum(passes) * 2 > len(judgments)}
+    per_criterion = {
+        key: sum(int((j.ratings or {}).get(key, 0)) == 1 for j in judgments) for key in FILTER_CRITERIA
+    }
+    verdict = {
+        "passes": sum(passes),
+        "judgments": len(judgments),
+        "per_criterion": per_criterion,
+        "kept": sum(passes) * 2 > len(judgments),
+    }
     if verdict["kept"]:
         _set_metadata(item, stage="approval", filtering=verdict)
     else:
         _set_metadata(item, stage=DISCARDED, filtering=verdict)
-        item_decide(item=item, curator=None, decision="reject",
-                    note=f"METER filtering: {verdict['passes']} of {len(judgments)} annotations pass")
+        item_decide(
+            item=item,
+            curator=None,
+            decision="reject",
+            note=f"METER filtering: {verdict['passes']} of {len(judgments)} annotations pass",
+        )
         _discard(item.group, f"{item.metadata.get('level')} question failed filtering")
 
 
@@ -264,7 +341,9 @@ def entry_stage(entry: ItemGroup, questions: list[Item]) -> str:
 def stage_counts(project: Project) -> dict[str, int]:
     counts: dict[str, int] = {}
     questions: dict[int, list[Item]] = {}
-    for item in Item.objects.filter(project=project, metadata__role=QUESTION).only("group_id", "status", "metadata"):
+    for item in Item.objects.filter(project=project, metadata__role=QUESTION).only(
+        "group_id", "status", "metadata"
+    ):
         questions.setdefault(item.group_id, []).append(item)
     for entry in entries(project).only("pk", "metadata"):
         stage = entry_stage(entry, questions.get(entry.pk, []))

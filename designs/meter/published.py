@@ -61,8 +61,9 @@ def published_entries_read(data: bytes) -> list[dict]:
         entry = _entry(record, line)
         if entry["external_id"]:
             if entry["external_id"] in seen:
-                raise PublishedMeterError(f"line {line}: id {entry['external_id']!r} is also on line "
-                                          f"{seen[entry['external_id']]}")
+                raise PublishedMeterError(
+                    f"line {line}: id {entry['external_id']!r} is also on line {seen[entry['external_id']]}"
+                )
             seen[entry["external_id"]] = line
         entries.append(entry)
     if not entries:
@@ -72,14 +73,20 @@ def published_entries_read(data: bytes) -> list[dict]:
 
 def _entry(record: dict, line: int) -> dict:
     pair = record.get("cause_effect") or record.get("pair") or {}
-    fields = {name: str(record.get(name) or (pair.get(name) if isinstance(pair, dict) else "") or "").strip()
-              for name in ("context", "cause", "effect")}
+    fields = {
+        name: str(record.get(name) or (pair.get(name) if isinstance(pair, dict) else "") or "").strip()
+        for name in ("context", "cause", "effect")
+    }
     missing = [name for name, value in fields.items() if not value]
     if missing:
         raise PublishedMeterError(f"line {line}: {', '.join(missing)} missing or empty")
     levels = record.get("levels") if isinstance(record.get("levels"), dict) else record
-    return {"external_id": str(record.get("id") or "").strip(), "line": line, **fields,
-            "levels": {level: _level(levels.get(level), line, level) for level in LEVELS}}
+    return {
+        "external_id": str(record.get("id") or "").strip(),
+        "line": line,
+        **fields,
+        "levels": {level: _level(levels.get(level), line, level) for level in LEVELS},
+    }
 
 
 def _level(spec, line: int, level: str) -> dict:
@@ -92,25 +99,39 @@ def _level(spec, line: int, level: str) -> dict:
     options = spec.get("options")
     if isinstance(options, list):
         options = dict(zip(LETTERS, options))
-    if not isinstance(options, dict) or sorted(options) != list(LETTERS) or not all(
-            isinstance(text, str) and text.strip() for text in options.values()):
+    if (
+        not isinstance(options, dict)
+        or sorted(options) != list(LETTERS)
+        or not all(isinstance(text, str) and text.strip() for text in options.values())
+    ):
         raise PublishedMeterError(f"{where}: options must be five non-empty texts, A to E")
     answer = str(spec.get("answer") or "").strip().upper()
     if answer not in tuple(LETTERS):  # "" is in the string "ABCDE"
         raise PublishedMeterError(f"{where}: answer must be a letter A to E, not {spec.get('answer')!r}")
     categories = spec.get("categories") or {}
-    roles = {letter: "correct" if letter == answer else str(categories.get(letter) or "other")
-             for letter in LETTERS}
-    wrong = [f"{letter}: {role}" for letter, role in roles.items()
-             if letter != answer and role not in DISTRACTOR_ROLES | {"other"}]
+    roles = {
+        letter: "correct" if letter == answer else str(categories.get(letter) or "other")
+        for letter in LETTERS
+    }
+    wrong = [
+        f"{letter}: {role}"
+        for letter, role in roles.items()
+        if letter != answer and role not in DISTRACTOR_ROLES | {"other"}
+    ]
     if wrong or (categories and categories.get(answer) not in (None, "correct")):
         kinds = ", ".join(sorted(DISTRACTOR_ROLES))
-        raise PublishedMeterError(f"{where}: categories must name the answer's letter correct and the others "
-                                  f"one of {kinds} ({', '.join(wrong) or answer})")
+        raise PublishedMeterError(
+            f"{where}: categories must name the answer's letter correct and the others "
+            f"one of {kinds} ({', '.join(wrong) or answer})"
+        )
     rationales = spec.get("rationales") or {}
-    return {"question": question, "options": {letter: options[letter].strip() for letter in LETTERS},
-            "answer": answer, "roles": roles,
-            "rationales": {letter: str(rationales.get(letter) or "").strip() for letter in LETTERS}}
+    return {
+        "question": question,
+        "options": {letter: options[letter].strip() for letter in LETTERS},
+        "answer": answer,
+        "roles": roles,
+        "rationales": {letter: str(rationales.get(letter) or "").strip() for letter in LETTERS},
+    }
 
 
 @transaction.atomic
@@ -121,8 +142,13 @@ def published_entries_import(*, project: Project, data: bytes) -> list[ItemGroup
         external_id = entry["external_id"]
         if external_id and ItemGroup.objects.filter(project=project, external_id=external_id).exists():
             raise PublishedMeterError(f"line {entry['line']}: entry {external_id} is already in the project")
-        group = pipeline.entry_create(project=project, external_id=external_id, context=entry["context"],
-                                      cause=entry["cause"], effect=entry["effect"])
+        group = pipeline.entry_create(
+            project=project,
+            external_id=external_id,
+            context=entry["context"],
+            cause=entry["cause"],
+            effect=entry["effect"],
+        )
         group.metadata = {**group.metadata, "stage": "editing", "source": "meter:published"}
         group.save(update_fields=["metadata"])
         for level, spec in entry["levels"].items():
@@ -133,17 +159,33 @@ def published_entries_import(*, project: Project, data: bytes) -> list[ItemGroup
 
 def _question_create(entry: ItemGroup, level: str, spec: dict) -> Item:
     item = Item.objects.create(
-        project=entry.project, group=entry, position_in_group=LEVELS.index(level) + 1,
-        question=spec["question"], causal_class=level, source="meter:published",
+        project=entry.project,
+        group=entry,
+        position_in_group=LEVELS.index(level) + 1,
+        question=spec["question"],
+        causal_class=level,
+        source="meter:published",
         text_key=text_key(spec["question"]),
         external_id=f"{entry.external_id}-{level}" if entry.external_id else "",
-        reference_answer=spec["options"][spec["answer"]], status=Item.Status.IN_REVIEW, round=1,
-        metadata={"role": pipeline.QUESTION, "level": level, "stage": "editing",
-                  "published_answer": spec["answer"], "rounds": {"1": {"stage": "editing"}}},
+        reference_answer=spec["options"][spec["answer"]],
+        status=Item.Status.IN_REVIEW,
+        round=1,
+        metadata={
+            "role": pipeline.QUESTION,
+            "level": level,
+            "stage": "editing",
+            "published_answer": spec["answer"],
+            "rounds": {"1": {"stage": "editing"}},
+        },
     )
     Option.objects.bulk_create(
-        Option(item=item, role=spec["roles"][letter], text=spec["options"][letter],
-               rationale=spec["rationales"][letter], position=LETTERS.index(letter))
+        Option(
+            item=item,
+            role=spec["roles"][letter],
+            text=spec["options"][letter],
+            rationale=spec["rationales"][letter],
+            position=LETTERS.index(letter),
+        )
         for letter in LETTERS
     )
     pipeline._first_revision(item, note=f"{level} question imported as published")

@@ -31,19 +31,32 @@ class DecontaminationWork(EntryWork):
     def plan(self):
         endpoint_ids = self.job.params["endpoint_ids"]
         return [
-            LLMCall(job=self.job, purpose=f"decontamination:{group_id}:{endpoint_id}", endpoint_id=endpoint_id,
-                    template_id=self.job.template_id)
-            for group_id in self.job.params["group_ids"] for endpoint_id in endpoint_ids
+            LLMCall(
+                job=self.job,
+                purpose=f"decontamination:{group_id}:{endpoint_id}",
+                endpoint_id=endpoint_id,
+                template_id=self.job.template_id,
+            )
+            for group_id in self.job.params["group_ids"]
+            for endpoint_id in endpoint_ids
         ]
 
     def variables(self, call):
         entry = self.entry(call)
-        return {"cause": entry.metadata["cause"], "effect": entry.metadata["effect"],
-                "language": self.project.language}
+        return {
+            "cause": entry.metadata["cause"],
+            "effect": entry.metadata["effect"],
+            "language": self.project.language,
+        }
 
     def apply(self, call, parsed):
-        meter.decontamination_vote(entry=self.entry(call), model=call.endpoint.model, vote=parsed["causal"],
-                                   call_id=call.pk, voters=len(self.job.params["endpoint_ids"]))
+        meter.decontamination_vote(
+            entry=self.entry(call),
+            model=call.endpoint.model,
+            vote=parsed["causal"],
+            call_id=call.pk,
+            voters=len(self.job.params["endpoint_ids"]),
+        )
         return []
 
 
@@ -53,31 +66,53 @@ class MeterQuestionWork(EntryWork):
 
     def plan(self):
         return [
-            LLMCall(job=self.job, purpose=f"meter:{group_id}:{level}", endpoint_id=self.job.endpoint_id,
-                    template_id=self.job.template_id)
-            for group_id in self.job.params["group_ids"] for level in meter_stems.LEVELS
+            LLMCall(
+                job=self.job,
+                purpose=f"meter:{group_id}:{level}",
+                endpoint_id=self.job.endpoint_id,
+                template_id=self.job.template_id,
+            )
+            for group_id in self.job.params["group_ids"]
+            for level in meter_stems.LEVELS
         ]
 
     def stem(self, call, entry) -> str:
-        return meter_stems.stem_for(entry=entry.external_id or str(entry.pk), level=self.target(call)[1],
-                                    language=self.project.language, seed=meter.seed_of(self.project))
+        return meter_stems.stem_for(
+            entry=entry.external_id or str(entry.pk),
+            level=self.target(call)[1],
+            language=self.project.language,
+            seed=meter.seed_of(self.project),
+        )
 
     def variables(self, call):
         entry, level = self.entry(call), self.target(call)[1]
         return {
-            "context": entry.context, "cause": entry.metadata["cause"], "effect": entry.metadata["effect"],
-            "level": level, "level_definition": self.definitions.get(level, level), "stem": self.stem(call, entry),
+            "context": entry.context,
+            "cause": entry.metadata["cause"],
+            "effect": entry.metadata["effect"],
+            "level": level,
+            "level_definition": self.definitions.get(level, level),
+            "stem": self.stem(call, entry),
             "language": self.project.language,
         }
 
     def apply(self, call, parsed):
         entry = self.entry(call)
-        distractors = {role: {"text": parsed[role]["option_text"], "rationale": parsed[role]["reasoning"]}
-                       for role in DISTRACTOR_ROLES}
+        distractors = {
+            role: {"text": parsed[role]["option_text"], "rationale": parsed[role]["reasoning"]}
+            for role in DISTRACTOR_ROLES
+        }
         try:
-            meter.question_create(entry=entry, level=self.target(call)[1], question=parsed["question"],
-                                  answer=parsed["answer"], distractors=distractors, stem=self.stem(call, entry),
-                                  provenance=provenance(call), llm_call_id=call.pk)
+            meter.question_create(
+                entry=entry,
+                level=self.target(call)[1],
+                question=parsed["question"],
+                answer=parsed["answer"],
+                distractors=distractors,
+                stem=self.stem(call, entry),
+                provenance=provenance(call),
+                llm_call_id=call.pk,
+            )
         except meter.MeterError as exc:
             raise NotApplied(str(exc)) from exc
         return []

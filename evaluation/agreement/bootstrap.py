@@ -71,8 +71,9 @@ def percentile_interval(
     ``blocks`` gives the draw counts already summed per group of units (``RatingTable.resampled``)."""
     if n_units < 2:
         return too_few_units()
-    return interval_of(replicates(statistic, blocks if blocks is not None else bootstrap.weight_blocks(n_units)),
-                       bootstrap)
+    return interval_of(
+        replicates(statistic, blocks if blocks is not None else bootstrap.weight_blocks(n_units)), bootstrap
+    )
 
 
 def replicates(statistic: Callable[[np.ndarray], np.ndarray], blocks: Iterable[np.ndarray]) -> np.ndarray:

@@ -22,7 +22,9 @@ from .table import (
 REQUIRED_COLUMNS = ("unit", "rater", "value")
 
 
-def read_long_csv(path: Path | str, *, level: str = "nominal", categories: list[str] | None = None) -> RatingTable:
+def read_long_csv(
+    path: Path | str, *, level: str = "nominal", categories: list[str] | None = None
+) -> RatingTable:
     """The judgments of a CSV file as a table. Numeric values are read as numbers; for the interval and ratio
     levels they must be. ``categories`` gives the order of an ordinal scale and categories nobody used;
     without it, an ordered scale of whole numbers runs from the lowest value seen to the highest
@@ -51,7 +53,9 @@ def read_long_csv(path: Path | str, *, level: str = "nominal", categories: list[
         # Batch by batch, so memory holds one batch of text and the codes, never the whole file as strings.
         reader = pa_csv.open_csv(
             path,
-            read_options=pa_csv.ReadOptions(column_names=names, skip_rows=1, use_threads=False, block_size=1 << 16),
+            read_options=pa_csv.ReadOptions(
+                column_names=names, skip_rows=1, use_threads=False, block_size=1 << 16
+            ),
             convert_options=pa_csv.ConvertOptions(
                 column_types={name: pa.string() for name in names},
                 include_columns=wanted,
@@ -68,19 +72,27 @@ def read_long_csv(path: Path | str, *, level: str = "nominal", categories: list[
     if short_rows:
         number, expected, actual = short_rows[0]
         raise AgreementInputError(f"{path}, line {number}: {actual} field(s) where the header has {expected}")
-    (units, unit_codes), (raters, rater_codes), (texts, value_codes) = (encoder.result() for encoder in encoders)
+    (units, unit_codes), (raters, rater_codes), (texts, value_codes) = (
+        encoder.result() for encoder in encoders
+    )
     empty_unit = _is_empty(units, unit_codes)
     empty_rater = _is_empty(raters, rater_codes)
     empty = np.flatnonzero(empty_unit | empty_rater)
     if len(empty):
         row = int(empty[0])
-        raise AgreementInputError(f"{path}, line {row + 2}: {'unit' if empty_unit[row] else 'rater'} is empty")
+        raise AgreementInputError(
+            f"{path}, line {row + 2}: {'unit' if empty_unit[row] else 'rater'} is empty"
+        )
     numbers = [_number(text) if text else None for text in texts]
     numeric = all(number is not None for text, number in zip(texts, numbers) if text)
     if level in ("interval", "ratio") and not numeric:
-        bad = next(index for index, (text, number) in enumerate(zip(texts, numbers)) if text and number is None)
+        bad = next(
+            index for index, (text, number) in enumerate(zip(texts, numbers)) if text and number is None
+        )
         line = int(np.flatnonzero(value_codes == bad)[0]) + 2
-        raise AgreementInputError(f"{path}, line {line}: value {texts[bad]!r} is not a number ({level} level)")
+        raise AgreementInputError(
+            f"{path}, line {line}: value {texts[bad]!r} is not a number ({level} level)"
+        )
     values = [(number if numeric else text) if text else None for text, number in zip(texts, numbers)]
     seen = sorted({value for value in values if value is not None}, key=_sort_key)
     if categories is not None:
@@ -113,14 +125,17 @@ def _table(units, raters, values, domain, unit_codes, rater_codes, value_codes, 
         repeated = np.ones(len(keys), dtype=bool)
         repeated[first] = False
         row = int(np.flatnonzero(judged)[np.flatnonzero(repeated)[0]])
-        raise AgreementInputError(f"rater {raters[rater_codes[row]]!r} judged unit {units[unit_codes[row]]!r} more than once")
+        raise AgreementInputError(
+            f"rater {raters[rater_codes[row]]!r} judged unit {units[unit_codes[row]]!r} more than once"
+        )
     if outside:
         row = int(np.flatnonzero(np.isin(value_codes, outside))[0])
         raise AgreementInputError(
             f"value {values[value_codes[row]]!r} is not one of the categories ({', '.join(map(str, domain))})"
         )
-    category_of_value = np.array([code_of.get(value, MISSING) if value is not None else MISSING for value in values],
-                                 dtype=np.int64)
+    category_of_value = np.array(
+        [code_of.get(value, MISSING) if value is not None else MISSING for value in values], dtype=np.int64
+    )
     codes = np.full((len(raters), len(units)), MISSING, dtype=np.int64)
     codes[rater_codes[judged], unit_codes[judged]] = category_of_value[value_codes[judged]]
     return RatingTable(units=units, raters=raters, categories=list(domain), codes=codes, scale_source=source)
@@ -136,10 +151,14 @@ class _Encoder:
 
     def add(self, column) -> None:
         encoded = column.dictionary_encode()
-        remap = np.array([self.index.setdefault(text.strip(), len(self.index))
-                          for text in encoded.dictionary.to_pylist()], dtype=np.int32)
+        remap = np.array(
+            [self.index.setdefault(text.strip(), len(self.index)) for text in encoded.dictionary.to_pylist()],
+            dtype=np.int32,
+        )
         indices = encoded.indices  # int32 without nulls, read from its buffer: to_numpy() would import pandas
-        positions = np.frombuffer(indices.buffers()[1], dtype=np.int32, count=len(indices), offset=indices.offset * 4)
+        positions = np.frombuffer(
+            indices.buffers()[1], dtype=np.int32, count=len(indices), offset=indices.offset * 4
+        )
         self.codes.append(remap[positions] if len(remap) else positions.copy())
 
     def result(self) -> tuple[list[str], np.ndarray]:

@@ -86,7 +86,9 @@ class Estimate:
             "ci95": self.interval.as_list() if self.interval else None,
             "reading": self.reading,
             "n_units": self.n_units,
-            "note": " ".join(part for part in (self.note, self.interval.note if self.interval else "") if part),
+            "note": " ".join(
+                part for part in (self.note, self.interval.note if self.interval else "") if part
+            ),
         }
 
 
@@ -97,8 +99,11 @@ class PairKappa:
     estimate: Estimate
 
     def as_dict(self) -> dict:
-        return {"raters": [str(self.rater_a), str(self.rater_b)], "kappa": self.estimate.as_dict()["value"],
-                **{key: value for key, value in self.estimate.as_dict().items() if key != "value"}}
+        return {
+            "raters": [str(self.rater_a), str(self.rater_b)],
+            "kappa": self.estimate.as_dict()["value"],
+            **{key: value for key, value in self.estimate.as_dict().items() if key != "value"},
+        }
 
 
 @dataclass
@@ -109,7 +114,12 @@ class CohenKappa:
 
     def as_dict(self) -> dict:
         mean = self.mean.as_dict()
-        return {"mean": mean.pop("value"), **mean, "weights": self.weights, "pairs": [p.as_dict() for p in self.pairs]}
+        return {
+            "mean": mean.pop("value"),
+            **mean,
+            "weights": self.weights,
+            "pairs": [p.as_dict() for p in self.pairs],
+        }
 
 
 # --- Cohen's kappa -------------------------------------------------------------------------------
@@ -182,28 +192,39 @@ def cohen_kappa(
         note = ""
         if len(defined) < len(pairs):
             note = _("Mean of the %(defined)d of %(pairs)d pairs whose kappa is defined.") % {
-                "defined": len(defined), "pairs": len(pairs)
+                "defined": len(defined),
+                "pairs": len(pairs),
             }
         mean = Estimate(float(np.mean(defined)), table.n_units, note)
 
     if bootstrap is not None and defined:
         n_patterns = len(patterns.sizes)
-        if (patterns.codes != MISSING).all() and n_patterns * (len(pairs) + table.n_raters * k) <= _DENSE_CELLS:
-            per_pair = replicates(lambda w: _complete_pair_replicates(w, patterns.codes, k, weight_matrix),
-                                  table.resampled(bootstrap))
+        if (patterns.codes != MISSING).all() and n_patterns * (
+            len(pairs) + table.n_raters * k
+        ) <= _DENSE_CELLS:
+            per_pair = replicates(
+                lambda w: _complete_pair_replicates(w, patterns.codes, k, weight_matrix),
+                table.resampled(bootstrap),
+            )
         else:
             cells_of = _cells_of(pair_cells, k, n_patterns, table.n_units)
-            per_pair = replicates(lambda w: _pair_replicates(w, cells_of, len(pairs), k, weight_matrix),
-                                  table.resampled(bootstrap))
+            per_pair = replicates(
+                lambda w: _pair_replicates(w, cells_of, len(pairs), k, weight_matrix),
+                table.resampled(bootstrap),
+            )
         for index, pair in enumerate(pairs):
             if pair.estimate.value is not None:
                 enough = pair.estimate.n_units >= 2
-                pair.estimate.interval = interval_of(per_pair[:, index], bootstrap) if enough else too_few_units()
+                pair.estimate.interval = (
+                    interval_of(per_pair[:, index], bootstrap) if enough else too_few_units()
+                )
         if mean.value is not None and table.n_units < 2:
             mean.interval = too_few_units()
         elif mean.value is not None:
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)  # a resample where no pair is defined gives NaN
+                warnings.simplefilter(
+                    "ignore", RuntimeWarning
+                )  # a resample where no pair is defined gives NaN
                 mean.interval = interval_of(np.nanmean(per_pair, axis=1), bootstrap)
     return CohenKappa(mean=mean, weights=weights, pairs=pairs)
 
@@ -222,7 +243,9 @@ def _pair_kappa(confusion: np.ndarray, kappa: float, table: RatingTable) -> Esti
 _CONFUSION_CELLS = 4_000_000
 
 
-def _pair_replicates(weights: np.ndarray, cells_of, n_pairs: int, k: int, weight_matrix: np.ndarray) -> np.ndarray:
+def _pair_replicates(
+    weights: np.ndarray, cells_of, n_pairs: int, k: int, weight_matrix: np.ndarray
+) -> np.ndarray:
     """(resamples × pairs): each pair's kappa in each resample. A resampled confusion matrix is the sum of the
     draw counts of the patterns in each of its cells, so all pairs come from one sparse product."""
     # Draw counts are whole numbers below 2**24, which float32 holds exactly; it halves the product's time.
@@ -230,7 +253,7 @@ def _pair_replicates(weights: np.ndarray, cells_of, n_pairs: int, k: int, weight
     out = []
     chunk = max(1, _CONFUSION_CELLS // max(n_pairs * k * k, 1))
     for start in range(0, len(weights), chunk):
-        block = weights[start:start + chunk].astype(dtype)
+        block = weights[start : start + chunk].astype(dtype)
         confusion = np.asarray((cells_of @ block.T).T, dtype=float).reshape(len(block), n_pairs, k, k)
         out.append(kappa_from_confusion(confusion, weight_matrix))
     return np.concatenate(out)
@@ -240,7 +263,9 @@ def _pair_replicates(weights: np.ndarray, cells_of, n_pairs: int, k: int, weight
 _DENSE_CELLS = 20_000_000
 
 
-def _complete_pair_replicates(weights: np.ndarray, codes: np.ndarray, k: int, weight_matrix: np.ndarray) -> np.ndarray:
+def _complete_pair_replicates(
+    weights: np.ndarray, codes: np.ndarray, k: int, weight_matrix: np.ndarray
+) -> np.ndarray:
     """(resamples × pairs) when every rater judged every unit (ExpliCa's 15 raters): kappa needs of each pair only
     its weighted disagreement, its total and its two margins, and with no unit missing a rater's margin is the
     same in all its pairs. So two dense products replace the sparse confusion matrices: draws × each rater's
@@ -318,7 +343,9 @@ def fleiss_kappa(table: RatingTable, *, bootstrap: Bootstrap | None = None) -> E
 # --- Krippendorff's alpha ------------------------------------------------------------------------
 
 
-def krippendorff_alpha(table: RatingTable, *, level: str = "nominal", bootstrap: Bootstrap | None = None) -> Estimate:
+def krippendorff_alpha(
+    table: RatingTable, *, level: str = "nominal", bootstrap: Bootstrap | None = None
+) -> Estimate:
     """Krippendorff's alpha at the given level of measurement, from the coincidences of the unit patterns
     (the tests hold it to the ``krippendorff`` package to 1e-12)."""
     if level not in LEVELS:
@@ -332,14 +359,18 @@ def krippendorff_alpha(table: RatingTable, *, level: str = "nominal", bootstrap:
     counts = patterns.value_counts
     used = np.flatnonzero(counts.sum(axis=0))
     if len(used) == 1:
-        return Estimate(None, table.n_units, _one_value_note(table.categories[used[0]], table.n_units), scale="alpha")
+        return Estimate(
+            None, table.n_units, _one_value_note(table.categories[used[0]], table.n_units), scale="alpha"
+        )
     domain = _alpha_domain(table, level)
     contributions = _unit_coincidences(counts)
     value = float(alpha_replicates(contributions, patterns.sizes, domain, level)[0])
     estimate = Estimate(value, table.n_units, scale="alpha")
     if bootstrap is not None:
         estimate.interval = percentile_interval(
-            lambda w: alpha_replicates(contributions, w, domain, level), table.n_units, bootstrap,
+            lambda w: alpha_replicates(contributions, w, domain, level),
+            table.n_units,
+            bootstrap,
             table.resampled(bootstrap),
         )
     return estimate
@@ -360,14 +391,18 @@ def _unit_coincidences(counts: np.ndarray) -> np.ndarray:
     return (outer / (pairable - 1)[:, None, None]).reshape(len(counts), -1)
 
 
-def alpha_replicates(contributions: np.ndarray, weights: np.ndarray, domain: np.ndarray, level: str) -> np.ndarray:
+def alpha_replicates(
+    contributions: np.ndarray, weights: np.ndarray, domain: np.ndarray, level: str
+) -> np.ndarray:
     """Alpha for each row of unit ``weights``: 1 − Σ o·δ / Σ e·δ, as the krippendorff package computes it."""
     v = len(domain)
     observed = (np.atleast_2d(weights).astype(float) @ contributions).reshape(-1, v, v)
     n_v = observed.sum(axis=1)
     n = n_v.sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        expected = (n_v[:, :, None] * n_v[:, None, :] - n_v[:, :, None] * np.eye(v)[None]) / (n - 1)[:, None, None]
+        expected = (n_v[:, :, None] * n_v[:, None, :] - n_v[:, :, None] * np.eye(v)[None]) / (n - 1)[
+            :, None, None
+        ]
         delta = _distances(domain, level, n_v)
         alpha = 1 - (observed * delta).sum(axis=(1, 2)) / (expected * delta).sum(axis=(1, 2))
         defined = (expected * delta).sum(axis=(1, 2)) > 1e-12

@@ -57,8 +57,14 @@ class AgreementSummary:
 
     def as_flat_dict(self) -> dict:
         """What ``manage.py agreement --json`` prints: the figures at the top level, details beside them."""
-        out: dict = {"n_units": self.n_units, "n_raters": self.n_raters, "n_judgments": self.n_judgments,
-                     "level": self.level, "scale": self.scale, "scale_source": self.scale_source}
+        out: dict = {
+            "n_units": self.n_units,
+            "n_raters": self.n_raters,
+            "n_judgments": self.n_judgments,
+            "level": self.level,
+            "scale": self.scale,
+            "scale_source": self.scale_source,
+        }
         if self.fleiss:
             fleiss = self.fleiss.as_dict()
             out.update(
@@ -103,15 +109,21 @@ def agreement_summary(
         return _summary(table, level, metrics, bootstrap)
 
 
-def _summary(table: RatingTable, level: str, metrics: tuple[str, ...], bootstrap: Bootstrap | None) -> AgreementSummary:
+def _summary(
+    table: RatingTable, level: str, metrics: tuple[str, ...], bootstrap: Bootstrap | None
+) -> AgreementSummary:
     return AgreementSummary(
         n_units=table.n_units,
         n_raters=table.n_raters,
         n_judgments=table.n_judgments,
         level=level,
-        cohen=cohen_kappa(table, weights=KAPPA_WEIGHTS[level], bootstrap=bootstrap) if "cohen" in metrics else None,
+        cohen=cohen_kappa(table, weights=KAPPA_WEIGHTS[level], bootstrap=bootstrap)
+        if "cohen" in metrics
+        else None,
         fleiss=fleiss_kappa(table, bootstrap=bootstrap) if "fleiss" in metrics else None,
-        krippendorff=krippendorff_alpha(table, level=level, bootstrap=bootstrap) if "krippendorff" in metrics else None,
+        krippendorff=krippendorff_alpha(table, level=level, bootstrap=bootstrap)
+        if "krippendorff" in metrics
+        else None,
         bootstrap=bootstrap,
         scale=[_plain(value) for value in table.categories],
         scale_source=table.scale_source,

@@ -72,8 +72,13 @@ class RatingTable:
                     f"value {value!r} is not one of the categories ({', '.join(map(str, categories))})"
                 )
             codes[r, u] = code_of[value]
-        return cls(units=list(unit_index), raters=list(rater_index), categories=categories, codes=codes,
-                   scale_source=scale_source)
+        return cls(
+            units=list(unit_index),
+            raters=list(rater_index),
+            categories=categories,
+            codes=codes,
+            scale_source=scale_source,
+        )
 
     @property
     def n_units(self) -> int:
@@ -113,7 +118,9 @@ class RatingTable:
         """The units with at least two judgments: the only ones any agreement statistic can use."""
         if self._pairable is None:
             keep = self.judgments_per_unit >= 2
-            object.__setattr__(self, "_pairable", self if keep.all() else self.take_units(np.flatnonzero(keep)))
+            object.__setattr__(
+                self, "_pairable", self if keep.all() else self.take_units(np.flatnonzero(keep))
+            )
         return self._pairable
 
     def resampled(self, bootstrap) -> Iterable[np.ndarray]:
@@ -142,8 +149,13 @@ class RatingTable:
         active = (self.codes != MISSING).any(axis=1)
         if active.all():
             return self
-        return RatingTable(units=self.units, raters=[r for r, keep in zip(self.raters, active) if keep],
-                           categories=self.categories, codes=self.codes[active], scale_source=self.scale_source)
+        return RatingTable(
+            units=self.units,
+            raters=[r for r, keep in zip(self.raters, active) if keep],
+            categories=self.categories,
+            codes=self.codes[active],
+            scale_source=self.scale_source,
+        )
 
     def numeric_categories(self) -> np.ndarray:
         """The categories as numbers, for interval and ratio distances."""
@@ -151,7 +163,8 @@ class RatingTable:
             return np.array([float(value) for value in self.categories], dtype=float)
         except (TypeError, ValueError) as exc:
             raise AgreementInputError(
-                "interval and ratio levels need numeric values; got " + ", ".join(map(repr, self.categories[:5]))
+                "interval and ratio levels need numeric values; got "
+                + ", ".join(map(repr, self.categories[:5]))
             ) from exc
 
 
@@ -177,7 +190,9 @@ class UnitPatterns:
         if n_raters * math.log2(n_categories + 1) < 62:  # one integer per column, so sorting is cheap
             places = (n_categories + 1) ** np.arange(n_raters, dtype=np.int64)
             keys = ((codes + 1) * places[:, None]).sum(axis=0)
-            _keys, first, of_unit, sizes = np.unique(keys, return_index=True, return_inverse=True, return_counts=True)
+            _keys, first, of_unit, sizes = np.unique(
+                keys, return_index=True, return_inverse=True, return_counts=True
+            )
         else:
             _columns, first, of_unit, sizes = np.unique(
                 codes.T, axis=0, return_index=True, return_inverse=True, return_counts=True
@@ -190,13 +205,19 @@ class UnitPatterns:
         n_patterns = self.codes.shape[1]
         present = self.codes != MISSING
         flat = (np.arange(n_patterns)[None, :] * self.n_categories + self.codes)[present]
-        return np.bincount(flat, minlength=n_patterns * self.n_categories).reshape(n_patterns, self.n_categories)
+        return np.bincount(flat, minlength=n_patterns * self.n_categories).reshape(
+            n_patterns, self.n_categories
+        )
 
 
 def whole_number_range(values: list) -> list[int] | None:
     """Every whole number from the lowest value to the highest, when all values are whole numbers: a value of
     the scale that nobody used still weighs in Cohen's weighted kappa. None for other values."""
-    if not values or not all(isinstance(value, int) for value in values) or max(values) - min(values) > _MAX_RANGE:
+    if (
+        not values
+        or not all(isinstance(value, int) for value in values)
+        or max(values) - min(values) > _MAX_RANGE
+    ):
         return None
     return list(range(min(values), max(values) + 1))
 

@@ -37,7 +37,9 @@ def releasable_items(project):
     return design_for(project).releasable(Item.objects.filter(project=project, status=Item.Status.APPROVED))
 
 
-def approved_units(project, subsample: dict | None = None, seed: int = 0) -> tuple[list[SplitUnit], dict[str, list[int]]]:
+def approved_units(
+    project, subsample: dict | None = None, seed: int = 0
+) -> tuple[list[SplitUnit], dict[str, list[int]]]:
     """The approved items as split units (a group, or one ungrouped item) and the item ids of each unit.
 
     With ``subsample`` ({"field", "max_per_stratum"}), only the items ``subsample_ids`` keeps."""
@@ -101,8 +103,12 @@ def freeze_items(release: Release, placement: dict, progress: Callable[[int], No
     ``json.dumps(sort_keys=True)`` text bit for bit, which neither SQLite's ``json()`` nor PostgreSQL's
     ``jsonb`` output reproduces.
     """
-    tally = {"by_class_split": defaultdict(Counter), "answers": defaultdict(Counter), "models": Counter(),
-             "groups": set()}
+    tally = {
+        "by_class_split": defaultdict(Counter),
+        "answers": defaultdict(Counter),
+        "models": Counter(),
+        "groups": set(),
+    }
     slug = release.project.slug
     split_rank = {split: index for index, split in enumerate(SPLITS)}
     order = sorted(placement, key=lambda pk: (split_rank[placement[pk][0]], placement[pk][1]))
@@ -113,7 +119,9 @@ def freeze_items(release: Release, placement: dict, progress: Callable[[int], No
         for chunk, options, models_by_call in frozen_chunks(release.project, placement):
             rows = []
             for row in chunk:
-                record = item_record(row, slug=slug, options=options.get(row.pk, ()), models_by_call=models_by_call)
+                record = item_record(
+                    row, slug=slug, options=options.get(row.pk, ()), models_by_call=models_by_call
+                )
                 line = canonical_line(record)
                 spans[rank[row.pk]] = (offset, len(line))
                 spool.write(line)
@@ -122,8 +130,12 @@ def freeze_items(release: Release, placement: dict, progress: Callable[[int], No
                 rows.append((row.pk, split, position, row.causal_class, line[:-1].decode()))
                 _count(tally, row, record, split)
             with transaction.atomic():
-                fast_insert(ReleaseItem, ["item_id", "split", "position", "causal_class", "data"], rows,
-                            constants={"release_id": release.pk})
+                fast_insert(
+                    ReleaseItem,
+                    ["item_id", "split", "position", "causal_class", "data"],
+                    rows,
+                    constants={"release_id": release.pk},
+                )
             done += len(rows)
             progress(done)
         spool.flush()
@@ -137,9 +149,23 @@ def freeze_items(release: Release, placement: dict, progress: Callable[[int], No
 
 
 FROZEN_VALUES = (
-    "pk", "external_id", "question", "context", "reference_answer", "answer_by", "causal_class", "topic_label",
-    "origin", "source", "group_id", "group_external_id", "group_context", "position_in_group", "round",
-    "provenance_text", "metadata_text",
+    "pk",
+    "external_id",
+    "question",
+    "context",
+    "reference_answer",
+    "answer_by",
+    "causal_class",
+    "topic_label",
+    "origin",
+    "source",
+    "group_id",
+    "group_external_id",
+    "group_context",
+    "position_in_group",
+    "round",
+    "provenance_text",
+    "metadata_text",
 )
 
 
@@ -153,8 +179,10 @@ def frozen_chunks(project, placement: dict) -> Iterator[tuple[list, dict, dict]]
     rows = (
         Item.objects.filter(project=project)
         .annotate(
-            topic_label=F("topic__label"), group_external_id=F("group__external_id"),
-            group_context=F("group__context"), provenance_text=Cast("answer_provenance", TextField()),
+            topic_label=F("topic__label"),
+            group_external_id=F("group__external_id"),
+            group_context=F("group__context"),
+            provenance_text=Cast("answer_provenance", TextField()),
             metadata_text=Cast("metadata", TextField()),
         )
         .values_list(*FROZEN_VALUES, named=True)
@@ -209,8 +237,12 @@ def release_facts(release: Release, tally: dict, agreement: list[dict]) -> dict:
         "classes": classes,
         "by_class_split": {label: dict(tally["by_class_split"][label]) for label in classes},
         "answers": [
-            {"class": label, "count": sum(tally["answers"][label].values()),
-             "human": tally["answers"][label].get("human", 0), "model": tally["answers"][label].get("model", 0)}
+            {
+                "class": label,
+                "count": sum(tally["answers"][label].values()),
+                "human": tally["answers"][label].get("human", 0),
+                "model": tally["answers"][label].get("model", 0),
+            }
             for label in classes
         ],
         "agreement": agreement,
@@ -226,12 +258,20 @@ def _topic_model(project) -> dict | None:
     """How the project's topics were found: the embedding model and clustering of the run applied last."""
     from generation.models import TopicRun
 
-    run = (TopicRun.objects.filter(project=project, applied_at__isnull=False).order_by("-applied_at", "-pk")
-           .values("pk", "embedding_model", "params", "n_topics").first())
+    run = (
+        TopicRun.objects.filter(project=project, applied_at__isnull=False)
+        .order_by("-applied_at", "-pk")
+        .values("pk", "embedding_model", "params", "n_topics")
+        .first()
+    )
     if run is None:
         return None
-    return {"run": run["pk"], "embedding_model": run["embedding_model"], "topics": run["n_topics"],
-            "clustering": (run["params"] or {}).get("used") or {}}
+    return {
+        "run": run["pk"],
+        "embedding_model": run["embedding_model"],
+        "topics": run["n_topics"],
+        "clustering": (run["params"] or {}).get("used") or {},
+    }
 
 
 def _count(tally, row, record, split) -> None:
@@ -268,7 +308,9 @@ def _models(release: Release, answers: Counter) -> list[dict]:
     items_per_use: dict[tuple, set] = defaultdict(set)
     for item_id, kind, call_id, provenance in rows:
         provenance = provenance if isinstance(provenance, dict) else {}
-        model, prompt = answer_model_and_prompt({**provenance, "call_id": call_id or provenance.get("call_id")}, calls)
+        model, prompt = answer_model_and_prompt(
+            {**provenance, "call_id": call_id or provenance.get("call_id")}, calls
+        )
         if model or prompt:
             items_per_use[(model, prompt, _role(kind, provenance))].add(item_id)
     for key, item_ids in items_per_use.items():

@@ -44,7 +44,12 @@ def data_path(split: str, fmt: str) -> str:
 
 
 def size_category(n: int) -> str:
-    for limit, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+    for limit, label in (
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+    ):
         if n < limit:
             return label
     return "1M<n<10M"
@@ -60,7 +65,8 @@ def card_header(release, facts: dict, formats: tuple[str, ...]) -> dict:
     fmt = default_format(formats)
     splits = [split for split in SPLITS if facts["splits"].get(split)]
     features = [
-        {"name": "options", "dtype": "string"} if fmt == "csv" and feature["name"] == "options"
+        {"name": "options", "dtype": "string"}
+        if fmt == "csv" and feature["name"] == "options"
         else copy.deepcopy(feature)  # separate objects, or YAML would write anchors and aliases
         for feature in FEATURES_YAML
     ]
@@ -73,8 +79,10 @@ def card_header(release, facts: dict, formats: tuple[str, ...]) -> dict:
         "tags": ["causal-reasoning", "causal-qa", "causalqa-studio"],
         "size_categories": [size_category(facts["n_items"])],
         "configs": [
-            {"config_name": "default",
-             "data_files": [{"split": split, "path": data_path(split, fmt)} for split in splits]}
+            {
+                "config_name": "default",
+                "data_files": [{"split": split, "path": data_path(split, fmt)} for split in splits],
+            }
         ],
         "dataset_info": {"config_name": "default", "features": features},
     }
@@ -99,8 +107,11 @@ def render_card(release, facts: dict, formats: tuple[str, ...] = FORMATS) -> str
         *_table(
             ["Class", *SPLITS, "Total"],
             [
-                [_text(label), *[facts["by_class_split"][label].get(split, 0) for split in SPLITS],
-                 sum(facts["by_class_split"][label].values())]
+                [
+                    _text(label),
+                    *[facts["by_class_split"][label].get(split, 0) for split in SPLITS],
+                    sum(facts["by_class_split"][label].values()),
+                ]
                 for label in facts["classes"]
             ]
             + [["**Total**", *[facts["splits"].get(split, 0) for split in SPLITS], facts["n_items"]]],
@@ -113,7 +124,12 @@ def render_card(release, facts: dict, formats: tuple[str, ...] = FORMATS) -> str
         *_table(
             ["Class", "Count", "Human-answered", "Model-answered"],
             [[_text(row["class"]), row["count"], row["human"], row["model"]] for row in facts["answers"]]
-            + [["**Total**", *[sum(row[key] for row in facts["answers"]) for key in ("count", "human", "model")]]],
+            + [
+                [
+                    "**Total**",
+                    *[sum(row[key] for row in facts["answers"]) for key in ("count", "human", "model")],
+                ]
+            ],
         ),
         "",
         "## Agreement between annotators",
@@ -125,18 +141,28 @@ def render_card(release, facts: dict, formats: tuple[str, ...] = FORMATS) -> str
     if facts.get("topics"):
         topics = facts["topics"]
         used = topics["clustering"]
-        lines += ["", "## Topics", "",
-                  f"The `topic` field comes from topic-modelling run #{topics['run']}: question embeddings of "
-                  f"`{_text(topics['embedding_model'])}`, reduced with PCA and clustered with HDBSCAN"
-                  + (f" (smallest topic {used['min_cluster_size']}, core neighbours {used['min_samples']}, "
-                     f"{used['dimensions']} dimensions)" if used else "")
-                  + f", {topics['topics']} topics named and selected by curators."]
+        lines += [
+            "",
+            "## Topics",
+            "",
+            f"The `topic` field comes from topic-modelling run #{topics['run']}: question embeddings of "
+            f"`{_text(topics['embedding_model'])}`, reduced with PCA and clustered with HDBSCAN"
+            + (
+                f" (smallest topic {used['min_cluster_size']}, core neighbours {used['min_samples']}, "
+                f"{used['dimensions']} dimensions)"
+                if used
+                else ""
+            )
+            + f", {topics['topics']} topics named and selected by curators.",
+        ]
     lines += ["", "## Models and prompt versions", ""]
     if facts["models"]:
         lines += _table(
             ["Model", "Prompt", "Used for", "Items"],
-            [[_text(m["model"] or "—"), _text(m["prompt"] or "—"), _text(m["role"]), m["items"]]
-             for m in facts["models"]],
+            [
+                [_text(m["model"] or "—"), _text(m["prompt"] or "—"), _text(m["role"]), m["items"]]
+                for m in facts["models"]
+            ],
         )
     else:
         lines.append("No released text was written by a model.")
@@ -151,10 +177,10 @@ def render_card(release, facts: dict, formats: tuple[str, ...] = FORMATS) -> str
         "- In the CSV files, a cell that starts with `=`, `+`, `-` or `@` is prefixed with `'` so spreadsheet "
         "programs do not run it as a formula; the JSONL and Parquet files hold the text unchanged.",
         "",
-        "Load it with the Hugging Face `datasets` library: `datasets.load_dataset(\"path/to/this/folder\")` "
+        'Load it with the Hugging Face `datasets` library: `datasets.load_dataset("path/to/this/folder")` '
         f"(the {default_format(formats)} files). Another format loads by naming its files, e.g. "
-        "`datasets.load_dataset(\"json\", data_files={\"train\": \"data/train.jsonl\", \"dev\": \"data/dev.jsonl\", "
-        "\"test\": \"data/test.jsonl\"})`.",
+        '`datasets.load_dataset("json", data_files={"train": "data/train.jsonl", "dev": "data/dev.jsonl", '
+        '"test": "data/test.jsonl"})`.',
         "",
         "## Fields",
         "",
@@ -172,8 +198,11 @@ def render_card(release, facts: dict, formats: tuple[str, ...] = FORMATS) -> str
         "",
     ]
     if release.notes:
-        lines[lines.index("## Items per class and split"):lines.index("## Items per class and split")] = [
-            "## Notes", "", _text(release.notes), ""
+        lines[lines.index("## Items per class and split") : lines.index("## Items per class and split")] = [
+            "## Notes",
+            "",
+            _text(release.notes),
+            "",
         ]
     return "\n".join(lines)
 
@@ -206,11 +235,18 @@ def _agreement_lines(facts: dict) -> list[str]:
     table_rows = []
     for row in rows:
         table_rows.append(
-            [_text(row["label"]), row["level"], row["units"], _figure(row["krippendorff_alpha"]),
-             _figure(row["fleiss_kappa"]), _figure(row["cohen_kappa"])]
+            [
+                _text(row["label"]),
+                row["level"],
+                row["units"],
+                _figure(row["krippendorff_alpha"]),
+                _figure(row["fleiss_kappa"]),
+                _figure(row["cohen_kappa"]),
+            ]
         )
     return out + _table(
-        ["Criterion", "Level", "Units", "Krippendorff's α", "Fleiss' κ", "Mean pairwise Cohen's κ"], table_rows
+        ["Criterion", "Level", "Units", "Krippendorff's α", "Fleiss' κ", "Mean pairwise Cohen's κ"],
+        table_rows,
     )
 
 

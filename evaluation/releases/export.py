@@ -40,10 +40,14 @@ def parse_formats(text: str | Iterable[str] | None) -> tuple[str, ...]:
     """``"jsonl,csv"`` → ("jsonl", "csv"), in the order of FORMATS; unknown names are refused."""
     if text is None:
         return FORMATS
-    names = [part.strip().lower() for part in (text.split(",") if isinstance(text, str) else text) if part.strip()]
+    names = [
+        part.strip().lower() for part in (text.split(",") if isinstance(text, str) else text) if part.strip()
+    ]
     unknown = sorted(set(names) - set(FORMATS))
     if unknown or not names:
-        raise ExportError(f"unknown format(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(FORMATS)}")
+        raise ExportError(
+            f"unknown format(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(FORMATS)}"
+        )
     return tuple(fmt for fmt in FORMATS if fmt in names)
 
 
@@ -94,7 +98,9 @@ class _JsonlWriter:
 
 # annotation.spreadsheet.neutralise_formula, applied to whole columns at once: a cell that starts with
 # one of FORMULA_PREFIXES gets a leading "'" (tests check both give the same text).
-_FORMULA_START = "^[" + "".join("\\" + prefix if prefix in "-\\^]" else prefix for prefix in FORMULA_PREFIXES) + "]"
+_FORMULA_START = (
+    "^[" + "".join("\\" + prefix if prefix in "-\\^]" else prefix for prefix in FORMULA_PREFIXES) + "]"
+)
 
 
 def neutralise_column(column: pa.Array) -> pa.Array:
@@ -113,7 +119,9 @@ class _CsvWriter:
         columns = []
         for name, column in zip(batch.arrow.schema.names, batch.arrow.columns):
             if name == "options":
-                column = pa.array([orjson.dumps(record["options"]).decode() for record in batch.records], pa.string())
+                column = pa.array(
+                    [orjson.dumps(record["options"]).decode() for record in batch.records], pa.string()
+                )
             if pa.types.is_string(column.type):
                 column = neutralise_column(column)
             columns.append(column)
@@ -187,7 +195,9 @@ def _csv_cell(value):
     return value
 
 
-def export_release(release, out_dir: Path | str, formats: tuple[str, ...] = FORMATS, progress=None) -> list[Path]:
+def export_release(
+    release, out_dir: Path | str, formats: tuple[str, ...] = FORMATS, progress=None
+) -> list[Path]:
     """Write the release into ``out_dir``: data/<split>.<format>, README.md (the card), checksums.txt.
 
     One pass over each split's records feeds every format at once. Returns the files written.

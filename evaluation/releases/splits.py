@@ -29,7 +29,9 @@ def parse_ratios(text: str | dict | list | tuple) -> dict[str, float]:
     if isinstance(text, dict):
         unknown = set(text) - set(SPLITS)
         if unknown:
-            raise SplitRatioError(f"unknown split(s) {', '.join(sorted(unknown))}; the splits are train, dev, test")
+            raise SplitRatioError(
+                f"unknown split(s) {', '.join(sorted(unknown))}; the splits are train, dev, test"
+            )
         values = [text.get(name, 0) for name in SPLITS]
     elif isinstance(text, str):
         values = [part.strip() for part in text.split(",")]
@@ -55,7 +57,9 @@ def group_stratum(classes: list[str]) -> str:
     return min(counts, key=lambda label: (-counts[label], label))
 
 
-def assign_splits(units: list[SplitUnit], ratios: dict[str, float], seed: int) -> tuple[dict[str, str], list[str]]:
+def assign_splits(
+    units: list[SplitUnit], ratios: dict[str, float], seed: int
+) -> tuple[dict[str, str], list[str]]:
     """Each unit's split, and the units in their seeded order (which fixes item positions within a split).
 
     Within each stratum the units are shuffled, then placed largest first, each into the split furthest
@@ -72,7 +76,9 @@ def assign_splits(units: list[SplitUnit], ratios: dict[str, float], seed: int) -
     assignment: dict[str, str] = {}
     filled = Counter()
     for stratum in sorted(by_stratum):
-        members = sorted(by_stratum[stratum], key=lambda unit: -unit.size)  # stable: keeps the shuffle on ties
+        members = sorted(
+            by_stratum[stratum], key=lambda unit: -unit.size
+        )  # stable: keeps the shuffle on ties
         total = sum(unit.size for unit in members)
         targets = [ratios[name] * total for name in SPLITS]
         placed = [0] * len(SPLITS)

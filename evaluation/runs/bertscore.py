@@ -48,7 +48,13 @@ class Scorer:
     model: object
 
     def described(self, *, idf: bool) -> dict:
-        return {"model": self.name, "layer": self.layer, "layers": self.layers, "idf": idf, "window": self.window}
+        return {
+            "model": self.name,
+            "layer": self.layer,
+            "layers": self.layers,
+            "idf": idf,
+            "window": self.window,
+        }
 
     def windowed(self, texts: list[str]) -> int:
         """How many of the texts are longer than one window (read in overlapping windows)."""
@@ -63,8 +69,11 @@ def scorer(model_dir: str = "", layer: int | None = None) -> Scorer:
     layer = layers if layer is None else layer
     if not 1 <= layer <= layers:
         raise ValueError(f"the model has layers 1 to {layers}, not {layer}")
-    window = min(MAX_WINDOW, int(getattr(loaded.model.config, "max_position_embeddings", MAX_WINDOW)),
-                 int(loaded.tokenizer.model_max_length or MAX_WINDOW))
+    window = min(
+        MAX_WINDOW,
+        int(getattr(loaded.model.config, "max_position_embeddings", MAX_WINDOW)),
+        int(loaded.tokenizer.model_max_length or MAX_WINDOW),
+    )
     return Scorer(loaded.name, layer, layers, window, loaded.tokenizer, loaded.model)
 
 
@@ -86,8 +95,16 @@ def idf_weights(model: Scorer, references: list[str]) -> Idf:
     return Idf({token: math.log((total + 1) / (n + 1)) for token, n in counts.items()}, math.log(total + 1))
 
 
-def bertscore(candidates: list[str], references: list[str], *, model: Scorer | None = None, model_dir: str = "",
-              layer: int | None = None, idf: Idf | None = None, batch_size: int = 32) -> list[BertScore]:
+def bertscore(
+    candidates: list[str],
+    references: list[str],
+    *,
+    model: Scorer | None = None,
+    model_dir: str = "",
+    layer: int | None = None,
+    idf: Idf | None = None,
+    batch_size: int = 32,
+) -> list[BertScore]:
     """One score per (candidate, reference) pair; ``idf`` from ``idf_weights`` or None (every token 1)."""
     if len(candidates) != len(references):
         raise ValueError("as many references as candidates are needed")
@@ -99,8 +116,10 @@ def bertscore(candidates: list[str], references: list[str], *, model: Scorer | N
     texts = list(dict.fromkeys(text for text in [*candidates, *references] if text.strip()))
     with torch.inference_mode():
         embedded = dict(zip(texts, _embed(model, texts, batch_size)))
-        return [_pair(embedded.get(candidate), embedded.get(reference), idf)
-                for candidate, reference in zip(candidates, references)]
+        return [
+            _pair(embedded.get(candidate), embedded.get(reference), idf)
+            for candidate, reference in zip(candidates, references)
+        ]
 
 
 def _ids(model: Scorer, text: str) -> list[int]:
@@ -118,8 +137,10 @@ def windows(length: int, size: int) -> list[tuple[int, int]]:
 
 def owner_of_each_token(length: int, spans: list[tuple[int, int]]) -> list[int]:
     """For each token, the span in which it has the most context on both sides."""
-    return [max(range(len(spans)), key=lambda s: (min(p - spans[s][0], spans[s][1] - 1 - p), -s))
-            for p in range(length)]
+    return [
+        max(range(len(spans)), key=lambda s: (min(p - spans[s][0], spans[s][1] - 1 - p), -s))
+        for p in range(length)
+    ]
 
 
 def _embed(model: Scorer, texts: list[str], batch_size: int) -> list[tuple]:
@@ -134,21 +155,25 @@ def _embed(model: Scorer, texts: list[str], batch_size: int) -> list[tuple]:
         ids = _ids(model, text)
         spans = windows(len(ids), size)
         plans.append((ids, spans))
-        pieces.extend((index, s, [tokenizer.cls_token_id, *ids[a:b], tokenizer.sep_token_id])
-                      for s, (a, b) in enumerate(spans))
+        pieces.extend(
+            (index, s, [tokenizer.cls_token_id, *ids[a:b], tokenizer.sep_token_id])
+            for s, (a, b) in enumerate(spans)
+        )
     hidden: dict[tuple[int, int], torch.Tensor] = {}
     pieces.sort(key=lambda piece: len(piece[2]))  # similar lengths together: little padding
     for start in range(0, len(pieces), batch_size):
-        batch = pieces[start:start + batch_size]
+        batch = pieces[start : start + batch_size]
         longest = max(len(ids) for _i, _s, ids in batch)
         input_ids = torch.full((len(batch), longest), tokenizer.pad_token_id or 0, dtype=torch.long)
         mask = torch.zeros((len(batch), longest), dtype=torch.long)
         for row, (_i, _s, ids) in enumerate(batch):
-            input_ids[row, :len(ids)] = torch.tensor(ids)
-            mask[row, :len(ids)] = 1
-        states = model.model(input_ids=input_ids, attention_mask=mask, output_hidden_states=True).hidden_states
+            input_ids[row, : len(ids)] = torch.tensor(ids)
+            mask[row, : len(ids)] = 1
+        states = model.model(
+            input_ids=input_ids, attention_mask=mask, output_hidden_states=True
+        ).hidden_states
         for row, (index, span, ids) in enumerate(batch):
-            hidden[index, span] = states[model.layer][row, :len(ids)].float()
+            hidden[index, span] = states[model.layer][row, : len(ids)].float()
     result = []
     for index, (ids, spans) in enumerate(plans):
         if len(spans) == 1:  # the text fits one window: its states are [CLS] + tokens + [SEP] already

@@ -43,7 +43,7 @@ def _plain(text: str) -> str:
 
 
 def parse_yes_no(answer: str, reasoning: str = "") -> str | None:
-    """"yes" or "no" (Portuguese and English, any case or accent): the first word when it is one, else the
+    """ "yes" or "no" (Portuguese and English, any case or accent): the first word when it is one, else the
     only one said, else the last one the reasoning states; None when it cannot be told."""
     words = re.findall(r"[a-z]+", _plain(answer or ""))
     plain_yes, plain_no = {_plain(w) for w in YES}, {_plain(w) for w in NO}

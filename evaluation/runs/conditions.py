@@ -7,10 +7,18 @@ OPEN, MULTIPLE_CHOICE, YES_NO = "open", "multiple_choice", "yes_no"
 # format → condition → name of the benchmark_answer template
 CONDITIONS = {
     OPEN: {"class-agnostic": "class-agnostic", "class-informed": "class-informed"},
-    MULTIPLE_CHOICE: {"zero-shot": "mc-zero-shot", "few-shot": "mc-few-shot", "chain-of-thought": "mc-chain-of-thought"},
+    MULTIPLE_CHOICE: {
+        "zero-shot": "mc-zero-shot",
+        "few-shot": "mc-few-shot",
+        "chain-of-thought": "mc-chain-of-thought",
+    },
     YES_NO: {"zero-shot": "yes-no", "chain-of-thought": "yes-no-chain-of-thought"},
 }
-DEFAULT_CONDITIONS = {OPEN: ["class-agnostic", "class-informed"], MULTIPLE_CHOICE: ["zero-shot"], YES_NO: ["zero-shot"]}
+DEFAULT_CONDITIONS = {
+    OPEN: ["class-agnostic", "class-informed"],
+    MULTIPLE_CHOICE: ["zero-shot"],
+    YES_NO: ["zero-shot"],
+}
 CLOSED = (MULTIPLE_CHOICE, YES_NO)
 # The sources the judge ranks: the reference answer and the open conditions' responses.
 REFERENCE = "reference"
@@ -56,5 +64,9 @@ def question_of(record: dict, design, language: str) -> dict:
     asked = design.benchmark_question(record, language)
     if asked:
         return {**asked, "own": True}
-    return {"question": record["question"], "options": record.get("options") or [], "correct": correct_letters(record),
-            "own": False}
+    return {
+        "question": record["question"],
+        "options": record.get("options") or [],
+        "correct": correct_letters(record),
+        "own": False,
+    }

@@ -42,27 +42,86 @@ KNOWN = {
     "item": ("item", "item_id", "id", "question_id", "external_id", "id_pergunta", "qid", "uid"),
     "question": ("question", "pergunta", "questao"),
     "model": ("model", "modelo", "llm", "system", "sistema", "candidate_model"),
-    "condition": ("condition", "condicao", "setting", "strategy", "estrategia", "prompt", "prompting",
-                  "configuracao", "cenario"),
-    "response": ("response", "model_response", "resposta_modelo", "resposta_do_modelo", "model_answer", "output",
-                 "prediction", "generated_answer", "resposta_gerada", "answer", "resposta"),
+    "condition": (
+        "condition",
+        "condicao",
+        "setting",
+        "strategy",
+        "estrategia",
+        "prompt",
+        "prompting",
+        "configuracao",
+        "cenario",
+    ),
+    "response": (
+        "response",
+        "model_response",
+        "resposta_modelo",
+        "resposta_do_modelo",
+        "model_answer",
+        "output",
+        "prediction",
+        "generated_answer",
+        "resposta_gerada",
+        "answer",
+        "resposta",
+    ),
     "repetition": ("repetition", "repeticao", "rep", "sample", "amostra"),
-    "target": ("answer_of", "whose_answer", "evaluated", "avaliado", "resposta_de", "target", "candidate", "source",
-               "fonte"),
+    "target": (
+        "answer_of",
+        "whose_answer",
+        "evaluated",
+        "avaliado",
+        "resposta_de",
+        "target",
+        "candidate",
+        "source",
+        "fonte",
+    ),
     "criterion": ("criterion", "criterio", "metric", "metrica", "aspect", "aspecto"),
     "score": ("score", "nota", "pontuacao", "rating", "overall", "overall_score", "nota_geral"),
-    "justification": ("justification", "justificativa", "rationale", "explanation", "explicacao", "comment",
-                      "comentario"),
+    "justification": (
+        "justification",
+        "justificativa",
+        "rationale",
+        "explanation",
+        "explicacao",
+        "comment",
+        "comentario",
+    ),
     "judge": ("judge", "juiz", "judge_model", "modelo_juiz", "avaliador", "evaluator"),
     "ranking": ("ranking", "order", "ordem", "classificacao", "ranked"),
     "shown": ("shown", "order_shown", "shown_order", "ordem_apresentada", "presentation_order"),
 }
-REFERENCE_WORDS = {"reference", "referencia", "gold", "ground_truth", "groundtruth", "human", "humano", "gabarito"}
+REFERENCE_WORDS = {
+    "reference",
+    "referencia",
+    "gold",
+    "ground_truth",
+    "groundtruth",
+    "human",
+    "humano",
+    "gabarito",
+}
 # Criterion names in Portuguese, for the paper's four.
-CRITERION_ALIASES = {"aderencia": "adherence", "fluencia": "fluency", "coerencia": "coherence",
-                     "relevancia": "relevance"}
-ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "primeiro": 1, "segundo": 2,
-            "terceiro": 3, "quarto": 4, "quinto": 5}
+CRITERION_ALIASES = {
+    "aderencia": "adherence",
+    "fluencia": "fluency",
+    "coerencia": "coherence",
+    "relevancia": "relevance",
+}
+ORDINALS = {
+    "first": 1,
+    "second": 2,
+    "third": 3,
+    "fourth": 4,
+    "fifth": 5,
+    "primeiro": 1,
+    "segundo": 2,
+    "terceiro": 3,
+    "quarto": 4,
+    "quinto": 5,
+}
 _PLACE = re.compile(r"^(?:(?:rank|place|lugar|posicao|pos)_?(\d+)|(\d+)(?:st|nd|rd|th|o|a|_lugar)?)$")
 _SEPARATORS = re.compile(r"\s*(?:>|;|,|\|)\s*")
 _SERIES = re.compile(r"\s*(?:·|/|\|)\s*")
@@ -105,14 +164,27 @@ class ResultFile:
 @dataclass
 class _Parsed:
     responses: dict = field(default_factory=dict)  # (release_item, model, condition, repetition) → text
-    scores: dict = field(default_factory=dict)  # (release_item, model|None, condition|None, rep) → (scores, just.)
-    rankings: dict = field(default_factory=dict)  # (release_item, model, repetition) → (ranking, shown, just.)
+    scores: dict = field(
+        default_factory=dict
+    )  # (release_item, model|None, condition|None, rep) → (scores, just.)
+    rankings: dict = field(
+        default_factory=dict
+    )  # (release_item, model, repetition) → (ranking, shown, just.)
     judges: Counter = field(default_factory=Counter)
     files: list = field(default_factory=list)
 
 
-def run_import_results(*, project, release, name: str, files: list[ResultFile], split: str = ReleaseItem.Split.TEST,
-                       columns: str = "", user=None, enqueue: bool = True) -> EvalRun:
+def run_import_results(
+    *,
+    project,
+    release,
+    name: str,
+    files: list[ResultFile],
+    split: str = ReleaseItem.Split.TEST,
+    columns: str = "",
+    user=None,
+    enqueue: bool = True,
+) -> EvalRun:
     """Check every file, then store the run with its responses, scores and rankings in one transaction.
 
     Raises ``ResultsRejected`` listing every problem (file, row, field, reason); then nothing is written.
@@ -124,8 +196,17 @@ def run_import_results(*, project, release, name: str, files: list[ResultFile], 
         raise ResultsRejected([ResultError("release", 0, "", f"{release.tag} is {release.status}")])
     items = _Items(release, split)
     if not items.by_id:
-        raise ResultsRejected([ResultError("release", 0, "split", f"{release.tag} has no items in its {split!r} split;"
-                                           " cut a release with --splits 0,0,1 to evaluate every item")])
+        raise ResultsRejected(
+            [
+                ResultError(
+                    "release",
+                    0,
+                    "split",
+                    f"{release.tag} has no items in its {split!r} split;"
+                    " cut a release with --splits 0,0,1 to evaluate every item",
+                )
+            ]
+        )
     try:
         overrides = parse_columns(columns) if columns else {}
     except ValueError as exc:
@@ -141,22 +222,40 @@ def run_import_results(*, project, release, name: str, files: list[ResultFile], 
                 continue
             kind = result_file.kind or _kind_of(table.columns, project)
             if not kind:
-                errors.append(ResultError(result_file.name, 1, "", "cannot tell the kind of file from its columns "
-                                          f"({', '.join(table.columns)}); name it responses=FILE, scores=FILE "
-                                          "or rankings=FILE"))
+                errors.append(
+                    ResultError(
+                        result_file.name,
+                        1,
+                        "",
+                        "cannot tell the kind of file from its columns "
+                        f"({', '.join(table.columns)}); name it responses=FILE, scores=FILE "
+                        "or rankings=FILE",
+                    )
+                )
                 continue
             tables.append((result_file, kind, table))
         # Responses first: scores and rankings name the models and conditions the responses bring.
-        for result_file, kind, table in sorted(tables, key=lambda entry: [RESPONSES, SCORES, RANKINGS].index(entry[1])):
+        for result_file, kind, table in sorted(
+            tables, key=lambda entry: [RESPONSES, SCORES, RANKINGS].index(entry[1])
+        ):
             reader = {RESPONSES: _read_responses, SCORES: _read_scores, RANKINGS: _read_rankings}[kind]
             try:
-                count = reader(result_file.name, table, _columns(table.columns, overrides), items, parsed, errors,
-                               project)
+                count = reader(
+                    result_file.name,
+                    table,
+                    _columns(table.columns, overrides),
+                    items,
+                    parsed,
+                    errors,
+                    project,
+                )
             except UNREADABLE as exc:
                 errors += [ResultError(result_file.name, 0, "", str(unreadable(exc)))]
                 continue
             errors += [ResultError(result_file.name, e.line, e.field, e.reason) for e in table.errors]
-            parsed.files.append({"name": result_file.name, "kind": kind, "sha256": result_file.sha256, "rows": count})
+            parsed.files.append(
+                {"name": result_file.name, "kind": kind, "sha256": result_file.sha256, "rows": count}
+            )
     if not parsed.responses and not errors:
         errors.append(ResultError("files", 0, "", "no responses: give a file of model responses"))
     if errors:
@@ -169,7 +268,9 @@ class _Items:
 
     def __init__(self, release, split):
         self.by_id, self.by_text, self.records = {}, {}, {}
-        rows = ReleaseItem.objects.filter(release=release, split=split).values_list("pk", "data", "item__external_id")
+        rows = ReleaseItem.objects.filter(release=release, split=split).values_list(
+            "pk", "data", "item__external_id"
+        )
         for pk, data, external_id in rows:
             self.records[pk] = data
             self.by_id.setdefault(str(data.get("id", "")), pk)
@@ -232,14 +333,27 @@ def _cell(record: dict, columns: dict, role: str) -> str:
 def _item(name, line, record, columns, items, errors) -> int | None:
     role = "item" if "item" in columns else "question"
     if role not in columns:
-        errors.append(ResultError(name, line, "item", "no item column (item id or question text); map one with "
-                                  "--columns item=COLUMN"))
+        errors.append(
+            ResultError(
+                name,
+                line,
+                "item",
+                "no item column (item id or question text); map one with --columns item=COLUMN",
+            )
+        )
         return None
     value = record.get(columns[role])
     found = items.find(value)
     if found is None:
-        errors.append(ResultError(name, line, role, f"{str(value)[:80]!r} matches no item of the release split "
-                                  "(by id, external id or question text)"))
+        errors.append(
+            ResultError(
+                name,
+                line,
+                role,
+                f"{str(value)[:80]!r} matches no item of the release split "
+                "(by id, external id or question text)",
+            )
+        )
     return found
 
 
@@ -256,7 +370,9 @@ def _repetition(name, line, record, columns, errors) -> int | None:
 def _read_responses(name, table, columns, items, parsed, errors, project) -> int:
     missing = [role for role in ("response",) if role not in columns]
     if missing:
-        errors.append(ResultError(name, 1, "response", "no response column; map one with --columns response=COLUMN"))
+        errors.append(
+            ResultError(name, 1, "response", "no response column; map one with --columns response=COLUMN")
+        )
         return 0
     count = 0
     for line, record in table.rows:
@@ -269,8 +385,14 @@ def _read_responses(name, table, columns, items, parsed, errors, project) -> int
             continue
         key = (release_item, model, condition, repetition)
         if key in parsed.responses:
-            errors.append(ResultError(name, line, "", f"a second response of {model} · {condition} (repetition "
-                                      f"{repetition}) to the same item"))
+            errors.append(
+                ResultError(
+                    name,
+                    line,
+                    "",
+                    f"a second response of {model} · {condition} (repetition {repetition}) to the same item",
+                )
+            )
             continue
         parsed.responses[key] = _cell(record, columns, "response")
     return count
@@ -285,7 +407,9 @@ def _series(parsed: _Parsed) -> tuple[set, set, dict]:
 
 def _read_scores(name, table, columns, items, parsed, errors, project) -> int:
     models, conditions, model_by_fold = _series(parsed)
-    criteria = {criterion["key"]: (criterion.get("min", 1), criterion.get("max", 5)) for criterion in project.criteria}
+    criteria = {
+        criterion["key"]: (criterion.get("min", 1), criterion.get("max", 5)) for criterion in project.criteria
+    }
     wide = {}
     for column in table.columns:
         key = CRITERION_ALIASES.get(fold(column), fold(column))
@@ -306,8 +430,11 @@ def _read_scores(name, table, columns, items, parsed, errors, project) -> int:
         if model is None:
             repetition = 1  # the reference answer is one, whatever the repetition of the row
         if model is not None and (release_item, model, condition, repetition) not in parsed.responses:
-            errors.append(ResultError(name, line, "", f"no response of {model} · {condition} to this item "
-                                      "in the responses file"))
+            errors.append(
+                ResultError(
+                    name, line, "", f"no response of {model} · {condition} to this item in the responses file"
+                )
+            )
             continue
         given = {}
         if wide:
@@ -317,8 +444,15 @@ def _read_scores(name, table, columns, items, parsed, errors, project) -> int:
             criterion = _cell(record, columns, "criterion")
             key = CRITERION_ALIASES.get(fold(criterion), fold(criterion)) if criterion else OVERALL
             if criterion and key not in criteria:
-                errors.append(ResultError(name, line, "criterion", f"unknown criterion {criterion!r} (the project's: "
-                                          f"{', '.join(criteria)}, or none for one overall score)"))
+                errors.append(
+                    ResultError(
+                        name,
+                        line,
+                        "criterion",
+                        f"unknown criterion {criterion!r} (the project's: "
+                        f"{', '.join(criteria)}, or none for one overall score)",
+                    )
+                )
                 continue
             given[key] = record.get(columns["score"])
         scores = _scores(name, line, given, criteria, errors)
@@ -344,23 +478,48 @@ def _target(name, line, record, columns, model_by_fold, conditions, errors):
         return None, None
     if raw:
         parts = _SERIES.split(raw, maxsplit=1)
-        model_cell, condition_cell = (parts[0], parts[1]) if len(parts) == 2 else (model_cell or raw, condition_cell)
+        model_cell, condition_cell = (
+            (parts[0], parts[1]) if len(parts) == 2 else (model_cell or raw, condition_cell)
+        )
     if not model_cell and not condition_cell:
-        errors.append(ResultError(name, line, "target", "say whose answer was scored: reference, or a model and "
-                                  "condition (e.g. gpt-4o · class-agnostic)"))
+        errors.append(
+            ResultError(
+                name,
+                line,
+                "target",
+                "say whose answer was scored: reference, or a model and "
+                "condition (e.g. gpt-4o · class-agnostic)",
+            )
+        )
         return None
     if fold(model_cell) in REFERENCE_WORDS:
         return None, None
-    model = model_by_fold.get(fold(model_cell)) if model_cell else (next(iter(model_by_fold.values()))
-                                                                     if len(model_by_fold) == 1 else None)
+    model = (
+        model_by_fold.get(fold(model_cell))
+        if model_cell
+        else (next(iter(model_by_fold.values())) if len(model_by_fold) == 1 else None)
+    )
     if model is None:
-        errors.append(ResultError(name, line, "model", f"unknown model {model_cell!r} (the responses have: "
-                                  f"{', '.join(sorted(model_by_fold.values()))})"))
+        errors.append(
+            ResultError(
+                name,
+                line,
+                "model",
+                f"unknown model {model_cell!r} (the responses have: "
+                f"{', '.join(sorted(model_by_fold.values()))})",
+            )
+        )
         return None
     condition = condition_cell or (next(iter(conditions)) if len(conditions) == 1 else "")
     if condition not in conditions:
-        errors.append(ResultError(name, line, "condition", f"unknown condition {condition_cell!r} (the responses "
-                                  f"have: {', '.join(sorted(conditions))})"))
+        errors.append(
+            ResultError(
+                name,
+                line,
+                "condition",
+                f"unknown condition {condition_cell!r} (the responses have: {', '.join(sorted(conditions))})",
+            )
+        )
         return None
     return model, condition
 
@@ -377,8 +536,11 @@ def _scores(name, line, given: dict, criteria: dict, errors) -> dict | None:
             errors.append(ResultError(name, line, key, f"{value!r} is not a number"))
             return None
         if not number.is_integer() or not low <= number <= high:
-            errors.append(ResultError(name, line, key, f"{value!r} is out of range (a whole number from {low} to "
-                                      f"{high})"))
+            errors.append(
+                ResultError(
+                    name, line, key, f"{value!r} is out of range (a whole number from {low} to {high})"
+                )
+            )
             return None
         scores[key] = int(number)
     if not scores:
@@ -404,7 +566,9 @@ def _sources(raw: str, model: str, conditions: set) -> list[str] | None:
 
 def _read_rankings(name, table, columns, items, parsed, errors, project) -> int:
     models, conditions, model_by_fold = _series(parsed)
-    places = sorted(((_place(column), column) for column in table.columns if _place(column)), key=lambda p: p[0])
+    places = sorted(
+        ((_place(column), column) for column in table.columns if _place(column)), key=lambda p: p[0]
+    )
     if not places and "ranking" not in columns:
         errors.append(ResultError(name, 1, "ranking", "no ranking column (ranking, or 1st, 2nd, …)"))
         return 0
@@ -414,29 +578,58 @@ def _read_rankings(name, table, columns, items, parsed, errors, project) -> int:
         release_item = _item(name, line, record, columns, items, errors)
         repetition = _repetition(name, line, record, columns, errors)
         model_cell = _cell(record, columns, "model")
-        model = model_by_fold.get(fold(model_cell)) if model_cell else (
-            next(iter(model_by_fold.values())) if len(model_by_fold) == 1 else None)
+        model = (
+            model_by_fold.get(fold(model_cell))
+            if model_cell
+            else (next(iter(model_by_fold.values())) if len(model_by_fold) == 1 else None)
+        )
         if model is None:
-            errors.append(ResultError(name, line, "model", f"unknown model {model_cell!r} (the responses have: "
-                                      f"{', '.join(sorted(models))})"))
+            errors.append(
+                ResultError(
+                    name,
+                    line,
+                    "model",
+                    f"unknown model {model_cell!r} (the responses have: {', '.join(sorted(models))})",
+                )
+            )
             continue
         if release_item is None or repetition is None:
             continue
-        raw = (" > ".join(_cell(record, {"p": column}, "p") for _place_number, column in places
-                          if _cell(record, {"p": column}, "p"))
-               if places else _cell(record, columns, "ranking"))
+        raw = (
+            " > ".join(
+                _cell(record, {"p": column}, "p")
+                for _place_number, column in places
+                if _cell(record, {"p": column}, "p")
+            )
+            if places
+            else _cell(record, columns, "ranking")
+        )
         ranking = _sources(raw, model, conditions)
         shown_raw = _cell(record, columns, "shown")
         shown = _sources(shown_raw, model, conditions) if shown_raw else []
         if ranking is None or shown is None or not ranking:
-            errors.append(ResultError(name, line, "ranking", f"{raw or shown_raw!r}: rank reference and the "
-                                      f"conditions of the responses ({', '.join(sorted(conditions))})"))
+            errors.append(
+                ResultError(
+                    name,
+                    line,
+                    "ranking",
+                    f"{raw or shown_raw!r}: rank reference and the "
+                    f"conditions of the responses ({', '.join(sorted(conditions))})",
+                )
+            )
             continue
         if len(set(ranking)) != len(ranking) or (shown and sorted(shown) != sorted(ranking)):
-            errors.append(ResultError(name, line, "ranking", f"{raw!r} names a source twice, or differs from the "
-                                      "order shown"))
+            errors.append(
+                ResultError(
+                    name, line, "ranking", f"{raw!r} names a source twice, or differs from the order shown"
+                )
+            )
             continue
-        parsed.rankings[(release_item, model, repetition)] = (ranking, shown, _cell(record, columns, "justification"))
+        parsed.rankings[(release_item, model, repetition)] = (
+            ranking,
+            shown,
+            _cell(record, columns, "justification"),
+        )
         judge = _cell(record, columns, "judge")
         if judge:
             parsed.judges[judge[:100]] += 1
@@ -446,12 +639,20 @@ def _read_rankings(name, table, columns, items, parsed, errors, project) -> int:
 def _endpoint(project, model: str) -> ModelEndpoint:
     """The endpoint that stands for an imported model: the project's or site's of that name, else a new, inactive
     one (never called: it only names the model in the run's rows)."""
-    found = (ModelEndpoint.objects.filter(project=project, name=model).first()
-             or ModelEndpoint.objects.filter(project__isnull=True, name=model).first())
+    found = (
+        ModelEndpoint.objects.filter(project=project, name=model).first()
+        or ModelEndpoint.objects.filter(project__isnull=True, name=model).first()
+    )
     if found is not None:
         return found
-    return ModelEndpoint.objects.create(project=project, name=model[:100], model=model[:200],
-                                        base_url="http://imported.invalid/v1", api_key_env="", is_active=False)
+    return ModelEndpoint.objects.create(
+        project=project,
+        name=model[:100],
+        model=model[:200],
+        base_url="http://imported.invalid/v1",
+        api_key_env="",
+        is_active=False,
+    )
 
 
 @transaction.atomic
@@ -461,30 +662,58 @@ def _store(project, release, split, name, parsed: _Parsed, user, enqueue: bool) 
     judge = _endpoint(project, parsed.judges.most_common(1)[0][0]) if parsed.judges else None
     now = timezone.now()
     run = EvalRun.objects.create(
-        project=project, release=release, split=split, answer_format=project.answer_format, conditions=conditions,
-        judge_endpoint=judge, created_by=user, heartbeat_at=now, stage=EvalRun.Stage.SCORING,
-        imported={"name": name, "files": parsed.files, "imported_at": now.isoformat(),
-                  "by": user.get_username() if user else ""},
+        project=project,
+        release=release,
+        split=split,
+        answer_format=project.answer_format,
+        conditions=conditions,
+        judge_endpoint=judge,
+        created_by=user,
+        heartbeat_at=now,
+        stage=EvalRun.Stage.SCORING,
+        imported={
+            "name": name,
+            "files": parsed.files,
+            "imported_at": now.isoformat(),
+            "by": user.get_username() if user else "",
+        },
     )
     run.endpoints.set(endpoints.values())
     responses = []
     for (release_item, model, condition, repetition), text in parsed.responses.items():
-        response = EvalResponse(run=run, release_item_id=release_item, endpoint=endpoints[model], condition=condition,
-                                repetition=repetition, text=text,
-                                error="" if text else "the imported response is empty")
+        response = EvalResponse(
+            run=run,
+            release_item_id=release_item,
+            endpoint=endpoints[model],
+            condition=condition,
+            repetition=repetition,
+            text=text,
+            error="" if text else "the imported response is empty",
+        )
         responses.append(response)
     _read_choices(run, responses)
     EvalResponse.objects.bulk_create(responses)
     by_key = {(r.release_item_id, r.endpoint.name, r.condition, r.repetition): r for r in responses}
     JudgeScore.objects.bulk_create(
-        JudgeScore(run=run, release_item_id=release_item,
-                   response=by_key[(release_item, model, condition, repetition)] if model else None,
-                   scores=scores, justifications=justifications)
+        JudgeScore(
+            run=run,
+            release_item_id=release_item,
+            response=by_key[(release_item, model, condition, repetition)] if model else None,
+            scores=scores,
+            justifications=justifications,
+        )
         for (release_item, model, condition, repetition), (scores, justifications) in parsed.scores.items()
     )
     Ranking.objects.bulk_create(
-        Ranking(run=run, release_item_id=release_item, endpoint=endpoints[model], repetition=repetition,
-                shown=shown, ranking=ranking, justification=justification)
+        Ranking(
+            run=run,
+            release_item_id=release_item,
+            endpoint=endpoints[model],
+            repetition=repetition,
+            shown=shown,
+            ranking=ranking,
+            justification=justification,
+        )
         for (release_item, model, repetition), (ranking, shown, justification) in parsed.rankings.items()
     )
     if enqueue:
@@ -498,7 +727,9 @@ def _read_choices(run: EvalRun, responses: list[EvalResponse]) -> None:
     """Closed formats: the letter or yes / no read from each response, and whether it is right (as for calls)."""
     if run.answer_format == OPEN:
         return
-    records = dict(ReleaseItem.objects.filter(pk__in={r.release_item_id for r in responses}).values_list("pk", "data"))
+    records = dict(
+        ReleaseItem.objects.filter(pk__in={r.release_item_id for r in responses}).values_list("pk", "data")
+    )
     for response in responses:
         if response.error:
             continue

@@ -19,7 +19,9 @@ def accuracy(rows: list[dict]) -> dict:
     n = len(rows)
     right = sum(1 for row in rows if row["correct"])
     return {
-        "n": n, "correct": right, "accuracy": right / n if n else None,
+        "n": n,
+        "correct": right,
+        "accuracy": right / n if n else None,
         "unparsed": sum(1 for row in rows if row.get("unparsed")),
         "failed": sum(1 for row in rows if row.get("failed")),
         "chance": chance(rows),
@@ -41,7 +43,9 @@ def grouped(rows: list[dict], keys: list[str]) -> dict[tuple, list[dict]]:
 
 def accuracy_by(rows: list[dict], keys: list[str]) -> list[dict]:
     """One line per combination of ``keys`` (e.g. model, condition, level) with its accuracy and chance."""
-    return [{**dict(zip(keys, values)), **accuracy(members)} for values, members in grouped(rows, keys).items()]
+    return [
+        {**dict(zip(keys, values)), **accuracy(members)} for values, members in grouped(rows, keys).items()
+    ]
 
 
 def group_accuracy(rows: list[dict], keys: list[str], group_size: int | None = None) -> list[dict]:
@@ -65,22 +69,30 @@ def group_accuracy(rows: list[dict], keys: list[str], group_size: int | None = N
         whole = {key: answers for key, answers in by_group.items() if sizes[key] >= expected}
         left_out = {group for group, _repetition in by_group} - {group for group, _repetition in whole}
         all_right = [all(row["correct"] for row in answers) for answers in whole.values()]
-        group_chance = [_product(1 / (row.get("n_options") or 2) for row in answers) for answers in whole.values()]
+        group_chance = [
+            _product(1 / (row.get("n_options") or 2) for row in answers) for answers in whole.values()
+        ]
         question = accuracy(members)
-        result.append({
-            **dict(zip(keys, values)),
-            "groups": len(all_right),
-            "groups_correct": sum(all_right),
-            "group_accuracy": sum(all_right) / len(all_right) if all_right else None,
-            "group_chance": mean(group_chance) if group_chance else None,
-            "group_size": expected,
-            "groups_left_out": len(left_out),
-            "left_out_reason": (f"{len(left_out)} group(s) with fewer than {expected} questions: "
-                                + ", ".join(sorted(map(str, left_out))[:10])) if left_out else "",
-            "questions": question["n"],
-            "question_accuracy": question["accuracy"],
-            "question_chance": question["chance"],
-        })
+        result.append(
+            {
+                **dict(zip(keys, values)),
+                "groups": len(all_right),
+                "groups_correct": sum(all_right),
+                "group_accuracy": sum(all_right) / len(all_right) if all_right else None,
+                "group_chance": mean(group_chance) if group_chance else None,
+                "group_size": expected,
+                "groups_left_out": len(left_out),
+                "left_out_reason": (
+                    f"{len(left_out)} group(s) with fewer than {expected} questions: "
+                    + ", ".join(sorted(map(str, left_out))[:10])
+                )
+                if left_out
+                else "",
+                "questions": question["n"],
+                "question_accuracy": question["accuracy"],
+                "question_chance": question["chance"],
+            }
+        )
     return result
 
 
@@ -102,12 +114,16 @@ def error_distribution(rows: list[dict], keys: list[str]) -> list[dict]:
                 role = row["role"] if row["role"] in counts else "other"
                 counts[role] += 1
         chosen = sum(counts.values())
-        result.append({
-            **dict(zip(keys, values)), "wrong": len(wrong), **counts,
-            **{f"{role}_share": (counts[role] / chosen if chosen else None) for role in ERROR_ROLES},
-            "unparsed": sum(1 for row in wrong if row.get("unparsed")),
-            "failed": sum(1 for row in wrong if row.get("failed")),
-        })
+        result.append(
+            {
+                **dict(zip(keys, values)),
+                "wrong": len(wrong),
+                **counts,
+                **{f"{role}_share": (counts[role] / chosen if chosen else None) for role in ERROR_ROLES},
+                "unparsed": sum(1 for row in wrong if row.get("unparsed")),
+                "failed": sum(1 for row in wrong if row.get("failed")),
+            }
+        )
     return result
 
 
@@ -116,7 +132,9 @@ def error_distribution(rows: list[dict], keys: list[str]) -> list[dict]:
 
 def cells(rows: list[dict], keys: list[str]) -> list[dict]:
     """Accuracy of every (task, variant) cell, per ``keys`` (model, condition)."""
-    return accuracy_by([row for row in rows if row.get("task") or row.get("variant")], keys + ["task", "variant"])
+    return accuracy_by(
+        [row for row in rows if row.get("task") or row.get("variant")], keys + ["task", "variant"]
+    )
 
 
 class DifferenceError(ValueError):
@@ -150,7 +168,9 @@ def parse_differences(text: str) -> list[Difference]:
             continue
         match = _LINE.match(line)
         if not match:
-            raise DifferenceError(f"line {number}: write it as 'Name = A - B' or 'Name = A - mean(B, C)': {line.strip()!r}")
+            raise DifferenceError(
+                f"line {number}: write it as 'Name = A - B' or 'Name = A - mean(B, C)': {line.strip()!r}"
+            )
         left, right = _names(match.group("left"), number), _names(match.group("right"), number)
         differences.append(Difference(match.group("name").strip(), left, right))
     return differences
@@ -164,8 +184,10 @@ def _names(term: str, number: int) -> tuple[str, ...]:
         nested = _TERM.match(term)  # mean(Acc(PS), Acc(PU))
         if nested:
             term = nested.group("inner")
-    names = tuple(_TERM.match(part.strip()).group("inner") if _TERM.match(part.strip()) else part.strip()
-                  for part in term.split(","))
+    names = tuple(
+        _TERM.match(part.strip()).group("inner") if _TERM.match(part.strip()) else part.strip()
+        for part in term.split(",")
+    )
     if not all(names):
         raise DifferenceError(f"line {number}: an empty name in {term!r}")
     return names
@@ -187,20 +209,39 @@ def difference_values(rows: list[dict], differences: list[Difference], keys: lis
         for difference in differences:
             right = difference.right
             if right == ("others",):
-                left_kinds = {"task" if any(_fold(row.get("task")) == _fold(name) for row in members) else "variant"
-                              for name in difference.left}
+                left_kinds = {
+                    "task" if any(_fold(row.get("task")) == _fold(name) for row in members) else "variant"
+                    for name in difference.left
+                }
                 kind = left_kinds.pop() if len(left_kinds) == 1 else "task"
                 left = {_fold(name) for name in difference.left}
-                right = tuple(sorted({row.get(kind) for row in members if row.get(kind)
-                                      and _fold(row.get(kind)) not in left}))
+                right = tuple(
+                    sorted(
+                        {
+                            row.get(kind)
+                            for row in members
+                            if row.get(kind) and _fold(row.get(kind)) not in left
+                        }
+                    )
+                )
             scores = {name: unit_score(members, name) for name in difference.left + right}
             left_value, right_value = _term(scores, difference.left), _term(scores, right)
-            missing = [name for name in difference.left + right if "/" not in name and _fold(name) not in known]
+            missing = [
+                name for name in difference.left + right if "/" not in name and _fold(name) not in known
+            ]
             value = left_value - right_value if left_value is not None and right_value is not None else None
-            result.append({**dict(zip(keys, values)), "difference": difference.name, "definition": str(difference),
-                           "left": left_value, "right": right_value, "value": value,
-                           "terms": "; ".join(_term_line(name, *scores[name]) for name in scores),
-                           "missing": ", ".join(missing)})
+            result.append(
+                {
+                    **dict(zip(keys, values)),
+                    "difference": difference.name,
+                    "definition": str(difference),
+                    "left": left_value,
+                    "right": right_value,
+                    "value": value,
+                    "terms": "; ".join(_term_line(name, *scores[name]) for name in scores),
+                    "missing": ", ".join(missing),
+                }
+            )
     return result
 
 
@@ -224,10 +265,13 @@ def unit_score(rows: list[dict], name: str) -> tuple[float | None, int]:
     number of answers it rests on; (None, 0) when no row carries the name."""
     if "/" in name:
         task, variant = (_fold(part) for part in name.split("/", 1))
-        chosen = [row for row in rows if _fold(row.get("task")) == task and _fold(row.get("variant")) == variant]
+        chosen = [
+            row for row in rows if _fold(row.get("task")) == task and _fold(row.get("variant")) == variant
+        ]
     else:
         chosen = [row for row in rows if _fold(row.get("task")) == _fold(name)] or [
-            row for row in rows if _fold(row.get("variant")) == _fold(name)]
+            row for row in rows if _fold(row.get("variant")) == _fold(name)
+        ]
     if not chosen:
         return None, 0
     by_cell = grouped(chosen, ["task", "variant"])
@@ -239,12 +283,18 @@ def unit_scores(rows: list[dict], keys: list[str]) -> list[dict]:
     accuracies ("each score is the average score of related units"), with the chance of each as the same mean
     of the cells' chance baselines."""
     result = []
-    for values, members in grouped([row for row in rows if row.get("task") or row.get("variant")], keys).items():
+    for values, members in grouped(
+        [row for row in rows if row.get("task") or row.get("variant")], keys
+    ).items():
         by_cell = grouped(members, ["task", "variant"])
         cell_figures = {cell: accuracy(answers) for cell, answers in by_cell.items()}
-        line = {**dict(zip(keys, values)), "cells": len(cell_figures), "answers": len(members),
-                "All": mean(figure["accuracy"] for figure in cell_figures.values()),
-                "All_chance": mean(figure["chance"] for figure in cell_figures.values())}
+        line = {
+            **dict(zip(keys, values)),
+            "cells": len(cell_figures),
+            "answers": len(members),
+            "All": mean(figure["accuracy"] for figure in cell_figures.values()),
+            "All_chance": mean(figure["chance"] for figure in cell_figures.values()),
+        }
         for position, kind in ((0, "task"), (1, "variant")):
             for name in sorted({cell[position] for cell in cell_figures if cell[position]}, key=str):
                 mine = [figure for cell, figure in cell_figures.items() if cell[position] == name]

@@ -46,8 +46,13 @@ class Table:
         return "".join(csv_lines([key for key, _label in self.columns], self.cells))
 
     def as_dict(self) -> dict:
-        return {"key": self.key, "title": self.title, "columns": [key for key, _label in self.columns],
-                "rows": [{key: row.get(key) for key, _label in self.columns} for row in self.rows], "note": self.note}
+        return {
+            "key": self.key,
+            "title": self.title,
+            "columns": [key for key, _label in self.columns],
+            "rows": [{key: row.get(key) for key, _label in self.columns} for row in self.rows],
+            "note": self.note,
+        }
 
 
 @dataclass
@@ -61,8 +66,9 @@ class Loaded:
     keys: dict
 
 
-def report_tables(runs: list[EvalRun], *, metadata_keys: dict | None = None, differences: str | None = None
-                  ) -> list[Table]:
+def report_tables(
+    runs: list[EvalRun], *, metadata_keys: dict | None = None, differences: str | None = None
+) -> list[Table]:
     """Every table that has rows, for one run or several (then the run is part of each series' name)."""
     keys = {**runs[0].metadata_keys, **(metadata_keys or {})} if runs else {}
     loaded = _load(runs, keys)
@@ -71,13 +77,17 @@ def report_tables(runs: list[EvalRun], *, metadata_keys: dict | None = None, dif
     if OPEN in formats:
         tables += _open_tables(loaded)
     if formats & set(CLOSED):
-        text = differences if differences is not None else "\n".join(run.differences for run in runs if run.differences)
+        text = (
+            differences
+            if differences is not None
+            else "\n".join(run.differences for run in runs if run.differences)
+        )
         tables += _closed_tables(loaded, text)
     return [table for table in tables if table.rows]
 
 
 def _series_name(run: EvalRun, model: str, condition: str, several: bool) -> str:
-    """"model · condition", the run first when several are compared; the model is left out when there is one."""
+    """ "model · condition", the run first when several are compared; the model is left out when there is one."""
     name = f"{model} · {condition}" if model else condition
     return f"#{run.pk} {name}" if several else name
 
@@ -85,10 +95,15 @@ def _series_name(run: EvalRun, model: str, condition: str, several: bool) -> str
 def _load(runs: list[EvalRun], keys: dict) -> Loaded:
     several = len(runs) > 1
     by_run = {run.pk: run for run in runs}
-    one_model = len({endpoint_id for run in runs for endpoint_id in run.endpoints.values_list("pk", flat=True)}) == 1
+    one_model = (
+        len({endpoint_id for run in runs for endpoint_id in run.endpoints.values_list("pk", flat=True)}) == 1
+    )
     responses, by_response = [], {}
-    rows = (EvalResponse.objects.filter(run__in=runs).select_related("release_item", "endpoint")
-            .order_by("run_id", "release_item__position", "endpoint_id", "condition", "repetition"))
+    rows = (
+        EvalResponse.objects.filter(run__in=runs)
+        .select_related("release_item", "endpoint")
+        .order_by("run_id", "release_item__position", "endpoint_id", "condition", "repetition")
+    )
     for response in rows:
         record = response.release_item.data
         meta = record_metadata(record)
@@ -97,17 +112,29 @@ def _load(runs: list[EvalRun], keys: dict) -> Loaded:
         # the chance, and its options are not distractors with roles.
         asked = question_of(record, design_for(run.project), run.project.language)
         row = {
-            "run": response.run_id, "model": response.endpoint.name, "condition": response.condition,
-            "series": _series_name(run, "" if one_model else response.endpoint.name, response.condition, several),
-            "repetition": response.repetition, "item": record["id"], "release_item": response.release_item_id,
-            "class": record.get("causal_class", ""), "group": record.get("group", ""),
+            "run": response.run_id,
+            "model": response.endpoint.name,
+            "condition": response.condition,
+            "series": _series_name(
+                run, "" if one_model else response.endpoint.name, response.condition, several
+            ),
+            "repetition": response.repetition,
+            "item": record["id"],
+            "release_item": response.release_item_id,
+            "class": record.get("causal_class", ""),
+            "group": record.get("group", ""),
             "level": str(meta.get(keys.get("level"), "") or record.get("causal_class", "")),
-            "type": str(meta.get(keys.get("type"), "") or ""), "task": str(meta.get(keys.get("task"), "") or ""),
+            "type": str(meta.get(keys.get("type"), "") or ""),
+            "task": str(meta.get(keys.get("task"), "") or ""),
             "variant": str(meta.get(keys.get("variant"), "") or ""),
-            "failed": bool(response.error), "unparsed": response.unparsed, "correct": bool(response.correct),
-            "role": option_role(record, response.choice) if response.choice and not response.correct
-            and not asked["own"] else "",
-            "n_options": len(asked["options"]) or 2, "f1": response.bertscore_f1,
+            "failed": bool(response.error),
+            "unparsed": response.unparsed,
+            "correct": bool(response.correct),
+            "role": option_role(record, response.choice)
+            if response.choice and not response.correct and not asked["own"]
+            else "",
+            "n_options": len(asked["options"]) or 2,
+            "f1": response.bertscore_f1,
             "answer_by": record.get("answer_by", ""),
         }
         responses.append(row)
@@ -117,18 +144,34 @@ def _load(runs: list[EvalRun], keys: dict) -> Loaded:
         record = score.release_item.data
         source = by_response.get(score.response_id)
         run = by_run[score.run_id]
-        scores.append({
-            "run": score.run_id, "release_item": score.release_item_id, "item": record["id"],
-            "class": record.get("causal_class", ""), "scores": score.scores, "failed": bool(score.error),
-            "series": source["series"] if source else (f"#{run.pk} {_('reference')}" if several else _("reference")),
-            "reference": source is None, "answer_by": record.get("answer_by", "") or "none",
-            "round": record.get("review_rounds"), "item_id": score.release_item.item_id,
-        })
+        scores.append(
+            {
+                "run": score.run_id,
+                "release_item": score.release_item_id,
+                "item": record["id"],
+                "class": record.get("causal_class", ""),
+                "scores": score.scores,
+                "failed": bool(score.error),
+                "series": source["series"]
+                if source
+                else (f"#{run.pk} {_('reference')}" if several else _("reference")),
+                "reference": source is None,
+                "answer_by": record.get("answer_by", "") or "none",
+                "round": record.get("review_rounds"),
+                "item_id": score.release_item.item_id,
+            }
+        )
     rankings = []
     for ranking in Ranking.objects.filter(run__in=runs).select_related("endpoint").order_by("pk"):
-        rankings.append({"run": ranking.run_id, "model": (f"#{ranking.run_id} " if several else "")
-                         + ranking.endpoint.name, "shown": ranking.shown, "ranking": ranking.ranking,
-                         "failed": bool(ranking.error)})
+        rankings.append(
+            {
+                "run": ranking.run_id,
+                "model": (f"#{ranking.run_id} " if several else "") + ranking.endpoint.name,
+                "shown": ranking.shown,
+                "ranking": ranking.ranking,
+                "failed": bool(ranking.error),
+            }
+        )
     return Loaded(runs, responses, scores, rankings, keys)
 
 
@@ -155,10 +198,14 @@ def _bertscore_note(runs: list[EvalRun]) -> str:
         used = run.bertscore_used or {}
         if not used:
             continue
-        note = _("Model %(model)s, layer %(layer)s of %(layers)s, %(idf)s; %(windowed)s texts longer than "
-                 "%(window)s tokens read in overlapping windows (none cut).") % {
-            **used, "windowed": used.get("windowed", 0),
-            "idf": _("idf weighting over the references") if used.get("idf") else _("no idf weighting")}
+        note = _(
+            "Model %(model)s, layer %(layer)s of %(layers)s, %(idf)s; %(windowed)s texts longer than "
+            "%(window)s tokens read in overlapping windows (none cut)."
+        ) % {
+            **used,
+            "windowed": used.get("windowed", 0),
+            "idf": _("idf weighting over the references") if used.get("idf") else _("no idf weighting"),
+        }
         notes.append(f"#{run.pk}: {note}" if len(runs) > 1 else note)
     return " ".join(notes)
 
@@ -167,16 +214,54 @@ def _bertscore_table(rows: list[dict], runs: list[EvalRun]) -> Table:
     scored = [row for row in rows if row["f1"] is not None]
     lines = []
     for (causal_class, series), members in metrics.grouped(scored, ["class", "series"]).items():
-        lines.append({"class": causal_class, "series": series, "n": len(members),
-                      "bertscore_f1": mean(row["f1"] for row in members)})
+        lines.append(
+            {
+                "class": causal_class,
+                "series": series,
+                "n": len(members),
+                "bertscore_f1": mean(row["f1"] for row in members),
+            }
+        )
     series = sorted({row["series"] for row in scored})
     plot = plots.grouped_bars(
-        [(c, [(s, next((line["bertscore_f1"] for line in lines if line["class"] == c and line["series"] == s), None))
-              for s in series]) for c in _classes(scored)],
-        title=_("Mean BERTScore F1 per class, model and condition"), series=series, max_value=1.0, digits=3)
-    return Table("bertscore", _("BERTScore F1 against the reference answer"),
-                 [("class", _("Class")), ("series", _("Model · condition")), ("n", _("Answers")),
-                  ("bertscore_f1", _("Mean F1"))], lines, plot if lines else None, note=_bertscore_note(runs))
+        [
+            (
+                c,
+                [
+                    (
+                        s,
+                        next(
+                            (
+                                line["bertscore_f1"]
+                                for line in lines
+                                if line["class"] == c and line["series"] == s
+                            ),
+                            None,
+                        ),
+                    )
+                    for s in series
+                ],
+            )
+            for c in _classes(scored)
+        ],
+        title=_("Mean BERTScore F1 per class, model and condition"),
+        series=series,
+        max_value=1.0,
+        digits=3,
+    )
+    return Table(
+        "bertscore",
+        _("BERTScore F1 against the reference answer"),
+        [
+            ("class", _("Class")),
+            ("series", _("Model · condition")),
+            ("n", _("Answers")),
+            ("bertscore_f1", _("Mean F1")),
+        ],
+        lines,
+        plot if lines else None,
+        note=_bertscore_note(runs),
+    )
 
 
 def _criteria(scores: list[dict]) -> list[str]:
@@ -200,13 +285,35 @@ def _judge_table(loaded: Loaded) -> Table:
         lines.append(line)
     series = sorted({line["series"] for line in lines})
     plot = plots.grouped_bars(
-        [(c, [(s, next((line["mean"] for line in lines if line["class"] == c and line["series"] == s), None))
-              for s in series]) for c in _classes(scored)],
-        title=_("Mean judge score (1–5) per class, model and condition"), series=series, max_value=5.0)
-    return Table("judge_scores", _("Judge scores (1–5), means per criterion"),
-                 [("class", _("Class")), ("series", _("Model · condition")), ("n", _("Answers"))]
-                 + [(criterion, criterion) for criterion in criteria] + [("mean", _("Mean"))],
-                 lines, plot if lines else None)
+        [
+            (
+                c,
+                [
+                    (
+                        s,
+                        next(
+                            (line["mean"] for line in lines if line["class"] == c and line["series"] == s),
+                            None,
+                        ),
+                    )
+                    for s in series
+                ],
+            )
+            for c in _classes(scored)
+        ],
+        title=_("Mean judge score (1–5) per class, model and condition"),
+        series=series,
+        max_value=5.0,
+    )
+    return Table(
+        "judge_scores",
+        _("Judge scores (1–5), means per criterion"),
+        [("class", _("Class")), ("series", _("Model · condition")), ("n", _("Answers"))]
+        + [(criterion, criterion) for criterion in criteria]
+        + [("mean", _("Mean"))],
+        lines,
+        plot if lines else None,
+    )
 
 
 def _reference_table(loaded: Loaded) -> Table:
@@ -218,16 +325,37 @@ def _reference_table(loaded: Loaded) -> Table:
         members = [score for score in references if score["answer_by"] == author]
         for criterion in criteria:
             counts = Counter(score["scores"][criterion] for score in members)
-            line = {"answer_by": author, "criterion": criterion, "n": len(members),
-                    "mean": mean(score["scores"][criterion] for score in members)}
+            line = {
+                "answer_by": author,
+                "criterion": criterion,
+                "n": len(members),
+                "mean": mean(score["scores"][criterion] for score in members),
+            }
             line.update({f"score_{value}": counts.get(value, 0) for value in SCALE})
             lines.append(line)
             bars.append((f"{author} · {criterion}", [(str(value), counts.get(value, 0)) for value in SCALE]))
-    plot = plots.bar_chart(bars, title=_("Judge scores of reference answers, human- vs model-written"),
-                           series=[str(value) for value in SCALE]) if bars else None
-    return Table("reference_scores", _("Judge scores of the reference answers by who wrote them"),
-                 [("answer_by", _("Written by")), ("criterion", _("Criterion")), ("n", _("Answers")),
-                  ("mean", _("Mean"))] + [(f"score_{value}", str(value)) for value in SCALE], lines, plot)
+    plot = (
+        plots.bar_chart(
+            bars,
+            title=_("Judge scores of reference answers, human- vs model-written"),
+            series=[str(value) for value in SCALE],
+        )
+        if bars
+        else None
+    )
+    return Table(
+        "reference_scores",
+        _("Judge scores of the reference answers by who wrote them"),
+        [
+            ("answer_by", _("Written by")),
+            ("criterion", _("Criterion")),
+            ("n", _("Answers")),
+            ("mean", _("Mean")),
+        ]
+        + [(f"score_{value}", str(value)) for value in SCALE],
+        lines,
+        plot,
+    )
 
 
 def _ranking_tables(loaded: Loaded) -> list[Table]:
@@ -245,26 +373,53 @@ def _ranking_tables(loaded: Loaded) -> list[Table]:
             line[f"place_{place}"] = counts.get(place, 0)
             line[f"place_{place}_share"] = counts.get(place, 0) / total if total else None
         lines.append(line)
-        bars.append((f"{model} · {source}", [(str(place), counts.get(place, 0)) for place in range(1, places + 1)]))
+        bars.append(
+            (f"{model} · {source}", [(str(place), counts.get(place, 0)) for place in range(1, places + 1)])
+        )
     distribution = Table(
-        "rankings", _("Ranking of the reference and the answers: how often each source took each place"),
+        "rankings",
+        _("Ranking of the reference and the answers: how often each source took each place"),
         [("model", _("Model")), ("source", _("Source")), ("n", _("Rankings"))]
         + [(f"place_{p}", _("place %(n)s") % {"n": p}) for p in range(1, places + 1)]
         + [(f"place_{p}_share", _("share at place %(n)s") % {"n": p}) for p in range(1, places + 1)],
-        lines, plots.bar_chart(bars, title=_("Places per source (1 = best)"),
-                               series=[str(p) for p in range(1, places + 1)]) if bars else None)
+        lines,
+        plots.bar_chart(
+            bars, title=_("Places per source (1 = best)"), series=[str(p) for p in range(1, places + 1)]
+        )
+        if bars
+        else None,
+    )
     bias_lines = []
-    shown = [ranking for ranking in ranked if ranking["shown"]]  # imported rankings may not say the order shown
+    shown = [
+        ranking for ranking in ranked if ranking["shown"]
+    ]  # imported rankings may not say the order shown
     for model in sorted({ranking["model"] for ranking in shown}):
         members = [ranking for ranking in shown if ranking["model"] == model]
         won = Counter(ranking["shown"].index(ranking["ranking"][0]) + 1 for ranking in members)
         for position in range(1, places + 1):
-            bias_lines.append({"model": model, "position": position, "won": won.get(position, 0),
-                               "n": len(members), "share": won.get(position, 0) / len(members),
-                               "expected": 1 / places})
-    bias = Table("position_bias", _("Position bias: how often the answer shown at each position was ranked best"),
-                 [("model", _("Model")), ("position", _("Shown at")), ("won", _("Ranked best")), ("n", _("Rankings")),
-                  ("share", _("Share")), ("expected", _("Without bias"))], bias_lines)
+            bias_lines.append(
+                {
+                    "model": model,
+                    "position": position,
+                    "won": won.get(position, 0),
+                    "n": len(members),
+                    "share": won.get(position, 0) / len(members),
+                    "expected": 1 / places,
+                }
+            )
+    bias = Table(
+        "position_bias",
+        _("Position bias: how often the answer shown at each position was ranked best"),
+        [
+            ("model", _("Model")),
+            ("position", _("Shown at")),
+            ("won", _("Ranked best")),
+            ("n", _("Rankings")),
+            ("share", _("Share")),
+            ("expected", _("Without bias")),
+        ],
+        bias_lines,
+    )
     return [distribution, bias]
 
 
@@ -277,11 +432,14 @@ def _majority(values: list[int]) -> int:
 def _judge_vs_people(loaded: Loaded) -> Table:
     """Per criterion: Krippendorff's alpha (ordinal) between the judge's score of each reference answer and the
     annotators' majority rating of the same item in its last review round."""
-    references = [score for score in loaded.scores if score["reference"] and not score["failed"] and score["item_id"]]
+    references = [
+        score for score in loaded.scores if score["reference"] and not score["failed"] and score["item_id"]
+    ]
     if not references:
         return Table("judge_vs_people", "", [], [])
     judgments = Judgment.objects.filter(item_id__in={score["item_id"] for score in references}).values_list(
-        "item_id", "round", "ratings")
+        "item_id", "round", "ratings"
+    )
     ratings: dict[tuple, list] = defaultdict(list)
     for item_id, round_number, given in judgments:
         for criterion, value in (given or {}).items():
@@ -302,36 +460,68 @@ def _judge_vs_people(loaded: Loaded) -> Table:
         if not rows:
             continue
         estimate = krippendorff_alpha(RatingTable.from_rows(rows, categories=SCALE), level="ordinal")
-        lines.append({"criterion": criterion, "items": len(judge_values), "alpha": estimate.value,
-                      "reading": estimate.reading, "note": estimate.note, "judge_mean": mean(judge_values),
-                      "people_mean": mean(human_values),
-                      "exact": sum(a == b for a, b in zip(judge_values, human_values)) / len(judge_values)})
-    return Table("judge_vs_people", _("The judge against the annotators' majority (reference answers)"),
-                 [("criterion", _("Criterion")), ("items", _("Items")), ("alpha", _("Krippendorff's α (ordinal)")),
-                  ("reading", _("Reading")), ("judge_mean", _("Judge mean")), ("people_mean", _("People's mean")),
-                  ("exact", _("Same score")), ("note", _("Note"))], lines,
-                 note=_("Only items that annotators rated on the same criteria, in the review round that was released."))
+        lines.append(
+            {
+                "criterion": criterion,
+                "items": len(judge_values),
+                "alpha": estimate.value,
+                "reading": estimate.reading,
+                "note": estimate.note,
+                "judge_mean": mean(judge_values),
+                "people_mean": mean(human_values),
+                "exact": sum(a == b for a, b in zip(judge_values, human_values)) / len(judge_values),
+            }
+        )
+    return Table(
+        "judge_vs_people",
+        _("The judge against the annotators' majority (reference answers)"),
+        [
+            ("criterion", _("Criterion")),
+            ("items", _("Items")),
+            ("alpha", _("Krippendorff's α (ordinal)")),
+            ("reading", _("Reading")),
+            ("judge_mean", _("Judge mean")),
+            ("people_mean", _("People's mean")),
+            ("exact", _("Same score")),
+            ("note", _("Note")),
+        ],
+        lines,
+        note=_(
+            "Only items that annotators rated on the same criteria, in the review round that was released."
+        ),
+    )
 
 
 def _failures_table(loaded: Loaded) -> Table:
     lines = []
-    for what, rows in ((_("answers"), loaded.responses), (_("judge scores"), loaded.scores),
-                       (_("rankings"), loaded.rankings)):
+    for what, rows in (
+        (_("answers"), loaded.responses),
+        (_("judge scores"), loaded.scores),
+        (_("rankings"), loaded.rankings),
+    ):
         failed = sum(1 for row in rows if row["failed"])
         if rows:
             lines.append({"what": what, "n": len(rows), "failed": failed})
-    return Table("failures", _("Calls that failed for good (after retries and re-asking)"),
-                 [("what", _("What")), ("n", _("Rows")), ("failed", _("Failed"))],
-                 lines if any(line["failed"] for line in lines) else [])
+    return Table(
+        "failures",
+        _("Calls that failed for good (after retries and re-asking)"),
+        [("what", _("What")), ("n", _("Rows")), ("failed", _("Failed"))],
+        lines if any(line["failed"] for line in lines) else [],
+    )
 
 
 # --- closed formats -----------------------------------------------------------------------------------
 
 
-
 def _accuracy_columns() -> list[tuple[str, str]]:
-    return [("n", _("Answers")), ("correct", _("Right")), ("accuracy", _("Accuracy")),
-            ("unparsed", _("Unreadable")), ("failed", _("Failed calls")), ("chance", _("Chance"))]
+    return [
+        ("n", _("Answers")),
+        ("correct", _("Right")),
+        ("accuracy", _("Accuracy")),
+        ("unparsed", _("Unreadable")),
+        ("failed", _("Failed calls")),
+        ("chance", _("Chance")),
+    ]
 
 
 def _closed_tables(loaded: Loaded, differences_text: str) -> list[Table]:
@@ -339,50 +529,115 @@ def _closed_tables(loaded: Loaded, differences_text: str) -> list[Table]:
     keys = ["series"]
     overall = metrics.accuracy_by(rows, keys)
     series = [line["series"] for line in overall]
-    tables = [Table("accuracy", _("Accuracy"), [("series", _("Model · condition"))] + _accuracy_columns(), overall,
-                    plots.grouped_bars([(_("all questions"), [(line["series"], line["accuracy"]) for line in overall])],
-                                       title=_("Accuracy"), series=series, max_value=1.0, digits=3))]
+    tables = [
+        Table(
+            "accuracy",
+            _("Accuracy"),
+            [("series", _("Model · condition"))] + _accuracy_columns(),
+            overall,
+            plots.grouped_bars(
+                [(_("all questions"), [(line["series"], line["accuracy"]) for line in overall])],
+                title=_("Accuracy"),
+                series=series,
+                max_value=1.0,
+                digits=3,
+            ),
+        )
+    ]
     by_level = metrics.accuracy_by(rows, ["level"] + keys)
-    tables.append(Table(
-        "accuracy_by_level", _("Accuracy per causal level (metadata key “%(key)s”, else the class)")
-        % {"key": loaded.keys.get("level")},
-        [("level", _("Level")), ("series", _("Model · condition"))] + _accuracy_columns(), by_level,
-        plots.grouped_bars(_groups(by_level, "level", series, "accuracy"), title=_("Accuracy per level"),
-                           series=series, max_value=1.0, digits=3)))
+    tables.append(
+        Table(
+            "accuracy_by_level",
+            _("Accuracy per causal level (metadata key “%(key)s”, else the class)")
+            % {"key": loaded.keys.get("level")},
+            [("level", _("Level")), ("series", _("Model · condition"))] + _accuracy_columns(),
+            by_level,
+            plots.grouped_bars(
+                _groups(by_level, "level", series, "accuracy"),
+                title=_("Accuracy per level"),
+                series=series,
+                max_value=1.0,
+                digits=3,
+            ),
+        )
+    )
     typed = [row for row in rows if row["type"]]
     by_type = metrics.accuracy_by(typed, ["type"] + keys)
-    tables.append(Table(
-        "accuracy_by_type", _("Accuracy per question type (metadata key “%(key)s”)") % {"key": loaded.keys.get("type")},
-        [("type", _("Type")), ("series", _("Model · condition"))] + _accuracy_columns(), by_type,
-        plots.grouped_bars(_groups(by_type, "type", series, "accuracy"), title=_("Accuracy per type"),
-                           series=series, max_value=1.0, digits=3) if by_type else None))
+    tables.append(
+        Table(
+            "accuracy_by_type",
+            _("Accuracy per question type (metadata key “%(key)s”)") % {"key": loaded.keys.get("type")},
+            [("type", _("Type")), ("series", _("Model · condition"))] + _accuracy_columns(),
+            by_type,
+            plots.grouped_bars(
+                _groups(by_type, "type", series, "accuracy"),
+                title=_("Accuracy per type"),
+                series=series,
+                max_value=1.0,
+                digits=3,
+            )
+            if by_type
+            else None,
+        )
+    )
     group_size = design_for(loaded.runs[0].project).group_size() if loaded.runs else None
     groups = metrics.group_accuracy(rows, keys, group_size=group_size)
-    tables.append(Table(
-        "group_accuracy", _("Group accuracy: whole groups whose every question is answered right"),
-        [("series", _("Model · condition")), ("groups", _("Groups")), ("groups_correct", _("All right")),
-         ("group_accuracy", _("Group accuracy")), ("group_chance", _("Chance (group)")),
-         ("group_size", _("Questions per group")), ("groups_left_out", _("Groups left out")),
-         ("left_out_reason", _("Why left out")),
-         ("questions", _("Questions")), ("question_accuracy", _("Accuracy per question")),
-         ("question_chance", _("Chance (question)"))], groups))
+    tables.append(
+        Table(
+            "group_accuracy",
+            _("Group accuracy: whole groups whose every question is answered right"),
+            [
+                ("series", _("Model · condition")),
+                ("groups", _("Groups")),
+                ("groups_correct", _("All right")),
+                ("group_accuracy", _("Group accuracy")),
+                ("group_chance", _("Chance (group)")),
+                ("group_size", _("Questions per group")),
+                ("groups_left_out", _("Groups left out")),
+                ("left_out_reason", _("Why left out")),
+                ("questions", _("Questions")),
+                ("question_accuracy", _("Accuracy per question")),
+                ("question_chance", _("Chance (question)")),
+            ],
+            groups,
+        )
+    )
     if any(row["n_options"] > 2 for row in rows):
         errors = metrics.error_distribution(rows, keys)
-        tables.append(Table(
-            "errors", _("Wrong answers by the role of the option chosen"),
-            [("series", _("Model · condition")), ("wrong", _("Wrong"))]
-            + [(role, role) for role in metrics.ERROR_ROLES]
-            + [(f"{role}_share", _("%(role)s share") % {"role": role}) for role in metrics.ERROR_ROLES]
-            + [("unparsed", _("Unreadable")), ("failed", _("Failed calls"))], errors,
-            plots.bar_chart([(line["series"], [(role, line[role]) for role in metrics.ERROR_ROLES]) for line in errors],
-                            title=_("Errors by distractor role"), series=metrics.ERROR_ROLES)))
+        tables.append(
+            Table(
+                "errors",
+                _("Wrong answers by the role of the option chosen"),
+                [("series", _("Model · condition")), ("wrong", _("Wrong"))]
+                + [(role, role) for role in metrics.ERROR_ROLES]
+                + [(f"{role}_share", _("%(role)s share") % {"role": role}) for role in metrics.ERROR_ROLES]
+                + [("unparsed", _("Unreadable")), ("failed", _("Failed calls"))],
+                errors,
+                plots.bar_chart(
+                    [
+                        (line["series"], [(role, line[role]) for role in metrics.ERROR_ROLES])
+                        for line in errors
+                    ],
+                    title=_("Errors by distractor role"),
+                    series=metrics.ERROR_ROLES,
+                ),
+            )
+        )
     tables += _variant_tables(loaded, rows, keys, differences_text)
     return tables
 
 
 def _groups(lines: list[dict], by: str, series: list[str], value: str) -> list:
-    return [(label, [(s, next((line[value] for line in lines if line[by] == label and line["series"] == s), None))
-                     for s in series]) for label in sorted({line[by] for line in lines})]
+    return [
+        (
+            label,
+            [
+                (s, next((line[value] for line in lines if line[by] == label and line["series"] == s), None))
+                for s in series
+            ],
+        )
+        for label in sorted({line[by] for line in lines})
+    ]
 
 
 def _variant_tables(loaded: Loaded, rows: list[dict], keys: list[str], differences_text: str) -> list[Table]:
@@ -392,37 +647,69 @@ def _variant_tables(loaded: Loaded, rows: list[dict], keys: list[str], differenc
         mine = [line for line in cells if line["series"] == series]
         tasks = sorted({line["task"] for line in mine})
         variants = sorted({line["variant"] for line in mine})
-        plot_parts.append(plots.heatmap(tasks, variants, {(line["task"], line["variant"]): line["accuracy"]
-                                                          for line in mine},
-                                        title=_("Accuracy per task × variant: %(series)s") % {"series": series},
-                                        caption=series))
-    tables = [Table(
-        "cells", _("Accuracy per task × variant (metadata keys “%(task)s” and “%(variant)s”)")
-        % {"task": loaded.keys.get("task"), "variant": loaded.keys.get("variant")},
-        [("series", _("Model · condition")), ("task", _("Task")), ("variant", _("Variant"))] + _accuracy_columns(),
-        cells, SafeString("".join(plot_parts)) if plot_parts else None)]
+        plot_parts.append(
+            plots.heatmap(
+                tasks,
+                variants,
+                {(line["task"], line["variant"]): line["accuracy"] for line in mine},
+                title=_("Accuracy per task × variant: %(series)s") % {"series": series},
+                caption=series,
+            )
+        )
+    tables = [
+        Table(
+            "cells",
+            _("Accuracy per task × variant (metadata keys “%(task)s” and “%(variant)s”)")
+            % {"task": loaded.keys.get("task"), "variant": loaded.keys.get("variant")},
+            [("series", _("Model · condition")), ("task", _("Task")), ("variant", _("Variant"))]
+            + _accuracy_columns(),
+            cells,
+            SafeString("".join(plot_parts)) if plot_parts else None,
+        )
+    ]
     scores = metrics.unit_scores(rows, keys)
     if scores:
         names = [key for key in scores[0] if key.count(":") == 1]
         for line in scores[1:]:
             names += [key for key in line if key.count(":") == 1 and key not in names]
-        tables.append(Table(
-            "unit_scores", _("Scores as means of units (CausalityCheck Table 1): a task's score is the mean of its "
-                             "cells' accuracies, a variant's the mean over its tasks, All the mean of every cell"),
-            [("series", _("Model · condition")), ("All", _("All")), ("All_chance", _("Chance (All)"))]
-            + [(name, name.split(":", 1)[1].upper()) for name in names]
-            + [("cells", _("Cells")), ("answers", _("Answers"))], scores))
+        tables.append(
+            Table(
+                "unit_scores",
+                _(
+                    "Scores as means of units (CausalityCheck Table 1): a task's score is the mean of its "
+                    "cells' accuracies, a variant's the mean over its tasks, All the mean of every cell"
+                ),
+                [("series", _("Model · condition")), ("All", _("All")), ("All_chance", _("Chance (All)"))]
+                + [(name, name.split(":", 1)[1].upper()) for name in names]
+                + [("cells", _("Cells")), ("answers", _("Answers"))],
+                scores,
+            )
+        )
     try:
         definitions = metrics.parse_differences(differences_text)
     except metrics.DifferenceError as exc:
-        return tables + [Table("differences", _("Differences between cells"), [("error", _("Error"))],
-                               [{"error": str(exc)}])]
+        return tables + [
+            Table(
+                "differences", _("Differences between cells"), [("error", _("Error"))], [{"error": str(exc)}]
+            )
+        ]
     if definitions:
         values = metrics.difference_values(rows, definitions, keys)
-        tables.append(Table(
-            "differences", _("Differences between cells defined by the curator"),
-            [("series", _("Model · condition")), ("difference", _("Difference")), ("definition", _("Definition")),
-             ("left", _("Left")), ("right", _("Right")), ("value", _("Value")),
-             ("terms", _("Each term: its score and the answers it rests on")), ("missing", _("Not found"))],
-            values))
+        tables.append(
+            Table(
+                "differences",
+                _("Differences between cells defined by the curator"),
+                [
+                    ("series", _("Model · condition")),
+                    ("difference", _("Difference")),
+                    ("definition", _("Definition")),
+                    ("left", _("Left")),
+                    ("right", _("Right")),
+                    ("value", _("Value")),
+                    ("terms", _("Each term: its score and the answers it rests on")),
+                    ("missing", _("Not found")),
+                ],
+                values,
+            )
+        )
     return tables

@@ -76,7 +76,9 @@ def run_create(
     errors: dict[str, str] = {}
     answer_format = project.answer_format
     if answer_format not in CONDITIONS:
-        raise RunInvalid({"answer_format": f"runs evaluate open, multiple-choice or yes/no answers, not {answer_format}"})
+        raise RunInvalid(
+            {"answer_format": f"runs evaluate open, multiple-choice or yes/no answers, not {answer_format}"}
+        )
     if release.project_id != project.pk:
         errors["release"] = "the release belongs to another project"
     elif not release.is_ready:
@@ -92,22 +94,30 @@ def run_create(
     allowed = CONDITIONS[answer_format]
     unknown = [condition for condition in conditions if condition not in allowed]
     if unknown:
-        errors["conditions"] = (f"unknown for {answer_format} answers: {', '.join(unknown)}; "
-                                f"use {', '.join(allowed)}")
+        errors["conditions"] = (
+            f"unknown for {answer_format} answers: {', '.join(unknown)}; use {', '.join(allowed)}"
+        )
     chosen = _templates(project, conditions if not unknown else [], template_versions or {}, errors)
-    if "few-shot" in conditions and release.pk and not ReleaseItem.objects.filter(
-            release=release, split=ReleaseItem.Split.TRAIN).exists():
+    if (
+        "few-shot" in conditions
+        and release.pk
+        and not ReleaseItem.objects.filter(release=release, split=ReleaseItem.Split.TRAIN).exists()
+    ):
         errors["conditions"] = "few-shot prompts take their examples from the train split, which is empty"
     judge_templates = {}
     if judge_endpoint is not None:
         if answer_format != OPEN:
-            errors["judge_endpoint"] = "a judge scores and ranks open answers; closed formats are scored exactly"
+            errors["judge_endpoint"] = (
+                "a judge scores and ranks open answers; closed formats are scored exactly"
+            )
         elif not endpoint_usable(judge_endpoint, project):
             errors["judge_endpoint"] = "choose an active model endpoint of this project or of the site"
         for kind in (Kind.JUDGE_SCORE, Kind.JUDGE_RANKING):
             judge_templates[kind] = template_latest(kind=kind, language=project.language)
             if judge_templates[kind] is None:
-                errors["judge_endpoint"] = f"no {kind} prompt template; run `python manage.py load_prompt_templates`"
+                errors["judge_endpoint"] = (
+                    f"no {kind} prompt template; run `python manage.py load_prompt_templates`"
+                )
     if not isinstance(repetitions, int) or not 1 <= repetitions <= MAX_REPETITIONS:
         errors["repetitions"] = f"ask for 1 to {MAX_REPETITIONS} repetitions"
     if not isinstance(few_shot, int) or not 0 <= few_shot <= 20:
@@ -120,19 +130,34 @@ def run_create(
         parse_differences(differences)
     except DifferenceError as exc:
         errors["differences"] = str(exc)
-    if bertscore_layer is not None and (not isinstance(bertscore_layer, int) or not 1 <= bertscore_layer <= 48):
+    if bertscore_layer is not None and (
+        not isinstance(bertscore_layer, int) or not 1 <= bertscore_layer <= 48
+    ):
         errors["bertscore_layer"] = "use a layer from 1 to 48, or leave it empty for the model's last"
     if errors:
         raise RunInvalid(errors)
     with transaction.atomic():
         run = EvalRun.objects.create(
-            project=project, release=release, split=split, answer_format=answer_format, conditions=conditions,
+            project=project,
+            release=release,
+            split=split,
+            answer_format=answer_format,
+            conditions=conditions,
             templates={condition: template.pk for condition, template in chosen.items()},
-            judge_endpoint=judge_endpoint, judge_score_template=judge_templates.get(Kind.JUDGE_SCORE),
-            judge_ranking_template=judge_templates.get(Kind.JUDGE_RANKING), decoding=decoding,
-            repetitions=repetitions, seed=seed, few_shot=few_shot,
+            judge_endpoint=judge_endpoint,
+            judge_score_template=judge_templates.get(Kind.JUDGE_SCORE),
+            judge_ranking_template=judge_templates.get(Kind.JUDGE_RANKING),
+            decoding=decoding,
+            repetitions=repetitions,
+            seed=seed,
+            few_shot=few_shot,
             bertscore_model=bertscore_model.strip() or project.bertscore_model,
-            bertscore_layer=bertscore_layer, bertscore_idf=bool(bertscore_idf), metadata_keys=keys, differences=differences.strip(), created_by=user, heartbeat_at=timezone.now(),
+            bertscore_layer=bertscore_layer,
+            bertscore_idf=bool(bertscore_idf),
+            metadata_keys=keys,
+            differences=differences.strip(),
+            created_by=user,
+            heartbeat_at=timezone.now(),
         )
         run.endpoints.set(endpoints)
         if bertscore_model.strip() and bertscore_model.strip() != project.bertscore_model:
@@ -164,14 +189,16 @@ def _templates(project, conditions, versions, errors) -> dict[str, PromptTemplat
         name = CONDITIONS[project.answer_format][condition]
         template = template_latest(kind=Kind.BENCHMARK_ANSWER, language=project.language, name=name)
         if template is not None and versions.get(condition) not in (None, template.version):
-            template = PromptTemplate.objects.filter(kind=Kind.BENCHMARK_ANSWER, name=name, language=template.language,
-                                                     version=versions[condition]).first()
+            template = PromptTemplate.objects.filter(
+                kind=Kind.BENCHMARK_ANSWER, name=name, language=template.language, version=versions[condition]
+            ).first()
             if template is None:
                 errors["template_versions"] = f"{name!r} has no version {versions[condition]}"
                 continue
         if template is None:
-            errors["templates"] = (f"no benchmark_answer template {name!r}; "
-                                   "run `python manage.py load_prompt_templates`")
+            errors["templates"] = (
+                f"no benchmark_answer template {name!r}; run `python manage.py load_prompt_templates`"
+            )
         else:
             chosen[condition] = template
     return chosen
@@ -206,7 +233,8 @@ def run_cancel(*, run: EvalRun) -> EvalRun:
     """A queued run ends at once; a running one stops its jobs, which stop making calls at their next check."""
     now = timezone.now()
     EvalRun.objects.filter(pk=run.pk, status=Status.QUEUED).update(
-        status=Status.CANCELLED, cancel_requested=True, finished_at=now)
+        status=Status.CANCELLED, cancel_requested=True, finished_at=now
+    )
     EvalRun.objects.filter(pk=run.pk, status=Status.RUNNING).update(cancel_requested=True)
     for job in run.jobs.exclude(status__in=FINISHED_JOBS):
         job_cancel(job=job)
@@ -235,8 +263,12 @@ def run_execute(*, run_id: int, owner: str) -> dict:
                 return _finish(run, owner, Status.CANCELLED)
             failed = [job for job in jobs if job.status == GenerationJob.Status.FAILED]
             if failed:  # a wrong key or model name, or every call failed: the next stages would mislead
-                return _finish(run, owner, Status.FAILED, "\n".join(
-                    f"{job.kind_label} ({job.endpoint.label}): {job.error}" for job in failed))
+                return _finish(
+                    run,
+                    owner,
+                    Status.FAILED,
+                    "\n".join(f"{job.kind_label} ({job.endpoint.label}): {job.error}" for job in failed),
+                )
         return _finish(run, owner, Status.SUCCEEDED)
     except _Lost:
         logger.warning("run %s was taken over by another worker; this one stops", run.pk)
@@ -270,15 +302,25 @@ def _stage_jobs(run: EvalRun, stage: str) -> list[GenerationJob]:
         now = timezone.now()
         if stage == Stage.ANSWERING:
             first_template = run.templates[run.conditions[0]]
-            specs = [(Kind.BENCHMARK_ANSWER, endpoint, first_template, {**params, "decoding": run.decoding})
-                     for endpoint in run.endpoints.order_by("pk")]
+            specs = [
+                (Kind.BENCHMARK_ANSWER, endpoint, first_template, {**params, "decoding": run.decoding})
+                for endpoint in run.endpoints.order_by("pk")
+            ]
         else:
-            specs = [(Kind.JUDGE_SCORE, run.judge_endpoint, run.judge_score_template_id, params),
-                     (Kind.JUDGE_RANKING, run.judge_endpoint, run.judge_ranking_template_id, params)]
+            specs = [
+                (Kind.JUDGE_SCORE, run.judge_endpoint, run.judge_score_template_id, params),
+                (Kind.JUDGE_RANKING, run.judge_endpoint, run.judge_ranking_template_id, params),
+            ]
         for kind, endpoint, template_id, job_params in specs:
-            job = GenerationJob.objects.create(project=run.project, kind=kind, endpoint=endpoint,
-                                               template_id=template_id, params=job_params, created_by=run.created_by,
-                                               heartbeat_at=now)
+            job = GenerationJob.objects.create(
+                project=run.project,
+                kind=kind,
+                endpoint=endpoint,
+                template_id=template_id,
+                params=job_params,
+                created_by=run.created_by,
+                heartbeat_at=now,
+            )
             run.jobs.add(job)
             jobs.append(job)
     return jobs
@@ -330,6 +372,7 @@ def _bertscore(run: EvalRun, owner: str) -> None:
     if not pending.exists():
         return
     model_dir = run.bertscore_model or settings.LOCAL_MODEL_DIR
+
     def beat() -> None:
         _beat(run, owner)
 
@@ -344,8 +387,12 @@ def _bertscore(run: EvalRun, owner: str) -> None:
     references = [(data.get("answer") or "") for data in records.values()]
     idf = beating(lambda: idf_weights(model, references)) if run.bertscore_idf else None
     texts = [text for text in EvalResponse.objects.filter(run=run).values_list("text", flat=True)]
-    EvalRun.objects.filter(pk=run.pk).update(bertscore_used={
-        **model.described(idf=run.bertscore_idf), "windowed": beating(lambda: model.windowed(texts + references))})
+    EvalRun.objects.filter(pk=run.pk).update(
+        bertscore_used={
+            **model.described(idf=run.bertscore_idf),
+            "windowed": beating(lambda: model.windowed(texts + references)),
+        }
+    )
     while True:
         batch = list(pending[:BERTSCORE_BATCH])
         if not batch:
@@ -355,7 +402,10 @@ def _bertscore(run: EvalRun, owner: str) -> None:
         scores = beating(partial(bertscore, candidates, answers, model=model, idf=idf))
         for response, score in zip(batch, scores):
             response.bertscore_precision, response.bertscore_recall, response.bertscore_f1 = (
-                score.precision, score.recall, score.f1)
+                score.precision,
+                score.recall,
+                score.f1,
+            )
         EvalResponse.objects.bulk_update(batch, ["bertscore_precision", "bertscore_recall", "bertscore_f1"])
         _beat(run, owner)
         if _cancel_requested(run):
@@ -364,7 +414,8 @@ def _bertscore(run: EvalRun, owner: str) -> None:
 
 def _beat(run: EvalRun, owner: str, **fields) -> None:
     if not EvalRun.objects.filter(pk=run.pk, owner=owner, status=Status.RUNNING).update(
-            heartbeat_at=timezone.now(), **fields):
+        heartbeat_at=timezone.now(), **fields
+    ):
         raise _Lost()
 
 
@@ -390,7 +441,12 @@ def runs_resume_stale() -> list[int]:
         generationjob__status=GenerationJob.Status.RUNNING, generationjob__heartbeat_at__gte=cutoff
     ).values("evalrun_id")
     return work_requeue_stale(
-        EvalRun, stale_before=cutoff, exclude=Q(pk__in=busy),
+        EvalRun,
+        stale_before=cutoff,
+        exclude=Q(pk__in=busy),
         forgotten_before=now - timedelta(seconds=settings.GENERATION_QUEUED_STALE_SECONDS),
-        enqueue=run_enqueue, queued=Status.QUEUED, running=Status.RUNNING, label="evaluation run",
+        enqueue=run_enqueue,
+        queued=Status.QUEUED,
+        running=Status.RUNNING,
+        label="evaluation run",
     )

@@ -39,7 +39,9 @@ class RunWork(Work):
     @property
     def records(self) -> dict[int, dict]:
         if self._records is None:
-            rows = ReleaseItem.objects.filter(release=self.run.release, split=self.run.split).order_by("position")
+            rows = ReleaseItem.objects.filter(release=self.run.release, split=self.run.split).order_by(
+                "position"
+            )
             self._records = {pk: data for pk, data in rows.values_list("pk", "data")}
         return self._records
 
@@ -51,17 +53,30 @@ class RunWork(Work):
 
     def base_variables(self, record: dict) -> dict:
         causal_class = record.get("causal_class", "")
-        return {"question": record["question"], "context": record.get("context", ""), "causal_class": causal_class,
-                "class_description": self.definitions.get(causal_class, causal_class),
-                "language": self.project.language}
+        return {
+            "question": record["question"],
+            "context": record.get("context", ""),
+            "causal_class": causal_class,
+            "class_description": self.definitions.get(causal_class, causal_class),
+            "language": self.project.language,
+        }
 
     def new_run_call(self, *, purpose, item_id, template_id, planned) -> LLMCall:
-        return LLMCall(job=self.job, item_id=item_id, purpose=purpose, endpoint_id=self.job.endpoint_id,
-                       template_id=template_id, request={"planned": planned})
+        return LLMCall(
+            job=self.job,
+            item_id=item_id,
+            purpose=purpose,
+            endpoint_id=self.job.endpoint_id,
+            template_id=template_id,
+            request={"planned": planned},
+        )
 
     def item_ids(self) -> dict[int, int | None]:
-        return dict(ReleaseItem.objects.filter(release=self.run.release, split=self.run.split)
-                    .values_list("pk", "item_id"))
+        return dict(
+            ReleaseItem.objects.filter(release=self.run.release, split=self.run.split).values_list(
+                "pk", "item_id"
+            )
+        )
 
 
 class BenchmarkAnswerWork(RunWork):
@@ -77,11 +92,18 @@ class BenchmarkAnswerWork(RunWork):
         for release_item in self.records:
             for condition in run.conditions:
                 for repetition in range(1, run.repetitions + 1):
-                    calls.append(self.new_run_call(
-                        purpose=f"answer:{release_item}:{condition}:{repetition}", item_id=item_ids[release_item],
-                        template_id=run.templates[condition],
-                        planned={"release_item": release_item, "condition": condition, "repetition": repetition},
-                    ))
+                    calls.append(
+                        self.new_run_call(
+                            purpose=f"answer:{release_item}:{condition}:{repetition}",
+                            item_id=item_ids[release_item],
+                            template_id=run.templates[condition],
+                            planned={
+                                "release_item": release_item,
+                                "condition": condition,
+                                "repetition": repetition,
+                            },
+                        )
+                    )
         return calls
 
     def variables(self, call):
@@ -89,8 +111,9 @@ class BenchmarkAnswerWork(RunWork):
         variables = self.base_variables(record)
         asked = question_of(record, design_for(self.project), self.project.language)
         letters = [option["letter"] for option in asked["options"]]
-        variables.update(question=asked["question"], options=options_text(asked), letters=", ".join(letters),
-                         examples="")
+        variables.update(
+            question=asked["question"], options=options_text(asked), letters=", ".join(letters), examples=""
+        )
         if self.planned(call)["condition"] == "few-shot":
             variables["examples"] = self.examples(self.planned(call)["release_item"])
         return variables
@@ -98,8 +121,11 @@ class BenchmarkAnswerWork(RunWork):
     def examples(self, release_item: int) -> str:
         """``few_shot`` solved items of the release's train split (never the item itself), seeded per item."""
         if self._train is None:
-            self._train = list(ReleaseItem.objects.filter(release=self.run.release, split=ReleaseItem.Split.TRAIN)
-                               .order_by("position").values_list("pk", "data")[:500])
+            self._train = list(
+                ReleaseItem.objects.filter(release=self.run.release, split=ReleaseItem.Split.TRAIN)
+                .order_by("position")
+                .values_list("pk", "data")[:500]
+            )
         pool = [data for pk, data in self._train if pk != release_item]
         random.Random(f"{self.run.seed}:{release_item}").shuffle(pool)
         blocks = []
@@ -131,16 +157,24 @@ class BenchmarkAnswerWork(RunWork):
 def response_for(run: EvalRun, call: LLMCall, record: dict, *, parsed=None, error: str = "") -> EvalResponse:
     """The response row of an answer call: what was chosen, and whether it is right (closed formats)."""
     planned = call.request["planned"]
-    response = EvalResponse(run=run, release_item_id=planned["release_item"], endpoint_id=call.endpoint_id,
-                            condition=planned["condition"], repetition=planned["repetition"], call_id=call.pk,
-                            error=error)
+    response = EvalResponse(
+        run=run,
+        release_item_id=planned["release_item"],
+        endpoint_id=call.endpoint_id,
+        condition=planned["condition"],
+        repetition=planned["repetition"],
+        call_id=call.pk,
+        error=error,
+    )
     if parsed is None:
         return response
     response.text = str(parsed.get("answer", ""))
     response.reasoning = str(parsed.get("reasoning", ""))
     if run.answer_format == MULTIPLE_CHOICE:
         asked = question_of(record, design_for(run.project), run.project.language)
-        choice = parse_choice(response.text, [option["letter"] for option in asked["options"]], response.reasoning)
+        choice = parse_choice(
+            response.text, [option["letter"] for option in asked["options"]], response.reasoning
+        )
         response.choice = choice or ""
         response.unparsed = choice is None
         response.correct = choice is not None and choice in asked["correct"]
@@ -162,17 +196,29 @@ class JudgeScoreWork(RunWork):
         item_ids = self.item_ids()
         for release_item, record in self.records.items():
             if (record.get("answer") or "").strip():
-                calls.append(self.new_run_call(
-                    purpose=f"score:{release_item}:reference", item_id=item_ids[release_item],
-                    template_id=self.job.template_id, planned={"release_item": release_item, "response": None},
-                ))
-        answered = (EvalResponse.objects.filter(run=self.run, error="").exclude(text="")
-                    .order_by("pk").values_list("pk", "release_item_id"))
+                calls.append(
+                    self.new_run_call(
+                        purpose=f"score:{release_item}:reference",
+                        item_id=item_ids[release_item],
+                        template_id=self.job.template_id,
+                        planned={"release_item": release_item, "response": None},
+                    )
+                )
+        answered = (
+            EvalResponse.objects.filter(run=self.run, error="")
+            .exclude(text="")
+            .order_by("pk")
+            .values_list("pk", "release_item_id")
+        )
         for response, release_item in answered:
-            calls.append(self.new_run_call(
-                purpose=f"score:{release_item}:response:{response}", item_id=item_ids.get(release_item),
-                template_id=self.job.template_id, planned={"release_item": release_item, "response": response},
-            ))
+            calls.append(
+                self.new_run_call(
+                    purpose=f"score:{release_item}:response:{response}",
+                    item_id=item_ids.get(release_item),
+                    template_id=self.job.template_id,
+                    planned={"release_item": release_item, "response": response},
+                )
+            )
         return calls
 
     def variables(self, call):
@@ -197,8 +243,13 @@ class JudgeScoreWork(RunWork):
 
     def _row(self, call, **fields) -> JudgeScore:
         planned = self.planned(call)
-        return JudgeScore(run=self.run, release_item_id=planned["release_item"], response_id=planned["response"],
-                          call_id=call.pk, **fields)
+        return JudgeScore(
+            run=self.run,
+            release_item_id=planned["release_item"],
+            response_id=planned["response"],
+            call_id=call.pk,
+            **fields,
+        )
 
 
 class JudgeRankingWork(RunWork):
@@ -214,8 +265,12 @@ class JudgeRankingWork(RunWork):
         calls = []
         item_ids = self.item_ids()
         responses: dict[tuple, dict[str, int]] = {}
-        rows = (EvalResponse.objects.filter(run=self.run, error="").exclude(text="")
-                .values_list("pk", "release_item_id", "endpoint_id", "repetition", "condition").order_by("pk"))
+        rows = (
+            EvalResponse.objects.filter(run=self.run, error="")
+            .exclude(text="")
+            .values_list("pk", "release_item_id", "endpoint_id", "repetition", "condition")
+            .order_by("pk")
+        )
         for pk, release_item, endpoint, repetition, condition in rows:
             responses.setdefault((release_item, endpoint, repetition), {})[condition] = pk
         for (release_item, endpoint, repetition), by_source in sorted(responses.items()):
@@ -226,24 +281,38 @@ class JudgeRankingWork(RunWork):
             if len(sources) < 2:
                 continue
             shown = shuffled(sources, seed=f"{self.run.seed}:{release_item}:{endpoint}:{repetition}")
-            calls.append(self.new_run_call(
-                purpose=f"rank:{release_item}:{endpoint}:{repetition}", item_id=item_ids.get(release_item),
-                template_id=self.job.template_id,
-                planned={"release_item": release_item, "endpoint": endpoint, "repetition": repetition,
-                         "shown": shown, "responses": by_source},
-            ))
+            calls.append(
+                self.new_run_call(
+                    purpose=f"rank:{release_item}:{endpoint}:{repetition}",
+                    item_id=item_ids.get(release_item),
+                    template_id=self.job.template_id,
+                    planned={
+                        "release_item": release_item,
+                        "endpoint": endpoint,
+                        "repetition": repetition,
+                        "shown": shown,
+                        "responses": by_source,
+                    },
+                )
+            )
         return calls
 
     def variables(self, call):
         record, planned = self.record(call), self.planned(call)
         variables = self.base_variables(record)
         variables.pop("class_description")
-        texts = dict(EvalResponse.objects.filter(pk__in=planned["responses"].values()).values_list("condition", "text"))
+        texts = dict(
+            EvalResponse.objects.filter(pk__in=planned["responses"].values()).values_list("condition", "text")
+        )
         texts[REFERENCE] = record.get("answer", "")
         word = "Resposta" if self.project.language.startswith("pt") else "Answer"
-        blocks = [f"{word} {letter(index)}:\n{texts[source]}" for index, source in enumerate(planned["shown"])]
-        variables.update(answers="\n\n".join(blocks),
-                         labels=", ".join(letter(index) for index in range(len(planned["shown"]))))
+        blocks = [
+            f"{word} {letter(index)}:\n{texts[source]}" for index, source in enumerate(planned["shown"])
+        ]
+        variables.update(
+            answers="\n\n".join(blocks),
+            labels=", ".join(letter(index) for index in range(len(planned["shown"]))),
+        )
         return variables
 
     def schema(self, call):
@@ -258,8 +327,9 @@ class JudgeRankingWork(RunWork):
 
     def apply(self, call, parsed):
         shown = self.planned(call)["shown"]
-        self._row(call, ranking=unshuffle(shown, parsed["ranking"]), justification=parsed.get("justification", "")
-                  ).save()
+        self._row(
+            call, ranking=unshuffle(shown, parsed["ranking"]), justification=parsed.get("justification", "")
+        ).save()
         return []
 
     def on_failed(self, call):
@@ -267,8 +337,15 @@ class JudgeRankingWork(RunWork):
 
     def _row(self, call, **fields) -> Ranking:
         planned = self.planned(call)
-        return Ranking(run=self.run, release_item_id=planned["release_item"], endpoint_id=planned["endpoint"],
-                       repetition=planned["repetition"], call_id=call.pk, shown=planned["shown"], **fields)
+        return Ranking(
+            run=self.run,
+            release_item_id=planned["release_item"],
+            endpoint_id=planned["endpoint"],
+            repetition=planned["repetition"],
+            call_id=call.pk,
+            shown=planned["shown"],
+            **fields,
+        )
 
 
 def shuffled(sources: list[str], *, seed: str) -> list[str]:
@@ -282,8 +359,11 @@ def unshuffle(shown: list[str], labels: list[str]) -> list[str]:
     return [shown[ord(label) - ord("A")] for label in labels]
 
 
-WORK_KINDS = {Kind.BENCHMARK_ANSWER: BenchmarkAnswerWork, Kind.JUDGE_SCORE: JudgeScoreWork,
-              Kind.JUDGE_RANKING: JudgeRankingWork}
+WORK_KINDS = {
+    Kind.BENCHMARK_ANSWER: BenchmarkAnswerWork,
+    Kind.JUDGE_SCORE: JudgeScoreWork,
+    Kind.JUDGE_RANKING: JudgeRankingWork,
+}
 
 
 def register() -> None:

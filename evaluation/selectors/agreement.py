@@ -64,8 +64,13 @@ class AgreementSection:
     n_judgments: int
 
     def as_dict(self) -> dict:
-        return {"key": self.key, "label": self.label, "n_items": self.n_items, "n_judgments": self.n_judgments,
-                "rows": [row.as_dict() for row in self.rows]}
+        return {
+            "key": self.key,
+            "label": self.label,
+            "n_items": self.n_items,
+            "n_judgments": self.n_judgments,
+            "rows": [row.as_dict() for row in self.rows],
+        }
 
 
 def agreement_criteria(project: Project, rating_level: str | None = None) -> list[Criterion]:
@@ -79,8 +84,9 @@ def agreement_criteria(project: Project, rating_level: str | None = None) -> lis
     for spec in project.criteria:
         low, high = int(spec.get("min", 1)), int(spec.get("max", 5))
         criteria.append(
-            Criterion(RATING_PREFIX + spec["key"], criterion_label(spec), rating_level,
-                      tuple(range(low, high + 1)))
+            Criterion(
+                RATING_PREFIX + spec["key"], criterion_label(spec), rating_level, tuple(range(low, high + 1))
+            )
         )
     return criteria
 
@@ -132,10 +138,15 @@ class JudgmentsState:
 
 def judgments_state(project: Project) -> JudgmentsState:
     """One grouped query; every cached agreement figure is keyed by the state of the rounds it covers."""
-    rows = (Judgment.objects.filter(item__project=project).order_by().values("round")
-            .annotate(n=Count("id"), last=Max("id"), item_version=Max("item__version"), changed=Max("changed_at")))
-    return JudgmentsState({row["round"]: (row["n"], row["last"], row["item_version"], row["changed"])
-                           for row in rows})
+    rows = (
+        Judgment.objects.filter(item__project=project)
+        .order_by()
+        .values("round")
+        .annotate(n=Count("id"), last=Max("id"), item_version=Max("item__version"), changed=Max("changed_at"))
+    )
+    return JudgmentsState(
+        {row["round"]: (row["n"], row["last"], row["item_version"], row["changed"]) for row in rows}
+    )
 
 
 def project_agreement(
@@ -172,8 +183,13 @@ def project_agreement(
         judgments = judgments.filter(item__in=items.values("pk"))
         judged = _Judged.load(project, judgments, by)
         return [
-            AgreementSection(key=key, label=label, n_items=n_items, n_judgments=n_judgments,
-                             rows=[AgreementRow(c, s) for c, s in judged.summaries(units, criteria, bootstrap).items()])
+            AgreementSection(
+                key=key,
+                label=label,
+                n_items=n_items,
+                n_judgments=n_judgments,
+                rows=[AgreementRow(c, s) for c, s in judged.summaries(units, criteria, bootstrap).items()],
+            )
             for key, label, units, n_items, n_judgments in judged.sections()
         ]
 
@@ -182,7 +198,11 @@ def project_agreement(
     index = cache.get(scope)
     summaries = {}
     if index is not None:
-        keys = {(key, criterion): _summary_key(scope, key, criterion) for key, *_rest in index for criterion in criteria}
+        keys = {
+            (key, criterion): _summary_key(scope, key, criterion)
+            for key, *_rest in index
+            for criterion in criteria
+        }
         found = cache.get_many(list(keys.values()))
         summaries = {pair: found[cache_key] for pair, cache_key in keys.items() if cache_key in found}
     if index is None or len(summaries) < len(index) * len(criteria):
@@ -196,11 +216,18 @@ def project_agreement(
                 fresh[(key, criterion)] = summary
         summaries.update(fresh)
         cache.set(scope, index, CACHE_SECONDS)
-        cache.set_many({_summary_key(scope, key, criterion): summary for (key, criterion), summary in fresh.items()},
-                       CACHE_SECONDS)
+        cache.set_many(
+            {_summary_key(scope, key, criterion): summary for (key, criterion), summary in fresh.items()},
+            CACHE_SECONDS,
+        )
     return [
-        AgreementSection(key=key, label=label, n_items=n_items, n_judgments=n_judgments,
-                         rows=[AgreementRow(criterion, summaries[(key, criterion)]) for criterion in criteria])
+        AgreementSection(
+            key=key,
+            label=label,
+            n_items=n_items,
+            n_judgments=n_judgments,
+            rows=[AgreementRow(criterion, summaries[(key, criterion)]) for criterion in criteria],
+        )
         for key, label, n_items, n_judgments in index
     ]
 
@@ -223,21 +250,34 @@ class _Judged:
         keys = [spec["key"] for spec in project.criteria]
         # Each rating is read as text by the database: decoding 72,000 JSON objects in Python cost seconds.
         extracts = {f"rating_{index}": KeyTextTransform(key, "ratings") for index, key in enumerate(keys)}
-        rows = list(judgments.order_by().annotate(**extracts).values_list(
-            "item_id", "round", "annotator_id", "vote", "causal_class", *extracts))
+        rows = list(
+            judgments.order_by()
+            .annotate(**extracts)
+            .values_list("item_id", "round", "annotator_id", "vote", "causal_class", *extracts)
+        )
         columns = list(zip(*rows)) if rows else [()] * (5 + len(keys))
         items, rounds, annotators = (np.array(columns[i], dtype=np.int64) for i in range(3))
         unit_keys = items * (int(rounds.max(initial=0)) + 1) + rounds
         unit_of, unit_first = _first_appearance(unit_keys)
         rater_of, rater_first = _first_appearance(annotators)
-        names = dict(get_user_model().objects.filter(pk__in=set(annotators[rater_first].tolist()))
-                     .values_list("pk", "username"))
+        names = dict(
+            get_user_model()
+            .objects.filter(pk__in=set(annotators[rater_first].tolist()))
+            .values_list("pk", "username")
+        )
         raw = {"vote": columns[3], "causal_class": columns[4]}
         raw.update({RATING_PREFIX + key: columns[5 + index] for index, key in enumerate(keys)})
         unit_items, unit_rounds = items[unit_first], rounds[unit_first]
         groups = _unit_groups(by, unit_items, unit_rounds) if by else None
-        return cls(unit_items, unit_rounds, unit_of, rater_of, [names[pk] for pk in annotators[rater_first].tolist()],
-                   raw, groups)
+        return cls(
+            unit_items,
+            unit_rounds,
+            unit_of,
+            rater_of,
+            [names[pk] for pk in annotators[rater_first].tolist()],
+            raw,
+            groups,
+        )
 
     def sections(self) -> list[tuple[str, str, np.ndarray, int, int]]:
         """(key, label, unit indices, items, judgments) of all judgments and, with a breakdown, of each value."""
@@ -251,13 +291,20 @@ class _Judged:
             weight = {value: int(per_unit[units].sum()) for value, units in members.items()}
             ordered = sorted(members, key=lambda value: (-weight[value], value))[:MAX_SECTIONS]
             parts += [(value, value, np.array(members[value])) for value in sorted(ordered, key=_natural)]
-        return [(key, label, units, len(set(self.unit_items[units].tolist())), int(per_unit[units].sum()))
-                for key, label, units in parts]
+        return [
+            (key, label, units, len(set(self.unit_items[units].tolist())), int(per_unit[units].sum()))
+            for key, label, units in parts
+        ]
 
     def summaries(self, units: np.ndarray, criteria: list[Criterion], bootstrap) -> dict:
-        return {criterion: agreement_summary(self.table(criterion).take_units(units).without_idle_raters(),
-                                             level=criterion.level, bootstrap=bootstrap)
-                for criterion in criteria}
+        return {
+            criterion: agreement_summary(
+                self.table(criterion).take_units(units).without_idle_raters(),
+                level=criterion.level,
+                bootstrap=bootstrap,
+            )
+            for criterion in criteria
+        }
 
     def table(self, criterion: Criterion) -> RatingTable:
         """The raters × units table of one criterion over the whole scope."""
@@ -267,14 +314,17 @@ class _Judged:
             value_of = {text: parse(text) for text in set(raw)}
             categories, source = _scale(criterion, {v for v in value_of.values() if v is not None})
             code_of = {value: code for code, value in enumerate(categories)}
-            code_of_raw = {text: MISSING if value is None else code_of[value] for text, value in value_of.items()}
+            code_of_raw = {
+                text: MISSING if value is None else code_of[value] for text, value in value_of.items()
+            }
             value_codes = np.fromiter((code_of_raw[text] for text in raw), dtype=np.int64, count=len(raw))
             judged = value_codes != MISSING
             codes = np.full((len(self.raters), len(self.units)), MISSING, dtype=np.int64)
             # One judgment per annotator, item and round is a database constraint: no cell is written twice.
             codes[self.rater_of[judged], self.unit_of[judged]] = value_codes[judged]
-            self._codes[criterion] = RatingTable(units=self.units, raters=self.raters, categories=categories,
-                                                 codes=codes, scale_source=source)
+            self._codes[criterion] = RatingTable(
+                units=self.units, raters=self.raters, categories=categories, codes=codes, scale_source=source
+            )
         return self._codes[criterion]
 
 
@@ -293,8 +343,10 @@ def _unit_groups(by: str, unit_items: np.ndarray, unit_rounds: np.ndarray) -> li
         return [_breakdown_value(round_, by, round_) for round_ in unit_rounds.tolist()]
     field = _BREAKDOWN_FIELDS.get(by, "item__metadata").removeprefix("item__")
     values = dict(Item.objects.filter(pk__in=set(unit_items.tolist())).values_list("pk", field))
-    return [_breakdown_value(values[item], by, round_) for item, round_ in zip(unit_items.tolist(),
-                                                                                unit_rounds.tolist())]
+    return [
+        _breakdown_value(values[item], by, round_)
+        for item, round_ in zip(unit_items.tolist(), unit_rounds.tolist())
+    ]
 
 
 def _scale(criterion: Criterion, seen: set) -> tuple[list, str]:
@@ -326,8 +378,13 @@ def criterion_table(rows: list, criterion: Criterion) -> RatingTable:
     for (rater, unit), value in cells.items():
         if value is not None:
             codes[rater, unit] = code_of[value]
-    return RatingTable(units=[f"{item}:{round_}" for item, round_ in unit_index], raters=list(rater_index),
-                       categories=categories, codes=codes, scale_source=source)
+    return RatingTable(
+        units=[f"{item}:{round_}" for item, round_ in unit_index],
+        raters=list(rater_index),
+        categories=categories,
+        codes=codes,
+        scale_source=source,
+    )
 
 
 def _rating_value(text):
@@ -351,16 +408,18 @@ def _value(row: tuple, criterion: Criterion):
     if criterion.key == "causal_class":
         return _label_value(row[5])
     ratings = row[3] if isinstance(row[3], dict) else {}
-    return _rating_value(ratings.get(criterion.key[len(RATING_PREFIX):]))
+    return _rating_value(ratings.get(criterion.key[len(RATING_PREFIX) :]))
 
 
 def _breakdown_value(raw, by: str, round: int) -> str:
     """The value a judgment is grouped by. For item metadata, what the item recorded for the judgment's round
     (``metadata["rounds"]["2"]["stage"]``: METER's stages are rounds of the same item) wins over its current value."""
     if by.startswith(METADATA_PREFIX):
-        key = by[len(METADATA_PREFIX):]
+        key = by[len(METADATA_PREFIX) :]
         metadata = raw if isinstance(raw, dict) else {}
-        by_round = metadata.get("rounds", {}).get(str(round), {}) if isinstance(metadata.get("rounds"), dict) else {}
+        by_round = (
+            metadata.get("rounds", {}).get(str(round), {}) if isinstance(metadata.get("rounds"), dict) else {}
+        )
         raw = by_round[key] if isinstance(by_round, dict) and key in by_round else metadata.get(key)
     return "—" if raw in (None, "") else str(raw)
 
@@ -371,8 +430,17 @@ def _natural(text: str):
 
 def agreement_key(project, round, by, bootstrap, state: JudgmentsState, *extra) -> str:
     """The cache key of a project's agreement in one scope, as the judgments in it are now."""
-    parts = [project.pk, project.label_set, project.criteria, round, by, bootstrap.as_dict() if bootstrap else None,
-             state.fingerprint(round), get_language(), *extra]
+    parts = [
+        project.pk,
+        project.label_set,
+        project.criteria,
+        round,
+        by,
+        bootstrap.as_dict() if bootstrap else None,
+        state.fingerprint(round),
+        get_language(),
+        *extra,
+    ]
     return "agreement:" + hashlib.sha256(repr(parts).encode()).hexdigest()
 
 

@@ -33,7 +33,10 @@ class KappaGrid:
 
     def table(self) -> list[tuple[str, list[KappaCell | None]]]:
         """Row label and the row's cells in column order (None: no item in that cell)."""
-        return [(label, [self.cells.get((row, column)) for column, _label in self.columns]) for row, label in self.rows]
+        return [
+            (label, [self.cells.get((row, column)) for column, _label in self.columns])
+            for row, label in self.rows
+        ]
 
     @property
     def flagged(self) -> list[KappaCell]:
@@ -46,8 +49,14 @@ class KappaGrid:
             "rows": [value for value, _label in self.rows],
             "columns": [value for value, _label in self.columns],
             "cells": [
-                {"row": cell.row, "column": cell.column, "kappa": None if cell.kappa is None else cell.kappa.as_dict(),
-                 "n_items": cell.n_items, "n_judgments": cell.n_judgments, "flagged": cell.flagged}
+                {
+                    "row": cell.row,
+                    "column": cell.column,
+                    "kappa": None if cell.kappa is None else cell.kappa.as_dict(),
+                    "n_items": cell.n_items,
+                    "n_judgments": cell.n_judgments,
+                    "flagged": cell.flagged,
+                }
                 for cell in self.cells.values()
             ],
         }
@@ -73,20 +82,29 @@ def cell_kappa_grid(
     if round is not None:
         judgments = judgments.filter(round=round)
     groups: dict[tuple[str, str], list] = defaultdict(list)
-    for row in judgments.order_by().values_list("item_id", "round", "annotator__username", "ratings", "vote",
-                                                "causal_class", "item__metadata"):
+    for row in judgments.order_by().values_list(
+        "item_id", "round", "annotator__username", "ratings", "vote", "causal_class", "item__metadata"
+    ):
         metadata = row[-1] if isinstance(row[-1], dict) else {}
         key = (str(metadata.get(rows, "")), str(metadata.get(columns, "")))
         if all(key):
             groups[key].append(row[:-1])
-    grid = KappaGrid(criterion=spec, threshold=threshold, rows=_axis(project, rows, {k[0] for k in groups}),
-                     columns=_axis(project, columns, {k[1] for k in groups}))
+    grid = KappaGrid(
+        criterion=spec,
+        threshold=threshold,
+        rows=_axis(project, rows, {k[0] for k in groups}),
+        columns=_axis(project, columns, {k[1] for k in groups}),
+    )
     weights = KAPPA_WEIGHTS[spec.level]
     for (row, column), judged in groups.items():
         kappa = cohen_kappa(criterion_table(judged, spec), weights=weights, bootstrap=bootstrap).mean
         grid.cells[(row, column)] = KappaCell(
-            row=row, column=column, kappa=kappa, n_items=len({entry[0] for entry in judged}),
-            n_judgments=len(judged), flagged=kappa.value is None or kappa.value < threshold,
+            row=row,
+            column=column,
+            kappa=kappa,
+            n_items=len({entry[0] for entry in judged}),
+            n_judgments=len(judged),
+            flagged=kappa.value is None or kappa.value < threshold,
         )
     return grid
 

@@ -20,7 +20,11 @@ def release_for_user(project: Project, version: str | int) -> Release:
     text = str(version).lower().removeprefix("v")
     if not text.isdigit():
         raise Http404(f"No release {version!r}: versions look like v1, v2…")
-    release = Release.objects.filter(project=project, version=int(text)).select_related("project", "created_by").first()
+    release = (
+        Release.objects.filter(project=project, version=int(text))
+        .select_related("project", "created_by")
+        .first()
+    )
     if release is None:
         raise Http404(f"{project.slug} has no release v{int(text)}.")
     return release

@@ -13,8 +13,12 @@ from ..models import EvalRun
 
 
 def runs_for_project(project: Project) -> QuerySet[EvalRun]:
-    return (EvalRun.objects.filter(project=project).select_related("release", "judge_endpoint", "created_by")
-            .prefetch_related("endpoints").order_by("-created_at"))
+    return (
+        EvalRun.objects.filter(project=project)
+        .select_related("release", "judge_endpoint", "created_by")
+        .prefetch_related("endpoints")
+        .order_by("-created_at")
+    )
 
 
 def run_for_project(project: Project, run_id) -> EvalRun:
@@ -45,20 +49,42 @@ class RunProgress:
         return min(100, int(100 * (self.done + self.failed) / self.total)) if self.total else 0
 
     def as_dict(self) -> dict:
-        return {"calls": self.total, "done": self.done, "failed": self.failed, "cost": str(self.cost),
-                "tokens_in": self.tokens_in, "tokens_out": self.tokens_out, "percent": self.percent,
-                "jobs": [{"id": job.pk, "kind": job.kind, "model": job.endpoint.label, "status": job.status,
-                          "total": job.total, "done": job.done, "failed": job.failed, "cost": str(job.cost),
-                          "resumed": job.resumed} for job in self.jobs]}
+        return {
+            "calls": self.total,
+            "done": self.done,
+            "failed": self.failed,
+            "cost": str(self.cost),
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "percent": self.percent,
+            "jobs": [
+                {
+                    "id": job.pk,
+                    "kind": job.kind,
+                    "model": job.endpoint.label,
+                    "status": job.status,
+                    "total": job.total,
+                    "done": job.done,
+                    "failed": job.failed,
+                    "cost": str(job.cost),
+                    "resumed": job.resumed,
+                }
+                for job in self.jobs
+            ],
+        }
 
 
 def run_progress(run: EvalRun) -> RunProgress:
     """The run's calls so far, from its jobs' counters (the runner keeps them on every heartbeat)."""
     jobs = list(run.jobs.select_related("endpoint").order_by("pk"))
     return RunProgress(
-        jobs=jobs, total=sum(job.total for job in jobs), done=sum(job.done for job in jobs),
-        failed=sum(job.failed for job in jobs), cost=sum((job.cost for job in jobs), Decimal("0")),
-        tokens_in=sum(job.tokens_in for job in jobs), tokens_out=sum(job.tokens_out for job in jobs),
+        jobs=jobs,
+        total=sum(job.total for job in jobs),
+        done=sum(job.done for job in jobs),
+        failed=sum(job.failed for job in jobs),
+        cost=sum((job.cost for job in jobs), Decimal("0")),
+        tokens_in=sum(job.tokens_in for job in jobs),
+        tokens_out=sum(job.tokens_out for job in jobs),
     )
 
 
@@ -83,5 +109,6 @@ class EmptyResponses:
 def empty_responses(run: EvalRun) -> EmptyResponses:
     """How many of the run's responses are empty (failed, or a blank answer), of all of them."""
     counts = run.responses.annotate(trimmed=Trim("text")).aggregate(
-        total=Count("id"), empty=Count("id", filter=Q(trimmed="")))
+        total=Count("id"), empty=Count("id", filter=Q(trimmed=""))
+    )
     return EmptyResponses(counts["empty"], counts["total"])

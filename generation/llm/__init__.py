@@ -9,6 +9,17 @@ from .parsing import NoJSONFound, extract_json, validation_error
 from .prompts import MissingVariables, render
 
 __all__ = [
-    "Attempt", "CallResult", "EndpointConfig", "LLMClient", "Limits", "LocalLimiter", "MissingVariables",
-    "NoJSONFound", "PromptRequest", "RedisLimiter", "extract_json", "render", "validation_error",
+    "Attempt",
+    "CallResult",
+    "EndpointConfig",
+    "LLMClient",
+    "Limits",
+    "LocalLimiter",
+    "MissingVariables",
+    "NoJSONFound",
+    "PromptRequest",
+    "RedisLimiter",
+    "extract_json",
+    "render",
+    "validation_error",
 ]

@@ -57,7 +57,9 @@ class EndpointConfig:
     address_policy: AddressPolicy | None = None
 
     def cost(self, tokens_in: int, tokens_out: int) -> Decimal:
-        return (tokens_in * self.price_input_per_mtok + tokens_out * self.price_output_per_mtok) / Decimal(1_000_000)
+        return (tokens_in * self.price_input_per_mtok + tokens_out * self.price_output_per_mtok) / Decimal(
+            1_000_000
+        )
 
 
 @dataclass(frozen=True)
@@ -135,7 +137,9 @@ class LLMClient:
     of its own (httpx's shared pool scans every connection for every request, which at 32 threads and a
     hundred calls a second cost as much as the rest of a call), at most ``max_connections`` threads at once."""
 
-    def __init__(self, config: EndpointConfig, *, limiter=None, cancel: threading.Event | None = None, rng=None):
+    def __init__(
+        self, config: EndpointConfig, *, limiter=None, cancel: threading.Event | None = None, rng=None
+    ):
         self.config = config
         self.limiter = limiter
         self.cancel = cancel or threading.Event()
@@ -161,7 +165,9 @@ class LLMClient:
                 guarded = {"transport": transport, "trust_env": False}  # no proxy from the environment either
             http = httpx.Client(
                 timeout=httpx.Timeout(self.config.timeout, connect=min(self.config.timeout, 10.0)),
-                limits=limits, verify=self._tls, **guarded,
+                limits=limits,
+                verify=self._tls,
+                **guarded,
             )
             with self._opened_lock:
                 self._opened.append(http)
@@ -254,15 +260,22 @@ class LLMClient:
                     break
                 exc.attempt.wait_seconds = self._backoff(temporary_failures, exc.retry_after)
                 self.release_slot()  # nobody should wait for a slot this thread only sleeps on
-                self.cancel.wait(exc.attempt.wait_seconds)  # a cancellation is recorded at the top of the loop
+                self.cancel.wait(
+                    exc.attempt.wait_seconds
+                )  # a cancellation is recorded at the top of the loop
                 continue
             except _Final as exc:
                 result.attempts.append(exc.attempt)
-                if exc.attempt.status == 400 and self.structured and _mentions_response_format(exc.attempt.error):
+                if (
+                    exc.attempt.status == 400
+                    and self.structured
+                    and _mentions_response_format(exc.attempt.error)
+                ):
                     # This server cannot do structured output: ask again with the schema in the prompt.
                     self.structured = False
-                    messages = build_messages(system=prompt.system, user=prompt.user, schema=prompt.schema,
-                                              structured=False)
+                    messages = build_messages(
+                        system=prompt.system, user=prompt.user, schema=prompt.schema, structured=False
+                    )
                     result.request = self._describe(messages, prompt)
                     continue
                 result.error = exc.attempt.error
@@ -364,7 +377,9 @@ class LLMClient:
         config = self.config
         if status == 401:
             where = f"${config.api_key_env}" if config.api_key_env else "the endpoint's key variable"
-            hint = f"check the API key in {where}" + ("" if config.api_key else f" (it is not set: {where} is empty)")
+            hint = f"check the API key in {where}" + (
+                "" if config.api_key else f" (it is not set: {where} is empty)"
+            )
             return f"401 Unauthorized from {config.base_url}: {message} — {hint}"
         if status == 403:
             return f"403 Forbidden from {config.base_url}: {message} — the key may not use model {config.model!r}"

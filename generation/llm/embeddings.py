@@ -17,32 +17,50 @@ class EmbeddingFailed(RuntimeError):
 
 
 class EndpointEmbedder:
-    def __init__(self, *, base_url: str, model: str, api_key: str | None = None, timeout: float = 60.0,
-                 batch_size: int = 128, max_retries: int = 4, input_type: str = "", encoding_format: str = "base64"):
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key: str | None = None,
+        timeout: float = 60.0,
+        batch_size: int = 128,
+        max_retries: int = 4,
+        input_type: str = "",
+        encoding_format: str = "base64",
+    ):
         self.model = model
         self.batch_size = batch_size
         self.input_type = input_type
         self.encoding_format = encoding_format
         self.name = f"endpoint:{model}@{base_url}"
-        self._client = openai.OpenAI(base_url=base_url, api_key=api_key or "no-key", timeout=timeout,
-                                     max_retries=max_retries)
+        self._client = openai.OpenAI(
+            base_url=base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=max_retries
+        )
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text, in order."""
         rows = []
         for start in range(0, len(texts), self.batch_size):
-            batch = list(texts[start:start + self.batch_size])
+            batch = list(texts[start : start + self.batch_size])
             try:
                 response = self._client.embeddings.create(
-                    model=self.model, input=batch, encoding_format=self.encoding_format,
-                    extra_body={"input_type": self.input_type} if self.input_type else None)
+                    model=self.model,
+                    input=batch,
+                    encoding_format=self.encoding_format,
+                    extra_body={"input_type": self.input_type} if self.input_type else None,
+                )
             except openai.APIStatusError as exc:
-                raise EmbeddingFailed(f"the embeddings endpoint answered {exc.status_code}: {exc.message}") from exc
+                raise EmbeddingFailed(
+                    f"the embeddings endpoint answered {exc.status_code}: {exc.message}"
+                ) from exc
             except openai.APIError as exc:
                 raise EmbeddingFailed(f"the embeddings endpoint could not be reached: {exc}") from exc
             data = sorted(response.data, key=lambda entry: entry.index)
             if len(data) != len(batch):
-                raise EmbeddingFailed(f"the embeddings endpoint returned {len(data)} vectors for {len(batch)} texts")
+                raise EmbeddingFailed(
+                    f"the embeddings endpoint returned {len(data)} vectors for {len(batch)} texts"
+                )
             rows.extend(_vector(entry.embedding) for entry in data)
         if not rows:
             return np.zeros((0, 0), dtype=np.float32)

@@ -156,7 +156,13 @@ class RedisLimiter:
                 return None
             delay_ms = self._acquire(
                 keys=[self._leases_key, self._rate_key],
-                args=[lease, max(1, limits.max_concurrency), int(limits.interval * 1000), limits.burst, self.lease_ms],
+                args=[
+                    lease,
+                    max(1, limits.max_concurrency),
+                    int(limits.interval * 1000),
+                    limits.burst,
+                    self.lease_ms,
+                ],
             )
             if delay_ms >= 0:
                 break

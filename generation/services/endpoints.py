@@ -32,7 +32,12 @@ def endpoint_from_environment() -> ModelEndpoint | None:
             existing.is_active = False
             existing.save(update_fields=["is_active"])
         return None
-    wanted = {"base_url": base_url, "model": model, "api_key_env": settings.LLM_API_KEY_ENV, "is_active": True}
+    wanted = {
+        "base_url": base_url,
+        "model": model,
+        "api_key_env": settings.LLM_API_KEY_ENV,
+        "is_active": True,
+    }
     if existing is not None:
         changed = [name for name, value in wanted.items() if getattr(existing, name) != value]
         if changed:
@@ -85,7 +90,9 @@ def url_origin(url: str) -> str:
 
 def key_destinations(api_key_env: str) -> set[str]:
     """The origins that site-wide endpoints (set up by an admin or the environment) send this key to."""
-    urls = ModelEndpoint.objects.filter(project=None, api_key_env=api_key_env).values_list("base_url", flat=True)
+    urls = ModelEndpoint.objects.filter(project=None, api_key_env=api_key_env).values_list(
+        "base_url", flat=True
+    )
     return {url_origin(url) for url in urls}
 
 
@@ -137,7 +144,9 @@ def endpoint_config(endpoint: ModelEndpoint, params: dict | None = None) -> Endp
         price_output_per_mtok=Decimal(endpoint.price_output_per_mtok),
         max_connections=max(1, endpoint.max_concurrency),
         # A project owner's endpoint reaches only the hosts the site allows; an admin's site-wide one anything.
-        address_policy=None if endpoint.project_id is None else AddressPolicy.from_setting(settings.LLM_ALLOWED_HOSTS),
+        address_policy=None
+        if endpoint.project_id is None
+        else AddressPolicy.from_setting(settings.LLM_ALLOWED_HOSTS),
     )
 
 
@@ -154,7 +163,9 @@ _redis = None
 
 def limiter_for(endpoint: ModelEndpoint):
     """The limiter every job of this process uses for the endpoint: Redis-backed when Redis is configured."""
-    limits = Limits(max_concurrency=endpoint.max_concurrency, requests_per_minute=endpoint.requests_per_minute)
+    limits = Limits(
+        max_concurrency=endpoint.max_concurrency, requests_per_minute=endpoint.requests_per_minute
+    )
     with _limiters_lock:
         limiter = _limiters.get(endpoint.pk)
         if limiter is None:
@@ -162,7 +173,9 @@ def limiter_for(endpoint: ModelEndpoint):
                 # Endpoint ids are per database; a Redis shared by several databases must not mix them.
                 database = settings.DATABASES["default"]["NAME"]
                 limiter = RedisLimiter(
-                    _redis_client(), key=f"{database}:endpoint-{endpoint.pk}", limits=limits,
+                    _redis_client(),
+                    key=f"{database}:endpoint-{endpoint.pk}",
+                    limits=limits,
                     lease_seconds=settings.GENERATION_LEASE_SECONDS,
                 )
             else:

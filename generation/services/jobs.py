@@ -85,10 +85,16 @@ def job_create(
     answered = job_kind.answered and options["answer_endpoint"] is not None
     with transaction.atomic():
         job = GenerationJob.objects.create(
-            project=project, kind=kind, endpoint=endpoint, template=template, params=params, created_by=user,
+            project=project,
+            kind=kind,
+            endpoint=endpoint,
+            template=template,
+            params=params,
+            created_by=user,
             answer_endpoint=options["answer_endpoint"] if answered else None,
             answer_template=options["answer_template"] if answered else None,
-            total=job_kind.planned_calls(params), heartbeat_at=timezone.now(),
+            total=job_kind.planned_calls(params),
+            heartbeat_at=timezone.now(),
         )
         if enqueue:
             # robust: with the broker down the job stays queued (the stale-job watch sends it again
@@ -99,9 +105,19 @@ def job_create(
 
 # Every option a door may pass, with its default; a kind reads the ones it needs.
 DEFAULT_OPTIONS = {
-    "count": None, "causal_class": "", "topic": None, "batch_size": 10, "item_ids": None,
-    "answer_endpoint": None, "answer_variant": "class-agnostic", "answer_template": None, "feedback": None,
-    "group_ids": None, "voters": None, "domain": "", "double_prompt": True,
+    "count": None,
+    "causal_class": "",
+    "topic": None,
+    "batch_size": 10,
+    "item_ids": None,
+    "answer_endpoint": None,
+    "answer_variant": "class-agnostic",
+    "answer_template": None,
+    "feedback": None,
+    "group_ids": None,
+    "voters": None,
+    "domain": "",
+    "double_prompt": True,
 }
 
 
@@ -135,16 +151,24 @@ def _questions_params(project, errors, options) -> dict:
             kind=Kind.ANSWER, language=project.language, name=options["answer_variant"]
         )
         if answer_template is None or answer_template.kind != Kind.ANSWER:
-            errors["answer_template"] = "no answer prompt template; run `python manage.py load_prompt_templates`"
+            errors["answer_template"] = (
+                "no answer prompt template; run `python manage.py load_prompt_templates`"
+            )
         options["answer_template"] = answer_template
-    return {"count": count, "causal_class": options["causal_class"], "topic_id": topic.pk if topic else None,
-            "batch_size": min(batch_size, count) if isinstance(count, int) and count > 0 else batch_size}
+    return {
+        "count": count,
+        "causal_class": options["causal_class"],
+        "topic_id": topic.pk if topic else None,
+        "batch_size": min(batch_size, count) if isinstance(count, int) and count > 0 else batch_size,
+    }
 
 
 def _answer_params(project, errors, options) -> dict:
     item_ids = options["item_ids"]
     if item_ids is None:  # every item waiting for an answer
-        item_ids = list(selectors.items_waiting_for_answer(project).values_list("pk", flat=True)[: MAX_ITEMS + 1])
+        item_ids = list(
+            selectors.items_waiting_for_answer(project).values_list("pk", flat=True)[: MAX_ITEMS + 1]
+        )
     return {"item_ids": checked_items(project, errors, item_ids, allowed=ANSWERABLE, required=True)}
 
 
@@ -176,13 +200,30 @@ def core_job_kinds() -> list:
     from .work import AnswerWork, DistractorsWork, QuestionsWork, RevisionWork
 
     return [
-        JobKind(key=Kind.QUESTIONS, label=_("New questions of a class"), work=QuestionsWork,
-                params=_questions_params, answered=True),
-        JobKind(key=Kind.ANSWER, label=_("Answer a question"), work=AnswerWork, params=_answer_params,
-                template_name=_answer_variant, command="answers"),
-        JobKind(key=Kind.DISTRACTORS, label=_("Distractors"), work=DistractorsWork, params=_distractors_params),
-        JobKind(key=Kind.REVISION, label=_("Revise an answer from feedback"), work=RevisionWork,
-                params=_revision_params),
+        JobKind(
+            key=Kind.QUESTIONS,
+            label=_("New questions of a class"),
+            work=QuestionsWork,
+            params=_questions_params,
+            answered=True,
+        ),
+        JobKind(
+            key=Kind.ANSWER,
+            label=_("Answer a question"),
+            work=AnswerWork,
+            params=_answer_params,
+            template_name=_answer_variant,
+            command="answers",
+        ),
+        JobKind(
+            key=Kind.DISTRACTORS, label=_("Distractors"), work=DistractorsWork, params=_distractors_params
+        ),
+        JobKind(
+            key=Kind.REVISION,
+            label=_("Revise an answer from feedback"),
+            work=RevisionWork,
+            params=_revision_params,
+        ),
     ]
 
 
@@ -198,11 +239,17 @@ def checked_items(project, errors, item_ids, *, allowed=None, excluded=None, que
         return []
     rows = {}
     for chunk in chunks(wanted):
-        rows.update((queryset if queryset is not None else Item.objects.filter(project=project))
-                    .filter(pk__in=chunk).values_list("pk", "status"))
+        rows.update(
+            (queryset if queryset is not None else Item.objects.filter(project=project))
+            .filter(pk__in=chunk)
+            .values_list("pk", "status")
+        )
     missing = [pk for pk in wanted if pk not in rows]
-    wrong = [pk for pk, status in rows.items()
-             if (allowed is not None and status not in allowed) or (excluded is not None and status in excluded)]
+    wrong = [
+        pk
+        for pk, status in rows.items()
+        if (allowed is not None and status not in allowed) or (excluded is not None and status in excluded)
+    ]
     if missing:
         reason = "not eligible or not in this project" if queryset is not None else "not in this project"
         errors["item_ids"] = f"{reason}: {id_list(missing)}"
@@ -264,8 +311,13 @@ def job_retry_failed(*, job: GenerationJob) -> int:
         for call in failed:
             work.on_retry(call)
         GenerationJob.objects.filter(pk=job.pk).update(
-            status=Status.QUEUED, error="", cancel_requested=False, owner="", finished_at=None,
-            heartbeat_at=timezone.now(), failed=F("failed") - len(failed),
+            status=Status.QUEUED,
+            error="",
+            cancel_requested=False,
+            owner="",
+            finished_at=None,
+            heartbeat_at=timezone.now(),
+            failed=F("failed") - len(failed),
         )
         transaction.on_commit(lambda: job_enqueue(job.pk))
     logger.info("generation job %s queued again: %s failed and %s unmade calls", job.pk, len(failed), unmade)
@@ -277,17 +329,24 @@ def jobs_resume_stale() -> list[int]:
     queued jobs nobody picked up for long (their message was lost). Returns their ids."""
     now = timezone.now()
     return work_requeue_stale(
-        GenerationJob, stale_before=now - timedelta(seconds=settings.GENERATION_STALE_SECONDS),
+        GenerationJob,
+        stale_before=now - timedelta(seconds=settings.GENERATION_STALE_SECONDS),
         forgotten_before=now - timedelta(seconds=settings.GENERATION_QUEUED_STALE_SECONDS),
-        enqueue=job_enqueue, queued=Status.QUEUED, running=Status.RUNNING, label="generation job",
+        enqueue=job_enqueue,
+        queued=Status.QUEUED,
+        running=Status.RUNNING,
+        label="generation job",
     )
 
 
 # --- revision on a curator's request ---------------------------------------------------------
 
+
 def revision_endpoint_for(project: Project) -> ModelEndpoint | None:
     """The endpoint that rewrites the project's answers, or None (then people revise by hand)."""
-    chosen = ProjectGenerationSettings.objects.filter(project=project).select_related("revision_endpoint").first()
+    chosen = (
+        ProjectGenerationSettings.objects.filter(project=project).select_related("revision_endpoint").first()
+    )
     if chosen is not None and not chosen.revise_automatically:
         return None
     if chosen is not None and endpoint_usable(chosen.revision_endpoint, project):
@@ -309,10 +368,16 @@ def _feedback(item_ids: list[int]) -> dict[int, str]:
     for decision in CurationDecision.objects.filter(item_id__in=item_ids).order_by("item_id", "round"):
         decisions[decision.item_id] = decision  # the latest round wins
     rounds = {item_id: decision.round for item_id, decision in decisions.items()}
-    rounds.update({pk: rnd for pk, rnd in Item.objects.filter(pk__in=item_ids).values_list("pk", "round")
-                   if pk not in rounds})
+    rounds.update(
+        {
+            pk: rnd
+            for pk, rnd in Item.objects.filter(pk__in=item_ids).values_list("pk", "round")
+            if pk not in rounds
+        }
+    )
     judgments = (
-        Judgment.objects.filter(item_id__in=item_ids).order_by("item_id", "created_at", "pk")
+        Judgment.objects.filter(item_id__in=item_ids)
+        .order_by("item_id", "created_at", "pk")
         .values_list("item_id", "round", "vote", "comment")
     )
     lines: dict[int, list[str]] = {item_id: [] for item_id in item_ids}
@@ -339,6 +404,9 @@ def job_request_revision(*, item: Item, decision: CurationDecision | None = None
         logger.warning("no revision template: item %s waits for a person", item.pk)
         return None
     return job_create(
-        project=item.project, kind=Kind.REVISION, endpoint=endpoint, item_ids=[item.pk],
+        project=item.project,
+        kind=Kind.REVISION,
+        endpoint=endpoint,
+        item_ids=[item.pk],
         user=decision.curator if decision is not None else None,
     )

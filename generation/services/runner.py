@@ -33,8 +33,20 @@ logger = logging.getLogger(__name__)
 Status = GenerationJob.Status
 CallStatus = LLMCall.Status
 OPEN = (CallStatus.PENDING, CallStatus.RUNNING)
-RECORD_FIELDS = ["status", "parsed", "error", "request", "attempts", "n_attempts", "raw_response", "tokens_in",
-                 "tokens_out", "cost", "latency_ms", "finished_at"]
+RECORD_FIELDS = [
+    "status",
+    "parsed",
+    "error",
+    "request",
+    "attempts",
+    "n_attempts",
+    "raw_response",
+    "tokens_in",
+    "tokens_out",
+    "cost",
+    "latency_ms",
+    "finished_at",
+]
 CANCEL_CHECK_SECONDS = 0.5
 COMMIT_EVERY_SECONDS = 0.1
 SYSTEMATIC_CLIENT_ERRORS = 5
@@ -62,11 +74,29 @@ def _insert_calls(calls: list[LLMCall]) -> None:
     fast_insert(
         LLMCall,
         ["job", "item", "purpose", "endpoint", "template", "request"],
-        ((call.job_id, call.item_id, call.purpose, call.endpoint_id, call.template_id, json.dumps(call.request))
-         for call in calls),
-        constants={"status": CallStatus.PENDING, "attempts": [], "raw_response": "", "n_attempts": 0,
-                   "tokens_in": 0, "tokens_out": 0, "cost": 0, "latency_ms": 0, "error": "",
-                   "created_at": timezone.now()},
+        (
+            (
+                call.job_id,
+                call.item_id,
+                call.purpose,
+                call.endpoint_id,
+                call.template_id,
+                json.dumps(call.request),
+            )
+            for call in calls
+        ),
+        constants={
+            "status": CallStatus.PENDING,
+            "attempts": [],
+            "raw_response": "",
+            "n_attempts": 0,
+            "tokens_in": 0,
+            "tokens_out": 0,
+            "cost": 0,
+            "latency_ms": 0,
+            "error": "",
+            "created_at": timezone.now(),
+        },
     )
 
 
@@ -87,8 +117,9 @@ class _Lane:
         self.loaded: deque[LLMCall] = deque()  # the next of them, read from the database
         self.ready: queue.Queue = queue.Queue()
         self.budget = threading.Semaphore(2 * concurrency)
-        self.threads = [threading.Thread(target=self._serve, name=f"{name}-{n}", daemon=True)
-                        for n in range(concurrency)]
+        self.threads = [
+            threading.Thread(target=self._serve, name=f"{name}-{n}", daemon=True) for n in range(concurrency)
+        ]
         self.finished: queue.Queue | None = None
 
     def start(self, finished: queue.Queue) -> None:
@@ -125,7 +156,9 @@ class _Lane:
                 result = client.complete(prompt, keep_slot=True)
             except Exception as exc:  # noqa: BLE001 - a bug in one call must not stall the job
                 logger.exception("model call %s raised", call_id)
-                result = CallResult(request={}, attempts=[], error=f"internal error: {type(exc).__name__}: {exc}")
+                result = CallResult(
+                    request={}, attempts=[], error=f"internal error: {type(exc).__name__}: {exc}"
+                )
             if result.fatal:
                 cancel.set()  # a wrong key or model name: the other threads send nothing more
             self.finished.put((call_id, result, True))
@@ -230,7 +263,9 @@ class JobRunner:
         while True:
             if not self.cancel.is_set():
                 self._top_up()
-            nothing_left = self.cancel.is_set() or not any(lane.waiting or lane.loaded for lane in self.lanes.values())
+            nothing_left = self.cancel.is_set() or not any(
+                lane.waiting or lane.loaded for lane in self.lanes.values()
+            )
             if not self.sent and not self.results and nothing_left:
                 return
             self._collect(timeout=0.02 if self.sent else 0)
@@ -255,7 +290,9 @@ class JobRunner:
         for lane in self.lanes.values():
             while lane.ready.qsize() < lane.concurrency and (lane.loaded or lane.waiting):
                 if not lane.loaded:
-                    chunk = [lane.waiting.popleft() for _ in range(min(len(lane.waiting), 4 * lane.concurrency))]
+                    chunk = [
+                        lane.waiting.popleft() for _ in range(min(len(lane.waiting), 4 * lane.concurrency))
+                    ]
                     lane.loaded.extend(self._load(chunk))
                     continue
                 call = lane.loaded.popleft()
@@ -304,7 +341,9 @@ class JobRunner:
                 with transaction.atomic():
                     follow_ups = self._record(batch, together=together)
                 break
-            except OperationalError:  # a locked SQLite database, a dropped connection: the batch is all or nothing
+            except (
+                OperationalError
+            ):  # a locked SQLite database, a dropped connection: the batch is all or nothing
                 if attempt == 4:
                     raise
                 logger.warning("job %s: recording results failed, trying again", self.job.pk, exc_info=True)
@@ -312,8 +351,12 @@ class JobRunner:
             except Exception:  # noqa: BLE001 - writing the outputs together failed: again, one by one
                 if not together:
                     raise
-                logger.warning("job %s: applying %s outputs together failed; one by one now", self.job.pk,
-                               len(batch), exc_info=True)
+                logger.warning(
+                    "job %s: applying %s outputs together failed; one by one now",
+                    self.job.pk,
+                    len(batch),
+                    exc_info=True,
+                )
                 together = False
         for endpoint_id in self.tokens:
             self.lanes[endpoint_id].budget.release()
@@ -357,8 +400,10 @@ class JobRunner:
         """The kind of the call's template (a questions job's follow-up calls are answers)."""
         kinds = self.template_kinds
         if call.template_id not in kinds:
-            kinds[call.template_id] = (PromptTemplate.objects.filter(pk=call.template_id)
-                                       .values_list("kind", flat=True).first() or self.job.kind)
+            kinds[call.template_id] = (
+                PromptTemplate.objects.filter(pk=call.template_id).values_list("kind", flat=True).first()
+                or self.job.kind
+            )
         return kinds[call.template_id]
 
     def _fill_record(self, call: LLMCall, result: CallResult) -> None:
@@ -395,7 +440,9 @@ class JobRunner:
         if result.status in (400, 422):
             self.client_errors += 1
             if self.client_errors == self.results_seen >= SYSTEMATIC_CLIENT_ERRORS:
-                self._stop(f"the endpoint refused each of the first {self.client_errors} requests; last: {result.error}")
+                self._stop(
+                    f"the endpoint refused each of the first {self.client_errors} requests; last: {result.error}"
+                )
 
     def _stop(self, error: str) -> None:
         if not self.fatal_error:
@@ -404,9 +451,9 @@ class JobRunner:
 
     # --- heartbeat, cancellation, the end --------------------------------------------------
     def _heartbeat(self) -> None:
-        updated = GenerationJob.objects.filter(pk=self.job.pk, owner=self.owner, status=Status.RUNNING).update(
-            heartbeat_at=timezone.now(), **job_counters(self.job.pk)
-        )
+        updated = GenerationJob.objects.filter(
+            pk=self.job.pk, owner=self.owner, status=Status.RUNNING
+        ).update(heartbeat_at=timezone.now(), **job_counters(self.job.pk))
         if not updated:
             self.lost = True
             self.cancel.set()
@@ -437,6 +484,9 @@ class JobRunner:
     def _finish(self, status: str, error: str, counters: dict | None = None) -> None:
         now = timezone.now()
         GenerationJob.objects.filter(pk=self.job.pk, owner=self.owner).update(
-            status=status, error=error[:5000], finished_at=now, heartbeat_at=now,
+            status=status,
+            error=error[:5000],
+            finished_at=now,
+            heartbeat_at=now,
             **(counters if counters is not None else job_counters(self.job.pk)),
         )

@@ -21,11 +21,27 @@ Kind = PromptTemplate.Kind
 
 # What each kind of template is given; a template may use any of them and nothing else.
 VARIABLES = {
-    Kind.QUESTIONS: {"count", "causal_class", "class_definition", "class_definitions", "topic", "topic_words",
-                     "examples", "language"},
+    Kind.QUESTIONS: {
+        "count",
+        "causal_class",
+        "class_definition",
+        "class_definitions",
+        "topic",
+        "topic_words",
+        "examples",
+        "language",
+    },
     Kind.ANSWER: {"question", "context", "causal_class", "class_description", "language"},
-    Kind.BENCHMARK_ANSWER: {"question", "context", "causal_class", "class_description", "language", "options",
-                            "letters", "examples"},
+    Kind.BENCHMARK_ANSWER: {
+        "question",
+        "context",
+        "causal_class",
+        "class_description",
+        "language",
+        "options",
+        "letters",
+        "examples",
+    },
     Kind.DISTRACTORS: {"question", "context", "question_type", "correct_option", "causal_class", "language"},
     Kind.REVISION: {"question", "context", "causal_class", "answer", "feedback", "language"},
     Kind.JUDGE_SCORE: {"question", "context", "answer", "reference", "criteria", "causal_class", "language"},
@@ -74,7 +90,9 @@ class LoadReport:
 def template_check(*, kind: str, system: str, user: str, output_schema: dict) -> None:
     """Raise TemplateProblem naming an unknown kind or placeholder, or an invalid schema."""
     if kind not in VARIABLES and kind not in Kind.values:
-        raise TemplateProblem(f"unknown kind {kind!r}; known: {', '.join(sorted({*VARIABLES, *Kind.values}))}")
+        raise TemplateProblem(
+            f"unknown kind {kind!r}; known: {', '.join(sorted({*VARIABLES, *Kind.values}))}"
+        )
     allowed = VARIABLES.get(kind)
     if allowed is not None:
         unknown = sorted(set(placeholders(system) + placeholders(user)) - allowed)
@@ -130,8 +148,12 @@ def read_template_files(directory: Path = TEMPLATE_DIR) -> list[dict]:
         if missing:
             raise TemplateProblem(f"{path.name}: missing {', '.join(sorted(missing))}")
         try:
-            template_check(kind=spec["kind"], system=spec.get("system", ""), user=spec["user"],
-                           output_schema=spec["output_schema"])
+            template_check(
+                kind=spec["kind"],
+                system=spec.get("system", ""),
+                user=spec["user"],
+                output_schema=spec["output_schema"],
+            )
         except TemplateProblem as exc:
             raise TemplateProblem(f"{path.relative_to(directory)}: {exc}") from exc
         specs.append(spec)
@@ -154,12 +176,20 @@ def prompt_templates_load(*, model=PromptTemplate, directory: Path = TEMPLATE_DI
     return report
 
 
-def prompt_template_add_version(*, kind: str, name: str, language: str, system: str, user: str,
-                                output_schema: dict, notes: str = "") -> PromptTemplate:
+def prompt_template_add_version(
+    *, kind: str, name: str, language: str, system: str, user: str, output_schema: dict, notes: str = ""
+) -> PromptTemplate:
     """A new version of (kind, name, language), or the latest one if it already says exactly this."""
     template_check(kind=kind, system=system, user=user, output_schema=output_schema)
-    spec = {"kind": kind, "name": name, "language": language, "system": system, "user": user,
-            "output_schema": output_schema, "notes": notes}
+    spec = {
+        "kind": kind,
+        "name": name,
+        "language": language,
+        "system": system,
+        "user": user,
+        "output_schema": output_schema,
+        "notes": notes,
+    }
     with transaction.atomic():
         return _add_version(PromptTemplate, spec)[0]
 
@@ -171,12 +201,20 @@ def _add_version(model, spec: dict):
         .order_by("-version")
         .first()
     )
-    content = {"system": (spec.get("system") or "").strip(), "user": spec["user"], "output_schema": spec["output_schema"]}
+    content = {
+        "system": (spec.get("system") or "").strip(),
+        "user": spec["user"],
+        "output_schema": spec["output_schema"],
+    }
     if latest is not None and all(getattr(latest, key) == value for key, value in content.items()):
         return latest, False
     template = model.objects.create(
-        kind=spec["kind"], name=spec["name"], language=spec["language"],
-        version=(latest.version + 1) if latest else 1, notes=(spec.get("notes") or "").strip(), **content,
+        kind=spec["kind"],
+        name=spec["name"],
+        language=spec["language"],
+        version=(latest.version + 1) if latest else 1,
+        notes=(spec.get("notes") or "").strip(),
+        **content,
     )
     return template, True
 

@@ -29,7 +29,12 @@ from ..models import GenerationJob, LLMCall
 from .templates import class_definitions
 
 logger = logging.getLogger(__name__)
-DISTRACTOR_ROLES = [Option.Role.CONTRADICTORY, Option.Role.UNFOUNDED, Option.Role.REVERSAL, Option.Role.IRRELEVANT]
+DISTRACTOR_ROLES = [
+    Option.Role.CONTRADICTORY,
+    Option.Role.UNFOUNDED,
+    Option.Role.REVERSAL,
+    Option.Role.IRRELEVANT,
+]
 ANSWERABLE = (Item.Status.PENDING, Item.Status.NEEDS_REVISION)
 FINAL = (Item.Status.APPROVED, Item.Status.REJECTED)
 MAX_EXAMPLES = 20
@@ -50,7 +55,7 @@ class Applied:
 def chunks(ids: list, size: int = 10_000):
     """Id lists in pieces a query's IN (...) can take on every database (SQLite stops at 32,766)."""
     for start in range(0, len(ids), size):
-        yield ids[start:start + size]
+        yield ids[start : start + size]
 
 
 def provenance(call: LLMCall) -> dict:
@@ -89,15 +94,23 @@ class Work:
         wanted = self.job.params.get("item_ids", [])
         existing = set()
         for chunk in chunks(wanted):
-            existing.update(Item.objects.filter(project=self.project, pk__in=chunk).values_list("pk", flat=True))
+            existing.update(
+                Item.objects.filter(project=self.project, pk__in=chunk).values_list("pk", flat=True)
+            )
         return [self.new_call(item_id=item_id) for item_id in sorted(existing)]
 
     def expected_total(self, planned: list[LLMCall]) -> int:
         return len(planned)
 
     def new_call(self, *, item_id=None, purpose=None, request=None) -> LLMCall:
-        return LLMCall(job=self.job, item_id=item_id, purpose=purpose or self.purpose, endpoint_id=self.job.endpoint_id,
-                       template_id=self.job.template_id, request=request or {})
+        return LLMCall(
+            job=self.job,
+            item_id=item_id,
+            purpose=purpose or self.purpose,
+            endpoint_id=self.job.endpoint_id,
+            template_id=self.job.template_id,
+            request=request or {},
+        )
 
     def schema(self, call: LLMCall) -> dict:
         return call.template.output_schema
@@ -130,7 +143,10 @@ class Work:
                 applied.problems[call.pk] = (LLMCall.Status.SUCCEEDED, f"not applied: {exc}")
             except Exception as exc:  # noqa: BLE001 - the output was paid for: keep it, say why it was not used
                 logger.exception("job %s: output of call %s could not be applied", call.job_id, call.pk)
-                applied.problems[call.pk] = (LLMCall.Status.FAILED, f"not applied: {type(exc).__name__}: {exc}")
+                applied.problems[call.pk] = (
+                    LLMCall.Status.FAILED,
+                    f"not applied: {type(exc).__name__}: {exc}",
+                )
         return applied
 
     def on_failed(self, call: LLMCall) -> None:
@@ -168,25 +184,43 @@ def answers_apply_many(calls: list[LLMCall], fallback, together: bool = True) ->
 def _answers_apply(calls: list[LLMCall]) -> Applied:
     applied = Applied()
     _changed, left_alone = items_update(
-        changes=[ItemChange(call.item_id, {"reference_answer": call.parsed["answer"]}, author_of(call),
-                            note=f"answer by {call.endpoint.model}") for call in calls],
-        kind=Revision.Kind.MODEL, only_if_status=ANSWERABLE, start_round=True,
+        changes=[
+            ItemChange(
+                call.item_id,
+                {"reference_answer": call.parsed["answer"]},
+                author_of(call),
+                note=f"answer by {call.endpoint.model}",
+            )
+            for call in calls
+        ],
+        kind=Revision.Kind.MODEL,
+        only_if_status=ANSWERABLE,
+        start_round=True,
     )
     for call in calls:
         if call.item_id in left_alone:
             status = left_alone[call.item_id]
             reason = "was deleted" if status is None else f"is {Item.Status(status).label.lower()} now"
-            applied.problems[call.pk] = (LLMCall.Status.SUCCEEDED,
-                                         f"not applied: item {call.item_id} {reason}; its answer was not replaced")
+            applied.problems[call.pk] = (
+                LLMCall.Status.SUCCEEDED,
+                f"not applied: item {call.item_id} {reason}; its answer was not replaced",
+            )
     return applied
 
 
 def answer_apply(call: LLMCall, answer: str) -> list:
     item = Item.objects.get(pk=call.item_id)
     if item.status not in ANSWERABLE:
-        raise NotApplied(f"item {item.pk} is {item.get_status_display().lower()} now; its answer was not replaced")
-    item = item_update(item=item, changes={"reference_answer": answer}, author=author_of(call),
-                       kind=Revision.Kind.MODEL, note=f"answer by {call.endpoint.model}")
+        raise NotApplied(
+            f"item {item.pk} is {item.get_status_display().lower()} now; its answer was not replaced"
+        )
+    item = item_update(
+        item=item,
+        changes={"reference_answer": answer},
+        author=author_of(call),
+        kind=Revision.Kind.MODEL,
+        note=f"answer by {call.endpoint.model}",
+    )
     item_start_round(item=item)
     return []
 
@@ -224,7 +258,9 @@ class QuestionsWork(Work):
             return super().variables(call)
         params = self.job.params
         label = params["causal_class"]
-        topic = self.project.topics.filter(pk=params.get("topic_id")).first() if params.get("topic_id") else None
+        topic = (
+            self.project.topics.filter(pk=params.get("topic_id")).first() if params.get("topic_id") else None
+        )
         return {
             "count": self.batch_size(call),
             "causal_class": label,
@@ -242,9 +278,13 @@ class QuestionsWork(Work):
         if topic is not None:
             same = same.filter(topic=topic)
         from_job = list(
-            same.filter(metadata__generation__job_id=self.job.pk).order_by("-pk").values_list("question", flat=True)[:15]
+            same.filter(metadata__generation__job_id=self.job.pk)
+            .order_by("-pk")
+            .values_list("question", flat=True)[:15]
         )
-        others = list(same.filter(origin=Item.Origin.NATURAL).order_by("pk").values_list("question", flat=True)[:5])
+        others = list(
+            same.filter(origin=Item.Origin.NATURAL).order_by("pk").values_list("question", flat=True)[:5]
+        )
         return (others + from_job)[:MAX_EXAMPLES]
 
     def apply(self, call, parsed):
@@ -253,7 +293,9 @@ class QuestionsWork(Work):
         params = self.job.params
         proposed = [entry for entry in parsed["questions"] if entry.get("question", "").strip()]
         keys = {text_key(entry["question"]) for entry in proposed}
-        taken = set(Item.objects.filter(project=self.project, text_key__in=keys).values_list("text_key", flat=True))
+        taken = set(
+            Item.objects.filter(project=self.project, text_key__in=keys).values_list("text_key", flat=True)
+        )
         topic_id = params.get("topic_id")
         if topic_id and not self.project.topics.filter(pk=topic_id).exists():
             topic_id = None  # re-clustered since the job started: the next topic run places these questions
@@ -265,24 +307,43 @@ class QuestionsWork(Work):
                 continue
             taken.add(key)
             item = Item.objects.create(
-                project=self.project, question=question, causal_class=params["causal_class"],
-                topic_id=topic_id, origin=Item.Origin.GENERATED, status=Item.Status.PENDING,
-                round=0, source=f"model:{call.endpoint.model}", text_key=key,
+                project=self.project,
+                question=question,
+                causal_class=params["causal_class"],
+                topic_id=topic_id,
+                origin=Item.Origin.GENERATED,
+                status=Item.Status.PENDING,
+                round=0,
+                source=f"model:{call.endpoint.model}",
+                text_key=key,
                 metadata={"generation": {**provenance(call), "rationale": entry.get("rationale", "")}},
             )
             Revision.objects.create(
-                item=item, number=item.version, round=0, kind=Revision.Kind.CREATED, llm_call_id=call.pk,
-                provenance=provenance(call), snapshot=item_snapshot(item), note=f"question by {call.endpoint.model}",
+                item=item,
+                number=item.version,
+                round=0,
+                kind=Revision.Kind.CREATED,
+                llm_call_id=call.pk,
+                provenance=provenance(call),
+                snapshot=item_snapshot(item),
+                note=f"question by {call.endpoint.model}",
             )
             created.append(item)
         skipped = len(parsed["questions"]) - len(created)
-        updates = {"items_created": F("items_created") + len(created),
-                   "duplicates_skipped": F("duplicates_skipped") + skipped}
+        updates = {
+            "items_created": F("items_created") + len(created),
+            "duplicates_skipped": F("duplicates_skipped") + skipped,
+        }
         if self.job.answer_endpoint_id is not None:
             updates["total"] = F("total") - skipped
             follow_ups = LLMCall.objects.bulk_create(
-                LLMCall(job=self.job, item=item, purpose="answer", endpoint_id=self.job.answer_endpoint_id,
-                        template_id=self.job.answer_template_id)
+                LLMCall(
+                    job=self.job,
+                    item=item,
+                    purpose="answer",
+                    endpoint_id=self.job.answer_endpoint_id,
+                    template_id=self.job.answer_template_id,
+                )
                 for item in created
             )
         GenerationJob.objects.filter(pk=self.job.pk).update(**updates)
@@ -290,8 +351,11 @@ class QuestionsWork(Work):
 
     def apply_many(self, calls, together=True):
         answers = [call for call in calls if call.purpose == "answer"]
-        applied = (answers_apply_many(answers, fallback=super().apply_many, together=together)
-                   if answers else Applied())
+        applied = (
+            answers_apply_many(answers, fallback=super().apply_many, together=together)
+            if answers
+            else Applied()
+        )
         rest = super().apply_many([call for call in calls if call.purpose != "answer"])
         applied.follow_ups += rest.follow_ups
         applied.problems.update(rest.problems)
@@ -306,7 +370,9 @@ class QuestionsWork(Work):
     def _expect_answers(self, call, sign: int) -> None:
         """A batch of questions that fails will have no answer calls; one made again may."""
         if call.purpose.startswith("questions:") and self.job.answer_endpoint_id is not None:
-            GenerationJob.objects.filter(pk=self.job.pk).update(total=F("total") + sign * self.batch_size(call))
+            GenerationJob.objects.filter(pk=self.job.pk).update(
+                total=F("total") + sign * self.batch_size(call)
+            )
 
 
 class DistractorsWork(Work):
@@ -335,8 +401,14 @@ class DistractorsWork(Work):
         ]
         options = correct + distractors
         random.Random(item.pk).shuffle(options)  # the correct option's place says nothing; reruns agree
-        item = item_update(item=item, changes={}, options=options, author=author_of(call), kind=Revision.Kind.MODEL,
-                           note=f"distractors by {call.endpoint.model}")
+        item = item_update(
+            item=item,
+            changes={},
+            options=options,
+            author=author_of(call),
+            kind=Revision.Kind.MODEL,
+            note=f"distractors by {call.endpoint.model}",
+        )
         item_start_round(item=item)
         return []
 
@@ -382,18 +454,29 @@ class RevisionWork(Work):
     def apply(self, call, parsed):
         item = Item.objects.get(pk=call.item_id)
         if item.status in FINAL:
-            raise NotApplied(f"item {item.pk} is {item.get_status_display().lower()} now; its answer was not replaced")
+            raise NotApplied(
+                f"item {item.pk} is {item.get_status_display().lower()} now; its answer was not replaced"
+            )
         answer = parsed["answer"]
         options = [
-            {"text": answer if option.role == Option.Role.CORRECT else option.text, "role": option.role,
-             "rationale": option.rationale}
+            {
+                "text": answer if option.role == Option.Role.CORRECT else option.text,
+                "role": option.role,
+                "rationale": option.rationale,
+            }
             for option in item.options.order_by("position")
         ]
         if not any(option["role"] == Option.Role.CORRECT for option in options):
             options = None
         changes = {"reference_answer": answer} if options is None or item.reference_answer else {}
-        item = item_update(item=item, changes=changes, options=options, author=author_of(call),
-                           kind=Revision.Kind.MODEL, note=(parsed.get("changes") or "").strip()[:2000])
+        item = item_update(
+            item=item,
+            changes=changes,
+            options=options,
+            author=author_of(call),
+            kind=Revision.Kind.MODEL,
+            note=(parsed.get("changes") or "").strip()[:2000],
+        )
         item_start_round(item=item)
         return []
 

@@ -33,8 +33,9 @@ def reduce(vectors: np.ndarray, dimensions: int, seed: int = 0) -> np.ndarray:
     return PCA(n_components=wanted, random_state=seed).fit_transform(vectors).astype(np.float32, copy=False)
 
 
-def auto_sizes(n: int, *, min_cluster_size: int | None = None, min_samples: int | None = None
-               ) -> tuple[int, int]:
+def auto_sizes(
+    n: int, *, min_cluster_size: int | None = None, min_samples: int | None = None
+) -> tuple[int, int]:
     """HDBSCAN's sizes for ``n`` questions where the curator left them empty: the smallest topic about 1.5%
     of the questions (5 to 100: 5 for 300, 30 for 2,000), core neighbours as many but at most 10 (more leaves
     most of a corpus of a few hundred questions in the residual). Given values are kept."""
@@ -45,13 +46,21 @@ def auto_sizes(n: int, *, min_cluster_size: int | None = None, min_samples: int 
     return min_cluster_size, min_samples
 
 
-def cluster(vectors: np.ndarray, *, min_cluster_size: int = 10, min_samples: int | None = None,
-            dimensions: int = 10, seed: int = 0) -> Clustering:
+def cluster(
+    vectors: np.ndarray,
+    *,
+    min_cluster_size: int = 10,
+    min_samples: int | None = None,
+    dimensions: int = 10,
+    seed: int = 0,
+) -> Clustering:
     """HDBSCAN over the (reduced) unit vectors; labels renumbered by cluster size."""
     if len(vectors) < max(2, min_cluster_size):
         raise ValueError(f"{len(vectors)} questions are too few for clusters of at least {min_cluster_size}")
     reduced = reduce(normalised(vectors), dimensions, seed)
-    found = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min_samples, copy=True).fit_predict(reduced)
+    found = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min_samples, copy=True).fit_predict(
+        reduced
+    )
     return Clustering(labels=by_size(found), dimensions=reduced.shape[1])
 
 
@@ -63,8 +72,9 @@ def by_size(labels: np.ndarray) -> np.ndarray:
     return np.array([renumber.get(int(label), RESIDUAL) for label in labels], dtype=int)
 
 
-def assign_nearest(vectors: np.ndarray, clustered: np.ndarray, labels: np.ndarray,
-                   min_similarity: float = 0.3) -> np.ndarray:
+def assign_nearest(
+    vectors: np.ndarray, clustered: np.ndarray, labels: np.ndarray, min_similarity: float = 0.3
+) -> np.ndarray:
     """For questions left out of the clustering (generated ones), the cluster whose centroid is most
     similar (cosine), or RESIDUAL when none is at least ``min_similarity``."""
     if not len(vectors):
@@ -92,8 +102,9 @@ def map_2d(vectors: np.ndarray, seed: int = 0) -> np.ndarray:
     return (points - low) / span
 
 
-def near_duplicates(vectors: np.ndarray, *, threshold: float, limit: int = 5000,
-                    block: int = 1024) -> list[tuple[int, int, float]]:
+def near_duplicates(
+    vectors: np.ndarray, *, threshold: float, limit: int = 5000, block: int = 1024
+) -> list[tuple[int, int, float]]:
     """Pairs (i, j, cosine similarity) with i < j and similarity ≥ ``threshold``, most similar first.
 
     Compared a block of rows at a time, so 10,000 questions never need a 10,000² matrix.
@@ -101,7 +112,7 @@ def near_duplicates(vectors: np.ndarray, *, threshold: float, limit: int = 5000,
     unit = normalised(vectors.astype(np.float32, copy=False))
     pairs: list[tuple[int, int, float]] = []
     for start in range(0, len(unit), block):
-        similarity = unit[start:start + block] @ unit.T
+        similarity = unit[start : start + block] @ unit.T
         rows, columns = np.nonzero(similarity >= threshold)
         for row, column in zip(rows.tolist(), columns.tolist()):
             if start + row < column:

@@ -61,8 +61,11 @@ def top_words(texts: list[str], labels: list[int], n: int = 10) -> dict[int, lis
     clusters, vocabulary, weights = class_tfidf(texts, labels)
     described = {}
     for row, cluster in enumerate(clusters):
-        scored = [(vocabulary[column], float(weights[row, column]))
-                  for column in np.flatnonzero(weights[row] > 0)] if vocabulary else []
+        scored = (
+            [(vocabulary[column], float(weights[row, column])) for column in np.flatnonzero(weights[row] > 0)]
+            if vocabulary
+            else []
+        )
         scored.sort(key=lambda pair: (-round(pair[1], 12), pair[0]))
         described[cluster] = scored[:n]
     return described

@@ -134,8 +134,12 @@ def embedder_named(model: str):
 
 def local_model_of(project: Project | None) -> str:
     """The project's local embedding model, else the site's (see the module's docstring)."""
-    return ((project.embedding_model if project is not None else "") or settings.TOPIC_EMBEDDING_MODEL
-            or settings.LOCAL_MODEL_DIR or DEFAULT_MODEL)
+    return (
+        (project.embedding_model if project is not None else "")
+        or settings.TOPIC_EMBEDDING_MODEL
+        or settings.LOCAL_MODEL_DIR
+        or DEFAULT_MODEL
+    )
 
 
 def embedder_from_settings(project: Project | None = None):
@@ -148,8 +152,12 @@ def embedder_from_settings(project: Project | None = None):
                 "TOPIC_EMBEDDINGS=endpoint needs EMBEDDING_MODEL and EMBEDDING_BASE_URL (or LLM_BASE_URL)"
             )
         key = os.environ.get("EMBEDDING_API_KEY") or os.environ.get(settings.LLM_API_KEY_ENV)
-        return EndpointEmbedder(base_url=base_url, model=settings.EMBEDDING_MODEL, api_key=key,
-                                input_type=settings.EMBEDDING_INPUT_TYPE)
+        return EndpointEmbedder(
+            base_url=base_url,
+            model=settings.EMBEDDING_MODEL,
+            api_key=key,
+            input_type=settings.EMBEDDING_INPUT_TYPE,
+        )
     if source != "local":
         raise EmbeddingsUnavailable(f"TOPIC_EMBEDDINGS must be 'local' or 'endpoint', not {source!r}")
     return embedder_named(local_model_of(project))
@@ -163,39 +171,57 @@ def needs_ml_extra(project: Project | None) -> bool:
     return model in NEEDS_ML or model not in NAMED_MODELS
 
 
-def stored_vectors(*, project: Project, items: list[tuple[int, str]], model_name: str) -> dict[int, np.ndarray]:
+def stored_vectors(
+    *, project: Project, items: list[tuple[int, str]], model_name: str
+) -> dict[int, np.ndarray]:
     """The stored vectors of ``items`` ([(id, text key)]) that still match their question's text."""
     wanted = dict(items)
     vectors = {}
     rows = QuestionEmbedding.objects.filter(item__project=project, model_name=model_name)
-    for item_id, text_key, blob in rows.values_list("item_id", "text_key", "vector").iterator(chunk_size=2000):
+    for item_id, text_key, blob in rows.values_list("item_id", "text_key", "vector").iterator(
+        chunk_size=2000
+    ):
         if wanted.get(item_id) == text_key:
             vectors[item_id] = np.frombuffer(bytes(blob), dtype="<f4")
     return vectors
 
 
-def embed_and_store(*, items: list[tuple[int, str, str]], embedder, batch_size: int = 256,
-                    progress: Callable[[int], None] | None = None,
-                    beat: Callable[[], None] | None = None) -> dict[int, np.ndarray]:
+def embed_and_store(
+    *,
+    items: list[tuple[int, str, str]],
+    embedder,
+    batch_size: int = 256,
+    progress: Callable[[int], None] | None = None,
+    beat: Callable[[], None] | None = None,
+) -> dict[int, np.ndarray]:
     """Embed ``items`` ([(id, text key, question)]) a batch at a time, storing each batch as it comes
     (a run that stops keeps what it embedded). ``progress`` gets the count done so far; ``beat`` is called
     every few seconds while a batch (and the model's first load) is being embedded."""
     vectors = {}
     for start in range(0, len(items), batch_size):
-        batch = items[start:start + batch_size]
+        batch = items[start : start + batch_size]
         texts = [question for _id, _key, question in batch]
         if beat is None:
             embedded = np.asarray(embedder.embed(texts), dtype="<f4")
         else:
-            embedded = np.asarray(local_models.while_beating(partial(embedder.embed, texts), beat=beat,
-                                                             every=BEAT_SECONDS), dtype="<f4")
+            embedded = np.asarray(
+                local_models.while_beating(partial(embedder.embed, texts), beat=beat, every=BEAT_SECONDS),
+                dtype="<f4",
+            )
         rows = [
-            QuestionEmbedding(item_id=item_id, model_name=embedder.name, text_key=text_key,
-                              dimensions=embedded.shape[1], vector=embedded[row].tobytes())
+            QuestionEmbedding(
+                item_id=item_id,
+                model_name=embedder.name,
+                text_key=text_key,
+                dimensions=embedded.shape[1],
+                vector=embedded[row].tobytes(),
+            )
             for row, (item_id, text_key, _question) in enumerate(batch)
         ]
         QuestionEmbedding.objects.bulk_create(
-            rows, update_conflicts=True, unique_fields=["item", "model_name"],
+            rows,
+            update_conflicts=True,
+            unique_fields=["item", "model_name"],
             update_fields=["text_key", "dimensions", "vector"],
         )
         vectors.update((item_id, embedded[row]) for row, (item_id, _key, _q) in enumerate(batch))

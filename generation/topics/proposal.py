@@ -44,8 +44,12 @@ class Comparison:
 
 def pending_proposal(project) -> TopicRun | None:
     """The project's latest succeeded run if it waits for the curator (neither applied nor discarded)."""
-    run = (TopicRun.objects.filter(project=project, status=TopicRun.Status.SUCCEEDED).defer("map_points")
-           .order_by("-created_at", "-pk").first())
+    run = (
+        TopicRun.objects.filter(project=project, status=TopicRun.Status.SUCCEEDED)
+        .defer("map_points")
+        .order_by("-created_at", "-pk")
+        .first()
+    )
     if run is None or run.applied_at or run.discarded_at or not run.proposal:
         return None
     return run
@@ -55,7 +59,9 @@ def proposal_compare(run: TopicRun) -> Comparison:
     """What applying the run would change, next to the current topics."""
     labels, words, seeds = proposal_of(run)
     project = run.project
-    current_topic = dict(Item.objects.filter(project=project, pk__in=list(labels)).values_list("pk", "topic_id"))
+    current_topic = dict(
+        Item.objects.filter(project=project, pk__in=list(labels)).values_list("pk", "topic_id")
+    )
     current = list(Topic.objects.filter(project=project).order_by("is_residual", "-size", "label"))
     by_id = {topic.pk: topic for topic in current}
     carried = carried_over(project, labels)
@@ -67,19 +73,32 @@ def proposal_compare(run: TopicRun) -> Comparison:
         holders = Counter(current_topic.get(pk) for pk in members if current_topic.get(pk))
         holder, shared = holders.most_common(1)[0] if holders else (None, 0)
         earlier = carried.get(cluster)
-        proposed.append(ProposedTopic(
-            cluster=cluster, size=sizes[cluster],
-            label=earlier.label if earlier else _cluster_label(cluster, words.get(cluster, []), named.get(cluster)),
-            top_words=[word for word, _weight in words.get(cluster, [])][:6] if cluster != clustering.RESIDUAL else [],
-            carried_from=earlier, mostly_from=by_id.get(holder), shared=shared,
-        ))
+        proposed.append(
+            ProposedTopic(
+                cluster=cluster,
+                size=sizes[cluster],
+                label=earlier.label
+                if earlier
+                else _cluster_label(cluster, words.get(cluster, []), named.get(cluster)),
+                top_words=[word for word, _weight in words.get(cluster, [])][:6]
+                if cluster != clustering.RESIDUAL
+                else [],
+                carried_from=earlier,
+                mostly_from=by_id.get(holder),
+                shared=shared,
+            )
+        )
     kept = {topic.pk for topic in carried.values()}
     dropped = [topic for topic in current if topic.pk not in kept]
     # Questions that would change topic: those whose current topic does not carry over to their new cluster.
-    moved = sum(1 for pk, cluster in labels.items()
-                if not (carried.get(cluster) and carried[cluster].pk == current_topic.get(pk)))
-    return Comparison(run=run, proposed=proposed, dropped=dropped, moved=moved, questions=len(labels),
-                      current=current)
+    moved = sum(
+        1
+        for pk, cluster in labels.items()
+        if not (carried.get(cluster) and carried[cluster].pk == current_topic.get(pk))
+    )
+    return Comparison(
+        run=run, proposed=proposed, dropped=dropped, moved=moved, questions=len(labels), current=current
+    )
 
 
 @transaction.atomic
@@ -109,5 +128,8 @@ def topic_run_discard(*, run: TopicRun, curator) -> TopicRun:
 
 def applied_runs(project, limit: int = 5) -> list[TopicRun]:
     """Runs whose topics were applied, latest first: the way back."""
-    return list(TopicRun.objects.filter(project=project, applied_at__isnull=False).defer("map_points", "proposal")
-                .order_by("-applied_at", "-pk")[:limit])
+    return list(
+        TopicRun.objects.filter(project=project, applied_at__isnull=False)
+        .defer("map_points", "proposal")
+        .order_by("-applied_at", "-pk")[:limit]
+    )

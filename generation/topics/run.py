@@ -57,20 +57,30 @@ class TopicParams:
     def check(self) -> dict[str, str]:
         errors = {}
         if self.min_cluster_size is not None and (
-                not isinstance(self.min_cluster_size, int) or not 2 <= self.min_cluster_size <= 10_000):
+            not isinstance(self.min_cluster_size, int) or not 2 <= self.min_cluster_size <= 10_000
+        ):
             errors["min_cluster_size"] = "use a whole number from 2 to 10,000, or leave it empty"
-        if self.min_samples is not None and (not isinstance(self.min_samples, int) or not 1 <= self.min_samples <= 10_000):
+        if self.min_samples is not None and (
+            not isinstance(self.min_samples, int) or not 1 <= self.min_samples <= 10_000
+        ):
             errors["min_samples"] = "use a whole number from 1 to 10,000, or leave it empty"
         if not isinstance(self.dimensions, int) or not 0 <= self.dimensions <= 1000:
             errors["dimensions"] = "use 0 (no reduction) to 1,000"
-        if not isinstance(self.duplicate_threshold, (int, float)) or not 0.8 <= self.duplicate_threshold <= 1.0:
+        if (
+            not isinstance(self.duplicate_threshold, (int, float))
+            or not 0.8 <= self.duplicate_threshold <= 1.0
+        ):
             errors["duplicate_threshold"] = "use a cosine similarity from 0.8 to 1"
         return errors
 
     def as_dict(self) -> dict:
-        return {"min_cluster_size": self.min_cluster_size, "min_samples": self.min_samples,
-                "dimensions": self.dimensions, "duplicate_threshold": self.duplicate_threshold,
-                "seed_words": self.seed_words or {}}
+        return {
+            "min_cluster_size": self.min_cluster_size,
+            "min_samples": self.min_samples,
+            "dimensions": self.dimensions,
+            "duplicate_threshold": self.duplicate_threshold,
+            "seed_words": self.seed_words or {},
+        }
 
 
 def seed_words_parse(text: str) -> dict[str, list[str]]:
@@ -98,8 +108,14 @@ def seed_words_format(seeds: dict[str, list[str]]) -> str:
     return "\n".join(f"{label}: {', '.join(words)}" for label, words in (seeds or {}).items())
 
 
-def topic_run_create(*, project: Project, user=None, params: TopicParams | None = None,
-                     embedding_model: str | None = None, enqueue: bool = True) -> TopicRun:
+def topic_run_create(
+    *,
+    project: Project,
+    user=None,
+    params: TopicParams | None = None,
+    embedding_model: str | None = None,
+    enqueue: bool = True,
+) -> TopicRun:
     """Check the parameters, store the run and (after commit) hand it to a worker. Raises ``JobInvalid``.
 
     ``embedding_model`` (None: leave the project's as it is) becomes the project's local embedding model."""
@@ -109,8 +125,9 @@ def topic_run_create(*, project: Project, user=None, params: TopicParams | None 
     if embedding_model:
         embedding_model = embedding_model.strip()
         if embedding_model not in NAMED_MODELS and not os.path.isdir(embedding_model):
-            errors["embedding_model"] = (f"{embedding_model!r} is neither {', '.join(NAMED_MODELS)} "
-                                         "nor a directory on the server")
+            errors["embedding_model"] = (
+                f"{embedding_model!r} is neither {', '.join(NAMED_MODELS)} nor a directory on the server"
+            )
     if not project.items.filter(origin=Item.Origin.NATURAL).exists():
         errors["project"] = "the project has no imported questions to cluster yet"
     if TopicRun.objects.filter(project=project, status__in=(Status.QUEUED, Status.RUNNING)).exists():
@@ -121,8 +138,9 @@ def topic_run_create(*, project: Project, user=None, params: TopicParams | None 
         if embedding_model is not None and embedding_model != project.embedding_model:
             project.embedding_model = embedding_model
             project.save(update_fields=["embedding_model"])
-        run = TopicRun.objects.create(project=project, created_by=user, params=params.as_dict(),
-                                      heartbeat_at=timezone.now())
+        run = TopicRun.objects.create(
+            project=project, created_by=user, params=params.as_dict(), heartbeat_at=timezone.now()
+        )
         if enqueue:
             transaction.on_commit(lambda: topic_run_enqueue(run.pk), robust=True)
     return run
@@ -136,8 +154,10 @@ def topic_runs_fail_stale(*, project: Project) -> int:
 def topic_runs_fail_stale_everywhere(rows=None) -> list[int]:
     """Fail every run (of ``rows``, default all) silent for ``STALE_AFTER``; the periodic sweep calls this."""
     return work_fail_stale(
-        rows if rows is not None else TopicRun.objects.all(), stale_before=timezone.now() - STALE_AFTER,
-        statuses=(Status.QUEUED, Status.RUNNING), failed=Status.FAILED,
+        rows if rows is not None else TopicRun.objects.all(),
+        stale_before=timezone.now() - STALE_AFTER,
+        statuses=(Status.QUEUED, Status.RUNNING),
+        failed=Status.FAILED,
         error="the run stopped: its worker died or never picked it up; start it again",
     )
 
@@ -182,20 +202,36 @@ def _update(run: TopicRun, **fields) -> None:
 def _execute(run: TopicRun, embedder) -> None:
     project, params = run.project, run.params
     timings: dict[str, float] = {}
-    rows = list(project.items.exclude(status=Item.Status.REJECTED).order_by("pk")
-                .values_list("pk", "text_key", "question", "origin"))
+    rows = list(
+        project.items.exclude(status=Item.Status.REJECTED)
+        .order_by("pk")
+        .values_list("pk", "text_key", "question", "origin")
+    )
     if not any(origin == Item.Origin.NATURAL for *_rest, origin in rows):
         raise ValueError("the project has no imported questions to cluster")
 
     started = time.monotonic()
-    stored = stored_vectors(project=project, items=[(pk, key) for pk, key, _q, _o in rows],
-                            model_name=embedder.name)
+    stored = stored_vectors(
+        project=project, items=[(pk, key) for pk, key, _q, _o in rows], model_name=embedder.name
+    )
     missing = [(pk, key, question) for pk, key, question, _o in rows if pk not in stored]
-    _update(run, stage=Stage.EMBEDDING, embedding_model=embedder.name, total=len(missing), done=0,
-            reused=len(stored))
+    _update(
+        run,
+        stage=Stage.EMBEDDING,
+        embedding_model=embedder.name,
+        total=len(missing),
+        done=0,
+        reused=len(stored),
+    )
     vectors = dict(stored)
-    vectors.update(embed_and_store(items=missing, embedder=embedder, progress=lambda n: _update(run, done=n),
-                                   beat=lambda: _update(run)))
+    vectors.update(
+        embed_and_store(
+            items=missing,
+            embedder=embedder,
+            progress=lambda n: _update(run, done=n),
+            beat=lambda: _update(run),
+        )
+    )
     timings["embedding"] = round(time.monotonic() - started, 3)
 
     started = time.monotonic()
@@ -204,11 +240,23 @@ def _execute(run: TopicRun, embedder) -> None:
     others = [(pk, question) for pk, _key, question, origin in rows if origin != Item.Origin.NATURAL]
     natural_vectors = np.stack([vectors[pk] for pk, _q in natural])
     min_cluster_size, min_samples = clustering.auto_sizes(
-        len(natural), min_cluster_size=params.get("min_cluster_size"), min_samples=params.get("min_samples"))
-    found = clustering.cluster(natural_vectors, min_cluster_size=min_cluster_size, min_samples=min_samples,
-                               dimensions=params.get("dimensions", 10))
-    params = {**params, "used": {"min_cluster_size": min_cluster_size, "min_samples": min_samples,
-                                 "dimensions": found.dimensions, "questions": len(natural)}}
+        len(natural), min_cluster_size=params.get("min_cluster_size"), min_samples=params.get("min_samples")
+    )
+    found = clustering.cluster(
+        natural_vectors,
+        min_cluster_size=min_cluster_size,
+        min_samples=min_samples,
+        dimensions=params.get("dimensions", 10),
+    )
+    params = {
+        **params,
+        "used": {
+            "min_cluster_size": min_cluster_size,
+            "min_samples": min_samples,
+            "dimensions": found.dimensions,
+            "questions": len(natural),
+        },
+    }
     _update(run, params=params)
     other_vectors = np.stack([vectors[pk] for pk, _q in others]) if others else np.zeros((0, 1))
     other_labels = clustering.assign_nearest(other_vectors, natural_vectors, found.labels) if others else []
@@ -229,12 +277,17 @@ def _execute(run: TopicRun, embedder) -> None:
 
     started = time.monotonic()
     _update(run, stage=Stage.SAVING)
-    map_points = [[pk, round(float(x), 4), round(float(y), 4), labels[pk]]
-                  for pk, (x, y) in zip(all_ids, points)][:MAX_MAP_POINTS]
-    proposal = {"labels": {str(pk): label for pk, label in labels.items()},
-                "words": {str(cluster): [[word, round(weight, 6)] for word, weight in described]
-                          for cluster, described in words.items()},
-                "seeds": {str(cluster): [list(match) for match in matches] for cluster, matches in seeds.items()}}
+    map_points = [
+        [pk, round(float(x), 4), round(float(y), 4), labels[pk]] for pk, (x, y) in zip(all_ids, points)
+    ][:MAX_MAP_POINTS]
+    proposal = {
+        "labels": {str(pk): label for pk, label in labels.items()},
+        "words": {
+            str(cluster): [[word, round(weight, 6)] for word, weight in described]
+            for cluster, described in words.items()
+        },
+        "seeds": {str(cluster): [list(match) for match in matches] for cluster, matches in seeds.items()},
+    }
     with transaction.atomic():
         # A project without topics has nothing to replace: the run's are its topics at once. Otherwise (topics
         # of an earlier run or of the import file, maybe named and selected by a curator) the run is a proposal
@@ -244,25 +297,39 @@ def _execute(run: TopicRun, embedder) -> None:
             save_topics(project, labels, words, seeds)
         n_duplicates = _save_near_duplicates(project, [(all_ids[i], all_ids[j], s) for i, j, s in pairs])
         timings["saving"] = round(time.monotonic() - started, 3)
-        _update(run, status=Status.SUCCEEDED, stage=Stage.DONE, finished_at=timezone.now(), timings=timings,
-                n_topics=sum(1 for cluster in set(labels.values()) if cluster != clustering.RESIDUAL),
-                n_residual=sum(1 for label in labels.values() if label == clustering.RESIDUAL),
-                n_duplicates=n_duplicates, map_points=map_points, proposal=proposal,
-                applied_at=timezone.now() if first else None)
+        _update(
+            run,
+            status=Status.SUCCEEDED,
+            stage=Stage.DONE,
+            finished_at=timezone.now(),
+            timings=timings,
+            n_topics=sum(1 for cluster in set(labels.values()) if cluster != clustering.RESIDUAL),
+            n_residual=sum(1 for label in labels.values() if label == clustering.RESIDUAL),
+            n_duplicates=n_duplicates,
+            map_points=map_points,
+            proposal=proposal,
+            applied_at=timezone.now() if first else None,
+        )
 
 
 def proposal_of(run: TopicRun) -> tuple[dict[int, int], dict, dict]:
     """The run's (labels, words, seeds) as ``save_topics`` takes them."""
     proposal = run.proposal or {}
     labels = {int(pk): int(cluster) for pk, cluster in proposal.get("labels", {}).items()}
-    words = {int(cluster): [(word, weight) for word, weight in described]
-             for cluster, described in proposal.get("words", {}).items()}
-    seeds = {int(cluster): [tuple(match) for match in matches] for cluster, matches in proposal.get("seeds", {}).items()}
+    words = {
+        int(cluster): [(word, weight) for word, weight in described]
+        for cluster, described in proposal.get("words", {}).items()
+    }
+    seeds = {
+        int(cluster): [tuple(match) for match in matches]
+        for cluster, matches in proposal.get("seeds", {}).items()
+    }
     return labels, words, seeds
 
 
-def seed_matches(questions: dict[int, str], labels: dict[int, int],
-                 seeds: dict[str, list[str]]) -> dict[int, list[tuple[str, str, int]]]:
+def seed_matches(
+    questions: dict[int, str], labels: dict[int, int], seeds: dict[str, list[str]]
+) -> dict[int, list[tuple[str, str, int]]]:
     """Per cluster, the seed words its questions contain: [(seed topic, word, questions with it)], most first."""
     if not seeds:
         return {}
@@ -276,7 +343,9 @@ def seed_matches(questions: dict[int, str], labels: dict[int, int],
                     cell = counts.setdefault(labels[pk], {})
                     cell[seed_label, word] = cell.get((seed_label, word), 0) + 1
     return {
-        cluster: sorted(((label, word, n) for (label, word), n in cell.items()), key=lambda row: (-row[2], row[1]))
+        cluster: sorted(
+            ((label, word, n) for (label, word), n in cell.items()), key=lambda row: (-row[2], row[1])
+        )
         for cluster, cell in counts.items()
     }
 
@@ -291,7 +360,9 @@ def seed_names(seeds: dict[int, list[tuple[str, str, int]]], sizes: dict[int, in
         totals: dict[str, int] = {}
         for seed_label, _word, n in matches:
             totals[seed_label] = totals.get(seed_label, 0) + n
-        shares += [(n / max(sizes.get(cluster, 1), 1), n, seed_label, cluster) for seed_label, n in totals.items()]
+        shares += [
+            (n / max(sizes.get(cluster, 1), 1), n, seed_label, cluster) for seed_label, n in totals.items()
+        ]
     named, used = {}, set()
     for _share, _n, seed_label, cluster in sorted(shares, key=lambda row: (-row[0], -row[1], row[2], row[3])):
         if cluster not in named and seed_label not in used:
@@ -321,8 +392,13 @@ def carried_over(project: Project, labels: dict[int, int]) -> dict[int, Topic]:
     carried, used = {}, set()
     for (cluster, topic_id), n in shared.most_common():
         topic = topics[topic_id]
-        if (cluster in carried or topic_id in used or topic.is_residual != (cluster == clustering.RESIDUAL)
-                or 2 * n < new_sizes[cluster] or 2 * n < earlier_sizes[topic_id]):
+        if (
+            cluster in carried
+            or topic_id in used
+            or topic.is_residual != (cluster == clustering.RESIDUAL)
+            or 2 * n < new_sizes[cluster]
+            or 2 * n < earlier_sizes[topic_id]
+        ):
             continue
         carried[cluster] = topic
         used.add(topic_id)
@@ -334,7 +410,9 @@ def save_topics(project: Project, labels: dict[int, int], words: dict, seeds: di
 
     A cluster that holds mostly the questions of an earlier topic keeps that topic's name, selection
     and class targets (see ``carried_over``), so clustering again does not undo a curator's work."""
-    present = set(project.items.values_list("pk", flat=True))  # a question deleted since the run found it goes
+    present = set(
+        project.items.values_list("pk", flat=True)
+    )  # a question deleted since the run found it goes
     labels = {pk: label for pk, label in labels.items() if pk in present}
     carried = carried_over(project, labels)
     Topic.objects.filter(project=project, cluster__isnull=False).delete()
@@ -346,17 +424,24 @@ def save_topics(project: Project, labels: dict[int, int], words: dict, seeds: di
     created = {}
     for cluster in sorted(sizes, key=lambda c: (c == clustering.RESIDUAL, c)):
         earlier = carried.get(cluster)
-        base = earlier.label if earlier else _cluster_label(cluster, words.get(cluster, []), named.get(cluster))
+        base = (
+            earlier.label if earlier else _cluster_label(cluster, words.get(cluster, []), named.get(cluster))
+        )
         label, n = base[:190], 2
         while label in taken:
             label, n = f"{base[:190]} ({n})", n + 1
         taken.add(label)
         created[cluster] = Topic.objects.create(
-            project=project, label=label, cluster=cluster, size=sizes[cluster],
+            project=project,
+            label=label,
+            cluster=cluster,
+            size=sizes[cluster],
             is_residual=cluster == clustering.RESIDUAL,
             selected=earlier.selected if earlier else False,
             class_targets=earlier.class_targets if earlier else {},
-            top_words=[] if cluster == clustering.RESIDUAL else [word for word, _weight in words.get(cluster, [])],
+            top_words=[]
+            if cluster == clustering.RESIDUAL
+            else [word for word, _weight in words.get(cluster, [])],
             seed_words=[word for _label, word, _n in seeds.get(cluster, [])],
         )
     by_topic: dict[int, list[int]] = {}
@@ -366,21 +451,32 @@ def save_topics(project: Project, labels: dict[int, int], words: dict, seeds: di
         for chunk in chunks(ids):
             Item.objects.filter(project=project, pk__in=chunk).update(topic_id=topic_id)
     # Topics left without questions (labels from the import file, all now in clusters) go.
-    Topic.objects.filter(project=project, cluster__isnull=True).annotate(n=Count("items")).filter(n=0).delete()
+    Topic.objects.filter(project=project, cluster__isnull=True).annotate(n=Count("items")).filter(
+        n=0
+    ).delete()
     return sum(1 for cluster in created if cluster != clustering.RESIDUAL)
 
 
 def _save_near_duplicates(project: Project, pairs: list[tuple[int, int, float]]) -> int:
     """Upsert the pairs found; a pair the curator decided keeps its decision; open pairs no longer found go."""
     found = {(min(a, b), max(a, b)): similarity for a, b, similarity in pairs}
-    existing = {(first, second): pk for pk, first, second in
-                NearDuplicate.objects.filter(project=project).values_list("pk", "first_id", "second_id")}
+    existing = {
+        (first, second): pk
+        for pk, first, second in NearDuplicate.objects.filter(project=project).values_list(
+            "pk", "first_id", "second_id"
+        )
+    }
     stale = [pk for pair, pk in existing.items() if pair not in found]
     for chunk in chunks(stale):
         NearDuplicate.objects.filter(pk__in=chunk, status=NearDuplicate.Status.OPEN).delete()
     NearDuplicate.objects.bulk_create(
-        [NearDuplicate(project=project, first_id=a, second_id=b, similarity=s) for (a, b), s in found.items()],
-        update_conflicts=True, unique_fields=["first", "second"], update_fields=["similarity"],
+        [
+            NearDuplicate(project=project, first_id=a, second_id=b, similarity=s)
+            for (a, b), s in found.items()
+        ],
+        update_conflicts=True,
+        unique_fields=["first", "second"],
+        update_fields=["similarity"],
     )
     return NearDuplicate.objects.filter(project=project, status=NearDuplicate.Status.OPEN).count()
 
@@ -388,4 +484,3 @@ def _save_near_duplicates(project: Project, pairs: list[tuple[int, int, float]])
 def latest_run(project: Project) -> TopicRun | None:
     """The project's last run, without its map (read only where the map is drawn)."""
     return TopicRun.objects.filter(project=project).defer("map_points").order_by("-created_at", "-pk").first()
-

@@ -15,20 +15,28 @@ def topics_overview(project: Project) -> list[Topic]:
     """The project's topics, largest first (the residual last), each with ``class_counts`` and ``examples``."""
     topics = list(Topic.objects.filter(project=project).order_by("is_residual", "-size", "label"))
     counts: dict[int, dict[str, int]] = {}
-    for topic_id, causal_class, n in (Item.objects.filter(project=project, topic__isnull=False)
-                                      .values_list("topic_id", "causal_class").annotate(n=Count("pk")).order_by()):
+    for topic_id, causal_class, n in (
+        Item.objects.filter(project=project, topic__isnull=False)
+        .values_list("topic_id", "causal_class")
+        .annotate(n=Count("pk"))
+        .order_by()
+    ):
         counts.setdefault(topic_id, {})[causal_class or "—"] = n
     examples: dict[int, list[Item]] = {}
-    ranked = (Item.objects.filter(project=project, topic__isnull=False)
-              .annotate(rank=Window(RowNumber(), partition_by=[F("topic_id")], order_by=F("pk").asc()))
-              .filter(rank__lte=EXAMPLES_PER_TOPIC).only("pk", "question", "causal_class", "topic_id"))
+    ranked = (
+        Item.objects.filter(project=project, topic__isnull=False)
+        .annotate(rank=Window(RowNumber(), partition_by=[F("topic_id")], order_by=F("pk").asc()))
+        .filter(rank__lte=EXAMPLES_PER_TOPIC)
+        .only("pk", "question", "causal_class", "topic_id")
+    )
     for item in ranked:
         examples.setdefault(item.topic_id, []).append(item)
     labels = list(project.label_set)
     for topic in topics:
         by_class = counts.get(topic.pk, {})
         topic.class_counts = [(label, by_class.get(label, 0)) for label in labels] + [
-            (label, n) for label, n in sorted(by_class.items()) if label not in labels]
+            (label, n) for label, n in sorted(by_class.items()) if label not in labels
+        ]
         topic.examples = examples.get(topic.pk, [])
     return topics
 
@@ -44,9 +52,14 @@ def topic_map(project: Project, run: TopicRun | None, topics: list[Topic]) -> di
 
 
 def open_near_duplicates(project: Project, limit: int = 100):
-    return (NearDuplicate.objects.filter(project=project, status=NearDuplicate.Status.OPEN)
-            .select_related("first", "second").order_by("-similarity", "pk")[:limit])
+    return (
+        NearDuplicate.objects.filter(project=project, status=NearDuplicate.Status.OPEN)
+        .select_related("first", "second")
+        .order_by("-similarity", "pk")[:limit]
+    )
 
 
 def topic_items(topic: Topic, limit: int = 200):
-    return topic.items.order_by("pk").only("pk", "question", "causal_class", "status", "origin", "topic_id")[:limit]
+    return topic.items.order_by("pk").only("pk", "question", "causal_class", "status", "origin", "topic_id")[
+        :limit
+    ]

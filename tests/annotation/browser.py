@@ -13,8 +13,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "test-artifacts"
 CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 
@@ -22,7 +28,9 @@ def chromium_path() -> str | None:
     configured = os.environ.get("CHROMIUM_PATH")
     if configured and Path(configured).exists():
         return configured
-    return shutil.which("chromium") or (str(Path("/usr/bin/chromium")) if Path("/usr/bin/chromium").exists() else None)
+    return shutil.which("chromium") or (
+        str(Path("/usr/bin/chromium")) if Path("/usr/bin/chromium").exists() else None
+    )
 
 
 @pytest.fixture
@@ -43,7 +51,9 @@ def browser():
     ARTIFACTS.mkdir(exist_ok=True)
     try:
         with sync_playwright() as playwright:
-            launched = playwright.chromium.launch(executable_path=executable, headless=True, args=CHROMIUM_ARGS)
+            launched = playwright.chromium.launch(
+                executable_path=executable, headless=True, args=CHROMIUM_ARGS
+            )
             try:
                 yield launched
             finally:

@@ -7,28 +7,70 @@ import json
 
 # pergunta, resposta, classe, respondido_por, fonte, id — eight rows, two classes answered by models.
 CAUSAL_ROWS = [
-    ("Por que o preço do café sobe quando há geada em Minas Gerais?",
-     "A geada destrói parte da safra, a oferta cai e o preço sobe.", "Associacional", "humano", "Reddit", "cqa-001"),
-    ("Por que cidades com mais árvores costumam ser menos quentes no verão?",
-     "A sombra e a evapotranspiração das árvores reduzem a temperatura local.", "ASSOCIACIONAL", "Humano", "Reddit",
-     "cqa-002"),
-    ("Se o governo reduzir o IPI dos carros, as vendas vão aumentar?",
-     "Provavelmente sim: o preço final cai e a demanda tende a subir.", "Intervencional", "humano", "WildChat",
-     "cqa-003"),
-    ("Se eu passar a dormir oito horas por noite, minha memória vai melhorar?",
-     "O sono consolida a memória; dormir mais tende a melhorar a retenção.", "intervencional", "gpt-4o",
-     "ShareGPT", "cqa-004"),
-    ("Se eu trocar o óleo do carro com mais frequência, o motor dura mais?",
-     "Trocas regulares reduzem o desgaste, então o motor tende a durar mais.", "Intervencional", "GPT-4o",
-     "WildChat", "cqa-005"),
-    ("Se eu não tivesse perdido o ônibus, teria chegado a tempo da prova?",
-     "Provavelmente sim, se o ônibus não tivesse atrasado também.", "Contrafactual", "gpt-4o", "ShareGPT",
-     "cqa-006"),
-    ("Se a chuva não tivesse caído ontem, o jogo teria acontecido normalmente?",
-     "Sim, o jogo só foi adiado por causa do campo alagado.", "contrafactual", "gemma-3-27b", "Reddit", "cqa-007"),
-    ("O que teria acontecido com a economia se o real não tivesse sido criado?",
-     "A inflação alta provavelmente teria continuado por mais anos.", "Contrafactual", "humano", "Reddit",
-     "cqa-008"),
+    (
+        "Por que o preço do café sobe quando há geada em Minas Gerais?",
+        "A geada destrói parte da safra, a oferta cai e o preço sobe.",
+        "Associacional",
+        "humano",
+        "Reddit",
+        "cqa-001",
+    ),
+    (
+        "Por que cidades com mais árvores costumam ser menos quentes no verão?",
+        "A sombra e a evapotranspiração das árvores reduzem a temperatura local.",
+        "ASSOCIACIONAL",
+        "Humano",
+        "Reddit",
+        "cqa-002",
+    ),
+    (
+        "Se o governo reduzir o IPI dos carros, as vendas vão aumentar?",
+        "Provavelmente sim: o preço final cai e a demanda tende a subir.",
+        "Intervencional",
+        "humano",
+        "WildChat",
+        "cqa-003",
+    ),
+    (
+        "Se eu passar a dormir oito horas por noite, minha memória vai melhorar?",
+        "O sono consolida a memória; dormir mais tende a melhorar a retenção.",
+        "intervencional",
+        "gpt-4o",
+        "ShareGPT",
+        "cqa-004",
+    ),
+    (
+        "Se eu trocar o óleo do carro com mais frequência, o motor dura mais?",
+        "Trocas regulares reduzem o desgaste, então o motor tende a durar mais.",
+        "Intervencional",
+        "GPT-4o",
+        "WildChat",
+        "cqa-005",
+    ),
+    (
+        "Se eu não tivesse perdido o ônibus, teria chegado a tempo da prova?",
+        "Provavelmente sim, se o ônibus não tivesse atrasado também.",
+        "Contrafactual",
+        "gpt-4o",
+        "ShareGPT",
+        "cqa-006",
+    ),
+    (
+        "Se a chuva não tivesse caído ontem, o jogo teria acontecido normalmente?",
+        "Sim, o jogo só foi adiado por causa do campo alagado.",
+        "contrafactual",
+        "gemma-3-27b",
+        "Reddit",
+        "cqa-007",
+    ),
+    (
+        "O que teria acontecido com a economia se o real não tivesse sido criado?",
+        "A inflação alta provavelmente teria continuado por mais anos.",
+        "Contrafactual",
+        "humano",
+        "Reddit",
+        "cqa-008",
+    ),
 ]
 HEADER = ("pergunta", "resposta", "classe", "respondido_por", "fonte", "id")
 
@@ -81,5 +123,7 @@ def save_to_disk_folder(folder, splits=True):
     if not splits:
         Dataset.from_list(rows).save_to_disk(str(folder))
         return folder
-    DatasetDict({"train": Dataset.from_list(rows[:5]), "test": Dataset.from_list(rows[5:])}).save_to_disk(str(folder))
+    DatasetDict({"train": Dataset.from_list(rows[:5]), "test": Dataset.from_list(rows[5:])}).save_to_disk(
+        str(folder)
+    )
     return folder

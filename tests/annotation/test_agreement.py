@@ -4,8 +4,10 @@ import pytest
 
 from annotation.agreement import item_agreement, majority, pairwise_agreement
 
-CRITERIA = [{"key": "adherence", "label": "Adherence", "min": 1, "max": 5},
-            {"key": "fluency", "label": "Fluency", "min": 1, "max": 5}]
+CRITERIA = [
+    {"key": "adherence", "label": "Adherence", "min": 1, "max": 5},
+    {"key": "fluency", "label": "Fluency", "min": 1, "max": 5},
+]
 
 
 def test_pairwise_agreement_counts_agreeing_pairs():

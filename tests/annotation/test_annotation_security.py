@@ -37,14 +37,18 @@ MEMBER_PAGES = ["annotation:queue", "annotation:guidelines", "annotation:revisio
 
 
 @pytest.mark.parametrize("page", CURATOR_PAGES)
-@pytest.mark.parametrize(("who", "status"), [("owner", 200), ("curator", 200), ("annotator", 403), ("outsider", 404)])
+@pytest.mark.parametrize(
+    ("who", "status"), [("owner", 200), ("curator", 200), ("annotator", 403), ("outsider", 404)]
+)
 def test_curator_pages_answer_each_role(request, project, page, who, status):
     client = signed_in(request.getfixturevalue(who))
     assert client.get(reverse(page, args=[project.slug])).status_code == status
 
 
 @pytest.mark.parametrize("page", CURATOR_ITEM_PAGES)
-@pytest.mark.parametrize(("who", "status"), [("owner", 200), ("curator", 200), ("annotator", 403), ("outsider", 404)])
+@pytest.mark.parametrize(
+    ("who", "status"), [("owner", 200), ("curator", 200), ("annotator", 403), ("outsider", 404)]
+)
 def test_curator_item_pages_answer_each_role(request, project, item, page, who, status):
     client = signed_in(request.getfixturevalue(who))
     assert client.get(reverse(page, args=[project.slug, item.pk])).status_code == status
@@ -60,9 +64,13 @@ def test_annotator_pages_answer_each_role(request, project, page, who, status):
 @pytest.mark.parametrize(("who", "status"), [("annotator", 403), ("outsider", 404)])
 def test_only_curators_decide_and_approve_in_bulk(request, project, item, who, status):
     client = signed_in(request.getfixturevalue(who))
-    decide = client.post(reverse("annotation:item_decide", args=[project.slug, item.pk]), {"decision": "approve"})
-    bulk = client.post(reverse("annotation:bulk_approve", args=[project.slug]),
-                       {"votes": "all_accept", "item_ids": str(item.pk)})
+    decide = client.post(
+        reverse("annotation:item_decide", args=[project.slug, item.pk]), {"decision": "approve"}
+    )
+    bulk = client.post(
+        reverse("annotation:bulk_approve", args=[project.slug]),
+        {"votes": "all_accept", "item_ids": str(item.pk)},
+    )
     assert (decide.status_code, bulk.status_code) == (status, status)
     item.refresh_from_db()
     assert item.status == Item.Status.IN_REVIEW
@@ -81,7 +89,10 @@ def test_items_of_another_project_are_not_found_through_this_one(project, curato
     elsewhere = ItemFactory(project=ProjectFactory(slug="elsewhere"))
     client = signed_in(curator)
     assert client.get(reverse("annotation:item_review", args=[project.slug, elsewhere.pk])).status_code == 404
-    assert client.get(reverse("annotation:item_part", args=[project.slug, elsewhere.pk, "question"])).status_code == 404
+    assert (
+        client.get(reverse("annotation:item_part", args=[project.slug, elsewhere.pk, "question"])).status_code
+        == 404
+    )
     assert client.get(reverse("annotation:item_review", args=["elsewhere", elsewhere.pk])).status_code == 404
 
 
@@ -98,9 +109,11 @@ def test_an_annotator_edits_only_items_they_hold_or_that_need_revision(project, 
 
 
 def test_anonymous_visitors_are_sent_to_sign_in(client, project, item):
-    for url in (reverse("annotation:queue", args=[project.slug]),
-                reverse("annotation:review_queue", args=[project.slug]),
-                reverse("annotation:item_part", args=[project.slug, item.pk, "answer"])):
+    for url in (
+        reverse("annotation:queue", args=[project.slug]),
+        reverse("annotation:review_queue", args=[project.slug]),
+        reverse("annotation:item_part", args=[project.slug, item.pk, "answer"]),
+    ):
         response = client.get(url)
         assert response.status_code == 302 and response["Location"].startswith(reverse("login"))
 
@@ -108,13 +121,19 @@ def test_anonymous_visitors_are_sent_to_sign_in(client, project, item):
 @pytest.fixture
 def poisoned(project, annotators, curator):
     """An item whose question, answer, options and comments all carry a script payload, decided for revision."""
-    item = ItemFactory(project=project, question=f"Por que {PAYLOAD}?", reference_answer=f"Porque {PAYLOAD}.",
-                       causal_class="associational")
+    item = ItemFactory(
+        project=project,
+        question=f"Por que {PAYLOAD}?",
+        reference_answer=f"Porque {PAYLOAD}.",
+        causal_class="associational",
+    )
     OptionFactory(item=item, text=f"Opção {PAYLOAD}", rationale=f"Razão {PAYLOAD}", position=0)
     for annotator in annotators:
         assignment = assignment_next(project=project, annotator=annotator)
         if annotator == annotators[0]:
-            item_edit(item=item, user=annotator, part="answer", values=f"Porque sim {PAYLOAD}.", base_version=1)
+            item_edit(
+                item=item, user=annotator, part="answer", values=f"Porque sim {PAYLOAD}.", base_version=1
+            )
         judge(assignment, vote="needs_revision", comment=f"Comentário {PAYLOAD}")
     item.refresh_from_db()
     return item
@@ -125,10 +144,14 @@ def test_every_page_escapes_what_people_wrote(project, annotators, curator, pois
     pages = [
         curator_client.get(reverse("annotation:item_review", args=[project.slug, poisoned.pk])),
         curator_client.get(reverse("annotation:review_queue", args=[project.slug])),
-        curator_client.get(reverse("annotation:review_queue", args=[project.slug]) + "?preview=1&votes=majority_accept"),
+        curator_client.get(
+            reverse("annotation:review_queue", args=[project.slug]) + "?preview=1&votes=majority_accept"
+        ),
         curator_client.get(reverse("annotation:item_history", args=[project.slug, poisoned.pk])),
         curator_client.get(reverse("annotation:dashboard", args=[project.slug])),
-        curator_client.get(reverse("annotation:item_part", args=[project.slug, poisoned.pk, "options"]) + "?edit=1"),
+        curator_client.get(
+            reverse("annotation:item_part", args=[project.slug, poisoned.pk, "options"]) + "?edit=1"
+        ),
     ]
     item_decide(item=poisoned, curator=curator, decision="revise", note=f"Nota {PAYLOAD}")
     pages += [
@@ -149,7 +172,11 @@ def test_the_annotators_item_page_escapes_the_item(project, annotators):
     item = ItemFactory(project=project, question=f"Por que {PAYLOAD}?", reference_answer=f"Porque {PAYLOAD}.")
     OptionFactory(item=item, text=f"Opção {PAYLOAD}", rationale=f"Razão {PAYLOAD}", position=0)
     assignment = assignment_next(project=project, annotator=annotators[0])
-    body = signed_in(annotators[0]).get(reverse("annotation:assignment", args=[project.slug, assignment.pk])).content
+    body = (
+        signed_in(annotators[0])
+        .get(reverse("annotation:assignment", args=[project.slug, assignment.pk]))
+        .content
+    )
     assert PAYLOAD not in body.decode() and body.decode().count(ESCAPED) >= 4
 
 

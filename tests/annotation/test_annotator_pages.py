@@ -45,20 +45,39 @@ def test_home_shows_what_waits_and_what_was_done_today(project, annotator):
 
 
 def test_next_item_opens_the_item_page_with_everything_the_annotator_needs(project, annotator):
-    item = ItemFactory(project=project, question="Por que o gato mia?", reference_answer="Porque quer comida.",
-                       causal_class="associational", answer_by=Item.AnswerBy.MODEL,
-                       answer_provenance={"model": "llama-70b", "template": "answer/class-agnostic v1", "call_id": 7})
+    item = ItemFactory(
+        project=project,
+        question="Por que o gato mia?",
+        reference_answer="Porque quer comida.",
+        causal_class="associational",
+        answer_by=Item.AnswerBy.MODEL,
+        answer_provenance={"model": "llama-70b", "template": "answer/class-agnostic v1", "call_id": 7},
+    )
     OptionFactory(item=item, text="Quer comida", role="correct", rationale="Segue do contexto", position=0)
-    OptionFactory(item=item, text="Quer dormir", role="irrelevant", rationale="Sem ligação causal", position=1)
+    OptionFactory(
+        item=item, text="Quer dormir", role="irrelevant", rationale="Sem ligação causal", position=1
+    )
     client = signed_in(annotator)
 
     page = client.get(take_next(client, project))
     body = page.content.decode()
 
     assert page.status_code == 200
-    for text in ("Por que o gato mia?", "Porque quer comida.", "llama-70b", "answer/class-agnostic v1",
-                 "/generation/calls/7/", "Quer comida", "Irrelevant fact", "Sem ligação causal", "associational",
-                 'name="rating_adherence"', 'name="rating_relevance"', 'data-key="a"', 'name="causal_class"'):
+    for text in (
+        "Por que o gato mia?",
+        "Porque quer comida.",
+        "llama-70b",
+        "answer/class-agnostic v1",
+        "/generation/calls/7/",
+        "Quer comida",
+        "Irrelevant fact",
+        "Sem ligação causal",
+        "associational",
+        'name="rating_adherence"',
+        'name="rating_relevance"',
+        'data-key="a"',
+        'name="causal_class"',
+    ):
         assert text in body, text
     assert "annotation/keys.js" in body and 'id="guidelines"' in body
 
@@ -73,10 +92,16 @@ def test_an_edit_in_place_writes_a_revision(project, annotator):
     saved = client.post(part_url(project, item, "answer"), {"value": "Depois.", "version": "1"}, **HTMX)
 
     assert saved.status_code == 200
-    assert "Depois." in saved.content.decode() and 'id="item-version" hx-swap-oob="true">2<' in saved.content.decode()
+    assert (
+        "Depois." in saved.content.decode()
+        and 'id="item-version" hx-swap-oob="true">2<' in saved.content.decode()
+    )
     revision = item.revisions.get(number=2)
-    assert (revision.author, revision.kind, revision.changed_fields) == (annotator, Revision.Kind.EDIT,
-                                                                         ["reference_answer"])
+    assert (revision.author, revision.kind, revision.changed_fields) == (
+        annotator,
+        Revision.Kind.EDIT,
+        ["reference_answer"],
+    )
 
 
 def test_two_sessions_editing_the_same_answer_see_a_conflict_and_lose_nothing(project, annotators):
@@ -86,12 +111,20 @@ def test_two_sessions_editing_the_same_answer_see_a_conflict_and_lose_nothing(pr
     take_next(second, project)
     # Both open the editor on version 1.
     for client in (first, second):
-        assert 'name="version" value="1"' in client.get(part_url(project, item, "answer") + "?edit=1",
-                                                         **HTMX).content.decode()
+        assert (
+            'name="version" value="1"'
+            in client.get(part_url(project, item, "answer") + "?edit=1", **HTMX).content.decode()
+        )
 
-    assert first.post(part_url(project, item, "answer"), {"value": "Versão da primeira.", "version": "1"},
-                      **HTMX).status_code == 200
-    conflict = second.post(part_url(project, item, "answer"), {"value": "Versão da segunda.", "version": "1"}, **HTMX)
+    assert (
+        first.post(
+            part_url(project, item, "answer"), {"value": "Versão da primeira.", "version": "1"}, **HTMX
+        ).status_code
+        == 200
+    )
+    conflict = second.post(
+        part_url(project, item, "answer"), {"value": "Versão da segunda.", "version": "1"}, **HTMX
+    )
 
     body = conflict.content.decode()
     assert conflict.status_code == 409
@@ -101,8 +134,11 @@ def test_two_sessions_editing_the_same_answer_see_a_conflict_and_lose_nothing(pr
     item.refresh_from_db()
     assert item.reference_answer == "Versão da primeira."
 
-    merged = second.post(part_url(project, item, "answer"),
-                         {"value": "Versão da primeira e da segunda.", "version": "2"}, **HTMX)
+    merged = second.post(
+        part_url(project, item, "answer"),
+        {"value": "Versão da primeira e da segunda.", "version": "2"},
+        **HTMX,
+    )
     assert merged.status_code == 200
     item.refresh_from_db()
     assert (item.reference_answer, item.version) == ("Versão da primeira e da segunda.", 3)
@@ -114,7 +150,9 @@ def test_editing_another_part_meanwhile_is_no_conflict(project, annotators):
     take_next(first, project)
     take_next(second, project)
     first.post(part_url(project, item, "question"), {"value": "Pergunta nova?", "version": "1"}, **HTMX)
-    response = second.post(part_url(project, item, "answer"), {"value": "Resposta nova.", "version": "1"}, **HTMX)
+    response = second.post(
+        part_url(project, item, "answer"), {"value": "Resposta nova.", "version": "1"}, **HTMX
+    )
     assert response.status_code == 200
     item.refresh_from_db()
     assert (item.question, item.reference_answer) == ("Pergunta nova?", "Resposta nova.")
@@ -135,8 +173,15 @@ def test_options_are_edited_in_place(project, annotator):
     OptionFactory(item=item, text="Errada", role="unfounded", position=1)
     client = signed_in(annotator)
     take_next(client, project)
-    data = {"version": "1", "option-0-text": "Certa", "option-0-role": "correct", "option-0-rationale": "",
-            "option-1-text": "Inversa", "option-1-role": "reversal", "option-1-rationale": "Troca causa e efeito"}
+    data = {
+        "version": "1",
+        "option-0-text": "Certa",
+        "option-0-role": "correct",
+        "option-0-rationale": "",
+        "option-1-text": "Inversa",
+        "option-1-role": "reversal",
+        "option-1-rationale": "Troca causa e efeito",
+    }
     response = client.post(part_url(project, item, "options"), data, **HTMX)
     assert response.status_code == 200 and "Inversa" in response.content.decode()
     assert list(item.options.values_list("text", "role")) == [("Certa", "correct"), ("Inversa", "reversal")]
@@ -149,8 +194,10 @@ def test_submitting_lands_on_the_next_item(project, annotator):
     first_page = take_next(client, project)
     assignment_id = int(first_page.rstrip("/").rsplit("/", 1)[1])
 
-    response = client.post(reverse("annotation:assignment_judge", args=[project.slug, assignment_id]),
-                           judgment_post(project, rating=5, comment="Clara."))
+    response = client.post(
+        reverse("annotation:assignment_judge", args=[project.slug, assignment_id]),
+        judgment_post(project, rating=5, comment="Clara."),
+    )
 
     assert response.status_code == 302
     following = Assignment.objects.get(annotator=annotator, status=Assignment.Status.ACTIVE)
@@ -181,21 +228,31 @@ def test_when_nothing_is_left_the_annotator_is_told_so(project, annotator):
 
 
 def test_a_natural_question_is_answered_on_its_page(project, annotator):
-    question = ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="",
-                           question="Por que meu cachorro late à noite?")
+    question = ItemFactory(
+        project=project,
+        status=Item.Status.PENDING,
+        round=0,
+        reference_answer="",
+        question="Por que meu cachorro late à noite?",
+    )
     client = signed_in(annotator)
     page_url = take_next(client, project)
     page = client.get(page_url).content.decode()
     assert "Write the answer" in page and "Skip as too hard" in page and 'id="judgment-form"' not in page
     assignment_id = int(page_url.rstrip("/").rsplit("/", 1)[1])
 
-    response = client.post(reverse("annotation:assignment_answer", args=[project.slug, assignment_id]),
-                           {"answer": "Porque ouve ruídos que nós não ouvimos.", "version": "1"})
+    response = client.post(
+        reverse("annotation:assignment_answer", args=[project.slug, assignment_id]),
+        {"answer": "Porque ouve ruídos que nós não ouvimos.", "version": "1"},
+    )
 
     assert response.status_code == 302
     question.refresh_from_db()
     assert (question.reference_answer, question.status, question.round) == (
-        "Porque ouve ruídos que nós não ouvimos.", Item.Status.IN_REVIEW, 1)
+        "Porque ouve ruídos que nós não ouvimos.",
+        Item.Status.IN_REVIEW,
+        1,
+    )
 
 
 def test_a_question_is_skipped_with_a_reason(project, annotator):
@@ -223,7 +280,9 @@ def test_a_submitted_item_shows_only_the_annotators_own_judgment(project, annota
     ItemFactory(project=project)
     assignment = assignment_next(project=project, annotator=annotator)
     judge(assignment, comment="Meu comentário.", vote="reject")
-    body = signed_in(annotator).get(reverse("annotation:assignment", args=[project.slug, assignment.pk])).content
+    body = (
+        signed_in(annotator).get(reverse("annotation:assignment", args=[project.slug, assignment.pk])).content
+    )
     assert "You submitted this item." in body.decode() and "Meu comentário." in body.decode()
 
 

@@ -59,17 +59,24 @@ def test_an_import_whose_worker_died_is_queued_again_by_the_sweep(project, sent)
 
 
 def test_an_import_that_keeps_killing_its_worker_fails_with_a_reason_and_the_page_stops_polling(
-        project, sent, client_for, curator):
-    doomed = batch(project, status=ImportBatch.Status.RUNNING, owner="gone", heartbeat_at=long_ago(),
-                   resumed=importing.MAX_RESUMES)
+    project, sent, client_for, curator
+):
+    doomed = batch(
+        project,
+        status=ImportBatch.Status.RUNNING,
+        owner="gone",
+        heartbeat_at=long_ago(),
+        resumed=importing.MAX_RESUMES,
+    )
 
     sweep_stale()
 
     doomed.refresh_from_db()
     assert doomed.status == ImportBatch.Status.FAILED and doomed.finished_at is not None and sent == []
     assert "worker died" in doomed.errors[0]["reason"]
-    response = client_for(curator).get(reverse("annotation:import_detail", args=[project.slug, doomed.pk]),
-                                       HTTP_HX_REQUEST="true")
+    response = client_for(curator).get(
+        reverse("annotation:import_detail", args=[project.slug, doomed.pk]), HTTP_HX_REQUEST="true"
+    )
     assert response.status_code == 286 and "worker died" in response.content.decode()
 
 
@@ -88,8 +95,13 @@ def test_the_sweep_is_one_periodic_task_of_celery_beat_covering_every_kind_of_wo
 
     schedule = settings.CELERY_BEAT_SCHEDULE["sweep-stale-work"]
     assert schedule["task"] == "causalqa.sweep_stale" and schedule["task"] in app.tasks
-    assert set(_SWEEPS) == {"imports resumed or failed", "generation jobs resumed", "topic runs failed",
-                            "release builds started again", "evaluation runs resumed"}
+    assert set(_SWEEPS) == {
+        "imports resumed or failed",
+        "generation jobs resumed",
+        "topic runs failed",
+        "release builds started again",
+        "evaluation runs resumed",
+    }
 
 
 def test_a_failing_sweep_does_not_stop_the_others(monkeypatch, project, sent):

@@ -25,8 +25,13 @@ def signed_in(user):
 def judged_by_first(project, annotators):
     """An item the first annotator judged (with a telltale comment); the second holds it, not yet judged."""
     item = ItemFactory(project=project)
-    judge(assignment_next(project=project, annotator=annotators[0]), vote="needs_revision", rating=1,
-          causal_class="counterfactual", comment=SECRET)
+    judge(
+        assignment_next(project=project, annotator=annotators[0]),
+        vote="needs_revision",
+        rating=1,
+        causal_class="counterfactual",
+        comment=SECRET,
+    )
     second = assignment_next(project=project, annotator=annotators[1])
     assert second.item_id == item.pk
     return item, second
@@ -37,7 +42,9 @@ def test_the_item_page_and_its_source_hold_no_other_judgment(project, annotators
     client = signed_in(annotators[1])
     pages = [
         client.get(reverse("annotation:assignment", args=[project.slug, second.pk])),
-        client.get(reverse("annotation:item_part", args=[project.slug, item.pk, "answer"]), HTTP_HX_REQUEST="true"),
+        client.get(
+            reverse("annotation:item_part", args=[project.slug, item.pk, "answer"]), HTTP_HX_REQUEST="true"
+        ),
         client.get(reverse("annotation:queue", args=[project.slug])),
         client.get(reverse("annotation:home")),
     ]
@@ -53,7 +60,9 @@ def test_the_item_page_and_its_source_hold_no_other_judgment(project, annotators
 def test_still_blind_after_submitting(project, annotators, judged_by_first):
     item, second = judged_by_first
     judge(second, comment="Minha opinião.")
-    source = signed_in(annotators[1]).get(reverse("annotation:assignment", args=[project.slug, second.pk])).content
+    source = (
+        signed_in(annotators[1]).get(reverse("annotation:assignment", args=[project.slug, second.pk])).content
+    )
     assert SECRET not in source.decode() and "Minha opinião." in source.decode()
 
 
@@ -78,7 +87,9 @@ def test_who_edited_the_answer_this_round_is_not_shown_to_other_annotators(proje
     second = assignment_next(project=project, annotator=annotators[1])
     item_edit(item=item, user=annotators[0], part="answer", values="Editada pela primeira.", base_version=1)
 
-    source = signed_in(annotators[1]).get(reverse("annotation:assignment", args=[project.slug, second.pk])).content
+    source = (
+        signed_in(annotators[1]).get(reverse("annotation:assignment", args=[project.slug, second.pk])).content
+    )
     assert "Editada pela primeira." in source.decode()  # the item is shared ...
     assert annotators[0].username not in source.decode()  # ... who changed it is not
     assert first.pk

@@ -15,21 +15,39 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 @pytest.fixture
 def studio():
     """A project with one judgment per round (so the curator can decide at once), two items, guidelines."""
-    project = ProjectFactory(slug="browser", name="Browser project", overlap=1,
-                             guidelines="# Diretrizes\n\n- **Aceitar** quando todas as notas ≥ 4.")
+    project = ProjectFactory(
+        slug="browser",
+        name="Browser project",
+        overlap=1,
+        guidelines="# Diretrizes\n\n- **Aceitar** quando todas as notas ≥ 4.",
+    )
     annotator, curator = UserFactory(username="ana"), UserFactory(username="carla")
     Membership.objects.create(user=annotator, project=project, role=Membership.Role.ANNOTATOR)
     Membership.objects.create(user=curator, project=project, role=Membership.Role.CURATOR)
-    first = ItemFactory(project=project, question="Por que o gato derruba coisas da mesa?",
-                        reference_answer="Porque quer atenção.", causal_class="associational")
-    OptionFactory(item=first, text="Quer atenção", role="correct", rationale="Resposta do contexto", position=0)
-    OptionFactory(item=first, text="A mesa é inclinada", role="irrelevant", rationale="Sem ligação", position=1)
-    second = ItemFactory(project=project, question="Se eu castrar o gato, ele fica mais calmo?",
-                         reference_answer="Em geral sim.", causal_class="interventional")
+    first = ItemFactory(
+        project=project,
+        question="Por que o gato derruba coisas da mesa?",
+        reference_answer="Porque quer atenção.",
+        causal_class="associational",
+    )
+    OptionFactory(
+        item=first, text="Quer atenção", role="correct", rationale="Resposta do contexto", position=0
+    )
+    OptionFactory(
+        item=first, text="A mesa é inclinada", role="irrelevant", rationale="Sem ligação", position=1
+    )
+    second = ItemFactory(
+        project=project,
+        question="Se eu castrar o gato, ele fica mais calmo?",
+        reference_answer="Em geral sim.",
+        causal_class="interventional",
+    )
     return {"project": project, "annotator": annotator, "curator": curator, "first": first, "second": second}
 
 
-def test_an_annotator_edits_rates_with_the_keyboard_submits_and_a_curator_approves(browser, live_server, studio):
+def test_an_annotator_edits_rates_with_the_keyboard_submits_and_a_curator_approves(
+    browser, live_server, studio
+):
     project, first, second = studio["project"], studio["first"], studio["second"]
 
     page = sign_in(browser, live_server, "ana", PASSWORD)
@@ -64,9 +82,17 @@ def test_an_annotator_edits_rates_with_the_keyboard_submits_and_a_curator_approv
         page.keyboard.press(key)
     page.keyboard.press("a")
     page.keyboard.press("Shift+Digit1")
-    checked = page.eval_on_selector_all("#judgment-form input:checked", "inputs => inputs.map(i => i.name + '=' + i.value)")
-    assert checked == ["rating_adherence=5", "rating_fluency=4", "rating_coherence=5", "rating_relevance=4",
-                       "vote=accept", "causal_class=associational"]
+    checked = page.eval_on_selector_all(
+        "#judgment-form input:checked", "inputs => inputs.map(i => i.name + '=' + i.value)"
+    )
+    assert checked == [
+        "rating_adherence=5",
+        "rating_fluency=4",
+        "rating_coherence=5",
+        "rating_relevance=4",
+        "vote=accept",
+        "causal_class=associational",
+    ]
     screenshot(page, "05-rated-with-keys")
 
     page.keyboard.press("Enter")
@@ -102,7 +128,9 @@ def test_an_annotator_edits_rates_with_the_keyboard_submits_and_a_curator_approv
     screenshot(curator_page, "11-dashboard")
 
 
-def test_two_people_editing_the_same_answer_in_browsers_merge_without_losing_text(browser, live_server, studio):
+def test_two_people_editing_the_same_answer_in_browsers_merge_without_losing_text(
+    browser, live_server, studio
+):
     project = studio["project"]
     project.overlap = 2
     project.save()

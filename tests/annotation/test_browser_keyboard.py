@@ -20,10 +20,20 @@ def review_queue():
     curator = UserFactory(username="carla")
     Membership.objects.create(user=curator, project=project, role=Membership.Role.CURATOR)
     in_review = {"status": Item.Status.IN_REVIEW, "round": 1, "round_assigned": 1, "round_judged": 1}
-    disputed = ItemFactory(project=project, question="A chuva causa o trânsito lento?",
-                           reference_answer="Sim, em parte.", round_disagreement=0.8, **in_review)
-    calm = ItemFactory(project=project, question="Does smoking cause cancer?",
-                       reference_answer="Yes, it raises the risk.", round_disagreement=0.2, **in_review)
+    disputed = ItemFactory(
+        project=project,
+        question="A chuva causa o trânsito lento?",
+        reference_answer="Sim, em parte.",
+        round_disagreement=0.8,
+        **in_review,
+    )
+    calm = ItemFactory(
+        project=project,
+        question="Does smoking cause cancer?",
+        reference_answer="Yes, it raises the risk.",
+        round_disagreement=0.2,
+        **in_review,
+    )
     return {"project": project, "curator": curator, "disputed": disputed, "calm": calm}
 
 

@@ -23,10 +23,23 @@ def test_a_large_insert_on_sqlite_leaves_statistics_for_the_queue_indexes(monkey
         Item,
         ["question", "text_key", "external_id"],
         ((f"Por que {n}?", f"{n:040x}", f"x{n}") for n in range(60)),
-        constants={"project_id": project.pk, "status": "in_review", "round": 1, "version": 1, "origin": "natural",
-                   "source": "", "context": "", "causal_class": "", "reference_answer": "", "answer_by": "",
-                   "position_in_group": 0, "created_at": now, "updated_at": now, "answer_provenance": "{}",
-                   "metadata": "{}"},
+        constants={
+            "project_id": project.pk,
+            "status": "in_review",
+            "round": 1,
+            "version": 1,
+            "origin": "natural",
+            "source": "",
+            "context": "",
+            "causal_class": "",
+            "reference_answer": "",
+            "answer_by": "",
+            "position_in_group": 0,
+            "created_at": now,
+            "updated_at": now,
+            "answer_provenance": "{}",
+            "metadata": "{}",
+        },
     )
 
     assert written == 60

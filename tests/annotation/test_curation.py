@@ -21,7 +21,9 @@ from tests.factories import ItemFactory
 pytestmark = pytest.mark.django_db
 
 
-def judged_item(project, annotators, votes=("accept", "accept", "accept"), rating=4, causal_class="associational"):
+def judged_item(
+    project, annotators, votes=("accept", "accept", "accept"), rating=4, causal_class="associational"
+):
     """An item whose round has all its judgments (one per annotator, in order)."""
     item = ItemFactory(project=project)
     for annotator, vote in zip(annotators, votes):
@@ -89,14 +91,23 @@ def test_a_decision_closes_the_open_assignments_of_the_round(project, annotators
         judge(open_one)
 
 
-def test_after_a_revision_by_hand_the_item_starts_a_new_round_with_fresh_judgments(project, annotators, curator):
+def test_after_a_revision_by_hand_the_item_starts_a_new_round_with_fresh_judgments(
+    project, annotators, curator
+):
     item = judged_item(project, annotators)
     item_decide(item=item, curator=curator, decision="revise", note="Reescreva.")
-    item_edit(item=item, user=annotators[0], part="answer", values="Resposta reescrita.", base_version=item.version)
+    item_edit(
+        item=item, user=annotators[0], part="answer", values="Resposta reescrita.", base_version=item.version
+    )
     item_return_to_review(item=item)
 
     item.refresh_from_db()
-    assert (item.status, item.round, item.round_assigned, item.round_judged) == (Item.Status.IN_REVIEW, 2, 0, 0)
+    assert (item.status, item.round, item.round_assigned, item.round_judged) == (
+        Item.Status.IN_REVIEW,
+        2,
+        0,
+        0,
+    )
     # The same annotators judge round 2 again.
     again = assignment_next(project=project, annotator=annotators[0])
     assert (again.item_id, again.round) == (item.pk, 2)
@@ -133,7 +144,11 @@ def test_bulk_approval_approves_what_was_previewed_and_still_matches(project, an
 
     assert result.approved == [first.pk] and result.no_longer_matching == [second.pk]
     statuses = dict(Item.objects.values_list("pk", "status"))
-    assert (statuses[first.pk], statuses[second.pk], statuses[late.pk]) == ("approved", "rejected", "in_review")
+    assert (statuses[first.pk], statuses[second.pk], statuses[late.pk]) == (
+        "approved",
+        "rejected",
+        "in_review",
+    )
     assert "every vote is “accept”" in CurationDecision.objects.get(item=first).note
 
 

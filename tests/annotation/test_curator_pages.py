@@ -24,7 +24,9 @@ def signed_in(user):
     return client
 
 
-def judged_item(project, annotators, votes, ratings=(4, 4, 4), classes=("associational",) * 3, comments=None, **kw):
+def judged_item(
+    project, annotators, votes, ratings=(4, 4, 4), classes=("associational",) * 3, comments=None, **kw
+):
     item = ItemFactory(project=project, **kw)
     comments = comments or [""] * 3
     for annotator, vote, rating, causal_class, comment in zip(annotators, votes, ratings, classes, comments):
@@ -36,8 +38,14 @@ def judged_item(project, annotators, votes, ratings=(4, 4, 4), classes=("associa
 
 def test_the_review_queue_puts_the_most_disputed_items_first(project, annotators, curator):
     calm = judged_item(project, annotators, ["accept"] * 3, question="Pergunta calma?")
-    disputed = judged_item(project, annotators, ["accept", "reject", "needs_revision"], ratings=(5, 1, 3),
-                           classes=("associational", "interventional", "counterfactual"), question="Pergunta disputada?")
+    disputed = judged_item(
+        project,
+        annotators,
+        ["accept", "reject", "needs_revision"],
+        ratings=(5, 1, 3),
+        classes=("associational", "interventional", "counterfactual"),
+        question="Pergunta disputada?",
+    )
     ItemFactory(project=project, question="Ainda sem julgamentos?")
 
     body = signed_in(curator).get(reverse("annotation:review_queue", args=[project.slug])).content.decode()
@@ -50,12 +58,22 @@ def test_the_review_queue_puts_the_most_disputed_items_first(project, annotators
 def test_the_item_review_shows_the_judgments_side_by_side(project, annotators, curator):
     item = ItemFactory(project=project, reference_answer="Porque o preço subiu.")
     assignments = [assignment_next(project=project, annotator=annotator) for annotator in annotators]
-    item_edit(item=item, user=annotators[1], part="answer", values="Porque o preço da ração subiu.", base_version=1)
-    for assignment, vote, rating, comment in zip(assignments, ["accept", "accept", "reject"], [5, 4, 2],
-                                                 ["Ótima.", "Corrigi a resposta.", "Falta o mecanismo."]):
+    item_edit(
+        item=item, user=annotators[1], part="answer", values="Porque o preço da ração subiu.", base_version=1
+    )
+    for assignment, vote, rating, comment in zip(
+        assignments,
+        ["accept", "accept", "reject"],
+        [5, 4, 2],
+        ["Ótima.", "Corrigi a resposta.", "Falta o mecanismo."],
+    ):
         judge(assignment, vote=vote, rating=rating, comment=comment)
 
-    body = signed_in(curator).get(reverse("annotation:item_review", args=[project.slug, item.pk])).content.decode()
+    body = (
+        signed_in(curator)
+        .get(reverse("annotation:item_review", args=[project.slug, item.pk]))
+        .content.decode()
+    )
 
     for annotator in annotators:
         assert annotator.username in body
@@ -70,7 +88,9 @@ def test_a_decision_from_the_page_moves_on_to_the_next_disputed_item(project, an
     second = judged_item(project, annotators, ["accept"] * 3)
     client = signed_in(curator)
 
-    response = client.post(reverse("annotation:item_decide", args=[project.slug, first.pk]), {"decision": "approve"})
+    response = client.post(
+        reverse("annotation:item_decide", args=[project.slug, first.pk]), {"decision": "approve"}
+    )
 
     assert response.status_code == 302
     assert response["Location"] == reverse("annotation:item_review", args=[project.slug, second.pk])
@@ -81,10 +101,14 @@ def test_a_decision_from_the_page_moves_on_to_the_next_disputed_item(project, an
 def test_revise_from_the_page_requires_a_note(project, annotators, curator):
     item = judged_item(project, annotators, ["needs_revision"] * 3)
     client = signed_in(curator)
-    refused = client.post(reverse("annotation:item_decide", args=[project.slug, item.pk]), {"decision": "revise"})
+    refused = client.post(
+        reverse("annotation:item_decide", args=[project.slug, item.pk]), {"decision": "revise"}
+    )
     assert refused.status_code == 400 and "Say what should be revised." in refused.content.decode()
-    client.post(reverse("annotation:item_decide", args=[project.slug, item.pk]),
-                {"decision": "revise", "note": "Cite a causa."})
+    client.post(
+        reverse("annotation:item_decide", args=[project.slug, item.pk]),
+        {"decision": "revise", "note": "Cite a causa."},
+    )
     item.refresh_from_db()
     assert item.status == Item.Status.NEEDS_REVISION
 
@@ -94,16 +118,20 @@ def test_bulk_approval_shows_the_rule_and_its_items_before_applying(project, ann
     judged_item(project, annotators, ["accept"] * 3, ratings=(3, 3, 3), question="Pergunta fraca?")
     client = signed_in(curator)
 
-    preview = client.get(reverse("annotation:review_queue", args=[project.slug]),
-                         {"preview": "1", "votes": "all_accept", "min_mean_rating": "4"}).content.decode()
+    preview = client.get(
+        reverse("annotation:review_queue", args=[project.slug]),
+        {"preview": "1", "votes": "all_accept", "min_mean_rating": "4"},
+    ).content.decode()
     section = preview.split('id="bulk-preview"')[1].split("</form>")[0]
     assert "every vote is “accept”" in section and "at least 4" in section
     assert "1 item matches." in section and "Boa pergunta?" in section and "Pergunta fraca?" not in section
     item_ids = re.search(r'name="item_ids" value="([^"]*)"', section).group(1)
     assert item_ids == str(good.pk)
 
-    client.post(reverse("annotation:bulk_approve", args=[project.slug]),
-                {"votes": "all_accept", "min_mean_rating": "4.0", "item_ids": item_ids})
+    client.post(
+        reverse("annotation:bulk_approve", args=[project.slug]),
+        {"votes": "all_accept", "min_mean_rating": "4.0", "item_ids": item_ids},
+    )
     assert list(Item.objects.filter(status=Item.Status.APPROVED).values_list("pk", flat=True)) == [good.pk]
 
 
@@ -115,10 +143,18 @@ def test_the_history_shows_every_revision_with_who_made_it_and_the_decisions(pro
     for annotator in annotators[1:]:
         judge(assignment_next(project=project, annotator=annotator))
     item_decide(item=item, curator=curator, decision="revise", note="Seja mais específica.")
-    item_update(item=item, changes={"reference_answer": "Resposta do modelo."}, kind=Revision.Kind.MODEL,
-                author=Author(llm_call_id=321, provenance={"model": "qwen-72b", "template": "revision v2"}))
+    item_update(
+        item=item,
+        changes={"reference_answer": "Resposta do modelo."},
+        kind=Revision.Kind.MODEL,
+        author=Author(llm_call_id=321, provenance={"model": "qwen-72b", "template": "revision v2"}),
+    )
 
-    body = signed_in(curator).get(reverse("annotation:item_history", args=[project.slug, item.pk])).content.decode()
+    body = (
+        signed_in(curator)
+        .get(reverse("annotation:item_history", args=[project.slug, item.pk]))
+        .content.decode()
+    )
 
     assert body.index("Revision 1") < body.index("Revision 2") < body.index("Revision 3")
     assert annotators[0].username in body and "<del>Primeira</del><ins>Segunda</ins>" in body

@@ -23,7 +23,9 @@ pytestmark = pytest.mark.django_db
 def test_every_installed_design_app_is_registered_in_the_order_of_installed_apps():
     from django.conf import settings
 
-    installed = [app.removeprefix("designs.") for app in settings.INSTALLED_APPS if app.startswith("designs.")]
+    installed = [
+        app.removeprefix("designs.") for app in settings.INSTALLED_APPS if app.startswith("designs.")
+    ]
     assert [design.key for design in designs()] == installed
     assert all(design.name for design in designs())
 
@@ -36,12 +38,20 @@ def test_staff_create_a_project_of_a_design_and_become_its_owner(client_for):
     assert page.status_code == 200
     for design in designs():
         assert design.name in body and f'#design-{design.key}"' in body
-    response = client.post(reverse("annotation:project_new"), {
-        "name": "Meu METER", "slug": "meu-meter", "language": "pt-BR", "design": "meter", "description": "",
-    })
+    response = client.post(
+        reverse("annotation:project_new"),
+        {
+            "name": "Meu METER",
+            "slug": "meu-meter",
+            "language": "pt-BR",
+            "design": "meter",
+            "description": "",
+        },
+    )
     project = Project.objects.get(slug="meu-meter")
-    assert response.status_code == 302 and response["Location"] == reverse("annotation:project_detail",
-                                                                           args=["meu-meter"])
+    assert response.status_code == 302 and response["Location"] == reverse(
+        "annotation:project_detail", args=["meu-meter"]
+    )
     assert project.design == "meter" and project.created_by == staff
     for field, value in design_for("meter").project_defaults().items():
         assert getattr(project, field) == value
@@ -49,9 +59,15 @@ def test_staff_create_a_project_of_a_design_and_become_its_owner(client_for):
 
 
 def test_a_taken_slug_is_refused_with_the_field_named(client_for, project, owner):
-    response = client_for(owner).post(reverse("annotation:project_new"), {
-        "name": "Again", "slug": project.slug, "language": "en", "design": "causal_qa_pt",
-    })
+    response = client_for(owner).post(
+        reverse("annotation:project_new"),
+        {
+            "name": "Again",
+            "slug": project.slug,
+            "language": "en",
+            "design": "causal_qa_pt",
+        },
+    )
     assert response.status_code == 200
     assert "A project with this slug already exists." in response.content.decode()
     assert Project.objects.filter(slug=project.slug).count() == 1
@@ -61,8 +77,13 @@ def test_people_who_own_nothing_cannot_create_projects(client_for, project, anno
     for user in (annotator, outsider):
         client = client_for(user)
         assert client.get(reverse("annotation:project_new")).status_code == 403
-        assert client.post(reverse("annotation:project_new"), {
-            "name": "X", "slug": "x", "language": "en", "design": "meter"}).status_code == 403
+        assert (
+            client.post(
+                reverse("annotation:project_new"),
+                {"name": "X", "slug": "x", "language": "en", "design": "meter"},
+            ).status_code
+            == 403
+        )
     assert not Project.objects.filter(slug="x").exists()
     assert "New project" not in client_for(annotator).get(reverse("annotation:home")).content.decode()
 
@@ -100,15 +121,20 @@ def test_the_demo_loads_one_project_per_design_with_the_demo_users_and_is_idempo
         assert Project.objects.get(design=design).groups.exists() or design == "causal_qa_pt", design
 
 
-def test_item_pages_show_the_design_warnings_and_partial(client_for, project, curator, annotator, monkeypatch,
-                                                        settings, tmp_path):
+def test_item_pages_show_the_design_warnings_and_partial(
+    client_for, project, curator, annotator, monkeypatch, settings, tmp_path
+):
     (tmp_path / "partial.html").write_text('<div data-test-partial="{{ item.pk }}">{{ design.name }}</div>')
     settings.TEMPLATES = [{**settings.TEMPLATES[0], "DIRS": [*settings.TEMPLATES[0]["DIRS"], tmp_path]}]
     design = design_for(project)
     monkeypatch.setattr(type(design), "item_warnings", lambda self, item: [f"<b>check</b> {item.pk}"])
     monkeypatch.setattr(type(design), "item_partial", "partial.html", raising=False)
     item = ItemFactory(project=project)
-    body = client_for(curator).get(reverse("annotation:item_review", args=[project.slug, item.pk])).content.decode()
+    body = (
+        client_for(curator)
+        .get(reverse("annotation:item_review", args=[project.slug, item.pk]))
+        .content.decode()
+    )
     assert f"&lt;b&gt;check&lt;/b&gt; {item.pk}" in body  # escaped: warnings may quote model text
     assert f'data-test-partial="{item.pk}"' in body
     assignment = Assignment.objects.create(item=item, annotator=annotator, round=item.round)
@@ -119,7 +145,9 @@ def test_item_pages_show_the_design_warnings_and_partial(client_for, project, cu
 
 def test_the_project_page_counts_items_per_design_stage(client_for, project, curator, monkeypatch):
     design = design_for(project)
-    monkeypatch.setattr(type(design), "stages", lambda self: [Stage("draft", "Drafting"), Stage("check", "Checking")])
+    monkeypatch.setattr(
+        type(design), "stages", lambda self: [Stage("draft", "Drafting"), Stage("check", "Checking")]
+    )
     ItemFactory.create_batch(2, project=project, metadata={"stage": "draft"})
     ItemFactory(project=project, metadata={"stage": "check"})
     ItemFactory(project=project)
@@ -128,8 +156,9 @@ def test_the_project_page_counts_items_per_design_stage(client_for, project, cur
     assert 'class="tile stage-draft"' in body and "Drafting" in body and "Checking" in body
 
 
-def test_the_agreement_page_offers_and_starts_with_the_design_breakdown(client_for, project, curator, annotators,
-                                                                       monkeypatch):
+def test_the_agreement_page_offers_and_starts_with_the_design_breakdown(
+    client_for, project, curator, annotators, monkeypatch
+):
     design = design_for(project)
     monkeypatch.setattr(type(design), "agreement_fields", lambda self: ["cell"])
     for index in range(4):
@@ -146,18 +175,31 @@ def _design_file(release):
         {"id": record.data["id"], "question": record.data["question"], "formula": "=1+1"}
         for record in release.items.order_by("split", "position")
     )
-    return [ExportFile("design/items.jsonl", rows), ExportFile("design/items.csv", (
-        {"id": record.data["id"], "question": record.data["question"], "formula": "=1+1"}
-        for record in release.items.order_by("split", "position")), fields=["id", "question", "formula"])]
+    return [
+        ExportFile("design/items.jsonl", rows),
+        ExportFile(
+            "design/items.csv",
+            (
+                {"id": record.data["id"], "question": record.data["question"], "formula": "=1+1"}
+                for record in release.items.order_by("split", "position")
+            ),
+            fields=["id", "question", "formula"],
+        ),
+    ]
 
 
-def test_the_export_adds_the_design_files_and_checksums_cover_them(client_for, project, curator, tmp_path,
-                                                                   monkeypatch):
-    monkeypatch.setattr(type(design_for(project)), "export_files", lambda self, release: _design_file(release))
+def test_the_export_adds_the_design_files_and_checksums_cover_them(
+    client_for, project, curator, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(
+        type(design_for(project)), "export_files", lambda self, release: _design_file(release)
+    )
     approved_items(project, {"associational": 6})
     release = release_cut(project=project)
     export_release(release, tmp_path / "out", ("jsonl",))
-    sums = dict(reversed(line.split("  ")) for line in (tmp_path / "out/checksums.txt").read_text().splitlines())
+    sums = dict(
+        reversed(line.split("  ")) for line in (tmp_path / "out/checksums.txt").read_text().splitlines()
+    )
     jsonl = (tmp_path / "out/design/items.jsonl").read_bytes()
     assert sums["design/items.jsonl"] == hashlib.sha256(jsonl).hexdigest()
     assert len(jsonl.splitlines()) == 6
@@ -178,8 +220,11 @@ def test_the_export_adds_the_design_files_and_checksums_cover_them(client_for, p
 
 
 def test_a_design_file_outside_the_release_is_refused(project, tmp_path, monkeypatch):
-    monkeypatch.setattr(type(design_for(project)), "export_files",
-                        lambda self, release: [ExportFile("../escape.jsonl", iter([]))])
+    monkeypatch.setattr(
+        type(design_for(project)),
+        "export_files",
+        lambda self, release: [ExportFile("../escape.jsonl", iter([]))],
+    )
     approved_items(project, {"associational": 2})
     release = release_cut(project=project)
     with pytest.raises(ValueError, match="must be relative"):

@@ -60,8 +60,9 @@ def test_a_spreadsheet_sheet_is_chosen_by_name_and_a_wrong_name_lists_the_sheets
         questions_import(project=project, data=data, filename="dados.xlsx", sheet="Plan1")
     assert "no sheet 'Plan1' (the sheets are: leia-me, perguntas)" in str(excinfo.value)
 
-    batch = questions_import(project=project, data=data, filename="dados.xlsx", sheet="perguntas",
-                             length_bounds_on=False)
+    batch = questions_import(
+        project=project, data=data, filename="dados.xlsx", sheet="perguntas", length_bounds_on=False
+    )
     assert batch.funnel["imported"] == 8
     assert batch.funnel["format"] == "xlsx"
 
@@ -92,8 +93,9 @@ def test_a_zip_of_parquet_splits_is_read_as_a_folder(project, tmp_path):
             buffer = io.BytesIO()
             pq.write_table(pa.Table.from_pylist(part), buffer)
             zipped.writestr(f"data/{split}-00000-of-00001.parquet", buffer.getvalue())
-    batch = questions_import(project=project, data=archive.getvalue(), filename="causal_qa_pt.zip",
-                             length_bounds_on=False)
+    batch = questions_import(
+        project=project, data=archive.getvalue(), filename="causal_qa_pt.zip", length_bounds_on=False
+    )
 
     assert batch.funnel["imported"] == 8
     assert project.items.get(external_id="cqa-007").metadata["split"] == "test"
@@ -121,12 +123,23 @@ def test_the_delimiter_is_sniffed_from_the_header():
 
 def test_the_mapping_is_proposed_from_portuguese_and_english_names_in_any_case():
     mapping = propose(["Pergunta", "RESPOSTA", "Classe", "respondido_por", "Fonte", "ID", "observação"])
-    assert mapping.columns == {"question": "Pergunta", "causal_class": "Classe", "answer": "RESPOSTA",
-                               "answer_by": "respondido_por", "source": "Fonte", "id": "ID"}
+    assert mapping.columns == {
+        "question": "Pergunta",
+        "causal_class": "Classe",
+        "answer": "RESPOSTA",
+        "answer_by": "respondido_por",
+        "source": "Fonte",
+        "id": "ID",
+    }
 
     english = propose(["query", "groundtruth", "label", "answered_by", "context"])
-    assert english.columns == {"question": "query", "causal_class": "label", "answer": "groundtruth",
-                               "answer_by": "answered_by", "context": "context"}
+    assert english.columns == {
+        "question": "query",
+        "causal_class": "label",
+        "answer": "groundtruth",
+        "answer_by": "answered_by",
+        "context": "context",
+    }
     assert propose(["Question", "Reference"]).columns["answer"] == "Reference"
 
 
@@ -134,12 +147,17 @@ def test_the_project_remembers_its_last_mapping_and_proposes_it_again(project):
     from annotation.importing import questions_import
 
     data = files.csv_text(header=("texto_original", "gabarito", "nivel", "quem", "origem", "codigo"))
-    columns = parse_columns("question=texto_original,answer=gabarito,causal_class=nivel,answer_by=quem,id=codigo")
-    questions_import(project=project, data=data, filename="a.csv", mapping=Mapping(columns=columns),
-                     length_bounds_on=False)
+    columns = parse_columns(
+        "question=texto_original,answer=gabarito,causal_class=nivel,answer_by=quem,id=codigo"
+    )
+    questions_import(
+        project=project, data=data, filename="a.csv", mapping=Mapping(columns=columns), length_bounds_on=False
+    )
     project.refresh_from_db()
 
-    proposed = propose(["texto_original", "gabarito", "nivel", "quem", "origem", "codigo"], project.import_mapping)
+    proposed = propose(
+        ["texto_original", "gabarito", "nivel", "quem", "origem", "codigo"], project.import_mapping
+    )
     assert proposed.columns["question"] == "texto_original"
     assert proposed.columns["causal_class"] == "nivel"
     assert proposed.columns["source"] == "origem"  # a known name, proposed too
@@ -152,16 +170,21 @@ def test_unmapped_columns_are_kept_as_metadata_unless_left_out(project):
     rows = [("Por que o céu é azul durante o dia?", "Associacional", "fácil", "a7")]
     mapping = propose(list(header))
     mapping.keep = ["dificuldade"]
-    questions_import(project=project, data=files.csv_text(rows=rows, header=header), filename="m.csv",
-                     mapping=mapping)
+    questions_import(
+        project=project, data=files.csv_text(rows=rows, header=header), filename="m.csv", mapping=mapping
+    )
     assert project.items.get().metadata == {"dificuldade": "fácil"}
 
 
 def test_columns_and_values_are_parsed_and_mistakes_named():
-    assert parse_columns("question=Pergunta, causal_class=Classe") == {"question": "Pergunta",
-                                                                        "causal_class": "Classe"}
+    assert parse_columns("question=Pergunta, causal_class=Classe") == {
+        "question": "Pergunta",
+        "causal_class": "Classe",
+    }
     assert parse_values("causal_class:Assoc=associational,Inter=interventional, answer_by:H=person") == {
-        "causal_class": {"assoc": "associational", "inter": "interventional"}, "answer_by": {"h": "person"}}
+        "causal_class": {"assoc": "associational", "inter": "interventional"},
+        "answer_by": {"h": "person"},
+    }
     with pytest.raises(MappingError, match="unknown field 'pergunta'"):
         parse_columns("pergunta=question")
     with pytest.raises(MappingError, match="FIELD=COLUMN"):
@@ -186,11 +209,24 @@ def test_a_mapping_naming_a_column_the_file_lacks_is_refused(project):
 def test_class_values_match_the_labels_in_any_case_and_without_accents(project):
     from annotation.importing import questions_import
 
-    rows = [(f"Pergunta causal número {n} sobre o mundo?", "", value, "", "", f"v{n}")
-            for n, value in enumerate(["Associacional", "ASSOCIATIONAL", "associativa", "Intervenção",
-                                       "intervencional", "Contrafactual", "contrafactuais", "COUNTERFACTUAL"])]
-    batch = questions_import(project=project, data=files.csv_text(rows=rows), filename="v.csv",
-                             length_bounds_on=False)
+    rows = [
+        (f"Pergunta causal número {n} sobre o mundo?", "", value, "", "", f"v{n}")
+        for n, value in enumerate(
+            [
+                "Associacional",
+                "ASSOCIATIONAL",
+                "associativa",
+                "Intervenção",
+                "intervencional",
+                "Contrafactual",
+                "contrafactuais",
+                "COUNTERFACTUAL",
+            ]
+        )
+    ]
+    batch = questions_import(
+        project=project, data=files.csv_text(rows=rows), filename="v.csv", length_bounds_on=False
+    )
     assert batch.funnel["imported"] == 8, batch.funnel
     assert imported_classes(project) == {"associational": 3, "interventional": 2, "counterfactual": 3}
 
@@ -198,13 +234,17 @@ def test_class_values_match_the_labels_in_any_case_and_without_accents(project):
 def test_values_that_match_nothing_are_listed_with_counts_and_lines_and_stop_the_import(project):
     from annotation.importing import questions_import
 
-    rows = [(f"Pergunta causal número {n} sobre o mundo?", "", value, "", "", f"v{n}")
-            for n, value in enumerate(["Assoc", "Inter", "Assoc", "Contrafactual", "Assoc"])]
+    rows = [
+        (f"Pergunta causal número {n} sobre o mundo?", "", value, "", "", f"v{n}")
+        for n, value in enumerate(["Assoc", "Inter", "Assoc", "Contrafactual", "Assoc"])
+    ]
     with pytest.raises(ImportRejected) as excinfo:
         questions_import(project=project, data=files.csv_text(rows=rows), filename="codes.csv")
     assert project.items.count() == 0
     assert excinfo.value.unknown.by_field["causal_class"] == {
-        "Assoc": {"count": 3, "lines": [2, 4, 6]}, "Inter": {"count": 1, "lines": [3]}}
+        "Assoc": {"count": 3, "lines": [2, 4, 6]},
+        "Inter": {"count": 1, "lines": [3]},
+    }
     assert "causal_class 'Assoc': 3 row(s) (lines 2, 4, 6)" in str(excinfo.value)
     assert excinfo.value.batch.funnel["unknown_values"]["causal_class"]["Inter"]["count"] == 1
 
@@ -212,10 +252,13 @@ def test_values_that_match_nothing_are_listed_with_counts_and_lines_and_stop_the
 def test_skip_invalid_skips_unmatched_values_with_a_reason_row_each(project):
     from annotation.importing import questions_import
 
-    rows = [(f"Pergunta causal número {n} sobre o mundo?", "", value, "", "", f"v{n}")
-            for n, value in enumerate(["Assoc", "Contrafactual", "Contrafactual"])]
-    batch = questions_import(project=project, data=files.csv_text(rows=rows), filename="codes.csv",
-                             skip_invalid=True)
+    rows = [
+        (f"Pergunta causal número {n} sobre o mundo?", "", value, "", "", f"v{n}")
+        for n, value in enumerate(["Assoc", "Contrafactual", "Contrafactual"])
+    ]
+    batch = questions_import(
+        project=project, data=files.csv_text(rows=rows), filename="codes.csv", skip_invalid=True
+    )
     assert batch.funnel["imported"] == 2
     dropped = batch.dropped_rows.get(stage=DroppedRow.Stage.INVALID)
     assert (dropped.line, dropped.field) == (2, "causal_class")
@@ -224,12 +267,19 @@ def test_skip_invalid_skips_unmatched_values_with_a_reason_row_each(project):
 def test_a_file_s_own_codes_are_mapped_by_values(project):
     from annotation.importing import questions_import
 
-    rows = [(f"Pergunta causal número {n} sobre o mundo?", "", value, "", "", f"v{n}")
-            for n, value in enumerate(["A", "I", "C", "C"])]
+    rows = [
+        (f"Pergunta causal número {n} sobre o mundo?", "", value, "", "", f"v{n}")
+        for n, value in enumerate(["A", "I", "C", "C"])
+    ]
     mapping = propose(list(files.HEADER))
     mapping.values = parse_values("causal_class:A=associational,I=interventional,C=counterfactual")
-    questions_import(project=project, data=files.csv_text(rows=rows), filename="codes.csv", mapping=mapping,
-                     length_bounds_on=False)
+    questions_import(
+        project=project,
+        data=files.csv_text(rows=rows),
+        filename="codes.csv",
+        mapping=mapping,
+        length_bounds_on=False,
+    )
     assert imported_classes(project) == {"associational": 1, "interventional": 1, "counterfactual": 2}
 
 
@@ -248,8 +298,9 @@ def test_a_value_mapped_to_a_label_the_project_lacks_is_refused(project):
 def test_who_answered_is_imported_a_person_or_the_named_model(project):
     from annotation.importing import questions_import
 
-    questions_import(project=project, data=files.xlsx_bytes(extra_sheets=()), filename="cqa.xlsx",
-                     length_bounds_on=False)
+    questions_import(
+        project=project, data=files.xlsx_bytes(extra_sheets=()), filename="cqa.xlsx", length_bounds_on=False
+    )
 
     by = dict(project.items.values_list("external_id", "answer_by"))
     assert by["cqa-001"] == Item.AnswerBy.HUMAN
@@ -264,8 +315,14 @@ def test_the_project_page_and_the_api_show_table_3_from_imported_data(project, c
 
     from annotation.importing import questions_import
 
-    questions_import(project=project, data=files.xlsx_bytes(extra_sheets=()), filename="cqa.xlsx",
-                     length_bounds_on=False, as_gold=True, user=curator)
+    questions_import(
+        project=project,
+        data=files.xlsx_bytes(extra_sheets=()),
+        filename="cqa.xlsx",
+        length_bounds_on=False,
+        as_gold=True,
+        user=curator,
+    )
     rows = {row["label"]: row for row in class_funnel(project)}
     assert (rows["associational"]["human"], rows["associational"]["model"]) == (2, 0)
     assert (rows["interventional"]["human"], rows["interventional"]["model"]) == (1, 2)
@@ -283,14 +340,24 @@ def test_the_project_page_and_the_api_show_table_3_from_imported_data(project, c
 def test_items_imported_as_gold_are_approved_with_a_decision_by_the_named_user(project, curator):
     from annotation.importing import questions_import
 
-    batch = questions_import(project=project, data=files.csv_text(), filename="gold.csv", as_gold=True,
-                             user=curator, length_bounds_on=False)
+    batch = questions_import(
+        project=project,
+        data=files.csv_text(),
+        filename="gold.csv",
+        as_gold=True,
+        user=curator,
+        length_bounds_on=False,
+    )
 
     assert set(project.items.values_list("status", flat=True)) == {Item.Status.APPROVED}
     decisions = CurationDecision.objects.filter(item__project=project)
     assert decisions.count() == 8
     decision = decisions.first()
-    assert (decision.curator, decision.round, decision.decision) == (curator, 1, CurationDecision.Decision.APPROVE)
+    assert (decision.curator, decision.round, decision.decision) == (
+        curator,
+        1,
+        CurationDecision.Decision.APPROVE,
+    )
     assert f"import #{batch.pk}" in decision.note
 
 
@@ -299,10 +366,14 @@ def test_gold_needs_the_reviewer_and_each_item_s_answer(project, curator):
 
     with pytest.raises(ImportRejected, match="name the user who reviewed"):
         questions_import(project=project, data=files.csv_text(), filename="gold.csv", as_gold=True)
-    rows = [*files.CAUSAL_ROWS[:2], ("Por que o pão fica duro fora do saco?", "", "Associacional", "", "", "x1")]
+    rows = [
+        *files.CAUSAL_ROWS[:2],
+        ("Por que o pão fica duro fora do saco?", "", "Associacional", "", "", "x1"),
+    ]
     with pytest.raises(ImportRejected) as excinfo:
-        questions_import(project=project, data=files.csv_text(rows=rows), filename="gold.csv", as_gold=True,
-                         user=curator)
+        questions_import(
+            project=project, data=files.csv_text(rows=rows), filename="gold.csv", as_gold=True, user=curator
+        )
     assert [(e.line, e.field) for e in excinfo.value.errors] == [(4, "answer")]
 
 
@@ -310,14 +381,18 @@ def test_without_length_bounds_every_question_is_kept_and_the_funnel_says_so(pro
     from annotation.importing import questions_import
 
     long_question = "Por que " + " ".join(["muito"] * 60) + " isso acontece?"
-    rows = [*files.CAUSAL_ROWS, (long_question, "Porque sim.", "Associacional", "humano", "Reddit", "long"),
-            ("Por quê?", "Porque sim.", "Associacional", "humano", "Reddit", "short")]
+    rows = [
+        *files.CAUSAL_ROWS,
+        (long_question, "Porque sim.", "Associacional", "humano", "Reddit", "long"),
+        ("Por quê?", "Porque sim.", "Associacional", "humano", "Reddit", "short"),
+    ]
     bounded = questions_import(project=project, data=files.csv_text(rows=rows), filename="a.csv")
     assert bounded.funnel["imported"] == 8
     project.items.all().delete()
 
-    batch = questions_import(project=project, data=files.csv_text(rows=rows), filename="a.csv",
-                             length_bounds_on=False)
+    batch = questions_import(
+        project=project, data=files.csv_text(rows=rows), filename="a.csv", length_bounds_on=False
+    )
     assert batch.funnel["imported"] == 10
     assert batch.funnel["length_bounds"] is False
     assert batch.dropped_rows.count() == 0
@@ -330,9 +405,13 @@ def test_the_mapping_step_shows_the_columns_five_rows_and_the_proposal(project, 
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.urls import reverse
 
-    rows = files.CAUSAL_ROWS + [("Por que o trânsito piora na chuva em São Paulo?", "", "Assoc", "", "", "x9")]
+    rows = files.CAUSAL_ROWS + [
+        ("Por que o trânsito piora na chuva em São Paulo?", "", "Assoc", "", "", "x9")
+    ]
     upload = SimpleUploadedFile("cqa.xlsx", files.xlsx_bytes(rows=rows, extra_sheets=()))
-    response = client_for(curator).post(reverse("annotation:import_preview", args=[project.slug]), {"file": upload})
+    response = client_for(curator).post(
+        reverse("annotation:import_preview", args=[project.slug]), {"file": upload}
+    )
 
     body = response.content.decode()
     assert response.status_code == 200
@@ -342,8 +421,9 @@ def test_the_mapping_step_shows_the_columns_five_rows_and_the_proposal(project, 
     assert "Associacional → associational" in body
 
 
-def test_the_page_imports_with_the_mapping_the_curator_chose(project, curator, client_for,
-                                                            django_capture_on_commit_callbacks):
+def test_the_page_imports_with_the_mapping_the_curator_chose(
+    project, curator, client_for, django_capture_on_commit_callbacks
+):
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.urls import reverse
 
@@ -351,12 +431,24 @@ def test_the_page_imports_with_the_mapping_the_curator_chose(project, curator, c
     from annotation.tasks import import_questions_task
 
     header = ("texto", "gabarito", "nivel", "quem", "origem", "codigo")
-    rows = [(q, a, {"Associacional": "A", "ASSOCIACIONAL": "A"}.get(c, c), by, s, i)
-            for q, a, c, by, s, i in files.CAUSAL_ROWS]
+    rows = [
+        (q, a, {"Associacional": "A", "ASSOCIACIONAL": "A"}.get(c, c), by, s, i)
+        for q, a, c, by, s, i in files.CAUSAL_ROWS
+    ]
     upload = SimpleUploadedFile("cqa.csv", files.csv_text(rows=rows, header=header))
-    form = {"file": upload, "mapping_shown": "on", "column_question": "texto", "column_answer": "gabarito",
-            "column_causal_class": "nivel", "column_answer_by": "quem", "column_id": "codigo", "keep": ["origem"],
-            "values": "causal_class:A=associational", "as_gold": "on", "no_length_bounds": "on"}
+    form = {
+        "file": upload,
+        "mapping_shown": "on",
+        "column_question": "texto",
+        "column_answer": "gabarito",
+        "column_causal_class": "nivel",
+        "column_answer_by": "quem",
+        "column_id": "codigo",
+        "keep": ["origem"],
+        "values": "causal_class:A=associational",
+        "as_gold": "on",
+        "no_length_bounds": "on",
+    }
     with django_capture_on_commit_callbacks(execute=False):
         response = client_for(curator).post(reverse("annotation:import_list", args=[project.slug]), form)
     assert response.status_code == 302
@@ -394,10 +486,26 @@ def test_spreadsheet_cells_keep_their_kind_dates_numbers_booleans_and_gaps(proje
     table = open_table(buffer.getvalue(), "datas.xlsx")
     rows = list(table.rows)
     assert table.columns == ["pergunta", "id", "publicada_em", "verificada", "nota"]
-    assert rows[0] == (2, {"pergunta": "Por que o rio transborda na cheia?", "id": 12,
-                           "publicada_em": datetime.datetime(2024, 3, 5), "verificada": True, "nota": 4.5})
-    assert rows[1] == (3, {"pergunta": "Se chover mais, a safra melhora?", "id": 13, "publicada_em": None,
-                           "verificada": False, "nota": 3})
+    assert rows[0] == (
+        2,
+        {
+            "pergunta": "Por que o rio transborda na cheia?",
+            "id": 12,
+            "publicada_em": datetime.datetime(2024, 3, 5),
+            "verificada": True,
+            "nota": 4.5,
+        },
+    )
+    assert rows[1] == (
+        3,
+        {
+            "pergunta": "Se chover mais, a safra melhora?",
+            "id": 13,
+            "publicada_em": None,
+            "verificada": False,
+            "nota": 3,
+        },
+    )
 
 
 def test_a_damaged_parquet_file_is_refused_with_a_reason_not_an_error_page(project, curator, client_for):
@@ -411,7 +519,9 @@ def test_a_damaged_parquet_file_is_refused_with_a_reason_not_an_error_page(proje
         questions_import(project=project, data=damaged, filename="cortado.parquet")
     assert "Parquet" in str(excinfo.value) or "could not be read" in str(excinfo.value)
 
-    response = client_for(curator).post(reverse("annotation:import_preview", args=[project.slug]),
-                                        {"file": SimpleUploadedFile("cortado.parquet", damaged)})
+    response = client_for(curator).post(
+        reverse("annotation:import_preview", args=[project.slug]),
+        {"file": SimpleUploadedFile("cortado.parquet", damaged)},
+    )
     assert response.status_code == 200
     assert 'role="alert"' in response.content.decode()

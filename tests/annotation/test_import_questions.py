@@ -15,7 +15,9 @@ from annotation.tasks import import_questions_task
 pytestmark = pytest.mark.django_db
 
 
-def csv_bytes(rows: list[list[str]], header=("question", "causal_class", "is_causal", "id", "topic")) -> bytes:
+def csv_bytes(
+    rows: list[list[str]], header=("question", "causal_class", "is_causal", "id", "topic")
+) -> bytes:
     import csv
     import io
 
@@ -70,7 +72,9 @@ def test_funnel_counts_on_a_file_whose_counts_are_known(project):
 
 
 def test_accents_are_kept_when_finding_duplicates(project):
-    data = csv_bytes([["Por que a maçã cai da árvore?", "", "", "", ""], ["Por que a maca cai da arvore?", "", "", "", ""]])
+    data = csv_bytes(
+        [["Por que a maçã cai da árvore?", "", "", "", ""], ["Por que a maca cai da arvore?", "", "", "", ""]]
+    )
     batch = questions_import(project=project, data=data, filename="accents.csv")
     assert batch.funnel["unique"] == 2
 
@@ -87,9 +91,15 @@ def test_reimporting_the_same_file_creates_no_duplicates(project):
 
 
 def test_rows_matching_existing_items_by_external_id_are_not_imported_again(project):
-    questions_import(project=project, data=csv_bytes([["Por que isso acontece assim?", "", "", "x1", ""]]), filename="a.csv")
+    questions_import(
+        project=project,
+        data=csv_bytes([["Por que isso acontece assim?", "", "", "x1", ""]]),
+        filename="a.csv",
+    )
     batch = questions_import(
-        project=project, data=csv_bytes([["Um texto diferente com o mesmo id?", "", "", "x1", ""]]), filename="b.csv"
+        project=project,
+        data=csv_bytes([["Um texto diferente com o mesmo id?", "", "", "x1", ""]]),
+        filename="b.csv",
     )
     assert batch.funnel["imported"] == 0
     assert batch.dropped_rows.get().reason.startswith("same id as item #")
@@ -97,9 +107,17 @@ def test_rows_matching_existing_items_by_external_id_are_not_imported_again(proj
 
 def test_jsonl_with_portuguese_class_names_and_answers(project):
     lines = [
-        {"question": "Por que o desemprego sobe na crise?", "causal_class": "associativa", "answer": "Porque…"},
+        {
+            "question": "Por que o desemprego sobe na crise?",
+            "causal_class": "associativa",
+            "answer": "Porque…",
+        },
         {"question": "Se o governo cortar juros, o emprego sobe?", "causal_class": "Intervencional"},
-        {"question": "Se eu tivesse feito medicina, seria feliz?", "causal_class": "contrafactual", "extra": "kept"},
+        {
+            "question": "Se eu tivesse feito medicina, seria feliz?",
+            "causal_class": "contrafactual",
+            "extra": "kept",
+        },
     ]
     data = "\n".join(json.dumps(line, ensure_ascii=False) for line in lines).encode()
     questions_import(project=project, data=data, filename="questions.jsonl")
@@ -108,7 +126,11 @@ def test_jsonl_with_portuguese_class_names_and_answers(project):
     assert set(items) == {"associational", "interventional", "counterfactual"}
     answered = items["associational"]
     assert answered.reference_answer == "Porque…"
-    assert (answered.status, answered.round, answered.answer_by) == (Item.Status.IN_REVIEW, 1, Item.AnswerBy.HUMAN)
+    assert (answered.status, answered.round, answered.answer_by) == (
+        Item.Status.IN_REVIEW,
+        1,
+        Item.AnswerBy.HUMAN,
+    )
     assert (items["interventional"].status, items["interventional"].round) == (Item.Status.PENDING, 0)
     assert items["counterfactual"].metadata == {"extra": "kept"}
 
@@ -144,7 +166,12 @@ def test_a_missing_question_column_is_named(project):
 
 
 def test_an_unknown_class_names_the_row_and_the_allowed_values(project):
-    data = csv_bytes([["Por que isso acontece tanto?", "associational", "", "", ""], ["Por que chove tanto aqui?", "causal-ish", "", "", ""]])
+    data = csv_bytes(
+        [
+            ["Por que isso acontece tanto?", "associational", "", "", ""],
+            ["Por que chove tanto aqui?", "causal-ish", "", "", ""],
+        ]
+    )
     exc = rejected(project, data)
     assert [(e.line, e.field) for e in exc.errors] == [(3, "causal_class")]
     assert "unknown class 'causal-ish'" in exc.errors[0].reason
@@ -172,7 +199,9 @@ def test_a_malformed_json_line_is_named(project):
 
 
 def test_an_empty_question_and_a_bad_boolean_are_named(project):
-    data = csv_bytes([["", "associational", "", "", ""], ["Por que isso acontece tanto?", "", "talvez", "", ""]])
+    data = csv_bytes(
+        [["", "associational", "", "", ""], ["Por que isso acontece tanto?", "", "talvez", "", ""]]
+    )
     exc = rejected(project, data)
     assert [(e.line, e.field) for e in exc.errors] == [(2, "question"), (3, "is_causal")]
 
@@ -192,7 +221,9 @@ def test_skip_invalid_imports_the_valid_rows_and_lists_the_invalid(project):
 # --- the page and the command --------------------------------------------------------------------
 
 
-def test_a_curator_uploads_a_file_and_sees_the_funnel(project, curator, client_for, django_capture_on_commit_callbacks):
+def test_a_curator_uploads_a_file_and_sees_the_funnel(
+    project, curator, client_for, django_capture_on_commit_callbacks
+):
     client = client_for(curator)
     upload = SimpleUploadedFile("synthetic.csv", csv_bytes(synthetic_rows()), content_type="text/csv")
     url = reverse("annotation:import_list", args=[project.slug])
@@ -219,7 +250,9 @@ def test_the_page_lists_the_errors_of_a_rejected_file(project, curator, client_f
     client = client_for(curator)
     upload = SimpleUploadedFile("bad.csv", b"question,causal_class\nPor que sim mesmo?,weird\n")
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr("annotation.importing.service.import_enqueue", lambda batch_id: None)  # run by hand below
+        patch.setattr(
+            "annotation.importing.service.import_enqueue", lambda batch_id: None
+        )  # run by hand below
         client.post(reverse("annotation:import_list", args=[project.slug]), {"file": upload})
     batch = ImportBatch.objects.get()
     import_questions_task(batch.pk)
@@ -248,7 +281,12 @@ def test_the_command_prints_the_funnel_as_json(project, tmp_path):
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert {k: report[k] for k in ("read", "causal", "unique", "in_length", "imported", "invalid")} == {
-        "read": 20, "causal": 18, "unique": 15, "in_length": 12, "imported": 12, "invalid": 0,
+        "read": 20,
+        "causal": 18,
+        "unique": 15,
+        "in_length": 12,
+        "imported": 12,
+        "invalid": 0,
     }
 
     bad = tmp_path / "bad.csv"
@@ -262,4 +300,6 @@ def run_manage(args, env_extra):
     import os
 
     env = {**os.environ, **env_extra}
-    return subprocess.run([sys.executable, "manage.py", *args], capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args], capture_output=True, text=True, env=env, timeout=120
+    )

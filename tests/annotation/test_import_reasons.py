@@ -11,15 +11,20 @@ from annotation.importing.reasons import TEMPLATES, reason_translated, row_error
 from annotation.importing.tables import open_table
 
 
-@pytest.mark.parametrize("stored, portuguese", [
-    ("9 cells but the header has 8 columns", "9 células, mas o cabeçalho tem 8 colunas"),
-    ("same text as line 4", "mesmo texto da linha 4"),
-    ("same id as item #12", "mesmo id do item #12"),
-    ("3 words (fewer than 4)", "3 palavras (menos de 4)"),
-    ("51 words (more than 38.5 = Q3 + 1.5·IQR)", "51 palavras (mais de 38.5 = Q3 + 1,5·IIQ)"),
-    ("unknown class 'Causal?' (expected one of: associational, interventional)",
-     "classe desconhecida 'Causal?' (esperada uma de: associational, interventional)"),
-])
+@pytest.mark.parametrize(
+    "stored, portuguese",
+    [
+        ("9 cells but the header has 8 columns", "9 células, mas o cabeçalho tem 8 colunas"),
+        ("same text as line 4", "mesmo texto da linha 4"),
+        ("same id as item #12", "mesmo id do item #12"),
+        ("3 words (fewer than 4)", "3 palavras (menos de 4)"),
+        ("51 words (more than 38.5 = Q3 + 1.5·IQR)", "51 palavras (mais de 38.5 = Q3 + 1,5·IIQ)"),
+        (
+            "unknown class 'Causal?' (expected one of: associational, interventional)",
+            "classe desconhecida 'Causal?' (esperada uma de: associational, interventional)",
+        ),
+    ],
+)
 def test_a_stored_reason_reads_in_portuguese_with_its_values_kept(stored, portuguese):
     with translation.override("pt-br"):
         assert reason_translated(stored) == portuguese
@@ -41,9 +46,11 @@ def test_every_template_has_a_portuguese_translation():
 def test_a_row_error_names_its_line_in_portuguese():
     with translation.override("pt-br"):
         assert row_error_translated(RowError(3, "", "9 cells but the header has 8 columns")) == (
-            "linha 3: 9 células, mas o cabeçalho tem 8 colunas")
+            "linha 3: 9 células, mas o cabeçalho tem 8 colunas"
+        )
         assert row_error_translated({"line": 0, "field": "", "reason": "the file is empty"}) == (
-            translation.gettext("file") + ": o arquivo está vazio")
+            translation.gettext("file") + ": o arquivo está vazio"
+        )
 
 
 def test_the_csv_reader_writes_a_reason_the_template_matches():
@@ -53,4 +60,5 @@ def test_the_csv_reader_writes_a_reason_the_template_matches():
         list(table.rows)
     with translation.override("pt-br"):
         assert [reason_translated(error.reason) for error in table.errors] == [
-            "3 células, mas o cabeçalho tem 2 colunas"]
+            "3 células, mas o cabeçalho tem 2 colunas"
+        ]

@@ -11,7 +11,9 @@ pytestmark = pytest.mark.django_db
 
 def test_an_edit_records_the_item_before_and_after(project, annotator):
     item = ItemFactory(project=project, reference_answer="Antes.")
-    saved = item_update(item=item, changes={"reference_answer": "Depois."}, author=Author(user=annotator), expected_version=1)
+    saved = item_update(
+        item=item, changes={"reference_answer": "Depois."}, author=Author(user=annotator), expected_version=1
+    )
 
     assert saved.version == 2
     first, second = Revision.objects.filter(item=item).order_by("number")
@@ -24,10 +26,20 @@ def test_an_edit_records_the_item_before_and_after(project, annotator):
 
 def test_a_save_based_on_an_old_version_is_refused_and_changes_nothing(project, annotators):
     item = ItemFactory(project=project, question="Original?")
-    item_update(item=item, changes={"question": "Primeira edição?"}, author=Author(user=annotators[0]), expected_version=1)
+    item_update(
+        item=item,
+        changes={"question": "Primeira edição?"},
+        author=Author(user=annotators[0]),
+        expected_version=1,
+    )
 
     with pytest.raises(EditConflict) as conflict:
-        item_update(item=item, changes={"question": "Segunda edição?"}, author=Author(user=annotators[1]), expected_version=1)
+        item_update(
+            item=item,
+            changes={"question": "Segunda edição?"},
+            author=Author(user=annotators[1]),
+            expected_version=1,
+        )
 
     assert conflict.value.current.question == "Primeira edição?"
     assert conflict.value.current.version == 2
@@ -38,7 +50,12 @@ def test_a_save_based_on_an_old_version_is_refused_and_changes_nothing(project, 
 def test_a_model_answer_is_marked_with_its_call(project):
     item = ItemFactory(project=project, reference_answer="")
     author = Author(llm_call_id=42, provenance={"model": "llama-70b", "template": "answer/class-agnostic v1"})
-    item_update(item=item, changes={"reference_answer": "Resposta do modelo."}, author=author, kind=Revision.Kind.MODEL)
+    item_update(
+        item=item,
+        changes={"reference_answer": "Resposta do modelo."},
+        author=author,
+        kind=Revision.Kind.MODEL,
+    )
 
     item.refresh_from_db()
     assert item.answer_by == Item.AnswerBy.MODEL and item.answer_provenance["model"] == "llama-70b"
@@ -50,11 +67,15 @@ def test_options_are_replaced_and_recorded(project, annotator):
     item = ItemFactory(project=project)
     OptionFactory(item=item, text="Certa", role="correct", position=0)
     OptionFactory(item=item, text="Errada", role="contradictory", position=1)
-    options = [{"text": "Certa", "role": "correct"}, {"text": "Errada, mas melhor", "role": "unfounded", "rationale": "r"}]
+    options = [
+        {"text": "Certa", "role": "correct"},
+        {"text": "Errada, mas melhor", "role": "unfounded", "rationale": "r"},
+    ]
     item_update(item=item, changes={}, options=options, author=Author(user=annotator))
 
     assert list(item.options.values_list("text", "role", "position")) == [
-        ("Certa", "correct", 0), ("Errada, mas melhor", "unfounded", 1),
+        ("Certa", "correct", 0),
+        ("Errada, mas melhor", "unfounded", 1),
     ]
     assert item.revisions.get(number=2).changed_fields == ["options"]
 
@@ -72,8 +93,9 @@ def test_a_new_round_sends_the_item_back_to_review(project):
     assert (item.status, item.round) == (Item.Status.IN_REVIEW, 2)
 
 
-def test_many_items_updated_at_once_get_the_same_versions_and_revisions_as_one_by_one(project, annotator,
-                                                                                    django_assert_max_num_queries):
+def test_many_items_updated_at_once_get_the_same_versions_and_revisions_as_one_by_one(
+    project, annotator, django_assert_max_num_queries
+):
     from annotation.services import ItemChange, items_update
 
     items = [ItemFactory(project=project, reference_answer="", answer_by="") for _ in range(20)]
@@ -81,9 +103,13 @@ def test_many_items_updated_at_once_get_the_same_versions_and_revisions_as_one_b
     edited = ItemFactory(project=project, reference_answer="Antes.")
     item_update(item=edited, changes={"question": "Editada?"}, author=Author(user=annotator))
     author = Author(llm_call_id=7, provenance={"model": "m", "call_id": 7})
-    changes = [ItemChange(item.pk, {"reference_answer": f"Resposta {n}."}, author, note="lote") for n, item in
-               enumerate([*items, edited])]
-    changes.append(ItemChange(items[1].pk, {"reference_answer": "Resposta 1."}, author))  # no change: no revision
+    changes = [
+        ItemChange(item.pk, {"reference_answer": f"Resposta {n}."}, author, note="lote")
+        for n, item in enumerate([*items, edited])
+    ]
+    changes.append(
+        ItemChange(items[1].pk, {"reference_answer": "Resposta 1."}, author)
+    )  # no change: no revision
 
     with django_assert_max_num_queries(8):
         changed, left_alone = items_update(changes=changes, kind=Revision.Kind.MODEL, start_round=True)
@@ -91,13 +117,20 @@ def test_many_items_updated_at_once_get_the_same_versions_and_revisions_as_one_b
     assert len(changed) == 21 and left_alone == {}
     for n, item in enumerate(items):
         item.refresh_from_db()
-        assert (item.version, item.reference_answer, item.answer_by) == (2, f"Resposta {n}.", Item.AnswerBy.MODEL)
+        assert (item.version, item.reference_answer, item.answer_by) == (
+            2,
+            f"Resposta {n}.",
+            Item.AnswerBy.MODEL,
+        )
         assert item.answer_provenance == {"model": "m", "call_id": 7} and item.round == 2
         first, second = item.revisions.order_by("number")
         assert (first.kind, first.snapshot["reference_answer"]) == ("created", "")
         assert (second.number, second.kind, second.llm_call_id, second.note) == (2, "model", 7, "lote")
         assert second.round == 1  # written in round 1, which then ended
-        assert second.changed_fields == ["reference_answer"] and second.snapshot["reference_answer"] == f"Resposta {n}."
+        assert (
+            second.changed_fields == ["reference_answer"]
+            and second.snapshot["reference_answer"] == f"Resposta {n}."
+        )
     assert items[0].revisions.get(number=2).snapshot["options"][0]["text"] == "Certa"
     edited.refresh_from_db()
     assert edited.version == 3 and edited.revisions.count() == 3
@@ -109,7 +142,9 @@ def test_items_in_other_statuses_are_left_alone_when_asked(project):
     waiting = ItemFactory(project=project, status=Item.Status.PENDING, reference_answer="")
     approved = ItemFactory(project=project, status=Item.Status.APPROVED, reference_answer="Ouro.")
     author = Author(llm_call_id=1, provenance={})
-    changes = [ItemChange(pk, {"reference_answer": "Nova."}, author) for pk in (waiting.pk, approved.pk, 999999)]
+    changes = [
+        ItemChange(pk, {"reference_answer": "Nova."}, author) for pk in (waiting.pk, approved.pk, 999999)
+    ]
 
     changed, left_alone = items_update(changes=changes, only_if_status=(Item.Status.PENDING,))
 
@@ -126,16 +161,30 @@ def test_a_model_answer_to_an_item_sent_back_starts_a_fresh_round_not_a_complete
     from annotation.services import ItemChange, items_update
 
     def sent_back():
-        return ItemFactory(project=project, status=Item.Status.NEEDS_REVISION, round=1, reference_answer="Antes.",
-                           round_assigned=3, round_judged=3, round_disagreement=0.67)
+        return ItemFactory(
+            project=project,
+            status=Item.Status.NEEDS_REVISION,
+            round=1,
+            reference_answer="Antes.",
+            round_assigned=3,
+            round_judged=3,
+            round_disagreement=0.67,
+        )
 
     by_batch, one_by_one = sent_back(), sent_back()
     author = Author(llm_call_id=3, provenance={"model": "m", "call_id": 3})
 
-    items_update(changes=[ItemChange(by_batch.pk, {"reference_answer": "Depois."}, author)],
-                 kind=Revision.Kind.MODEL, only_if_status=(Item.Status.NEEDS_REVISION,), start_round=True)
-    item_start_round(item=item_update(item=one_by_one, changes={"reference_answer": "Depois."}, author=author,
-                                      kind=Revision.Kind.MODEL))
+    items_update(
+        changes=[ItemChange(by_batch.pk, {"reference_answer": "Depois."}, author)],
+        kind=Revision.Kind.MODEL,
+        only_if_status=(Item.Status.NEEDS_REVISION,),
+        start_round=True,
+    )
+    item_start_round(
+        item=item_update(
+            item=one_by_one, changes={"reference_answer": "Depois."}, author=author, kind=Revision.Kind.MODEL
+        )
+    )
 
     counters = ("status", "round", "round_assigned", "round_judged", "round_disagreement", "reference_answer")
     by_batch.refresh_from_db()
@@ -148,10 +197,20 @@ def test_an_item_answered_by_a_model_after_revision_is_assigned_for_review_again
     from annotation.queue import assignment_next
     from annotation.services import ItemChange, items_update
 
-    item = ItemFactory(project=project, status=Item.Status.NEEDS_REVISION, round=1, reference_answer="Antes.",
-                       round_assigned=project.overlap, round_judged=project.overlap, round_disagreement=1.0)
-    items_update(changes=[ItemChange(item.pk, {"reference_answer": "Depois."}, Author(llm_call_id=4, provenance={}))],
-                 kind=Revision.Kind.MODEL, start_round=True)
+    item = ItemFactory(
+        project=project,
+        status=Item.Status.NEEDS_REVISION,
+        round=1,
+        reference_answer="Antes.",
+        round_assigned=project.overlap,
+        round_judged=project.overlap,
+        round_disagreement=1.0,
+    )
+    items_update(
+        changes=[ItemChange(item.pk, {"reference_answer": "Depois."}, Author(llm_call_id=4, provenance={}))],
+        kind=Revision.Kind.MODEL,
+        start_round=True,
+    )
 
     assignment = assignment_next(project=project, annotator=annotators[0])
     assert assignment is not None and (assignment.item_id, assignment.round) == (item.pk, 2)

@@ -24,18 +24,37 @@ def items(project, annotator):
     """Items the way Causal_QA.PT and METER projects hold them: Portuguese and English, several states."""
     health = Topic.objects.create(project=project, label="saúde")
     return {
-        "evasion": ItemFactory(project=project, question="Por que a evasão escolar aumenta nas cidades pequenas?",
-                               reference_answer="Porque os jovens trabalham mais cedo.", topic=health,
-                               metadata={"stage": "verified"}),
-        "vaccine": ItemFactory(project=project, question="Would the outbreak have ended without the vaccine?",
-                               causal_class="counterfactual", origin=Item.Origin.GENERATED,
-                               answer_by=Item.AnswerBy.MODEL, answer_provenance={"model": "qwen2.5"},
-                               metadata={"stage": "draft"}),
-        "rain": ItemFactory(project=project, question="A chuva forte causa enchentes em São Paulo?",
-                            status=Item.Status.APPROVED, causal_class="interventional",
-                            context="Relatório da Defesa Civil sobre as chuvas de verão."),
-        "pending": ItemFactory(project=project, question="O desemprego explica a queda no consumo?",
-                               status=Item.Status.PENDING, round=0, answer_by="", reference_answer=""),
+        "evasion": ItemFactory(
+            project=project,
+            question="Por que a evasão escolar aumenta nas cidades pequenas?",
+            reference_answer="Porque os jovens trabalham mais cedo.",
+            topic=health,
+            metadata={"stage": "verified"},
+        ),
+        "vaccine": ItemFactory(
+            project=project,
+            question="Would the outbreak have ended without the vaccine?",
+            causal_class="counterfactual",
+            origin=Item.Origin.GENERATED,
+            answer_by=Item.AnswerBy.MODEL,
+            answer_provenance={"model": "qwen2.5"},
+            metadata={"stage": "draft"},
+        ),
+        "rain": ItemFactory(
+            project=project,
+            question="A chuva forte causa enchentes em São Paulo?",
+            status=Item.Status.APPROVED,
+            causal_class="interventional",
+            context="Relatório da Defesa Civil sobre as chuvas de verão.",
+        ),
+        "pending": ItemFactory(
+            project=project,
+            question="O desemprego explica a queda no consumo?",
+            status=Item.Status.PENDING,
+            round=0,
+            answer_by="",
+            reference_answer="",
+        ),
     }
 
 
@@ -64,7 +83,12 @@ def test_annotators_get_only_what_they_judged(client_for, annotator, annotators,
 
 def test_annotators_cannot_run_bulk_actions_or_export(client_for, annotator, project, items):
     client = client_for(annotator)
-    assert client.post(url(project, "items_bulk"), {"action": "approve", "item": [items["evasion"].pk]}).status_code == 403
+    assert (
+        client.post(
+            url(project, "items_bulk"), {"action": "approve", "item": [items["evasion"].pk]}
+        ).status_code
+        == 403
+    )
     assert client.get(url(project, "items_export"), {"scope": "filter"}).status_code == 403
 
 
@@ -105,7 +129,9 @@ def test_search_finds_portuguese_words_by_their_stem_on_postgresql(project, item
 
     if connection.vendor != "postgresql":
         pytest.skip("stemming needs PostgreSQL's Portuguese configuration")
-    found = items_matching(project, ItemQuery.from_params(QueryDict("q=enchente"))).values_list("pk", flat=True)
+    found = items_matching(project, ItemQuery.from_params(QueryDict("q=enchente"))).values_list(
+        "pk", flat=True
+    )
     assert list(found) == [items["rain"].pk], "“enchente” finds “enchentes”"
 
 
@@ -120,8 +146,13 @@ def test_a_wrong_filter_is_named_and_nothing_breaks(client_for, curator, project
 
 def test_the_cursor_walks_every_item_once_in_any_order(project):
     for n in range(23):
-        ItemFactory(project=project, round=n % 4, round_judged=n % 3, round_assigned=3,
-                    round_disagreement=None if n % 5 == 0 else (n % 7) / 7)
+        ItemFactory(
+            project=project,
+            round=n % 4,
+            round_judged=n % 3,
+            round_assigned=3,
+            round_disagreement=None if n % 5 == 0 else (n % 7) / 7,
+        )
     from django.http import QueryDict
 
     for sort in ("id", "-id", "round", "-disagreement", "disagreement", "judgments", "-updated_at"):
@@ -148,16 +179,23 @@ def test_bulk_preview_says_how_many_items_the_action_takes(client_for, curator, 
     response = client_for(curator).post(url(project, "items_bulk"), {"action": "approve", "item": chosen})
     assert response.status_code == 200
     assert "This takes 1 item of the 2 chosen." in response.content.decode()
-    assert Item.objects.get(pk=items["evasion"].pk).status == Item.Status.IN_REVIEW, "a preview changes nothing"
+    assert Item.objects.get(pk=items["evasion"].pk).status == Item.Status.IN_REVIEW, (
+        "a preview changes nothing"
+    )
 
 
-def test_bulk_approval_of_a_whole_filter_goes_through_the_curation_service(client_for, curator, project, items):
+def test_bulk_approval_of_a_whole_filter_goes_through_the_curation_service(
+    client_for, curator, project, items
+):
     response = client_for(curator).post(
-        url(project, "items_bulk"), {"action": "approve", "scope": "filter", "status": "in_review", "confirm": "1"}
+        url(project, "items_bulk"),
+        {"action": "approve", "scope": "filter", "status": "in_review", "confirm": "1"},
     )
     assert response.status_code == 302
     assert set(Item.objects.filter(status=Item.Status.APPROVED).values_list("pk", flat=True)) == {
-        items["evasion"].pk, items["vaccine"].pk, items["rain"].pk
+        items["evasion"].pk,
+        items["vaccine"].pk,
+        items["rain"].pk,
     }
     decisions = CurationDecision.objects.filter(decision="approve")
     assert decisions.count() == 2, "one decision per item, as the item page makes them"
@@ -176,17 +214,22 @@ def test_sending_to_revision_needs_a_note(client_for, curator, project, items):
 
 
 def test_bulk_reject_leaves_decided_items_alone(client_for, curator, project, items):
-    client_for(curator).post(url(project, "items_bulk"),
-                             {"action": "reject", "item": [items["vaccine"].pk, items["rain"].pk], "confirm": "1"})
+    client_for(curator).post(
+        url(project, "items_bulk"),
+        {"action": "reject", "item": [items["vaccine"].pk, items["rain"].pk], "confirm": "1"},
+    )
     assert Item.objects.get(pk=items["vaccine"].pk).status == Item.Status.REJECTED
-    assert Item.objects.get(pk=items["rain"].pk).status == Item.Status.APPROVED, "an approved item stays approved"
+    assert Item.objects.get(pk=items["rain"].pk).status == Item.Status.APPROVED, (
+        "an approved item stays approved"
+    )
 
 
 def test_moving_a_selection_to_a_topic_recounts_the_topics(client_for, curator, project, items):
     economy = Topic.objects.create(project=project, label="economia")
     chosen = [items["pending"].pk, items["evasion"].pk]
-    client_for(curator).post(url(project, "items_bulk"),
-                             {"action": "move", "item": chosen, "topic": economy.pk, "confirm": "1"})
+    client_for(curator).post(
+        url(project, "items_bulk"), {"action": "move", "item": chosen, "topic": economy.pk, "confirm": "1"}
+    )
     assert set(economy.items.values_list("pk", flat=True)) == set(chosen)
     economy.refresh_from_db()
     assert economy.size == 2
@@ -197,9 +240,10 @@ def test_a_topic_of_another_project_is_refused(client_for, curator, project, ite
     from tests.factories import ProjectFactory
 
     elsewhere = Topic.objects.create(project=ProjectFactory(), label="outro")
-    response = client_for(curator).post(url(project, "items_bulk"),
-                                        {"action": "move", "item": [items["evasion"].pk], "topic": elsewhere.pk,
-                                         "confirm": "1"})
+    response = client_for(curator).post(
+        url(project, "items_bulk"),
+        {"action": "move", "item": [items["evasion"].pk], "topic": elsewhere.pk, "confirm": "1"},
+    )
     assert response.status_code == 400
     assert Item.objects.get(pk=items["evasion"].pk).topic.label == "saúde"
 
@@ -210,20 +254,28 @@ def test_an_answer_job_starts_on_the_items_waiting_for_an_answer(client_for, cur
 
     prompt_templates_load()
     endpoint = ModelEndpoint.objects.create(name="local", base_url="http://127.0.0.1:9/v1", model="qwen2.5")
-    response = client_for(curator).post(url(project, "items_bulk"), {
-        "action": "answer_job", "scope": "filter", "confirm": "1", "endpoint": endpoint.pk,
-        "variant": "class-agnostic",
-    })
+    response = client_for(curator).post(
+        url(project, "items_bulk"),
+        {
+            "action": "answer_job",
+            "scope": "filter",
+            "confirm": "1",
+            "endpoint": endpoint.pk,
+            "variant": "class-agnostic",
+        },
+    )
     assert response.status_code == 302
     job = GenerationJob.objects.get()
     assert job.params["item_ids"] == [items["pending"].pk], "only the item waiting for an answer"
 
 
 def test_export_writes_the_selection_as_csv_and_jsonl(client_for, curator, project, items):
-    items["evasion"].question = "=HYPERLINK(\"http://x\")"
+    items["evasion"].question = '=HYPERLINK("http://x")'
     items["evasion"].save()
     client = client_for(curator)
-    response = client.get(url(project, "items_export"), {"scope": "filter", "status": "in_review", "format": "csv"})
+    response = client.get(
+        url(project, "items_export"), {"scope": "filter", "status": "in_review", "format": "csv"}
+    )
     text = b"".join(response.streaming_content).decode()
     assert text.count("\n") == 3, "a header and two items"
     assert "'=HYPERLINK" in text, "formulas are neutralised"
@@ -233,7 +285,9 @@ def test_export_writes_the_selection_as_csv_and_jsonl(client_for, curator, proje
     assert rows[0]["context"].startswith("Relatório")
 
 
-def test_the_page_reads_in_a_fixed_number_of_queries(client_for, curator, project, items, django_assert_max_num_queries):
+def test_the_page_reads_in_a_fixed_number_of_queries(
+    client_for, curator, project, items, django_assert_max_num_queries
+):
     for _ in range(30):
         ItemFactory(project=project)
     client = client_for(curator)

@@ -22,8 +22,12 @@ def test_a_judgment_is_stored_and_closes_the_assignment(project, annotator):
     judgment = judge(assignment, rating=5, vote="accept", causal_class="interventional", comment="Boa.")
 
     assert judgment.ratings == {"adherence": 5, "fluency": 5, "coherence": 5, "relevance": 5}
-    assert (judgment.vote, judgment.causal_class, judgment.round, judgment.edited) == ("accept", "interventional", 1,
-                                                                                       False)
+    assert (judgment.vote, judgment.causal_class, judgment.round, judgment.edited) == (
+        "accept",
+        "interventional",
+        1,
+        False,
+    )
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.SUBMITTED and assignment.finished_at
     item.refresh_from_db()
@@ -116,8 +120,13 @@ def test_judgments_record_whether_the_annotator_edited_the_item(project, annotat
 
 
 def test_writing_an_answer_sends_the_question_to_review(project, annotator):
-    question = ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="",
-                           answer_by=Item.AnswerBy.NOBODY)
+    question = ItemFactory(
+        project=project,
+        status=Item.Status.PENDING,
+        round=0,
+        reference_answer="",
+        answer_by=Item.AnswerBy.NOBODY,
+    )
     assignment = assignment_next(project=project, annotator=annotator, kind=ANSWER)
     answer_submit(assignment=assignment, answer="Porque o cachorro sente falta do dono.", expected_version=1)
 
@@ -132,7 +141,9 @@ def test_writing_an_answer_sends_the_question_to_review(project, annotator):
 def test_an_answer_written_over_someone_elses_is_a_conflict(project, annotator, curator):
     ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="")
     assignment = assignment_next(project=project, annotator=annotator, kind=ANSWER)
-    item_update(item=assignment.item, changes={"question": "Pergunta corrigida?"}, author=Author(user=curator))
+    item_update(
+        item=assignment.item, changes={"question": "Pergunta corrigida?"}, author=Author(user=curator)
+    )
     with pytest.raises(EditConflict):
         answer_submit(assignment=assignment, answer="Minha resposta.", expected_version=1)
 
@@ -153,8 +164,13 @@ def test_edits_of_the_same_part_by_two_people_conflict_and_keep_the_first(projec
         item_edit(item=item, user=annotators[1], part="answer", values="Segunda.", base_version=1)
     assert conflict.value.current.reference_answer == "Primeira."
     # Merged and saved again against the version now seen, the second edit goes through.
-    item_edit(item=item, user=annotators[1], part="answer", values="Primeira e segunda.",
-              base_version=conflict.value.current.version)
+    item_edit(
+        item=item,
+        user=annotators[1],
+        part="answer",
+        values="Primeira e segunda.",
+        base_version=conflict.value.current.version,
+    )
     item.refresh_from_db()
     assert item.reference_answer == "Primeira e segunda."
 
@@ -163,9 +179,12 @@ def test_options_are_edited_as_one_part(project, annotator):
     item = ItemFactory(project=project)
     OptionFactory(item=item, text="Certa", role="correct", position=0)
     OptionFactory(item=item, text="Errada", role="unfounded", position=1)
-    options = [{"text": "Certa", "role": "correct", "rationale": ""},
-               {"text": "Invertida", "role": "reversal", "rationale": "troca causa e efeito"}]
+    options = [
+        {"text": "Certa", "role": "correct", "rationale": ""},
+        {"text": "Invertida", "role": "reversal", "rationale": "troca causa e efeito"},
+    ]
     item_edit(item=item, user=annotator, part="options", values=options, base_version=1)
     assert list(item.options.values_list("text", "role", "rationale")) == [
-        ("Certa", "correct", ""), ("Invertida", "reversal", "troca causa e efeito")
+        ("Certa", "correct", ""),
+        ("Invertida", "reversal", "troca causa e efeito"),
     ]

@@ -20,8 +20,13 @@ def judged_items(project, annotators, n):
         OptionFactory(item=item, position=0)
         for annotator in annotators:
             assignment = assignment_next(project=project, annotator=annotator)
-            item_edit(item=assignment.item, user=annotator, part="answer",
-                      values=f"Resposta de {annotator.username}.", base_version=assignment.item.version)
+            item_edit(
+                item=assignment.item,
+                user=annotator,
+                part="answer",
+                values=f"Resposta de {annotator.username}.",
+                base_version=assignment.item.version,
+            )
             judge(assignment, vote="accept" if annotator != annotators[-1] else "reject")
 
 
@@ -67,7 +72,13 @@ def test_an_items_review_and_history_do_not_query_per_judgment_or_revision(proje
     for annotator in annotators[1:]:
         assignment = assignment_next(project=project, annotator=annotator)
         item.refresh_from_db()
-        item_edit(item=item, user=annotator, part="answer", values=f"De {annotator.username}.", base_version=item.version)
+        item_edit(
+            item=item,
+            user=annotator,
+            part="answer",
+            values=f"De {annotator.username}.",
+            base_version=item.version,
+        )
         judge(assignment)
     many = (queries_for(client, review_url), queries_for(client, history_url))
     assert many == few

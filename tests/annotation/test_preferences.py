@@ -21,14 +21,17 @@ def test_the_language_chosen_in_the_top_bar_is_saved_on_the_profile(client_for, 
 
 
 def test_anonymous_pages_keep_the_language_in_a_cookie(client):
-    response = client.post(reverse("annotation:language_set"), {"language": "pt-br", "next": "/accounts/login/"})
+    response = client.post(
+        reverse("annotation:language_set"), {"language": "pt-br", "next": "/accounts/login/"}
+    )
     assert response.cookies["django_language"].value == "pt-br"
     assert 'lang="pt-br"' in client.get("/accounts/login/").content.decode()
 
 
 def test_an_unknown_language_or_a_foreign_next_page_is_ignored(client_for, annotator):
-    response = client_for(annotator).post(reverse("annotation:language_set"),
-                                          {"language": "klingon", "next": "https://elsewhere.example/"})
+    response = client_for(annotator).post(
+        reverse("annotation:language_set"), {"language": "klingon", "next": "https://elsewhere.example/"}
+    )
     assert response["Location"] == "/"
     assert not Profile.objects.filter(user=annotator, language="klingon").exists()
 

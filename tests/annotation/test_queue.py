@@ -68,7 +68,9 @@ def test_asking_again_returns_the_open_assignment_instead_of_a_new_one(project, 
 def test_items_already_started_are_filled_before_fresh_ones(project, annotators):
     fresh_first = ItemFactory(project=project)
     started = ItemFactory(project=project)
-    Assignment.objects.create(item=started, annotator=annotators[2], round=1, status=Assignment.Status.SUBMITTED)
+    Assignment.objects.create(
+        item=started, annotator=annotators[2], round=1, status=Assignment.Status.SUBMITTED
+    )
     Item.objects.filter(pk=started.pk).update(round_assigned=1)
 
     handed = assignment_next(project=project, annotator=annotators[0])
@@ -202,16 +204,26 @@ def test_releasing_expired_assignments_leaves_new_rounds_alone(project, annotato
 
 
 def test_questions_without_an_answer_go_to_one_person_each(project, annotators):
-    question = ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="",
-                           answer_by=Item.AnswerBy.NOBODY)
+    question = ItemFactory(
+        project=project,
+        status=Item.Status.PENDING,
+        round=0,
+        reference_answer="",
+        answer_by=Item.AnswerBy.NOBODY,
+    )
     first = assignment_next(project=project, annotator=annotators[0], kind=ANSWER)
     assert first.item_id == question.pk and first.round == 0
     assert assignment_next(project=project, annotator=annotators[1], kind=ANSWER) is None
 
 
 def test_generated_questions_wait_for_a_model_not_for_people(project, annotator):
-    ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="",
-                origin=Item.Origin.GENERATED)
+    ItemFactory(
+        project=project,
+        status=Item.Status.PENDING,
+        round=0,
+        reference_answer="",
+        origin=Item.Origin.GENERATED,
+    )
     assert assignment_next(project=project, annotator=annotator, kind=ANSWER) is None
 
 
@@ -227,7 +239,10 @@ def test_a_skipped_question_goes_to_someone_else(project, annotators):
     assignment_skip(assignment=mine, reason="Preciso de formação em veterinária.")
 
     mine.refresh_from_db()
-    assert (mine.status, mine.skip_reason) == (Assignment.Status.SKIPPED, "Preciso de formação em veterinária.")
+    assert (mine.status, mine.skip_reason) == (
+        Assignment.Status.SKIPPED,
+        "Preciso de formação em veterinária.",
+    )
     assert assignment_next(project=project, annotator=annotators[0], kind=ANSWER) is None
     assert assignment_next(project=project, annotator=annotators[1], kind=ANSWER).item_id == question.pk
 

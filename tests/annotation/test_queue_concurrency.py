@@ -83,7 +83,9 @@ def test_many_annotators_at_once_never_exceed_the_overlap(trial):
 
 
 @pytest.mark.allow_skip  # SQLite has no row locks to skip; it serialises whole transactions instead (tested above)
-@pytest.mark.skipif(connection.vendor != "postgresql", reason="row locks with SKIP LOCKED exist on PostgreSQL only")
+@pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="row locks with SKIP LOCKED exist on PostgreSQL only"
+)
 def test_an_item_locked_by_someone_else_is_skipped_without_waiting():
     project = Project.objects.create(name="Locks", slug="locks", overlap=1)
     locked, free = ItemFactory(project=project), ItemFactory(project=project)

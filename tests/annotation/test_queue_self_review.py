@@ -13,8 +13,14 @@ pytestmark = pytest.mark.django_db
 
 
 def pending_question(project):
-    return ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="",
-                       answer_by=Item.AnswerBy.NOBODY, question="Por que o preço do feijão subiu em 2024?")
+    return ItemFactory(
+        project=project,
+        status=Item.Status.PENDING,
+        round=0,
+        reference_answer="",
+        answer_by=Item.AnswerBy.NOBODY,
+        question="Por que o preço do feijão subiu em 2024?",
+    )
 
 
 def test_answering_others_comes_before_reviewing_ones_own_answer(project, annotator):
@@ -24,8 +30,12 @@ def test_answering_others_comes_before_reviewing_ones_own_answer(project, annota
     assert first.item_id == question.pk, "the question waiting for an answer comes first"
     from annotation.judging import answer_submit
 
-    answer_submit(assignment=first, answer="Porque a seca reduziu a colheita.", expected_version=question.version)
-    assert assignment_next(project=project, annotator=annotator).item_id == own.pk, "then, with nothing else, own"
+    answer_submit(
+        assignment=first, answer="Porque a seca reduziu a colheita.", expected_version=question.version
+    )
+    assert assignment_next(project=project, annotator=annotator).item_id == own.pk, (
+        "then, with nothing else, own"
+    )
 
 
 def test_a_started_review_of_ones_own_answer_waits_behind_fresh_work(project, annotators):
@@ -67,7 +77,9 @@ def test_agreement_leaves_own_answers_out_unless_asked(client_for, curator, proj
     without = project_agreement(project, bootstrap=None)[0]
     with_own = project_agreement(project, bootstrap=None, include_own=True)[0]
     assert (without.n_judgments, with_own.n_judgments) == (4, 6)
-    page = client_for(curator).get(reverse("evaluation:agreement", args=[project.slug]), {"include_own": "on"})
+    page = client_for(curator).get(
+        reverse("evaluation:agreement", args=[project.slug]), {"include_own": "on"}
+    )
     assert "6 judgments" in page.content.decode()
     page = client_for(curator).get(reverse("evaluation:agreement", args=[project.slug]))
     assert "4 judgments" in page.content.decode()

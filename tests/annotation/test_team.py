@@ -18,13 +18,16 @@ def url(project, name, *args):
 
 def settings_post(project, **overrides):
     data = {
-        "language": "pt-BR", "overlap": "3", "assignment_timeout_minutes": "30", "allow_self_review": "on",
+        "language": "pt-BR",
+        "overlap": "3",
+        "assignment_timeout_minutes": "30",
+        "allow_self_review": "on",
         "criteria": "adherence; Adherence to the question; Aderência à pergunta; 1; 5\n"
-                    "fluency; Fluency and correctness; Fluência e correção; 1; 5\n"
-                    "coherence; Coherence and logical progression; Coerência e progressão lógica; 1; 5\n"
-                    "relevance; Relevance and objectivity; Relevância e objetividade; 1; 5",
+        "fluency; Fluency and correctness; Fluência e correção; 1; 5\n"
+        "coherence; Coherence and logical progression; Coerência e progressão lógica; 1; 5\n"
+        "relevance; Relevance and objectivity; Relevância e objetividade; 1; 5",
         "label_set": "associational; associational; associativa\ninterventional; interventional; intervencional\n"
-                     "counterfactual; counterfactual; contrafactual",
+        "counterfactual; counterfactual; contrafactual",
         "guidelines": "# Diretrizes\n\nAvalie cada critério de 1 a 5.",
     }
     data.update(overrides)
@@ -32,14 +35,23 @@ def settings_post(project, **overrides):
 
 
 def test_expertise_tags_are_typed_as_comma_separated_words():
-    assert tags_parse("saúde, economia; Saúde,  políticas públicas ,") == ["saúde", "economia", "políticas públicas"]
+    assert tags_parse("saúde, economia; Saúde,  políticas públicas ,") == [
+        "saúde",
+        "economia",
+        "políticas públicas",
+    ]
 
 
 def test_owner_adds_a_member_by_e_mail_with_tags(client_for, owner, project):
     UserFactory(username="maria", email="maria@usp.br")
-    response = client_for(owner).post(url(project, "members"), {
-        "add-user": "Maria@USP.br", "add-role": "curator", "add-expertise": "saúde, economia",
-    })
+    response = client_for(owner).post(
+        url(project, "members"),
+        {
+            "add-user": "Maria@USP.br",
+            "add-role": "curator",
+            "add-expertise": "saúde, economia",
+        },
+    )
     assert response.status_code == 302
     membership = Membership.objects.get(project=project, user__username="maria")
     assert membership.role == "curator"
@@ -49,7 +61,9 @@ def test_owner_adds_a_member_by_e_mail_with_tags(client_for, owner, project):
 
 
 def test_an_unknown_person_is_named_in_the_error(client_for, owner, project):
-    response = client_for(owner).post(url(project, "members"), {"add-user": "ninguem", "add-role": "annotator"})
+    response = client_for(owner).post(
+        url(project, "members"), {"add-user": "ninguem", "add-role": "annotator"}
+    )
     assert response.status_code == 400
     assert "Nobody is called “ninguem”" in response.content.decode()
 
@@ -57,8 +71,10 @@ def test_an_unknown_person_is_named_in_the_error(client_for, owner, project):
 def test_owner_changes_a_role_and_tags_and_the_history_shows_it(client_for, owner, project, annotator):
     membership = Membership.objects.get(project=project, user=annotator)
     client = client_for(owner)
-    client.post(url(project, "member_update", membership.pk),
-                {f"m{membership.pk}-role": "curator", f"m{membership.pk}-expertise": "direito"})
+    client.post(
+        url(project, "member_update", membership.pk),
+        {f"m{membership.pk}-role": "curator", f"m{membership.pk}-expertise": "direito"},
+    )
     membership.refresh_from_db()
     assert (membership.role, membership.expertise) == ("curator", ["direito"])
     page = client.get(url(project, "project_history")).content.decode()
@@ -71,7 +87,9 @@ def test_the_last_owner_cannot_be_removed_or_demoted(client_for, owner, project)
     client = client_for(owner)
     client.post(url(project, "member_remove", membership.pk))
     assert Membership.objects.filter(pk=membership.pk).exists()
-    response = client.post(url(project, "member_update", membership.pk), {f"m{membership.pk}-role": "annotator"})
+    response = client.post(
+        url(project, "member_update", membership.pk), {f"m{membership.pk}-role": "annotator"}
+    )
     assert response.status_code == 400
     assert Membership.objects.get(pk=membership.pk).role == "owner"
 
@@ -97,9 +115,15 @@ def test_outsiders_get_a_404(client_for, outsider, project):
 
 
 def test_owner_changes_the_settings_and_each_change_is_recorded(client_for, owner, project):
-    response = client_for(owner).post(url(project, "project_settings"), settings_post(
-        project, overlap="2", assignment_timeout_minutes="45", target_counterfactual="134",
-    ))
+    response = client_for(owner).post(
+        url(project, "project_settings"),
+        settings_post(
+            project,
+            overlap="2",
+            assignment_timeout_minutes="45",
+            target_counterfactual="134",
+        ),
+    )
     assert response.status_code == 302
     project.refresh_from_db()
     assert (project.overlap, project.assignment_timeout_minutes) == (2, 45)
@@ -111,34 +135,50 @@ def test_owner_changes_the_settings_and_each_change_is_recorded(client_for, owne
 
 
 def test_criteria_carry_both_names_and_pages_show_the_readers(client_for, owner, annotator, project):
-    client_for(owner).post(url(project, "project_settings"), settings_post(
-        project, criteria="clareza; Clarity; Clareza; 1; 5\nadherence; Adherence to the question; Aderência à pergunta"
-    ))
+    client_for(owner).post(
+        url(project, "project_settings"),
+        settings_post(
+            project,
+            criteria="clareza; Clarity; Clareza; 1; 5\nadherence; Adherence to the question; Aderência à pergunta",
+        ),
+    )
     project = Project.objects.get(pk=project.pk)
-    assert project.criteria[0] == {"key": "clareza", "label": "Clarity", "label_pt": "Clareza", "min": 1, "max": 5}
+    assert project.criteria[0] == {
+        "key": "clareza",
+        "label": "Clarity",
+        "label_pt": "Clareza",
+        "min": 1,
+        "max": 5,
+    }
     ItemFactory(project=project)
     client = client_for(annotator)
-    response = client.post(reverse("annotation:queue_next", args=[project.slug]), follow=True,
-                           HTTP_ACCEPT_LANGUAGE="pt-br")
+    response = client.post(
+        reverse("annotation:queue_next", args=[project.slug]), follow=True, HTTP_ACCEPT_LANGUAGE="pt-br"
+    )
     assert "Clareza" in response.content.decode()
 
 
 def test_a_criterion_that_judgments_use_cannot_be_removed(client_for, owner, annotator, project):
     ItemFactory(project=project)
     judge(assignment_next(project=project, annotator=annotator))
-    response = client_for(owner).post(url(project, "project_settings"), settings_post(
-        project, criteria="adherence; Adherence; Aderência; 1; 5"))
+    response = client_for(owner).post(
+        url(project, "project_settings"),
+        settings_post(project, criteria="adherence; Adherence; Aderência; 1; 5"),
+    )
     assert response.status_code == 400
     assert "fluency" in response.content.decode()
     assert len(Project.objects.get(pk=project.pk).criteria) == 4
 
 
-@pytest.mark.parametrize(("text", "reason"), [
-    ("adherence; Adherence", "line 1"),
-    ("Adherence; A; B", "lower-case"),
-    ("a; A; B; 5; 1", "min must be below max"),
-    ("a; A; B\na; C; D", "comes twice"),
-])
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("adherence; Adherence", "line 1"),
+        ("Adherence; A; B", "lower-case"),
+        ("a; A; B; 5; 1", "min must be below max"),
+        ("a; A; B\na; C; D", "comes twice"),
+    ],
+)
 def test_bad_criteria_are_refused_naming_the_line(text, reason):
     from django.core.exceptions import ValidationError
 
@@ -154,8 +194,9 @@ def test_labels_take_names_in_both_languages():
 
 
 def test_guidelines_preview_renders_markdown_safely(client_for, owner, project):
-    response = client_for(owner).post(url(project, "guidelines_preview"),
-                                      {"guidelines": "**Atenção**<script>alert(1)</script>"})
+    response = client_for(owner).post(
+        url(project, "guidelines_preview"), {"guidelines": "**Atenção**<script>alert(1)</script>"}
+    )
     page = response.content.decode()
     assert "<strong>Atenção</strong>" in page
     assert "<script>" not in page
@@ -166,8 +207,10 @@ def test_admin_takes_expertise_as_comma_separated_tags(client, project, annotato
 
     admin_user = UserFactory(username="admin", is_staff=True, is_superuser=True)
     membership = Membership.objects.get(user=annotator)
-    form = MembershipAdminForm({"user": annotator.pk, "project": project.pk, "role": "annotator",
-                                "expertise": "health, economics"}, instance=membership)
+    form = MembershipAdminForm(
+        {"user": annotator.pk, "project": project.pk, "role": "annotator", "expertise": "health, economics"},
+        instance=membership,
+    )
     assert form.is_valid(), form.errors
     assert form.save().expertise == ["health", "economics"]
     assert admin_user.is_staff

@@ -48,7 +48,9 @@ def design_names_in(path: Path, keys: list[str]) -> list[str]:
         if isinstance(node, ast.Import | ast.ImportFrom):
             if isinstance(node, ast.ImportFrom) and node.level:
                 continue  # relative: annotation.designs, the registry
-            modules = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            modules = (
+                [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            )
             if any(module == "designs" or module.startswith("designs.") for module in modules):
                 found.append(f"{where} imports a design package")
         elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in skip:
@@ -70,6 +72,9 @@ def test_shared_templates_never_branch_on_a_design_or_include_its_templates():
     keys = design_keys()
     alternatives = "|".join(keys)
     named = re.compile(rf"""["']({alternatives})["']|designs/({alternatives})/|designs:""")
-    found = [f"{path.relative_to(ROOT)}: {match.group(0)}"
-             for path in shared_templates() for match in named.finditer(path.read_text(encoding="utf-8"))]
+    found = [
+        f"{path.relative_to(ROOT)}: {match.group(0)}"
+        for path in shared_templates()
+        for match in named.finditer(path.read_text(encoding="utf-8"))
+    ]
     assert found == []

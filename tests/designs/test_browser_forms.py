@@ -21,8 +21,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def project_of(design: str, slug: str, **overrides) -> tuple[Project, object]:
-    project = Project.objects.create(name=slug, slug=slug, design=design,
-                                     **{**design_for(design).project_defaults(), **overrides})
+    project = Project.objects.create(
+        name=slug, slug=slug, design=design, **{**design_for(design).project_defaults(), **overrides}
+    )
     rater = UserFactory(username=f"{slug}-rater")
     Membership.objects.create(user=rater, project=project, role=Membership.Role.ANNOTATOR)
     return project, rater
@@ -44,7 +45,9 @@ def test_an_explica_rater_types_10_with_the_key_0_and_is_asked_nothing_else(brow
     assert page.locator("#part-question .edit-button").count() == 0
     page.locator("h1").click()
     page.keyboard.press("0")
-    checked = page.eval_on_selector_all("#judgment-form input:checked", "inputs => inputs.map(i => i.name + '=' + i.value)")
+    checked = page.eval_on_selector_all(
+        "#judgment-form input:checked", "inputs => inputs.map(i => i.name + '=' + i.value)"
+    )
     assert checked == ["rating_acceptability=10"]
     screenshot(page, "explica-rated-10")
     first_url = page.url
@@ -61,7 +64,9 @@ def test_a_causalbench_annotator_sees_the_scenario_once_and_checks_the_answer(br
     page = sign_in(browser, live_server, rater.username, PASSWORD)
     open_next_item(page)
     assert page.locator("#causalbench-scenario").count() == 1 and page.locator(".group-context").count() == 0
-    ratings = page.eval_on_selector_all("#judgment-form fieldset.criterion", "sets => sets.map(s => s.dataset.criterion)")
+    ratings = page.eval_on_selector_all(
+        "#judgment-form fieldset.criterion", "sets => sets.map(s => s.dataset.criterion)"
+    )
     assert ratings == ["answer_correct"]
     page.locator("h1").click()
     page.keyboard.press("1")

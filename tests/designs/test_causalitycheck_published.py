@@ -23,8 +23,9 @@ EXAMPLE = DATA / "causalitycheck_published_seeds.csv"
 
 @pytest.fixture
 def causalitycheck(owner):
-    return project_create(name="CausalityCheck publicado", slug="cc-publicado", design="causalitycheck",
-                          created_by=owner)
+    return project_create(
+        name="CausalityCheck publicado", slug="cc-publicado", design="causalitycheck", created_by=owner
+    )
 
 
 def rows() -> list[dict]:
@@ -40,8 +41,9 @@ def as_csv(records: list[dict]) -> bytes:
 
 
 def test_each_row_becomes_a_seed_with_its_four_options_answer_and_reasoning_chain(causalitycheck):
-    seeds, derived = published_seeds_import(project=causalitycheck, data=EXAMPLE.read_bytes(),
-                                            filename=EXAMPLE.name)
+    seeds, derived = published_seeds_import(
+        project=causalitycheck, data=EXAMPLE.read_bytes(), filename=EXAMPLE.name
+    )
 
     assert [seed.external_id for seed in seeds] == ["cp-h-0001", "cp-h-0002", "cp-m-0003"]
     first = seeds[0]
@@ -50,9 +52,12 @@ def test_each_row_becomes_a_seed_with_its_four_options_answer_and_reasoning_chai
     assert first.metadata["question"] == question
     assert len(first.metadata["options"]) == 4
     assert first.metadata["answer_index"] == 2  # the paper's "Answer: 3"
-    assert first.metadata["ingredients"] == {"causal_chain": (
-        "surge in interest in AI → increased media coverage → greater responsibility on the media to report "
-        "on AI accurately")}
+    assert first.metadata["ingredients"] == {
+        "causal_chain": (
+            "surge in interest in AI → increased media coverage → greater responsibility on the media to report "
+            "on AI accurately"
+        )
+    }
     assert seeds[2].metadata["ingredients"] == {}  # no chain given
     assert derived == 0 and not causalitycheck.items.exists()  # the checklist job writes what the seeds lack
 
@@ -66,9 +71,14 @@ def test_the_import_command_routes_the_published_seeds_to_the_reader(causalitych
 
 def test_a_seed_published_with_every_ingredient_is_derived_into_its_36_items(causalitycheck):
     spec = json.loads((DATA / "causalitycheck.json").read_text(encoding="utf-8"))["seeds"][0]
-    record = {"id": spec["external_id"], "Context": spec["context"], "Question": spec["question"],
-              **{f"Choice_{n}": text for n, text in enumerate(spec["options"], start=1)},
-              "Answer": "ABCD"[spec["answer_index"]], **{name: spec[name] for name in INGREDIENTS}}
+    record = {
+        "id": spec["external_id"],
+        "Context": spec["context"],
+        "Question": spec["question"],
+        **{f"Choice_{n}": text for n, text in enumerate(spec["options"], start=1)},
+        "Answer": "ABCD"[spec["answer_index"]],
+        **{name: spec[name] for name in INGREDIENTS},
+    }
     data = (json.dumps(record, ensure_ascii=False) + "\n").encode()
 
     design = design_for(causalitycheck)
@@ -80,12 +90,15 @@ def test_a_seed_published_with_every_ingredient_is_derived_into_its_36_items(cau
     assert {item.metadata["cell"] for item in items} == {f"{v.upper()}-{t.upper()}" for t, v in cells()}
 
 
-@pytest.mark.parametrize("break_it, problem", [
-    (lambda r: r.update(Answer="5"), "row 2: answer must be 1, 2, 3 or 4 (or A to D), not '5'"),
-    (lambda r: r.update(Choice_4=""), "row 2: options must be a list of four non-empty texts"),
-    (lambda r: r.update(Question=" "), "row 2: question is missing or empty"),
-    (lambda r: r.update(ID="cp-h-0001"), "row 2: the project already has a seed with this id"),
-])
+@pytest.mark.parametrize(
+    "break_it, problem",
+    [
+        (lambda r: r.update(Answer="5"), "row 2: answer must be 1, 2, 3 or 4 (or A to D), not '5'"),
+        (lambda r: r.update(Choice_4=""), "row 2: options must be a list of four non-empty texts"),
+        (lambda r: r.update(Question=" "), "row 2: question is missing or empty"),
+        (lambda r: r.update(ID="cp-h-0001"), "row 2: the project already has a seed with this id"),
+    ],
+)
 def test_a_broken_row_is_refused_naming_the_row_and_nothing_is_written(causalitycheck, break_it, problem):
     records = rows()
     break_it(records[1])
@@ -109,5 +122,9 @@ def test_a_missing_column_is_named_and_the_command_imports_nothing(causalitychec
 
 def test_files_without_the_four_choices_are_left_to_the_common_import(causalitycheck):
     design = design_for(causalitycheck)
-    assert design.published_import(project=causalitycheck, data=b"question,answer\nWhy?,Because.\n",
-                                   filename="q.csv") is None
+    assert (
+        design.published_import(
+            project=causalitycheck, data=b"question,answer\nWhy?,Because.\n", filename="q.csv"
+        )
+        is None
+    )

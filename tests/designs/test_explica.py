@@ -66,9 +66,14 @@ def rate(assignment, rating: int):
     (``judgment_labels`` is empty); a platform whose judgments all carry a label gets the item's own."""
     item = assignment.item
     asks_for_label = "labels" not in inspect.signature(judgment_validate).parameters or bool(
-        design_for(item.project).judgment_labels(item))
-    return judgment_submit(assignment=assignment, ratings={"acceptability": rating}, vote="accept",
-                           causal_class=item.causal_class if asks_for_label else "")
+        design_for(item.project).judgment_labels(item)
+    )
+    return judgment_submit(
+        assignment=assignment,
+        ratings={"acceptability": rating},
+        vote="accept",
+        causal_class=item.causal_class if asks_for_label else "",
+    )
 
 
 def explica_project(slug="explica", **overrides) -> Project:
@@ -84,8 +89,9 @@ def example():
 def test_a_new_explica_project_rates_acceptability_1_to_10_by_15_raters():
     project = explica_project()
     assert project.answer_format == "rating" and project.overlap == 15
-    assert project.criteria == [{"key": "acceptability", "label": "Acceptability of the connective", "min": 1,
-                                 "max": 10}]
+    assert project.criteria == [
+        {"key": "acceptability", "label": "Acceptability of the connective", "min": 1, "max": 10}
+    ]
     assert [c["word"] for c in connectives_of(project)] == ["then", "after", "so", "because"]
     assert project.design_settings["unrelated_rule"] == {"best_mean_above": 6, "overall_mean_below": 5}
 
@@ -107,25 +113,74 @@ def test_the_eight_items_of_each_pair_are_generated_exactly_as_the_example_write
 
 
 def test_an_edited_connective_table_changes_the_generated_items():
-    project = explica_project(language="en", design_settings={"connectives": [
-        {"word": "so", "type": "causal", "order": "iconic", "templates": {"en": "{first}; therefore {second}."}},
-        {"word": "before", "type": "temporal", "order": "iconic", "templates": {"en": "{first} before {second}."}},
-    ]})
-    group = explica_pair_add(project=project, sentence_a="Ann dropped the glass.", sentence_b="The glass broke.",
-                             external_id="p1")
+    project = explica_project(
+        language="en",
+        design_settings={
+            "connectives": [
+                {
+                    "word": "so",
+                    "type": "causal",
+                    "order": "iconic",
+                    "templates": {"en": "{first}; therefore {second}."},
+                },
+                {
+                    "word": "before",
+                    "type": "temporal",
+                    "order": "iconic",
+                    "templates": {"en": "{first} before {second}."},
+                },
+            ]
+        },
+    )
+    group = explica_pair_add(
+        project=project, sentence_a="Ann dropped the glass.", sentence_b="The glass broke.", external_id="p1"
+    )
     texts = list(group.items.order_by("position_in_group").values_list("question", flat=True))
-    assert texts == ["Ann dropped the glass; therefore the glass broke.",
-                     "The glass broke; therefore Ann dropped the glass.",
-                     "Ann dropped the glass before the glass broke.",
-                     "The glass broke before Ann dropped the glass."]
+    assert texts == [
+        "Ann dropped the glass; therefore the glass broke.",
+        "The glass broke; therefore Ann dropped the glass.",
+        "Ann dropped the glass before the glass broke.",
+        "The glass broke before Ann dropped the glass.",
+    ]
 
 
-@pytest.mark.parametrize("table, problem", [
-    ([{"word": "so", "type": "causal", "order": "sideways", "templates": {"en": "{first} so {second}"}}], "order"),
-    ([{"word": "so", "type": "causal", "order": "iconic", "templates": {"en": "{first} so"}}], "{second}"),
-    ([{"word": "so", "type": "causal", "order": "iconic", "templates": {"en": "{first} so {second}"}},
-      {"word": "so", "type": "temporal", "order": "iconic", "templates": {"en": "{first} so {second}"}}], "repeated"),
-])
+@pytest.mark.parametrize(
+    "table, problem",
+    [
+        (
+            [
+                {
+                    "word": "so",
+                    "type": "causal",
+                    "order": "sideways",
+                    "templates": {"en": "{first} so {second}"},
+                }
+            ],
+            "order",
+        ),
+        (
+            [{"word": "so", "type": "causal", "order": "iconic", "templates": {"en": "{first} so"}}],
+            "{second}",
+        ),
+        (
+            [
+                {
+                    "word": "so",
+                    "type": "causal",
+                    "order": "iconic",
+                    "templates": {"en": "{first} so {second}"},
+                },
+                {
+                    "word": "so",
+                    "type": "temporal",
+                    "order": "iconic",
+                    "templates": {"en": "{first} so {second}"},
+                },
+            ],
+            "repeated",
+        ),
+    ],
+)
 def test_a_broken_connective_table_is_refused_naming_the_entry(table, problem):
     project = explica_project(language="en", design_settings={"connectives": table})
     with pytest.raises(DesignSettingsError, match="connectives") as raised:
@@ -139,7 +194,9 @@ def test_the_example_goes_through_the_whole_pipeline(example, curator):
     project = explica_project()
     Membership.objects.create(project=project, user=curator, role=Membership.Role.CURATOR)
     example_pairs_load(project, example)
-    ratings = {(row["pair_id"], row["connective"], row["order"]): row["ratings"] for row in example["ratings"]}
+    ratings = {
+        (row["pair_id"], row["connective"], row["order"]): row["ratings"] for row in example["ratings"]
+    }
     raters = {name: UserFactory(username=f"rater-{name}") for name in example["raters"]}
     for user in raters.values():
         Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
@@ -169,7 +226,11 @@ def test_the_example_goes_through_the_whole_pipeline(example, curator):
         for order, label in gold["orders"].items():
             kind, connective, relation_order, direction, best_mean = EXPECTED[(group.external_id, order)]
             assert (label["label"], label["connective"], label["relation_order"], label["direction"]) == (
-                kind, connective, relation_order, direction), (group.external_id, order)
+                kind,
+                connective,
+                relation_order,
+                direction,
+            ), (group.external_id, order)
             assert label["best_mean"] == pytest.approx(best_mean, abs=1e-4)
             assert label["decided_by"] == "rule"
             # the example's own expectation agrees with the aggregation
@@ -177,7 +238,10 @@ def test_the_example_goes_through_the_whole_pipeline(example, curator):
             assert label["direction"] == (group.metadata["expected_direction"] or "")
     item = Item.objects.get(project=project, external_id="ex-01-so-ab")
     assert item.metadata["mean_rating"] == pytest.approx(8.8)
-    assert item.metadata["gold"]["label"] == "causal" and item.metadata["gold"]["thresholds"]["best_mean_above"] == 6
+    assert (
+        item.metadata["gold"]["label"] == "causal"
+        and item.metadata["gold"]["thresholds"]["best_mean_above"] == 6
+    )
 
     # agreement: Krippendorff's alpha (interval) on the ratings, as the krippendorff package computes it
     sections = project_agreement(project, rating_level="interval", bootstrap=None)
@@ -197,7 +261,9 @@ def test_the_example_goes_through_the_whole_pipeline(example, curator):
     pairs = list(files["explica/explica_pairs.csv"].rows)
     assert len(pairs) == 12
     first = next(r for r in pairs if r["Pair_ID"] == "ex-01" and r["order"] == "ab")
-    assert first["Sentence_A"].startswith("Tiago deixou") and first["Sentence_B"].startswith("Tiago encontrou")
+    assert first["Sentence_A"].startswith("Tiago deixou") and first["Sentence_B"].startswith(
+        "Tiago encontrou"
+    )
     assert first["human_preferred_connective"] == "so"
     assert first["human_preferred_connective_desc"] == "causal iconic"
     assert first["rating_iconic_causal"] == pytest.approx(8.8)
@@ -205,21 +271,37 @@ def test_the_example_goes_through_the_whole_pipeline(example, curator):
     assert first["human_preferred_connective_unrel"] == "no" and first["n_ratings"] == 60
     reversed_row = next(r for r in pairs if r["Pair_ID"] == "ex-01" and r["order"] == "ba")
     assert reversed_row["Sentence_A"].startswith("Tiago encontrou")
-    assert {r["Pair_ID"] for r in pairs if r["human_preferred_connective_unrel"] == "yes"} == {"ex-05", "ex-06"}
+    assert {r["Pair_ID"] for r in pairs if r["human_preferred_connective_unrel"] == "yes"} == {
+        "ex-05",
+        "ex-06",
+    }
     assert set(pairs[0]) == set(files["explica/explica_pairs.csv"].fields)
     items = list(files["explica/explica_items.csv"].rows)
     assert len(items) == 48
     row = next(r for r in items if r["item"].startswith("Marcos vestiu o uniforme da escola depois que"))
     assert (row["tested_connective"], row["relation_human"], row["condition_human"]) == (
-        "after", "temporal", "temporal anti-iconic")
+        "after",
+        "temporal",
+        "temporal anti-iconic",
+    )
 
 
 def test_a_tie_is_reported_and_left_to_a_curator(curator):
     project = explica_project(overlap=2)
-    group = explica_pair_add(project=project, sentence_a="Ana estudou.", sentence_b="Ana passou.", external_id="t1")
+    group = explica_pair_add(
+        project=project, sentence_a="Ana estudou.", sentence_b="Ana passou.", external_id="t1"
+    )
     raters = [UserFactory(username=f"tie-{n}") for n in range(2)]
-    scores = {("then", "ab"): 8, ("so", "ab"): 8, ("after", "ab"): 2, ("because", "ab"): 2,
-              ("then", "ba"): 2, ("so", "ba"): 2, ("after", "ba"): 3, ("because", "ba"): 9}
+    scores = {
+        ("then", "ab"): 8,
+        ("so", "ab"): 8,
+        ("after", "ab"): 2,
+        ("because", "ab"): 2,
+        ("then", "ba"): 2,
+        ("so", "ba"): 2,
+        ("after", "ba"): 3,
+        ("because", "ba"): 9,
+    }
     for user in raters:
         Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
         while (assignment := assignment_next(project=project, annotator=user)) is not None:
@@ -301,8 +383,15 @@ def test_pairs_are_uploaded_all_or_nothing(explica_team, client_for, curator):
     client.post(url, {"file": SimpleUploadedFile("pairs.csv", good.encode())})
     assert ItemGroup.objects.filter(project=explica_team, kind="pair").count() == 2
     assert Item.objects.filter(project=explica_team).count() == 16
-    response = client.post(url, {"file": SimpleUploadedFile("pairs.jsonl", b'{"external_id": "p1", "sentence_a": '
-                                                           b'"x.", "sentence_b": "y."}\n')}, follow=True)
+    response = client.post(
+        url,
+        {
+            "file": SimpleUploadedFile(
+                "pairs.jsonl", b'{"external_id": "p1", "sentence_a": "x.", "sentence_b": "y."}\n'
+            )
+        },
+        follow=True,
+    )
     assert "already in the project" in response.content.decode()
 
 
@@ -311,17 +400,27 @@ def test_the_connective_table_and_rule_are_edited_on_the_page(explica_team, clie
 
     client = client_for(curator)
     url = reverse("designs:explica_settings", args=[explica_team.slug])
-    table = [{"word": "so", "type": "causal", "order": "iconic", "templates": {"pt-BR": "{first}, logo {second}."}}]
-    response = client.post(url, {"connectives": json.dumps(table), "best_mean_above": "oito",
-                                 "overall_mean_below": "5"}, follow=True)
+    table = [
+        {"word": "so", "type": "causal", "order": "iconic", "templates": {"pt-BR": "{first}, logo {second}."}}
+    ]
+    response = client.post(
+        url,
+        {"connectives": json.dumps(table), "best_mean_above": "oito", "overall_mean_below": "5"},
+        follow=True,
+    )
     assert "not saved" in response.content.decode() or "não foram salvas" in response.content.decode()
     client.post(url, {"connectives": json.dumps(table), "best_mean_above": "7", "overall_mean_below": "4.5"})
     explica_team.refresh_from_db()
     assert explica_team.design_settings["connectives"] == table
-    assert explica_team.design_settings["unrelated_rule"] == {"best_mean_above": 7.0, "overall_mean_below": 4.5}
+    assert explica_team.design_settings["unrelated_rule"] == {
+        "best_mean_above": 7.0,
+        "overall_mean_below": 4.5,
+    }
     group = explica_pair_add(project=explica_team, sentence_a="Ana estudou.", sentence_b="Ana passou.")
-    assert list(group.items.values_list("question", flat=True)) == ["Ana estudou, logo Ana passou.",
-                                                                   "Ana passou, logo Ana estudou."]
+    assert list(group.items.values_list("question", flat=True)) == [
+        "Ana estudou, logo Ana passou.",
+        "Ana passou, logo Ana estudou.",
+    ]
     bad = [{"word": "so", "type": "causal", "order": "iconic", "templates": {"pt-BR": "{first} logo"}}]
     client.post(url, {"connectives": json.dumps(bad), "best_mean_above": "7", "overall_mean_below": "4.5"})
     explica_team.refresh_from_db()
@@ -331,8 +430,9 @@ def test_the_connective_table_and_rule_are_edited_on_the_page(explica_team, clie
 def test_aggregation_and_ties_from_the_page(explica_team, client_for, curator, annotators):
     from django.urls import reverse
 
-    group = explica_pair_add(project=explica_team, sentence_a="Ana estudou.", sentence_b="Ana passou.",
-                             external_id="t9")
+    group = explica_pair_add(
+        project=explica_team, sentence_a="Ana estudou.", sentence_b="Ana passou.", external_id="t9"
+    )
     for user in annotators[:2]:
         while (assignment := assignment_next(project=explica_team, annotator=user)) is not None:
             rating = 8 if assignment.item.metadata["connective"] in ("then", "so") else 2
@@ -342,8 +442,10 @@ def test_aggregation_and_ties_from_the_page(explica_team, client_for, curator, a
     page = client.get(reverse("designs:explica", args=[explica_team.slug]))
     assert len(page.context["ties"]) == 1 and 'name="connective" value="so"' in page.content.decode()
     for order in ("ab", "ba"):
-        client.post(reverse("designs:explica_tie", args=[explica_team.slug, group.pk]),
-                    {"order": order, "connective": "then"})
+        client.post(
+            reverse("designs:explica_tie", args=[explica_team.slug, group.pk]),
+            {"order": order, "connective": "then"},
+        )
     group.refresh_from_db()
     assert {label["label"] for label in group.metadata["gold"]["orders"].values()} == {"temporal"}
     assert Item.objects.filter(group=group, status=Item.Status.APPROVED).count() == 8
@@ -353,10 +455,21 @@ def test_pairs_keep_the_connectives_they_were_generated_with_when_the_table_chan
     from designs.explica.design import explica_settings_update
 
     project = explica_project(overlap=1)
-    group = explica_pair_add(project=project, sentence_a="Ana estudou.", sentence_b="Ana passou.", external_id="k1")
-    explica_settings_update(project=project, connectives=[
-        {"word": "so", "type": "causal", "order": "iconic", "templates": {"pt-BR": "{first}, logo {second}."}}],
-        rule={"best_mean_above": 6, "overall_mean_below": 5})
+    group = explica_pair_add(
+        project=project, sentence_a="Ana estudou.", sentence_b="Ana passou.", external_id="k1"
+    )
+    explica_settings_update(
+        project=project,
+        connectives=[
+            {
+                "word": "so",
+                "type": "causal",
+                "order": "iconic",
+                "templates": {"pt-BR": "{first}, logo {second}."},
+            }
+        ],
+        rule={"best_mean_above": 6, "overall_mean_below": 5},
+    )
     user = UserFactory(username="single-rater")
     Membership.objects.create(project=project, user=user, role=Membership.Role.ANNOTATOR)
     while (assignment := assignment_next(project=project, annotator=user)) is not None:
@@ -368,7 +481,10 @@ def test_pairs_keep_the_connectives_they_were_generated_with_when_the_table_chan
     group.refresh_from_db()
     orders = group.metadata["gold"]["orders"]
     assert (orders["ab"]["connective"], orders["ab"]["label"], orders["ab"]["direction"]) == (
-        "after", "temporal", "b_to_a")
+        "after",
+        "temporal",
+        "b_to_a",
+    )
     assert (orders["ba"]["connective"], orders["ba"]["direction"]) == ("then", "b_to_a")
 
 
@@ -393,15 +509,22 @@ def test_the_project_page_partial_counts_pairs_labels_and_ties(example, curator)
     design = design_for(project)
     design.load_example(project, {"curator": curator})
     context = design.project_context(project)
-    assert context["explica"] == {"pairs": 6, "labelled": 6, "ties": 0,
-                                  "labels": [("causal", 4), ("temporal", 4), ("unrelated", 4)]}
-    html = render_to_string(design.project_partial, {"project": project, "design": design, "design_context": context})
+    assert context["explica"] == {
+        "pairs": 6,
+        "labelled": 6,
+        "ties": 0,
+        "labels": [("causal", 4), ("temporal", 4), ("unrelated", 4)],
+    }
+    html = render_to_string(
+        design.project_partial, {"project": project, "design": design, "design_context": context}
+    )
     assert 'id="explica-summary"' in html and "unrelated" in html
     assert design.judgment_labels(Item.objects.filter(project=project).first()) == []
 
 
-def test_the_published_pair_layout_is_imported_one_pair_per_pair_id_with_its_ratings(explica_team, curator,
-                                                                                   client_for):
+def test_the_published_pair_layout_is_imported_one_pair_per_pair_id_with_its_ratings(
+    explica_team, curator, client_for
+):
     from designs.explica.design import DATA
     from designs.explica.published import PublishedPairsError, published_pairs_import
 
@@ -410,7 +533,10 @@ def test_the_published_pair_layout_is_imported_one_pair_per_pair_id_with_its_rat
 
     assert [group.external_id for group in groups] == ["P001", "P002", "P003"]
     first = groups[0]
-    assert (first.metadata["sentence_a"], first.metadata["sentence_b"]) == ("The road was icy", "The car skidded")
+    assert (first.metadata["sentence_a"], first.metadata["sentence_b"]) == (
+        "The road was icy",
+        "The car skidded",
+    )
     assert first.metadata["published_ratings"]["iconic"]["rating_iconic_causal"] == 8.4
     assert first.metadata["published_ratings"]["anti-iconic"]["rating_anticonic_causal"] == 7.9
     assert Item.objects.filter(group=first).count() == 8
@@ -437,11 +563,14 @@ def test_the_pair_upload_takes_the_published_layout_as_a_spreadsheet(explica_tea
     url = reverse("designs:explica_pairs", args=[explica_team.slug])
     client_for(curator).post(url, {"file": SimpleUploadedFile("pares.xlsx", buffer.getvalue())})
 
-    assert list(ItemGroup.objects.filter(project=explica_team).values_list("external_id", flat=True)) == ["P10"]
+    assert list(ItemGroup.objects.filter(project=explica_team).values_list("external_id", flat=True)) == [
+        "P10"
+    ]
 
 
-def test_raters_give_only_the_rating_and_never_edit_the_shared_sentence(explica_team, example, client_for,
-                                                                        annotators, curator):
+def test_raters_give_only_the_rating_and_never_edit_the_shared_sentence(
+    explica_team, example, client_for, annotators, curator
+):
     """ExpliCa's form (the design decides it): the 1–10 acceptability rating, no vote, no class label, and no
     editing of the sentence the other raters read; curators may still correct it."""
     from django.core.exceptions import PermissionDenied
@@ -458,8 +587,10 @@ def test_raters_give_only_the_rating_and_never_edit_the_shared_sentence(explica_
     assert page.status_code == 200
     assert 'name="rating_acceptability"' in html and 'value="10"' in html
     assert 'name="vote"' not in html and 'name="causal_class"' not in html
-    response = client_for(rater).post(reverse("annotation:assignment_judge", args=[explica_team.slug, assignment.pk]),
-                                      {"rating_acceptability": "10", "comment": ""})
+    response = client_for(rater).post(
+        reverse("annotation:assignment_judge", args=[explica_team.slug, assignment.pk]),
+        {"rating_acceptability": "10", "comment": ""},
+    )
     assert response.status_code == 302, response.content.decode()[:300]
     judgment = Judgment.objects.get(assignment=assignment)
     assert (judgment.ratings, judgment.vote, judgment.causal_class) == ({"acceptability": 10}, "", "")

@@ -24,7 +24,9 @@ def rated(annotators):
     project = explica_project(slug="explica-agreement", overlap=2)
     for annotator in annotators[:2]:
         Membership.objects.create(project=project, user=annotator, role=Membership.Role.ANNOTATOR)
-    explica_pair_add(project=project, sentence_a="Choveu muito.", sentence_b="A rua alagou.", external_id="p1")
+    explica_pair_add(
+        project=project, sentence_a="Choveu muito.", sentence_b="A rua alagou.", external_id="p1"
+    )
     items = list(Item.objects.filter(project=project).order_by("pk"))[:3]
     for item, values in zip(items, [(1, 2), (3, 3), (5, 4)]):
         for annotator, value in zip(annotators[:2], values):
@@ -77,7 +79,9 @@ def test_the_overall_mean_pools_the_ratings_when_raters_skipped_some():
     connective means is (8 + 2 + 2 + 2) / 4 = 3.5. The rule uses the pooled mean, and the label shows both."""
     project = explica_project(slug="explica-pooled")
     ratings = {"so": [8, 8, 8, 8], "because": [2, 2], "then": [2, 2], "after": [2, 2]}
-    label = label_order("ab", ratings, connectives_of(project), {"best_mean_above": 6, "overall_mean_below": 5})
+    label = label_order(
+        "ab", ratings, connectives_of(project), {"best_mean_above": 6, "overall_mean_below": 5}
+    )
     assert label.overall_mean == Fraction(22, 5)
     assert label.mean_of_means == Fraction(7, 2)
     assert label.as_dict()["overall_mean"] == 4.4 and label.as_dict()["mean_of_connective_means"] == 3.5

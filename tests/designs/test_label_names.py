@@ -11,12 +11,19 @@ from tests.factories import ProjectFactory
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize("design, label, english, portuguese", [
-    ("causalbench", "cause_to_effect_intervention", "Cause-to-Effect with Intervention",
-     "Da causa ao efeito com intervenção"),
-    ("causalitycheck", "correct_and_reliable", "Correct and reliable", "Correta e confiável"),
-    ("causalitycheck", "invalid_chain", "Invalid chain", "Cadeia inválida"),
-])
+@pytest.mark.parametrize(
+    "design, label, english, portuguese",
+    [
+        (
+            "causalbench",
+            "cause_to_effect_intervention",
+            "Cause-to-Effect with Intervention",
+            "Da causa ao efeito com intervenção",
+        ),
+        ("causalitycheck", "correct_and_reliable", "Correct and reliable", "Correta e confiável"),
+        ("causalitycheck", "invalid_chain", "Invalid chain", "Cadeia inválida"),
+    ],
+)
 def test_a_design_label_reads_by_name_in_each_language(design, label, english, portuguese):
     project = ProjectFactory(design=design)
     with translation.override("en"):
@@ -26,8 +33,10 @@ def test_a_design_label_reads_by_name_in_each_language(design, label, english, p
 
 
 def test_the_project_own_name_for_a_label_wins():
-    project = ProjectFactory(design="causalitycheck",
-                             label_names={"answerable": {"en": "Can be answered", "pt-BR": "Dá para responder"}})
+    project = ProjectFactory(
+        design="causalitycheck",
+        label_names={"answerable": {"en": "Can be answered", "pt-BR": "Dá para responder"}},
+    )
     with translation.override("pt-br"):
         assert class_label(project, "answerable") == "Dá para responder"
 
@@ -42,8 +51,13 @@ def test_a_causalitycheck_item_page_names_its_role_and_label_in_portuguese(clien
     from annotation.models import Item, Membership, Project
 
     design = design_for("causalitycheck")
-    project = Project.objects.create(name="Checklist", slug="checklist-pt", design="causalitycheck",
-                                     language="pt-BR", **design.project_defaults())
+    project = Project.objects.create(
+        name="Checklist",
+        slug="checklist-pt",
+        design="causalitycheck",
+        language="pt-BR",
+        **design.project_defaults(),
+    )
     Membership.objects.create(user=curator, project=project, role=Membership.Role.CURATOR)
     design.load_example(project, {"admin": curator})
     item = Item.objects.filter(project=project, metadata__role="correct_but_prone_to_error").first()

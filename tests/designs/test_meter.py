@@ -55,11 +55,16 @@ def responder(received):
     level = re.search(r"escreva uma pergunta (L[123])", prompt).group(1)
     spec = next(q for q in BY_CONTEXT[context]["questions"] if q["level"] == level)
     options = {option["role"]: option for option in spec["options"]}
-    return Reply.json({
-        "question": spec["question"], "answer": options["correct"]["text"],
-        **{role: {"option_text": options[role]["text"], "reasoning": options[role]["rationale"]}
-           for role in ("contradictory", "unfounded", "reversal", "irrelevant")},
-    })
+    return Reply.json(
+        {
+            "question": spec["question"],
+            "answer": options["correct"]["text"],
+            **{
+                role: {"option_text": options[role]["text"], "reasoning": options[role]["rationale"]}
+                for role in ("contradictory", "unfounded", "reversal", "irrelevant")
+            },
+        }
+    )
 
 
 @pytest.fixture
@@ -77,8 +82,14 @@ def models(endpoint, fake_llm):
     fake_llm.responder = responder
     ModelEndpoint.objects.filter(pk=endpoint.pk).update(model="model-a")
     others = [
-        ModelEndpoint.objects.create(name=name, base_url=fake_llm.base_url, model=name, api_key_env=KEY_ENV,
-                                     requests_per_minute=0, timeout_seconds=5)
+        ModelEndpoint.objects.create(
+            name=name,
+            base_url=fake_llm.base_url,
+            model=name,
+            api_key_env=KEY_ENV,
+            requests_per_minute=0,
+            timeout_seconds=5,
+        )
         for name in ("model-b", "model-c")
     ]
     return [ModelEndpoint.objects.get(pk=endpoint.pk), *others]
@@ -112,7 +123,11 @@ def test_a_meter_project_starts_with_its_design_defaults_and_example_pairs(meter
     assert [c["key"] for c in meter.criteria] == list(pipeline.FILTER_CRITERIA)
     assert {(c["min"], c["max"]) for c in meter.criteria} == {(0, 1)}
     assert pipeline.stage_counts(meter) == {"pair": 4}
-    assert [len(stem_bank(lang)[level]) for lang in ("pt-BR", "en") for level in ("L1", "L2", "L3")] == [8, 4, 5] * 2
+    assert [len(stem_bank(lang)[level]) for lang in ("pt-BR", "en") for level in ("L1", "L2", "L3")] == [
+        8,
+        4,
+        5,
+    ] * 2
 
 
 def test_letters_are_shuffled_with_the_seed_and_their_balance_is_reported():
@@ -123,16 +138,21 @@ def test_letters_are_shuffled_with_the_seed_and_their_balance_is_reported():
     assert letter_balance(["A"] * 20)["even"] is False
 
 
-def test_the_example_goes_through_the_whole_pipeline(meter, models, fake_llm, owner, curator, annotators,
-                                                     client_for, tmp_path):
+def test_the_example_goes_through_the_whole_pipeline(
+    meter, models, fake_llm, owner, curator, annotators, client_for, tmp_path
+):
     # --- de-contamination: three models, without the context; every vote is stored -----------------
-    job = job_create(project=meter, kind="decontamination", endpoint=models[0], voters=models[1:], enqueue=False)
+    job = job_create(
+        project=meter, kind="decontamination", endpoint=models[0], voters=models[1:], enqueue=False
+    )
     assert job.total == 12
     run_now(job)
     assert job.status == "succeeded" and job.done == 12
     decontamination_prompts = [r.prompt for r in fake_llm.completions if "Evento A:" in r.prompt]
     assert len(decontamination_prompts) == 12
-    assert not any(spec["context"][:60] in prompt for prompt in decontamination_prompts for spec in EXAMPLE["entries"])
+    assert not any(
+        spec["context"][:60] in prompt for prompt in decontamination_prompts for spec in EXAMPLE["entries"]
+    )
     for external_id in ("meter-01", "meter-02", "meter-03", "meter-04"):
         votes = entry(meter, external_id).metadata["decontamination"]["votes"]
         assert sorted(v["model"] for v in votes) == ["model-a", "model-b", "model-c"]
@@ -157,7 +177,9 @@ def test_the_example_goes_through_the_whole_pipeline(meter, models, fake_llm, ow
     run_now(job)
     assert job.status == "succeeded" and job.done == 6 == LLMCall.objects.filter(job=job).count()
     questions = Item.objects.filter(project=meter, metadata__role="question").order_by("external_id")
-    assert [q.external_id for q in questions] == [f"meter-0{n}-L{level}" for n in (1, 2) for level in (1, 2, 3)]
+    assert [q.external_id for q in questions] == [
+        f"meter-0{n}-L{level}" for n in (1, 2) for level in (1, 2, 3)
+    ]
     for question in questions:
         level = question.metadata["level"]
         assert question.metadata["stem"] in stem_bank("pt-BR")[level] and question.causal_class == level
@@ -165,11 +187,17 @@ def test_the_example_goes_through_the_whole_pipeline(meter, models, fake_llm, ow
         assert sorted(roles) == sorted(["correct", "contradictory", "unfounded", "reversal", "irrelevant"])
         assert all(option.rationale for role, option in roles.items() if role != "correct")
         assert {role: option.position for role, option in roles.items()} == option_positions(
-            key=question.external_id, seed=13)
+            key=question.external_id, seed=13
+        )
         assert design_for(meter).item_warnings(question) == []
     generation_prompts = [r.prompt for r in fake_llm.completions if "Modelo de pergunta:" in r.prompt]
-    assert all(any(stem in prompt for stem in stem_bank("pt-BR")["L1"] + stem_bank("pt-BR")["L2"]
-                   + stem_bank("pt-BR")["L3"]) for prompt in generation_prompts)
+    assert all(
+        any(
+            stem in prompt
+            for stem in stem_bank("pt-BR")["L1"] + stem_bank("pt-BR")["L2"] + stem_bank("pt-BR")["L3"]
+        )
+        for prompt in generation_prompts
+    )
     assert pipeline.stage_counts(meter) == {"editing": 2, "discarded": 2}
 
     # --- editing (round 1): the first two edit, the third reviews; the majority keeps the final version --
@@ -179,7 +207,9 @@ def test_the_example_goes_through_the_whole_pipeline(meter, models, fake_llm, ow
     def edit_then_filter(item, annotator):
         if item.metadata["stage"] == "editing":
             if item.external_id == "meter-01-L1" and annotator == annotators[0]:
-                item_edit(item=item, user=annotator, part="question", values=edited, base_version=item.version)
+                item_edit(
+                    item=item, user=annotator, part="question", values=edited, base_version=item.version
+                )
             dissent = item.external_id == "meter-02-L2" and annotator == annotators[1]
             return ("reject" if dissent else "accept"), {}
         assert item.metadata["stage"] == "filtering"
@@ -195,8 +225,12 @@ def test_the_example_goes_through_the_whole_pipeline(meter, models, fake_llm, ow
     assert l1.metadata["editing"]["reviewer"] == "annotator3"
     assert Judgment.objects.get(item=l1, round=1, annotator=annotators[0]).edited
     kept = Item.objects.get(external_id="meter-02-L2")
-    assert kept.metadata["filtering"] == {"passes": 2, "judgments": 3, "kept": True,
-                                          "per_criterion": {**{key: 3 for key in PASS}, "fluency": 2}}
+    assert kept.metadata["filtering"] == {
+        "passes": 2,
+        "judgments": 3,
+        "kept": True,
+        "per_criterion": {**{key: 3 for key in PASS}, "fluency": 2},
+    }
     assert pipeline.stage_counts(meter) == {"approval": 2, "discarded": 2}
 
     # --- approval: an entry is gold only when all three of its questions are ------------------------------
@@ -209,9 +243,14 @@ def test_the_example_goes_through_the_whole_pipeline(meter, models, fake_llm, ow
     # --- agreement: Fleiss' kappa per stage, from the stage each round was ----------------------------
     sections = {s.key: s for s in project_agreement(meter, by="meta:stage", bootstrap=None)}
     assert {key: sections[key].n_judgments for key in ("verification", "editing", "filtering")} == {
-        "verification": 9, "editing": 18, "filtering": 18}
-    vote_kappa = {key: next(r for r in sections[key].rows if r.criterion.key == "vote").summary.fleiss.value
-                  for key in ("verification", "editing", "filtering")}
+        "verification": 9,
+        "editing": 18,
+        "filtering": 18,
+    }
+    vote_kappa = {
+        key: next(r for r in sections[key].rows if r.criterion.key == "vote").summary.fleiss.value
+        for key in ("verification", "editing", "filtering")
+    }
     # Verification: two pairs accepted by all, one 2–1: P̄ = 7/9, Pe = 65/81, κ = −0.125.
     assert vote_kappa["verification"] == pytest.approx(-0.125)
     # Editing: five versions accepted by all, one 2–1: P̄ = 8/9, Pe = 290/324, κ = −2/34.
@@ -230,8 +269,11 @@ def test_the_example_goes_through_the_whole_pipeline(meter, models, fake_llm, ow
     release = release_cut(project=meter, seed=5)
     assert release.items.count() == 6
     export_release(release, tmp_path / "out", ("jsonl",))
-    rows = [json.loads(line) for split in ("train", "dev", "test")
-            for line in (tmp_path / f"out/meter/{split}.jsonl").read_text().splitlines()]
+    rows = [
+        json.loads(line)
+        for split in ("train", "dev", "test")
+        for line in (tmp_path / f"out/meter/{split}.jsonl").read_text().splitlines()
+    ]
     assert sorted(row["id"] for row in rows) == ["meter-01", "meter-02"]
     first = next(row for row in rows if row["id"] == "meter-01")
     assert set(first) == {"id", "context", "L1", "L2", "L3"}
@@ -239,18 +281,24 @@ def test_the_example_goes_through_the_whole_pipeline(meter, models, fake_llm, ow
     correct = Item.objects.get(external_id="meter-01-L1").options.get(role="correct")
     assert first["L1"]["answer"] == correct.letter and first["L1"]["options"][correct.letter] == correct.text
     model_text = (tmp_path / "out/meter").joinpath("train.jsonl").read_text() + "".join(
-        (tmp_path / f"out/meter/{s}.jsonl").read_text() for s in ("dev", "test"))
+        (tmp_path / f"out/meter/{s}.jsonl").read_text() for s in ("dev", "test")
+    )
     assert "reversal" not in model_text and "rationale" not in model_text
-    categories = [json.loads(line) for line in (tmp_path / "out/meter/categories.jsonl").read_text().splitlines()]
+    categories = [
+        json.loads(line) for line in (tmp_path / "out/meter/categories.jsonl").read_text().splitlines()
+    ]
     assert len(categories) == 2
     first_categories = next(row for row in categories if row["id"] == "meter-01")["L1"]
     assert first_categories["categories"][correct.letter] == "correct"
     assert sorted(first_categories["categories"].values()) == sorted(
-        ["correct", "contradictory", "unfounded", "reversal", "irrelevant"])
+        ["correct", "contradictory", "unfounded", "reversal", "irrelevant"]
+    )
     checksums = (tmp_path / "out/checksums.txt").read_text()
     assert "meter/categories.jsonl" in checksums and "meter/train.jsonl" in checksums
 
-    response = client_for(curator).get(reverse("evaluation:release_download", args=[meter.slug, release.version]))
+    response = client_for(curator).get(
+        reverse("evaluation:release_download", args=[meter.slug, release.version])
+    )
     names = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content))).namelist()
     assert f"meter-{release.tag}/meter/categories.jsonl" in names
 
@@ -263,10 +311,17 @@ def test_filtering_discards_a_question_most_annotators_fail_and_its_entry_with_i
     for question in spec:
         options = {option["role"]: option for option in question["options"]}
         pipeline.question_create(
-            entry=group, level=question["level"], question=question["question"], answer=options["correct"]["text"],
-            distractors={role: {"text": o["text"], "rationale": o["rationale"]} for role, o in options.items()
-                         if role != "correct"},
-            stem="", provenance={"model": "hand"},
+            entry=group,
+            level=question["level"],
+            question=question["question"],
+            answer=options["correct"]["text"],
+            distractors={
+                role: {"text": o["text"], "rationale": o["rationale"]}
+                for role, o in options.items()
+                if role != "correct"
+            },
+            stem="",
+            provenance={"model": "hand"},
         )
     failing = {"meter-01-L3": {annotators[0], annotators[1]}}
 
@@ -287,23 +342,38 @@ def test_the_generation_page_and_the_api_start_meter_jobs(meter, models, curator
     client = client_for(curator)
     page = client.get(reverse("generation:project", args=[meter.slug])).content.decode()
     assert 'id="start-decontamination"' in page and "4 cause–effect pairs wait for the check." in page
-    response = client.post(reverse("generation:job_start", args=[meter.slug, "decontamination"]), {
-        "decontamination-endpoint": models[0].pk, "decontamination-voters": [models[1].pk, models[2].pk],
-    })
+    response = client.post(
+        reverse("generation:job_start", args=[meter.slug, "decontamination"]),
+        {
+            "decontamination-endpoint": models[0].pk,
+            "decontamination-voters": [models[1].pk, models[2].pk],
+        },
+    )
     assert response.status_code == 302
     job = meter.generation_jobs.get()
     assert job.kind == "decontamination" and job.total == 12
     assert job.params["endpoint_ids"] == [m.pk for m in models]
-    refused = client.post(reverse("generation:job_start", args=[meter.slug, "meter_question"]),
-                          {"meter_question-endpoint": models[0].pk})
+    refused = client.post(
+        reverse("generation:job_start", args=[meter.slug, "meter_question"]),
+        {"meter_question-endpoint": models[0].pk},
+    )
     assert refused.status_code == 400 and "no entry waits for meter_question" in refused.content.decode()
 
-    api = client.post(f"/api/v1/projects/{meter.slug}/jobs/", {
-        "kind": "decontamination", "endpoint": models[1].pk, "voters": [models[2].pk],
-        "group_ids": [entry(meter, "meter-01").pk]}, content_type="application/json")
+    api = client.post(
+        f"/api/v1/projects/{meter.slug}/jobs/",
+        {
+            "kind": "decontamination",
+            "endpoint": models[1].pk,
+            "voters": [models[2].pk],
+            "group_ids": [entry(meter, "meter-01").pk],
+        },
+        content_type="application/json",
+    )
     assert api.status_code == 201, api.content
-    assert api.json()["params"] == {"group_ids": [entry(meter, "meter-01").pk],
-                                    "endpoint_ids": [models[1].pk, models[2].pk]}
+    assert api.json()["params"] == {
+        "group_ids": [entry(meter, "meter-01").pk],
+        "endpoint_ids": [models[1].pk, models[2].pk],
+    }
 
 
 def test_meter_jobs_are_refused_in_other_designs(project, endpoint):

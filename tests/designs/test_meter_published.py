@@ -40,7 +40,10 @@ def test_each_line_becomes_an_entry_with_its_pair_and_three_questions_of_five_op
     assert first.metadata["cause"].startswith("a thrombus formed") and first.metadata["stage"] == "editing"
     questions = list(first.items.order_by("position_in_group"))
     assert [(q.causal_class, q.metadata["level"], q.metadata["stage"]) for q in questions] == [
-        ("L1", "L1", "editing"), ("L2", "L2", "editing"), ("L3", "L3", "editing")]
+        ("L1", "L1", "editing"),
+        ("L2", "L2", "editing"),
+        ("L3", "L3", "editing"),
+    ]
     assert all(q.status == Item.Status.IN_REVIEW for q in questions)
     assert all(q.metadata["role"] == pipeline.QUESTION for q in questions)
     options = list(questions[0].options.order_by("position"))
@@ -60,25 +63,38 @@ def test_the_import_command_routes_a_meter_project_s_jsonl_to_the_published_read
 
 def test_categories_and_rationales_given_per_letter_become_the_options_roles(meter):
     record = lines(EXAMPLE)[0]
-    record["L1"]["categories"] = {"A": "irrelevant", "B": "correct", "C": "unfounded", "D": "reversal",
-                                  "E": "contradictory"}
+    record["L1"]["categories"] = {
+        "A": "irrelevant",
+        "B": "correct",
+        "C": "unfounded",
+        "D": "reversal",
+        "E": "contradictory",
+    }
     record["L1"]["rationales"] = {"D": "Inverts the ischemia and the plaque rupture."}
 
     [entry] = published_entries_import(project=meter, data=as_jsonl([record]))
 
     l1 = entry.items.get(metadata__level="L1")
     assert {option.position: option.role for option in l1.options.all()} == {
-        0: "irrelevant", 1: "correct", 2: "unfounded", 3: "reversal", 4: "contradictory"}
+        0: "irrelevant",
+        1: "correct",
+        2: "unfounded",
+        3: "reversal",
+        4: "contradictory",
+    }
     assert l1.options.get(role="reversal").rationale == "Inverts the ischemia and the plaque rupture."
 
 
-@pytest.mark.parametrize("break_it, problem", [
-    (lambda r: r["L2"].update(answer="F"), "line 2, L2: answer must be a letter A to E, not 'F'"),
-    (lambda r: r["L3"]["options"].pop("E"), "line 2, L3: options must be five non-empty texts, A to E"),
-    (lambda r: r.pop("L1"), "line 2, L1: the question is missing"),
-    (lambda r: r.update(effect=""), "line 2: effect missing or empty"),
-    (lambda r: r["L1"].update(categories={"A": "wrong"}), "line 2, L1: categories must name"),
-])
+@pytest.mark.parametrize(
+    "break_it, problem",
+    [
+        (lambda r: r["L2"].update(answer="F"), "line 2, L2: answer must be a letter A to E, not 'F'"),
+        (lambda r: r["L3"]["options"].pop("E"), "line 2, L3: options must be five non-empty texts, A to E"),
+        (lambda r: r.pop("L1"), "line 2, L1: the question is missing"),
+        (lambda r: r.update(effect=""), "line 2: effect missing or empty"),
+        (lambda r: r["L1"].update(categories={"A": "wrong"}), "line 2, L1: categories must name"),
+    ],
+)
 def test_a_broken_line_is_refused_naming_the_line_and_nothing_is_written(meter, break_it, problem):
     records = lines(EXAMPLE)
     break_it(records[1])
@@ -92,7 +108,7 @@ def test_a_broken_line_is_refused_naming_the_line_and_nothing_is_written(meter, 
 
 def test_malformed_json_and_repeated_ids_are_refused_by_line(meter):
     with pytest.raises(PublishedMeterError, match=r"line 2: malformed JSON"):
-        published_entries_import(project=meter, data=EXAMPLE.split(b"\n")[0] + b"\n{\"id\": \n")
+        published_entries_import(project=meter, data=EXAMPLE.split(b"\n")[0] + b'\n{"id": \n')
     records = lines(EXAMPLE)
     records[2]["id"] = "meter-0001"
     with pytest.raises(PublishedMeterError, match=r"line 3: id 'meter-0001' is also on line 1"):

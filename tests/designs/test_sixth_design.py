@@ -55,13 +55,21 @@ class ProverbDesign(ProjectDesign):
         return [Stage("reading", "Reading")]
 
     def project_defaults(self):
-        return {"answer_format": "open", "label_set": ["causal", "not-causal"], "overlap": 1,
-                "criteria": [{"key": "plausibility", "label": "Plausibility", "min": 1, "max": 3}]}
+        return {
+            "answer_format": "open",
+            "label_set": ["causal", "not-causal"],
+            "overlap": 1,
+            "criteria": [{"key": "plausibility", "label": "Plausibility", "min": 1, "max": 3}],
+        }
 
     def load_example(self, project, users):
         for number, (proverb, cause, effect) in enumerate(PROVERBS, start=1):
-            Item.objects.create(project=project, question=proverb, external_id=f"prov-{number}",
-                                metadata={"stage": "reading", "cause": cause, "effect": effect})
+            Item.objects.create(
+                project=project,
+                question=proverb,
+                external_id=f"prov-{number}",
+                metadata={"stage": "reading", "cause": cause, "effect": effect},
+            )
         return {"items": len(PROVERBS)}
 
     def item_warnings(self, item):
@@ -78,15 +86,23 @@ class ExplainWork(Work):
     purpose = "explain"
 
     def variables(self, call):
-        return {"proverb": call.item.question, "cause": call.item.metadata["cause"],
-                "effect": call.item.metadata["effect"], "language": self.project.language}
+        return {
+            "proverb": call.item.question,
+            "cause": call.item.metadata["cause"],
+            "effect": call.item.metadata["effect"],
+            "language": self.project.language,
+        }
 
     def apply(self, call, parsed):
         item = Item.objects.get(pk=call.item_id)
         if item.status != Item.Status.PENDING:
             raise NotApplied(f"item {item.pk} is not waiting")
-        item = item_update(item=item, changes={"reference_answer": parsed["explanation"]}, author=author_of(call),
-                           kind="model")
+        item = item_update(
+            item=item,
+            changes={"reference_answer": parsed["explanation"]},
+            author=author_of(call),
+            kind="model",
+        )
         item_start_round(item=item)
         return []
 
@@ -95,7 +111,9 @@ def explain_params(project, errors, options):
     item_ids = options["item_ids"]
     if item_ids is None:
         item_ids = list(project.items.filter(reference_answer="").order_by("pk").values_list("pk", flat=True))
-    return {"item_ids": checked_items(project, errors, item_ids, allowed=(Item.Status.PENDING,), required=True)}
+    return {
+        "item_ids": checked_items(project, errors, item_ids, allowed=(Item.Status.PENDING,), required=True)
+    }
 
 
 def proverbs_only(project):
@@ -108,13 +126,28 @@ def sixth_design(monkeypatch, db):
     monkeypatch.setattr(design_registry, "_REGISTRY", {**design_registry._REGISTRY})
     monkeypatch.setattr(kind_registry, "_KINDS", {**kind_registry._KINDS})
     design_registry.register(ProverbDesign)
-    job_kind_register(JobKind(key=EXPLAIN, label="Explain a proverb", work=ExplainWork, params=explain_params,
-                              runs_on=proverbs_only, variables=frozenset({"proverb", "cause", "effect", "language"})))
+    job_kind_register(
+        JobKind(
+            key=EXPLAIN,
+            label="Explain a proverb",
+            work=ExplainWork,
+            params=explain_params,
+            runs_on=proverbs_only,
+            variables=frozenset({"proverb", "cause", "effect", "language"}),
+        )
+    )
     prompt_template_add_version(
-        kind=EXPLAIN, name="default", language="pt-BR", system="Você explica provérbios.",
+        kind=EXPLAIN,
+        name="default",
+        language="pt-BR",
+        system="Você explica provérbios.",
         user="Explique por que {{ cause }} leva a {{ effect }} em: {{ proverb }}",
-        output_schema={"type": "object", "properties": {"explanation": {"type": "string"}},
-                       "required": ["explanation"], "additionalProperties": False},
+        output_schema={
+            "type": "object",
+            "properties": {"explanation": {"type": "string"}},
+            "required": ["explanation"],
+            "additionalProperties": False,
+        },
     )
     return design_for("proverbs")
 
@@ -136,18 +169,25 @@ def test_the_sixth_design_is_offered_and_creates_projects_with_its_own_defaults(
     assert proverbs.items.count() == 3 and sixth_design.stage_counts(proverbs) == {"reading": 3}
 
 
-@pytest.mark.django_db(transaction=True)  # the command's --here runs the job in a thread with its own connection
+@pytest.mark.django_db(
+    transaction=True
+)  # the command's --here runs the job in a thread with its own connection
 def test_its_job_kind_runs_from_the_api_and_the_command_and_its_form_is_what_annotators_fill(
-        proverbs, endpoint, fake_llm, curator, annotators, client_for, owner):
+    proverbs, endpoint, fake_llm, curator, annotators, client_for, owner
+):
     from annotation.models import Membership
 
     Membership.objects.create(user=curator, project=proverbs, role=Membership.Role.CURATOR)
-    fake_llm.responder = lambda received: Reply.json({"explanation": "Quem provoca o mal sofre as consequências."})
+    fake_llm.responder = lambda received: Reply.json(
+        {"explanation": "Quem provoca o mal sofre as consequências."}
+    )
     first = proverbs.items.order_by("pk").first()
 
-    api = client_for(curator).post(f"/api/v1/projects/{proverbs.slug}/jobs/",
-                                   {"kind": EXPLAIN, "endpoint": endpoint.pk, "item_ids": [first.pk]},
-                                   content_type="application/json")
+    api = client_for(curator).post(
+        f"/api/v1/projects/{proverbs.slug}/jobs/",
+        {"kind": EXPLAIN, "endpoint": endpoint.pk, "item_ids": [first.pk]},
+        content_type="application/json",
+    )
     assert api.status_code == 201, api.content
     run_now(GenerationJob.objects.get(pk=api.json()["id"]))
     first.refresh_from_db()
@@ -158,7 +198,9 @@ def test_its_job_kind_runs_from_the_api_and_the_command_and_its_form_is_what_ann
     assert not proverbs.items.filter(reference_answer="").exists()  # the rest, by default: every one waiting
 
     assignment = assignment_next(project=proverbs, annotator=annotators[0])
-    page = client_for(annotators[0]).get(reverse("annotation:assignment", args=[proverbs.slug, assignment.pk]))
+    page = client_for(annotators[0]).get(
+        reverse("annotation:assignment", args=[proverbs.slug, assignment.pk])
+    )
     html = page.content.decode()
     assert page.status_code == 200 and 'name="rating_plausibility"' in html and "rating_fluency" not in html
     response = client_for(annotators[0]).post(
@@ -178,4 +220,3 @@ def test_its_job_kind_is_refused_in_other_designs_and_other_designs_kinds_in_it(
         job_create(project=project, kind=EXPLAIN, endpoint=endpoint, enqueue=False)
     with pytest.raises(JobInvalid, match="for METER projects"):
         job_create(project=proverbs, kind="decontamination", endpoint=endpoint, enqueue=False)
-

@@ -11,7 +11,9 @@ def judge(item, annotator, *, vote="accept", causal_class=None, ratings=None, ro
         round=item.round if round is None else round,
         vote=vote,
         causal_class=item.causal_class if causal_class is None else causal_class,
-        ratings=ratings if ratings is not None else {"adherence": 4, "fluency": 4, "coherence": 4, "relevance": 4},
+        ratings=ratings
+        if ratings is not None
+        else {"adherence": 4, "fluency": 4, "coherence": 4, "relevance": 4},
     )
 
 
@@ -34,8 +36,14 @@ def approved_items(project, counts: dict[str, int], *, groups_of: int = 0, answe
                     group=group if groups_of > 1 else None,
                     position_in_group=index % groups_of if groups_of > 1 else 0,
                     answer_by=Item.AnswerBy.MODEL if by_model else Item.AnswerBy.HUMAN,
-                    answer_provenance={"kind": "model", "model": "llama-70b", "template": "answer/class-agnostic",
-                                       "template_version": 2} if by_model else {"kind": "human"},
+                    answer_provenance={
+                        "kind": "model",
+                        "model": "llama-70b",
+                        "template": "answer/class-agnostic",
+                        "template_version": 2,
+                    }
+                    if by_model
+                    else {"kind": "human"},
                     external_id=f"{causal_class}-{index}",
                 )
             )

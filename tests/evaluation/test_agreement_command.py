@@ -12,7 +12,9 @@ from tests.evaluation.test_agreement_statistics import KRIPPENDORFF_2011
 def krippendorff_csv(tmp_path):
     lines = ["unit,rater,value"]
     for rater, values in KRIPPENDORFF_2011.items():
-        lines += [f"u{unit + 1},{rater},{'' if value is None else value}" for unit, value in enumerate(values)]
+        lines += [
+            f"u{unit + 1},{rater},{'' if value is None else value}" for unit, value in enumerate(values)
+        ]
     path = tmp_path / "judgments.csv"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
@@ -74,7 +76,11 @@ def test_a_single_rater_is_explained(tmp_path):
     [
         ("unit,who,value\n1,a,1\n", [], "missing column(s) rater"),
         ("unit,rater,value\n1,,1\n", [], "line 2: rater is empty"),
-        ("unit,rater,value\n1,a,high\n1,b,2\n", ["--level", "interval"], "line 2: value 'high' is not a number"),
+        (
+            "unit,rater,value\n1,a,high\n1,b,2\n",
+            ["--level", "interval"],
+            "line 2: value 'high' is not a number",
+        ),
         ("unit,rater,value\n1,a,high\n1,b,low\n", ["--level", "ordinal"], "--categories"),
         ("unit,rater,value\n1,a,1\n1,a,2\n", [], "judged unit '1' more than once"),
     ],
@@ -88,7 +94,9 @@ def test_bad_files_are_refused_with_the_place_of_the_problem(tmp_path, content, 
 
 def test_categories_give_the_order_of_an_ordinal_scale(tmp_path):
     path = tmp_path / "words.csv"
-    path.write_text("unit,rater,value\n1,a,low\n1,b,mid\n2,a,high\n2,b,high\n3,a,low\n3,b,low\n4,a,mid\n4,b,high\n")
+    path.write_text(
+        "unit,rater,value\n1,a,low\n1,b,mid\n2,a,high\n2,b,high\n3,a,low\n3,b,low\n4,a,mid\n4,b,high\n"
+    )
     result = json.loads(run(path, "--json", "--level", "ordinal", "--categories", "low,mid,high,very high"))
     assert result["cohen_kappa"]["weights"] == "linear"
     assert result["krippendorff_alpha"] is not None

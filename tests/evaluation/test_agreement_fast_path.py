@@ -78,7 +78,9 @@ def test_each_pairs_kappa_from_patterns_equals_scikit_learn_on_the_units_both_ju
     result = cohen_kappa(table, weights=weights)
     for pair, (a, b) in zip(result.pairs, combinations(range(table.n_raters), 2)):
         both = (table.codes[a] != MISSING) & (table.codes[b] != MISSING)
-        expected = cohen_kappa_score(table.codes[a, both], table.codes[b, both], labels=list(range(5)), weights=weights)
+        expected = cohen_kappa_score(
+            table.codes[a, both], table.codes[b, both], labels=list(range(5)), weights=weights
+        )
         assert pair.estimate.n_units == both.sum()
         assert abs(pair.estimate.value - expected) < EXACT
 
@@ -113,11 +115,17 @@ def test_bootstrap_intervals_from_patterns_equal_those_resampled_unit_by_unit(le
 
     fleiss_before = percentile_interval(lambda w: fleiss_from_counts(counts, w), n, bootstrap)
     fleiss_now = fleiss_kappa(table, bootstrap=bootstrap).interval
-    assert abs(fleiss_now.low - fleiss_before.low) < EXACT and abs(fleiss_now.high - fleiss_before.high) < EXACT
+    assert (
+        abs(fleiss_now.low - fleiss_before.low) < EXACT and abs(fleiss_now.high - fleiss_before.high) < EXACT
+    )
 
-    domain = np.array(table.categories, dtype=float) if level == "interval" else np.arange(len(table.categories))
+    domain = (
+        np.array(table.categories, dtype=float) if level == "interval" else np.arange(len(table.categories))
+    )
     contributions = _unit_coincidences(counts)
-    alpha_before = percentile_interval(lambda w: alpha_replicates(contributions, w, domain, level), n, bootstrap)
+    alpha_before = percentile_interval(
+        lambda w: alpha_replicates(contributions, w, domain, level), n, bootstrap
+    )
     alpha_now = krippendorff_alpha(table, level=level, bootstrap=bootstrap).interval
     assert abs(alpha_now.low - alpha_before.low) < EXACT and abs(alpha_now.high - alpha_before.high) < EXACT
 
@@ -129,8 +137,11 @@ def test_bootstrap_intervals_from_patterns_equal_those_resampled_unit_by_unit(le
 
 
 def test_the_csv_read_by_columns_is_the_table_built_row_by_row(tmp_path):
-    rows = [(f"item {unit}", rater, "" if (unit + len(rater)) % 7 == 0 else str(1 + (unit * 3 + len(rater)) % 5))
-            for rater in ("ana", "bia", "carla") for unit in range(50)]
+    rows = [
+        (f"item {unit}", rater, "" if (unit + len(rater)) % 7 == 0 else str(1 + (unit * 3 + len(rater)) % 5))
+        for rater in ("ana", "bia", "carla")
+        for unit in range(50)
+    ]
     path = tmp_path / "judgments.csv"
     path.write_text("unit,rater,value\n" + "".join(f"{u}, {r} ,{v}\n" for u, r, v in rows), encoding="utf-8")
     from_rows = RatingTable.from_rows(
@@ -163,16 +174,22 @@ def test_a_complete_design_resampled_by_dense_products_equals_the_sparse_confusi
 
     rng = np.random.default_rng(8)
     truth = rng.integers(0, 6, 150)
-    rows = [(unit, rater, int(np.clip(truth[unit] + rng.integers(-2, 3), 0, 5))) for rater in range(6)
-            for unit in range(150)]
+    rows = [
+        (unit, rater, int(np.clip(truth[unit] + rng.integers(-2, 3), 0, 5)))
+        for rater in range(6)
+        for unit in range(150)
+    ]
     table = RatingTable.from_rows(rows, categories=list(range(6)))
     patterns, k = table.patterns, 6
     weight_matrix = kappa_weight_matrix(k, weights_name)
-    pair_cells = [(np.arange(len(patterns.sizes)), patterns.codes[a] * k + patterns.codes[b])
-                  for a, b in combinations(range(6), 2)]
+    pair_cells = [
+        (np.arange(len(patterns.sizes)), patterns.codes[a] * k + patterns.codes[b])
+        for a, b in combinations(range(6), 2)
+    ]
     draws = next(iter(table.resampled(Bootstrap(resamples=200, seed=2))))
-    sparse = _pair_replicates(draws, _cells_of(pair_cells, k, len(patterns.sizes), table.n_units), 15, k,
-                              weight_matrix)
+    sparse = _pair_replicates(
+        draws, _cells_of(pair_cells, k, len(patterns.sizes), table.n_units), 15, k, weight_matrix
+    )
     dense = _complete_pair_replicates(draws, patterns.codes, k, weight_matrix)
     assert np.isfinite(dense).all()
     assert np.abs(dense - sparse).max() < EXACT

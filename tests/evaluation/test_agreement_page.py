@@ -16,18 +16,35 @@ def judged(project, annotators):
     """Ten items in round 1 judged by all three annotators, two of them again in round 2 by two annotators."""
     items = []
     for index in range(10):
-        item = ItemFactory(project=project, causal_class=["associational", "counterfactual"][index % 2],
-                           metadata={"task": f"t{index % 3}"}, round=1)
+        item = ItemFactory(
+            project=project,
+            causal_class=["associational", "counterfactual"][index % 2],
+            metadata={"task": f"t{index % 3}"},
+            round=1,
+        )
         for position, annotator in enumerate(annotators):
-            judge(item, annotator, vote="accept" if (index + position) % 4 else "reject",
-                  ratings={"adherence": 1 + (index + position) % 5, "fluency": 5, "coherence": 3 + index % 2,
-                           "relevance": 4})
+            judge(
+                item,
+                annotator,
+                vote="accept" if (index + position) % 4 else "reject",
+                ratings={
+                    "adherence": 1 + (index + position) % 5,
+                    "fluency": 5,
+                    "coherence": 3 + index % 2,
+                    "relevance": 4,
+                },
+            )
         items.append(item)
     for item in items[:2]:
         Item.objects.filter(pk=item.pk).update(round=2)
         for annotator in annotators[:2]:
-            judge(item, annotator, round=2, vote="accept",
-                  ratings={"adherence": 2, "fluency": 5, "coherence": 3, "relevance": 4})
+            judge(
+                item,
+                annotator,
+                round=2,
+                vote="accept",
+                ratings={"adherence": 2, "fluency": 5, "coherence": 3, "relevance": 4},
+            )
     return items
 
 
@@ -43,7 +60,12 @@ def test_a_unit_is_an_item_in_one_round(project, judged):
 def test_every_criterion_has_its_own_row_and_level(project, judged):
     rows = project_agreement(project, bootstrap=None)[0].rows
     assert [row.criterion.key for row in rows] == [
-        "vote", "causal_class", "rating:adherence", "rating:fluency", "rating:coherence", "rating:relevance"
+        "vote",
+        "causal_class",
+        "rating:adherence",
+        "rating:fluency",
+        "rating:coherence",
+        "rating:relevance",
     ]
     assert [row.criterion.level for row in rows] == ["nominal", "nominal"] + ["ordinal"] * 4
     fluency = rows[3].summary
@@ -97,7 +119,22 @@ def test_labels_written_by_people_are_escaped_in_the_plot(project, annotators, c
 
 def test_the_metrics_help_page_defines_each_metric_a_report_shows(client_for, curator):
     body = client_for(curator).get(reverse("evaluation:metrics_help")).content.decode()
-    for anchor in ("accuracy", "group-accuracy", "errors", "cells", "tasks", "unit-scores", "challenges", "bertscore",
-                   "judge-scores", "rankings", "cohen", "fleiss", "krippendorff", "intervals", "pair-labels"):
+    for anchor in (
+        "accuracy",
+        "group-accuracy",
+        "errors",
+        "cells",
+        "tasks",
+        "unit-scores",
+        "challenges",
+        "bertscore",
+        "judge-scores",
+        "rankings",
+        "cohen",
+        "fleiss",
+        "krippendorff",
+        "intervals",
+        "pair-labels",
+    ):
         assert f'id="{anchor}"' in body, anchor
     assert "Table 1" in body and "Table 2" in body and "Table 5" in body

@@ -37,8 +37,16 @@ KRIPPENDORFF_2011_ALPHA = {"nominal": 0.743, "ordinal": 0.815, "interval": 0.849
 
 # Fleiss' kappa worked example (Wikipedia, "Fleiss' kappa"): 10 subjects, 14 raters, 5 categories; kappa 0.210.
 FLEISS_EXAMPLE = [
-    [0, 0, 0, 0, 14], [0, 2, 6, 4, 2], [0, 0, 3, 5, 6], [0, 3, 9, 2, 0], [2, 2, 8, 1, 1],
-    [7, 7, 0, 0, 0], [3, 2, 6, 3, 0], [2, 5, 3, 2, 2], [6, 5, 2, 1, 0], [0, 2, 2, 3, 7],
+    [0, 0, 0, 0, 14],
+    [0, 2, 6, 4, 2],
+    [0, 0, 3, 5, 6],
+    [0, 3, 9, 2, 0],
+    [2, 2, 8, 1, 1],
+    [7, 7, 0, 0, 0],
+    [3, 2, 6, 3, 0],
+    [2, 5, 3, 2, 2],
+    [6, 5, 2, 1, 0],
+    [0, 2, 2, 3, 7],
 ]
 
 # Gwet's "cont3x3abstractors" (irrCAC): kappa2.table gives 0.7964094, quadratic weights 0.8921569.
@@ -158,8 +166,10 @@ def test_skipped_items_and_uneven_judgments_are_handled():
     assert summary.n_units == 6 and summary.n_judgments == 12
     assert summary.fleiss.n_units == 5  # unit 4 was judged once
     assert summary.krippendorff.value == pytest.approx(
-        krippendorff.alpha(reliability_data=[[np.nan if v is None else v for v in c] for c in columns.values()],
-                           level_of_measurement="nominal")
+        krippendorff.alpha(
+            reliability_data=[[np.nan if v is None else v for v in c] for c in columns.values()],
+            level_of_measurement="nominal",
+        )
     )
     assert summary.cohen.mean.value is not None
 
@@ -171,7 +181,11 @@ def test_a_single_rater_gets_an_explanation_not_a_number():
         assert estimate.value is None and "two raters" in estimate.note
     assert summary.cohen.pairs == []
     flat = summary.as_flat_dict()
-    assert flat["fleiss_kappa"] is None and flat["krippendorff_alpha"] is None and flat["cohen_kappa"]["mean"] is None
+    assert (
+        flat["fleiss_kappa"] is None
+        and flat["krippendorff_alpha"] is None
+        and flat["cohen_kappa"]["mean"] is None
+    )
 
 
 def test_identical_raters_agree_perfectly_when_they_use_several_values():
@@ -209,8 +223,19 @@ def test_perfect_disagreement_is_negative_and_read_as_poor():
 
 @pytest.mark.parametrize(
     ("value", "reading"),
-    [(-0.1, "poor"), (0.0, "slight"), (0.2, "slight"), (0.21, "fair"), (0.4, "fair"), (0.5, "moderate"),
-     (0.61, "substantial"), (0.8, "substantial"), (0.81, "almost perfect"), (1.0, "almost perfect"), (None, "")],
+    [
+        (-0.1, "poor"),
+        (0.0, "slight"),
+        (0.2, "slight"),
+        (0.21, "fair"),
+        (0.4, "fair"),
+        (0.5, "moderate"),
+        (0.61, "substantial"),
+        (0.8, "substantial"),
+        (0.81, "almost perfect"),
+        (1.0, "almost perfect"),
+        (None, ""),
+    ],
 )
 def test_landis_koch_readings(value, reading):
     assert landis_koch(value) == reading

@@ -26,7 +26,12 @@ ENDPOINTS = {
 EXPECTED = {
     "anonymous": {name: 401 for name in ENDPOINTS},
     "outsider": {**{name: 404 for name in ENDPOINTS}, "project list": 200},
-    "annotator": {**{name: 200 for name in ENDPOINTS}, "cut a release": 403, "agreement": 403, "start a run": 403},
+    "annotator": {
+        **{name: 200 for name in ENDPOINTS},
+        "cut a release": 403,
+        "agreement": 403,
+        "start a run": 403,
+    },
     "curator": {**{name: 200 for name in ENDPOINTS}, "cut a release": 400, "start a run": 400},
     "owner": {**{name: 200 for name in ENDPOINTS}, "cut a release": 400, "start a run": 400},
 }
@@ -52,10 +57,15 @@ def test_each_endpoint_answers_the_role_as_expected(request, live_server, releas
     user = None if who == "anonymous" else request.getfixturevalue(who)
     answers = {}
     for name, (method, path) in ENDPOINTS.items():
-        response = call(live_server, user, method, path, json={"seed": 1, "shard": 2} if method == "POST" else None)
+        response = call(
+            live_server, user, method, path, json={"seed": 1, "shard": 2} if method == "POST" else None
+        )
         answers[name] = response.status_code
         if response.status_code >= 400:  # JSON, or one JSON line when JSON lines were asked for
-            assert response.headers["content-type"].split(";")[0] in ("application/json", "application/x-ndjson"), name
+            assert response.headers["content-type"].split(";")[0] in (
+                "application/json",
+                "application/x-ndjson",
+            ), name
             assert response.json()["detail" if response.status_code != 400 else "shard"], name
     assert answers == EXPECTED[who]
 
@@ -73,7 +83,9 @@ def test_items_filter_and_page_with_a_cursor(live_server, released, curator):
     assert [item["causal_class"] for item in first["results"]] == ["counterfactual"] * 3
     second = httpx.get(first["next"], headers={"Authorization": f"Token {api_token_key(curator)}"}).json()
     assert len(second["results"]) == 1 and second["next"] is None
-    assert call(live_server, curator, "GET", "/api/v1/projects/causal-qa/items/?round=7").json()["results"] == []
+    assert (
+        call(live_server, curator, "GET", "/api/v1/projects/causal-qa/items/?round=7").json()["results"] == []
+    )
 
 
 @pytest.mark.parametrize(
@@ -94,12 +106,22 @@ def test_errors_are_json_with_a_clear_message(live_server, released, curator, pa
 
 
 def test_unknown_fields_in_a_new_release_are_rejected_not_ignored(live_server, released, owner):
-    response = call(live_server, owner, "POST", "/api/v1/projects/causal-qa/releases/",
-                    json={"seed": 3, "splits": {"train": 0.8, "dev": 0.1, "tset": 0.1}})
+    response = call(
+        live_server,
+        owner,
+        "POST",
+        "/api/v1/projects/causal-qa/releases/",
+        json={"seed": 3, "splits": {"train": 0.8, "dev": 0.1, "tset": 0.1}},
+    )
     assert response.status_code == 400
     assert "tset" in response.json()["splits"]
-    response = call(live_server, owner, "POST", "/api/v1/projects/causal-qa/releases/",
-                    json={"splits": {"train": 0.8, "dev": 0.3, "test": 0.1}})
+    response = call(
+        live_server,
+        owner,
+        "POST",
+        "/api/v1/projects/causal-qa/releases/",
+        json={"splits": {"train": 0.8, "dev": 0.3, "test": 0.1}},
+    )
     assert response.status_code == 400 and "add up to 1" in response.json()["splits"][0]
 
 
@@ -109,11 +131,18 @@ def test_a_split_streams_as_the_jsonl_file_and_pages_as_json(live_server, releas
 
     release = Release.objects.get()
     export_release(release, tmp_path, ("jsonl",))
-    streamed = call(live_server, annotator, "GET", "/api/v1/projects/causal-qa/releases/1/train/?format=jsonl")
+    streamed = call(
+        live_server, annotator, "GET", "/api/v1/projects/causal-qa/releases/1/train/?format=jsonl"
+    )
     assert streamed.headers["content-type"] == "application/x-ndjson"
     assert streamed.content == (tmp_path / "data/train.jsonl").read_bytes()
-    paged = call(live_server, annotator, "GET", "/api/v1/projects/causal-qa/releases/v1/train/?page_size=2").json()
-    assert len(paged["results"]) == 2 and paged["results"][0] == release.items.get(split="train", position=0).data
+    paged = call(
+        live_server, annotator, "GET", "/api/v1/projects/causal-qa/releases/v1/train/?page_size=2"
+    ).json()
+    assert (
+        len(paged["results"]) == 2
+        and paged["results"][0] == release.items.get(split="train", position=0).data
+    )
 
 
 def test_release_detail_has_the_card_counts_and_checksum(live_server, released, annotator):

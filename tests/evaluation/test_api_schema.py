@@ -24,9 +24,13 @@ def test_the_schema_is_valid_openapi_3_without_warnings(db):
     schema = yaml.safe_load(out.getvalue())
     assert schema["openapi"].startswith("3.")
     assert {
-        "/api/v1/projects/", "/api/v1/projects/{slug}/", "/api/v1/projects/{slug}/items/",
-        "/api/v1/projects/{slug}/releases/", "/api/v1/projects/{slug}/releases/{version}/",
-        "/api/v1/projects/{slug}/releases/{version}/{split}/", "/api/v1/projects/{slug}/agreement/",
+        "/api/v1/projects/",
+        "/api/v1/projects/{slug}/",
+        "/api/v1/projects/{slug}/items/",
+        "/api/v1/projects/{slug}/releases/",
+        "/api/v1/projects/{slug}/releases/{version}/",
+        "/api/v1/projects/{slug}/releases/{version}/{split}/",
+        "/api/v1/projects/{slug}/agreement/",
     } <= set(schema["paths"])
     assert {"tokenAuth", "cookieAuth"} <= set(schema["components"]["securitySchemes"])
 
@@ -39,7 +43,9 @@ def test_the_documentation_pages_load_nothing_from_other_hosts(client, db, page)
 
 
 @pytest.mark.services
-def test_schemathesis_finds_no_server_error(celery_worker_process, live_server, project, owner, annotators, tmp_path):
+def test_schemathesis_finds_no_server_error(
+    celery_worker_process, live_server, project, owner, annotators, tmp_path
+):
     items = approved_items(project, {"associational": 8, "counterfactual": 4})
     for item in items[:6]:
         for annotator in annotators:
@@ -52,11 +58,32 @@ def test_schemathesis_finds_no_server_error(celery_worker_process, live_server, 
         '[parameters]\n"path.slug" = "causal-qa"\n"path.version" = "v1"\n"path.split" = "train"\n'
     )
     result = subprocess.run(
-        [str(SCHEMATHESIS), "--config-file", str(tmp_path / "schemathesis.toml"), "run",
-         f"{live_server.url}/api/schema/", "-H", f"Authorization: Token {key}",
-         "--checks", "not_a_server_error", "--max-examples", "8", "--seed", "1", "--workers", "1",
-         "--generation-database", "none", "--no-color", "--request-timeout", "60"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=400,
+        [
+            str(SCHEMATHESIS),
+            "--config-file",
+            str(tmp_path / "schemathesis.toml"),
+            "run",
+            f"{live_server.url}/api/schema/",
+            "-H",
+            f"Authorization: Token {key}",
+            "--checks",
+            "not_a_server_error",
+            "--max-examples",
+            "8",
+            "--seed",
+            "1",
+            "--workers",
+            "1",
+            "--generation-database",
+            "none",
+            "--no-color",
+            "--request-timeout",
+            "60",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=400,
     )
     summary = result.stdout[-3000:]
     assert result.returncode == 0, summary

@@ -89,14 +89,18 @@ def test_a_person_makes_a_token_for_chosen_projects_and_revokes_it(project, clie
     other = ProjectFactory(slug="outra")
     Membership.objects.create(user=curator, project=other, role=Membership.Role.ANNOTATOR)
     client = client_for(curator)
-    page = client.post(reverse("evaluation:my_api_token"), {"name": "script", "projects": [other.pk], "days": 30})
+    page = client.post(
+        reverse("evaluation:my_api_token"), {"name": "script", "projects": [other.pk], "days": 30}
+    )
     key = shown_key(page)
     token = ApiToken.objects.get(user=curator)
     assert key and token.key_hash == key_hash(key) and (token.expires_at - token.created).days in (29, 30)
     headers = {"Authorization": f"Token {key}"}
     api = client_for(curator)
     api.logout()
-    assert [row["role"] for row in api.get("/api/v1/projects/", headers=headers).json()["results"]] == ["annotator"]
+    assert [row["role"] for row in api.get("/api/v1/projects/", headers=headers).json()["results"]] == [
+        "annotator"
+    ]
     assert api.get(f"/api/v1/projects/{project.slug}/", headers=headers).status_code == 404
     client_for(curator).post(reverse("evaluation:my_api_token_revoke", args=[token.pk]))
     api.logout()
@@ -104,7 +108,9 @@ def test_a_person_makes_a_token_for_chosen_projects_and_revokes_it(project, clie
 
 
 def test_a_person_cannot_make_a_token_for_a_project_they_do_not_belong_to(project, client_for, outsider):
-    page = client_for(outsider).post(reverse("evaluation:my_api_token"), {"projects": [project.pk], "days": 90})
+    page = client_for(outsider).post(
+        reverse("evaluation:my_api_token"), {"projects": [project.pk], "days": 90}
+    )
     assert shown_key(page) is None and not ApiToken.objects.exists()
 
 

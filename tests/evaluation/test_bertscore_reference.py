@@ -10,20 +10,54 @@ from evaluation.runs.bertscore import owner_of_each_token, windows
 
 pytestmark = pytest.mark.ml
 
-SUBJECTS_PT = ["A chuva forte", "O aumento dos juros", "A falta de sono", "O desmatamento da floresta",
-               "A vacinação em massa", "O preço alto do combustível", "A seca prolongada", "O uso de celular à noite"]
-EFFECTS_PT = ["causou a enchente que destruiu as casas perto do rio", "reduziu o consumo das famílias",
-              "prejudicou a memória dos estudantes", "diminuiu as chuvas na região",
-              "fez cair o número de internações", "encareceu o transporte dos alimentos",
-              "levou à perda da colheita de milho", "atrasou o sono dos adolescentes"]
-SUBJECTS_EN = ["Heavy rain", "The rise in interest rates", "Lack of sleep", "Deforestation",
-               "Mass vaccination", "The high price of fuel", "A long drought", "Using a phone at night"]
-EFFECTS_EN = ["caused the flood that destroyed the houses by the river", "cut household spending",
-              "hurt the students' memory", "reduced rainfall in the region", "brought hospital admissions down",
-              "made food transport more expensive", "led to the loss of the maize harvest",
-              "delayed teenagers' sleep"]
-TAILS = ["", " ao longo de vários meses", " segundo os pesquisadores", ", o que surpreendeu a todos",
-         " over several months", " according to the researchers"]
+SUBJECTS_PT = [
+    "A chuva forte",
+    "O aumento dos juros",
+    "A falta de sono",
+    "O desmatamento da floresta",
+    "A vacinação em massa",
+    "O preço alto do combustível",
+    "A seca prolongada",
+    "O uso de celular à noite",
+]
+EFFECTS_PT = [
+    "causou a enchente que destruiu as casas perto do rio",
+    "reduziu o consumo das famílias",
+    "prejudicou a memória dos estudantes",
+    "diminuiu as chuvas na região",
+    "fez cair o número de internações",
+    "encareceu o transporte dos alimentos",
+    "levou à perda da colheita de milho",
+    "atrasou o sono dos adolescentes",
+]
+SUBJECTS_EN = [
+    "Heavy rain",
+    "The rise in interest rates",
+    "Lack of sleep",
+    "Deforestation",
+    "Mass vaccination",
+    "The high price of fuel",
+    "A long drought",
+    "Using a phone at night",
+]
+EFFECTS_EN = [
+    "caused the flood that destroyed the houses by the river",
+    "cut household spending",
+    "hurt the students' memory",
+    "reduced rainfall in the region",
+    "brought hospital admissions down",
+    "made food transport more expensive",
+    "led to the loss of the maize harvest",
+    "delayed teenagers' sleep",
+]
+TAILS = [
+    "",
+    " ao longo de vários meses",
+    " segundo os pesquisadores",
+    ", o que surpreendeu a todos",
+    " over several months",
+    " according to the researchers",
+]
 
 
 def our_pairs(n=300, seed=7) -> list[tuple[str, str]]:
@@ -63,16 +97,23 @@ def reference_package(model):
     from generation.local_models import default_model_dir
 
     def score(candidates, references, idf):
-        _p, _r, f1 = bert_score.score(candidates, references, model_type=default_model_dir(),
-                                      num_layers=model.layer, idf=idf, batch_size=64)
+        _p, _r, f1 = bert_score.score(
+            candidates,
+            references,
+            model_type=default_model_dir(),
+            num_layers=model.layer,
+            idf=idf,
+            batch_size=64,
+        )
         return f1.tolist()
 
     return score
 
 
 @pytest.mark.parametrize("idf", [False, True], ids=["without idf", "with idf"])
-def test_f1_is_within_0_005_of_the_reference_package_on_every_pair_that_fits_the_window(model, reference_package,
-                                                                                          idf):
+def test_f1_is_within_0_005_of_the_reference_package_on_every_pair_that_fits_the_window(
+    model, reference_package, idf
+):
     from evaluation.runs.bertscore import bertscore, idf_weights
 
     pairs = our_pairs()
@@ -105,7 +146,9 @@ def test_two_long_texts_that_differ_after_the_first_window_do_not_score_1(model)
 def test_empty_or_blank_text_scores_0(model, blank):
     from evaluation.runs.bertscore import bertscore
 
-    scores = bertscore([blank, "A chuva causou a enchente."], ["A chuva causou a enchente.", blank], model=model)
+    scores = bertscore(
+        [blank, "A chuva causou a enchente."], ["A chuva causou a enchente.", blank], model=model
+    )
 
     assert [(s.precision, s.recall, s.f1) for s in scores] == [(0.0, 0.0, 0.0), (0.0, 0.0, 0.0)]
 

@@ -11,8 +11,16 @@ from tests.factories import PASSWORD
 
 pytestmark = pytest.mark.browser
 
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture
@@ -49,7 +57,9 @@ def sign_in(page, live_server, username):
 
 
 @pytest.mark.services
-def test_a_curator_cuts_a_release_and_watches_it_build(celery_worker_process, live_server, gold, curator, chromium):
+def test_a_curator_cuts_a_release_and_watches_it_build(
+    celery_worker_process, live_server, gold, curator, chromium
+):
     project = gold
     page = chromium.new_page()
     sign_in(page, live_server, "curator")
@@ -81,8 +91,14 @@ def test_the_api_documentation_works_offline(live_server, db, chromium, path, re
     page = chromium.new_page()
     outside = []
     here = urlparse(live_server.url).hostname
-    page.on("request", lambda r: outside.append(r) if urlparse(r.url).scheme.startswith("http")
-            and urlparse(r.url).hostname != here else None)
+    page.on(
+        "request",
+        lambda r: (
+            outside.append(r)
+            if urlparse(r.url).scheme.startswith("http") and urlparse(r.url).hostname != here
+            else None
+        ),
+    )
     page.goto(live_server.url + path)
     page.wait_for_selector(ready, timeout=30_000)
     # The only outside request is Redoc's sidebar logo, and the page's CSP stops it before it leaves.

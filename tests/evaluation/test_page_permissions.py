@@ -49,7 +49,9 @@ def test_anonymous_visitors_are_sent_to_sign_in_from_every_page(released, client
 
 
 def test_the_project_menu_links_the_pages_each_role_may_open(released, client_for, annotator, owner):
-    annotator_menu = client_for(annotator).get(reverse("annotation:project_detail", args=[released.slug])).content
+    annotator_menu = (
+        client_for(annotator).get(reverse("annotation:project_detail", args=[released.slug])).content
+    )
     assert b"/releases/" in annotator_menu and b"/agreement/" not in annotator_menu
     owner_menu = client_for(owner).get(reverse("annotation:project_detail", args=[released.slug])).content
     assert b"/agreement/" in owner_menu and b"/api-tokens/" in owner_menu

@@ -23,8 +23,9 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def gold(project):
-    return approved_items(project, {"associational": 40, "interventional": 30, "counterfactual": 20},
-                          answer_by_model_every=3)
+    return approved_items(
+        project, {"associational": 40, "interventional": 30, "counterfactual": 20}, answer_by_model_every=3
+    )
 
 
 def split_of(release) -> dict[int, str]:
@@ -73,8 +74,11 @@ def test_later_edits_never_change_a_release(project, gold, curator, tmp_path):
     item = gold[0]
     frozen = ReleaseItem.objects.get(release=release, item=item).data
 
-    item_update(item=item, changes={"question": "Uma pergunta reescrita depois?", "reference_answer": "Outra."},
-                author=Author(user=curator))
+    item_update(
+        item=item,
+        changes={"question": "Uma pergunta reescrita depois?", "reference_answer": "Outra."},
+        author=Author(user=curator),
+    )
     Item.objects.filter(pk=gold[1].pk).update(status=Item.Status.REJECTED)
     gold[2].delete()
 
@@ -128,22 +132,33 @@ def test_the_card_has_a_hugging_face_header_and_the_papers_tables(project, gold,
     for item in gold[:12]:
         for annotator in annotators:
             judge(item, annotator)
-    ImportBatch.objects.create(project=project, filename="q.csv", status=ImportBatch.Status.DONE,
-                               funnel={"read": 500, "causal": 400, "unique": 380, "in_length": 350, "imported": 340})
+    ImportBatch.objects.create(
+        project=project,
+        filename="q.csv",
+        status=ImportBatch.Status.DONE,
+        funnel={"read": 500, "causal": 400, "unique": 380, "in_length": 350, "imported": 340},
+    )
     endpoint = ModelEndpoint.objects.create(name="local", base_url="http://127.0.0.1:1/v1", model="gpt-5")
     template = PromptTemplate.objects.create(kind="revision", name="from-feedback", version=3, user="Revise.")
     call = LLMCall.objects.create(purpose="revision", endpoint=endpoint, template=template, item=gold[5])
-    Revision.objects.create(item=gold[5], number=2, kind=Revision.Kind.MODEL, llm_call_id=call.pk, snapshot={})
+    Revision.objects.create(
+        item=gold[5], number=2, kind=Revision.Kind.MODEL, llm_call_id=call.pk, snapshot={}
+    )
 
     release = release_cut(project=project, user=owner, license="cc-by-sa-4.0")
     header_text, body = release.card.split("\n---\n", 1)
     header = yaml.safe_load(header_text.removeprefix("---\n"))
     assert header["license"] == "cc-by-sa-4.0" and header["language"] == ["pt"]
-    assert header["configs"] == [{"config_name": "default", "data_files": [
-        {"split": "train", "path": "data/train.parquet"},
-        {"split": "dev", "path": "data/dev.parquet"},
-        {"split": "test", "path": "data/test.parquet"},
-    ]}]
+    assert header["configs"] == [
+        {
+            "config_name": "default",
+            "data_files": [
+                {"split": "train", "path": "data/train.parquet"},
+                {"split": "dev", "path": "data/dev.parquet"},
+                {"split": "test", "path": "data/test.parquet"},
+            ],
+        }
+    ]
     assert "| associational | 32 | 4 | 4 | 40 |" in body
     # Table 3 of Causal_QA.PT: every third item of each class has a model-written answer.
     assert "| associational | 40 | 26 | 14 |" in body and "| **Total** | 90 | 59 | 31 |" in body
@@ -158,14 +173,21 @@ def test_multiple_choice_options_are_frozen_with_their_roles(project):
     item = with_options(approved_items(project, {"associational": 3})[0])
     release = release_cut(project=project)
     record = ReleaseItem.objects.get(release=release, item=item).data
-    assert [option["role"] for option in record["options"]] == ["correct", "contradictory", "unfounded", "reversal",
-                                                                 "irrelevant"]
+    assert [option["role"] for option in record["options"]] == [
+        "correct",
+        "contradictory",
+        "unfounded",
+        "reversal",
+        "irrelevant",
+    ]
     assert record["correct_option"] == "A" and record["options"][1]["letter"] == "B"
 
 
 def test_the_release_command_prints_the_version(project, gold):
     out = io.StringIO()
-    call_command("release", project.slug, "--seed", "4", "--splits", "0.7,0.2,0.1", stdout=out, stderr=io.StringIO())
+    call_command(
+        "release", project.slug, "--seed", "4", "--splits", "0.7,0.2,0.1", stdout=out, stderr=io.StringIO()
+    )
     assert out.getvalue().strip() == "v1"
     release = Release.objects.get()
     assert release.seed == 4 and release.split_ratios == {"train": 0.7, "dev": 0.2, "test": 0.1}
@@ -185,15 +207,45 @@ def test_the_release_command_explains_refusals(project, gold, args, message):
 def test_export_release_writes_the_requested_formats(project, gold, tmp_path):
     release_cut(project=project)
     out = io.StringIO()
-    call_command("export_release", project.slug, "v1", "--out", str(tmp_path), "--format", "jsonl,csv",
-                 stdout=out, stderr=io.StringIO())
+    call_command(
+        "export_release",
+        project.slug,
+        "v1",
+        "--out",
+        str(tmp_path),
+        "--format",
+        "jsonl,csv",
+        stdout=out,
+        stderr=io.StringIO(),
+    )
     assert sorted(p.name for p in (tmp_path / "data").iterdir()) == [
-        "dev.csv", "dev.jsonl", "test.csv", "test.jsonl", "train.csv", "train.jsonl"
+        "dev.csv",
+        "dev.jsonl",
+        "test.csv",
+        "test.jsonl",
+        "train.csv",
+        "train.jsonl",
     ]
     assert "checksums.txt" in out.getvalue()
     with pytest.raises(CommandError, match="unknown format"):
-        call_command("export_release", project.slug, "1", "--out", str(tmp_path), "--format", "xlsx",
-                     stdout=io.StringIO(), stderr=io.StringIO())
+        call_command(
+            "export_release",
+            project.slug,
+            "1",
+            "--out",
+            str(tmp_path),
+            "--format",
+            "xlsx",
+            stdout=io.StringIO(),
+            stderr=io.StringIO(),
+        )
     with pytest.raises(CommandError, match="has no release v9"):
-        call_command("export_release", project.slug, "v9", "--out", str(tmp_path), stdout=io.StringIO(),
-                     stderr=io.StringIO())
+        call_command(
+            "export_release",
+            project.slug,
+            "v9",
+            "--out",
+            str(tmp_path),
+            stdout=io.StringIO(),
+            stderr=io.StringIO(),
+        )

@@ -20,11 +20,15 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def release(project):
-    items = approved_items(project, {"associational": 20, "interventional": 10, "counterfactual": 10},
-                           groups_of=2, answer_by_model_every=4)
+    items = approved_items(
+        project,
+        {"associational": 20, "interventional": 10, "counterfactual": 10},
+        groups_of=2,
+        answer_by_model_every=4,
+    )
     with_options(items[0])
     Item.objects.filter(pk=items[1].pk).update(
-        question="=HYPERLINK(\"http://evil\")", reference_answer="-1 + 2", metadata={"stage": "@draft", "n": 3}
+        question='=HYPERLINK("http://evil")', reference_answer="-1 + 2", metadata={"stage": "@draft", "n": 3}
     )
     return release_cut(project=project)
 
@@ -41,7 +45,9 @@ def offline_datasets(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("formats", [("jsonl", "csv", "parquet"), ("jsonl",), ("csv",)])
-def test_the_exported_folder_loads_with_datasets_as_three_splits(release, tmp_path, offline_datasets, formats):
+def test_the_exported_folder_loads_with_datasets_as_three_splits(
+    release, tmp_path, offline_datasets, formats
+):
     out = tmp_path / "export"
     export_release(release, out, formats)
     loaded = offline_datasets.load_dataset(str(out), cache_dir=str(tmp_path / "cache"))
@@ -56,14 +62,23 @@ def test_the_exported_folder_loads_with_datasets_as_three_splits(release, tmp_pa
 
 def test_csv_cells_that_would_run_as_formulas_are_neutralised(release, tmp_path):
     export_release(release, tmp_path, ("csv", "jsonl"))
-    rows = [row for split in ("train", "dev", "test")
-            for row in csv.DictReader(io.StringIO((tmp_path / f"data/{split}.csv").read_text(encoding="utf-8")))]
+    rows = [
+        row
+        for split in ("train", "dev", "test")
+        for row in csv.DictReader(io.StringIO((tmp_path / f"data/{split}.csv").read_text(encoding="utf-8")))
+    ]
     tricky = next(row for row in rows if "HYPERLINK" in row["question"])
-    assert tricky["question"] == "'=HYPERLINK(\"http://evil\")" and tricky["answer"] == "'-1 + 2"
-    assert json.loads(tricky["metadata"]) == {"n": 3, "stage": "@draft"}  # inside JSON text, nothing starts a cell
-    lines = [json.loads(line) for split in ("train", "dev", "test")
-             for line in (tmp_path / f"data/{split}.jsonl").read_text(encoding="utf-8").splitlines()]
-    assert any(record["question"] == "=HYPERLINK(\"http://evil\")" for record in lines)  # JSONL keeps the text
+    assert tricky["question"] == '\'=HYPERLINK("http://evil")' and tricky["answer"] == "'-1 + 2"
+    assert json.loads(tricky["metadata"]) == {
+        "n": 3,
+        "stage": "@draft",
+    }  # inside JSON text, nothing starts a cell
+    lines = [
+        json.loads(line)
+        for split in ("train", "dev", "test")
+        for line in (tmp_path / f"data/{split}.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    assert any(record["question"] == '=HYPERLINK("http://evil")' for record in lines)  # JSONL keeps the text
 
 
 def test_whole_columns_are_neutralised_exactly_like_single_cells():
@@ -72,14 +87,30 @@ def test_whole_columns_are_neutralised_exactly_like_single_cells():
     from annotation.spreadsheet import neutralise_formula
     from evaluation.releases.export import neutralise_column
 
-    cells = ["=1+1", "+3", "-2", "@SUM(A1)", "\tx", "\ry", "a=b", "", "'quoted", "^caret", "]", "\\back", "ação"]
+    cells = [
+        "=1+1",
+        "+3",
+        "-2",
+        "@SUM(A1)",
+        "\tx",
+        "\ry",
+        "a=b",
+        "",
+        "'quoted",
+        "^caret",
+        "]",
+        "\\back",
+        "ação",
+    ]
     assert neutralise_column(pa.array(cells)).to_pylist() == [neutralise_formula(cell) for cell in cells]
 
 
 def test_checksums_txt_lists_every_file(release, tmp_path):
     export_release(release, tmp_path)
     listed = dict(line.split("  ", 1)[::-1] for line in (tmp_path / "checksums.txt").read_text().splitlines())
-    data_files = {f"data/{split}.{fmt}" for split in ("train", "dev", "test") for fmt in ("jsonl", "csv", "parquet")}
+    data_files = {
+        f"data/{split}.{fmt}" for split in ("train", "dev", "test") for fmt in ("jsonl", "csv", "parquet")
+    }
     assert set(listed) == {"README.md"} | data_files
     for name, digest in listed.items():
         assert hashlib.sha256((tmp_path / name).read_bytes()).hexdigest() == digest
@@ -92,7 +123,9 @@ def test_parquet_files_keep_the_types(release, tmp_path):
     assert str(table.schema.field("review_rounds").type) == "int32"
 
 
-def test_the_release_page_downloads_a_streamed_zip_that_matches_the_export(release, client_for, annotator, tmp_path):
+def test_the_release_page_downloads_a_streamed_zip_that_matches_the_export(
+    release, client_for, annotator, tmp_path
+):
     url = reverse("evaluation:release_download", args=[release.project.slug, release.version])
     response = client_for(annotator).get(url + "?format=jsonl&format=parquet")
     assert response.status_code == 200 and response.streaming

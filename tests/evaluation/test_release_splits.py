@@ -57,8 +57,11 @@ def test_a_group_is_stratified_by_its_most_frequent_class():
 
 @pytest.mark.parametrize(
     ("given", "expected"),
-    [("0.8,0.1,0.1", RATIOS), ([0.7, 0.2, 0.1], {"train": 0.7, "dev": 0.2, "test": 0.1}),
-     ({"train": 1.0}, {"train": 1.0, "dev": 0.0, "test": 0.0})],
+    [
+        ("0.8,0.1,0.1", RATIOS),
+        ([0.7, 0.2, 0.1], {"train": 0.7, "dev": 0.2, "test": 0.1}),
+        ({"train": 1.0}, {"train": 1.0, "dev": 0.0, "test": 0.0}),
+    ],
 )
 def test_ratios_are_read_from_text_lists_and_dicts(given, expected):
     assert parse_ratios(given) == pytest.approx(expected)
@@ -66,8 +69,13 @@ def test_ratios_are_read_from_text_lists_and_dicts(given, expected):
 
 @pytest.mark.parametrize(
     ("given", "message"),
-    [("0.8,0.1", "three ratios"), ("0.8,0.3,0.1", "add up to 1"), ("a,b,c", "numbers"),
-     ("1.1,-0.1,0", "negative"), ({"validation": 1}, "unknown split")],
+    [
+        ("0.8,0.1", "three ratios"),
+        ("0.8,0.3,0.1", "add up to 1"),
+        ("a,b,c", "numbers"),
+        ("1.1,-0.1,0", "negative"),
+        ({"validation": 1}, "unknown split"),
+    ],
 )
 def test_bad_ratios_are_refused_with_a_reason(given, message):
     with pytest.raises(SplitRatioError, match=message):

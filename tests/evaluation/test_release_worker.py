@@ -11,12 +11,21 @@ from tests.factories import api_token_key
 pytestmark = pytest.mark.services
 
 
-def test_a_release_cut_on_the_page_is_built_by_the_worker(celery_worker_process, project, client_for, curator):
+def test_a_release_cut_on_the_page_is_built_by_the_worker(
+    celery_worker_process, project, client_for, curator
+):
     approved_items(project, {"associational": 30, "counterfactual": 20}, groups_of=2)
     client = client_for(curator)
     response = client.post(
         reverse("evaluation:release_list", args=[project.slug]),
-        {"seed": 5, "train": 0.8, "dev": 0.1, "test": 0.1, "license": "cc-by-4.0", "notes": "primeira versão"},
+        {
+            "seed": 5,
+            "train": 0.8,
+            "dev": 0.1,
+            "test": 0.1,
+            "license": "cc-by-4.0",
+            "notes": "primeira versão",
+        },
     )
     release = Release.objects.get()
     assert response.status_code == 302 and response["Location"].endswith(f"/releases/{release.version}/")
@@ -36,11 +45,17 @@ def test_a_release_cut_on_the_page_is_built_by_the_worker(celery_worker_process,
     assert release.checksum in page and "download.zip" in page
 
 
-def test_a_release_cut_through_the_api_is_built_by_the_worker(celery_worker_process, live_server, project, owner):
+def test_a_release_cut_through_the_api_is_built_by_the_worker(
+    celery_worker_process, live_server, project, owner
+):
     approved_items(project, {"interventional": 12})
     headers = {"Authorization": f"Token {api_token_key(owner)}"}
-    response = httpx.post(f"{live_server.url}/api/v1/projects/{project.slug}/releases/", headers=headers,
-                          json={"seed": 9, "splits": {"train": 0.5, "dev": 0.25, "test": 0.25}}, timeout=30)
+    response = httpx.post(
+        f"{live_server.url}/api/v1/projects/{project.slug}/releases/",
+        headers=headers,
+        json={"seed": 9, "splits": {"train": 0.5, "dev": 0.25, "test": 0.25}},
+        timeout=30,
+    )
     assert response.status_code == 202 and response.json()["status"] == "queued"
     url = response.headers["Location"]
 
@@ -66,7 +81,10 @@ def test_a_build_whose_worker_died_is_started_again_from_nothing(transactional_d
     whole = release_cut(project=project, seed=3)  # the same cut, built in one go, for comparison
     release = release_create(project=project, seed=3)
     Release.objects.filter(pk=release.pk).update(
-        status=Release.Status.BUILDING, stage="freezing", items_total=20, items_done=7,
+        status=Release.Status.BUILDING,
+        stage="freezing",
+        items_total=20,
+        items_done=7,
         heartbeat_at=timezone.now() - timedelta(hours=1),
     )
     ReleaseItem.objects.bulk_create(
@@ -77,6 +95,7 @@ def test_a_build_whose_worker_died_is_started_again_from_nothing(transactional_d
     worker = CeleryWorker(log_path=tmp_path / "worker.log", extra_env={"RELEASE_STALE_SECONDS": "2"})
     worker.start()
     try:
+
         def ready():
             release.refresh_from_db()
             return release if release.status == Release.Status.READY else None
@@ -103,4 +122,6 @@ def test_annotators_see_releases_but_cannot_cut_them(request, project, client_fo
     client = client_for(request.getfixturevalue(who))
     url = reverse("evaluation:release_list", args=[project.slug])
     assert client.get(url).status_code == get
-    assert client.post(url, {"seed": 1, "train": 1, "dev": 0, "test": 0, "license": "mit"}).status_code == post
+    assert (
+        client.post(url, {"seed": 1, "train": 1, "dev": 0, "test": 0, "license": "mit"}).status_code == post
+    )

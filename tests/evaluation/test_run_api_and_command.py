@@ -17,13 +17,23 @@ def api(client, user):
 
 
 @pytest.mark.django_db
-def test_a_run_is_started_read_and_cancelled_through_the_api(client, project, curator, annotator, endpoint, fake_llm):
+def test_a_run_is_started_read_and_cancelled_through_the_api(
+    client, project, curator, annotator, endpoint, fake_llm
+):
     open_items(project, 4)
     release_of(project)
     url = f"/api/v1/projects/{project.slug}/runs/"
-    created = api(client, curator).post(url, {"release": "v1", "models": ["fake"], "judge": "fake",
-                                              "repetitions": 2, "decoding": {"temperature": 0.2}},
-                                        content_type="application/json")
+    created = api(client, curator).post(
+        url,
+        {
+            "release": "v1",
+            "models": ["fake"],
+            "judge": "fake",
+            "repetitions": 2,
+            "decoding": {"temperature": 0.2},
+        },
+        content_type="application/json",
+    )
     assert created.status_code == 202, created.json()
     body = created.json()
     assert body["status"] == "queued" and body["conditions"] == ["class-agnostic", "class-informed"]
@@ -53,12 +63,21 @@ def test_the_api_names_what_is_wrong_with_a_run_request(client, project, curator
     client = api(client, curator)
     unknown_model = client.post(url, {"release": "v1", "models": ["gpt-9"]}, content_type="application/json")
     assert unknown_model.status_code == 400 and "gpt-9" in unknown_model.json()["models"][0]
-    wrong = client.post(url, {"release": "v1", "models": ["fake"], "conditions": ["class-informed"], "judge": "fake"},
-                        content_type="application/json").json()
+    wrong = client.post(
+        url,
+        {"release": "v1", "models": ["fake"], "conditions": ["class-informed"], "judge": "fake"},
+        content_type="application/json",
+    ).json()
     assert "zero-shot, few-shot, chain-of-thought" in wrong["conditions"][0] and "judge_endpoint" in wrong
-    assert client.post(url, {"release": "v9", "models": ["fake"]}, content_type="application/json").status_code == 404
-    no_version = client.post(url, {"release": "v1", "models": ["fake"], "template_versions": {"zero-shot": 9}},
-                             content_type="application/json").json()
+    assert (
+        client.post(url, {"release": "v9", "models": ["fake"]}, content_type="application/json").status_code
+        == 404
+    )
+    no_version = client.post(
+        url,
+        {"release": "v1", "models": ["fake"], "template_versions": {"zero-shot": 9}},
+        content_type="application/json",
+    ).json()
     assert "'mc-zero-shot' has no version 9" in no_version["template_versions"][0]
     assert not EvalRun.objects.exists()
 
@@ -69,8 +88,22 @@ def test_the_evaluate_command_runs_here_and_prints_the_report_as_json(project, e
     release_of(project)
     fake_llm.responder = lambda received: Reply.json({"answer": "A"})
 
-    call_command("evaluate", project.slug, "--model", "fake", "--condition", "zero-shot", "--repetitions", "3",
-                 "--temperature", "0", "--metadata-key", "level=level", "--here", "--json")
+    call_command(
+        "evaluate",
+        project.slug,
+        "--model",
+        "fake",
+        "--condition",
+        "zero-shot",
+        "--repetitions",
+        "3",
+        "--temperature",
+        "0",
+        "--metadata-key",
+        "level=level",
+        "--here",
+        "--json",
+    )
 
     report = json.loads(capsys.readouterr().out)
     assert report["status"] == "succeeded" and report["progress"]["failed"] == 0

@@ -43,10 +43,16 @@ def without_ml_extra(monkeypatch):
 
 @pytest.mark.django_db
 def test_without_the_ml_extra_a_run_finishes_with_its_judge_scores_and_says_bertscore_was_not_computed(
-        project, endpoint, fake_llm, without_ml_extra):
+    project, endpoint, fake_llm, without_ml_extra
+):
     open_items(project, 6)
-    run = run_create(project=project, release=release_of(project), endpoints=[endpoint], judge_endpoint=endpoint,
-                     enqueue=False)
+    run = run_create(
+        project=project,
+        release=release_of(project),
+        endpoints=[endpoint],
+        judge_endpoint=endpoint,
+        enqueue=False,
+    )
 
     run_here(run)
 
@@ -64,8 +70,9 @@ def test_without_the_ml_extra_a_run_finishes_with_its_judge_scores_and_says_bert
 def test_a_wrong_layer_leaves_the_run_going_and_names_the_layers_there_are(project, endpoint, fake_llm):
     pytest.importorskip("torch", reason="the ml extra is not installed")
     open_items(project, 4)
-    run = run_create(project=project, release=release_of(project), endpoints=[endpoint], bertscore_layer=40,
-                     enqueue=False)
+    run = run_create(
+        project=project, release=release_of(project), endpoints=[endpoint], bertscore_layer=40, enqueue=False
+    )
 
     run_here(run)
 
@@ -75,18 +82,30 @@ def test_a_wrong_layer_leaves_the_run_going_and_names_the_layers_there_are(proje
 
 @pytest.mark.ml
 @pytest.mark.django_db
-def test_the_run_records_model_layer_and_idf_blank_answers_fail_and_blank_text_scores_0(project, endpoint, fake_llm):
+def test_the_run_records_model_layer_and_idf_blank_answers_fail_and_blank_text_scores_0(
+    project, endpoint, fake_llm
+):
     pytest.importorskip("torch", reason="the ml extra is not installed")
     from evaluation.runs.bertscore import bertscore
 
     open_items(project, 6)
-    run = run_create(project=project, release=release_of(project, ratios=(0, 0, 1)), endpoints=[endpoint],
-                     bertscore_idf=True, enqueue=False)
+    run = run_create(
+        project=project,
+        release=release_of(project, ratios=(0, 0, 1)),
+        endpoints=[endpoint],
+        bertscore_idf=True,
+        enqueue=False,
+    )
     # Items 1, 3 and 5 get a blank answer: a call whose output parses but is empty fails with the reason
     # (issue 14 §3), so a blank answer is never scored as if it were one.
     blank = ("causa 1 ", "causa 3 ", "causa 5 ")
     fake_llm.responder = lambda received: Reply.json(
-        {"answer": "  " if any(key in received.prompt for key in blank) else "Porque a causa age sobre o efeito."})
+        {
+            "answer": "  "
+            if any(key in received.prompt for key in blank)
+            else "Porque a causa age sobre o efeito."
+        }
+    )
 
     run_here(run)
 
@@ -111,7 +130,8 @@ def test_the_run_records_model_layer_and_idf_blank_answers_fail_and_blank_text_s
 
 @pytest.mark.django_db(transaction=True)
 def test_a_model_that_loads_for_longer_than_the_stale_limit_keeps_its_run_and_scores_once(
-        project, endpoint, fake_llm, settings, monkeypatch):
+    project, endpoint, fake_llm, settings, monkeypatch
+):
     settings.GENERATION_STALE_SECONDS = 0.5
     settings.GENERATION_HEARTBEAT_SECONDS = 0.1
     open_items(project, 4)
@@ -158,7 +178,8 @@ def test_a_model_that_loads_for_longer_than_the_stale_limit_keeps_its_run_and_sc
 
 @pytest.mark.django_db
 def test_without_the_ml_extra_the_pages_say_which_stage_needs_it_before_anyone_starts_it(
-        project, client_for, curator, settings, without_ml_extra):
+    project, client_for, curator, settings, without_ml_extra
+):
     from django.urls import reverse
 
     from annotation.models import Project

@@ -24,8 +24,9 @@ def released(transactional_db, project, endpoint, fake_llm):
     return release_of(project)
 
 
-def test_a_curator_starts_a_run_from_the_release_page_and_reads_its_report(worker, live_server, released, curator,
-                                                                           chromium):  # noqa: F811
+def test_a_curator_starts_a_run_from_the_release_page_and_reads_its_report(
+    worker, live_server, released, curator, chromium
+):  # noqa: F811
     project = released.project
     page = chromium.new_page()
     sign_in(page, live_server, "curator")

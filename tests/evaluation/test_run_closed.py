@@ -18,12 +18,20 @@ def option_letter(prompt: str, role: str) -> str:
     return re.search(rf"^([A-E])\) {role} do caso", prompt, re.MULTILINE).group(1)
 
 
-def test_multiple_choice_under_three_conditions_reads_letters_and_counts_errors_by_role(project, endpoint, fake_llm):
+def test_multiple_choice_under_three_conditions_reads_letters_and_counts_errors_by_role(
+    project, endpoint, fake_llm
+):
     mc_items(project, 12)
     release = release_of(project)
-    run = run_create(project=project, release=release, endpoints=[endpoint],
-                     conditions=["zero-shot", "few-shot", "chain-of-thought"], few_shot=2,
-                     differences="Challenge 1 = Acc(AJ) - Acc(PJ)", enqueue=False)
+    run = run_create(
+        project=project,
+        release=release,
+        endpoints=[endpoint],
+        conditions=["zero-shot", "few-shot", "chain-of-thought"],
+        few_shot=2,
+        differences="Challenge 1 = Acc(AJ) - Acc(PJ)",
+        enqueue=False,
+    )
 
     def responder(received):
         prompt = received.messages[-1]["content"]
@@ -31,7 +39,9 @@ def test_multiple_choice_under_three_conditions_reads_letters_and_counts_errors_
         if "step by step" in prompt or "passo a passo" in prompt:
             # chain of thought: reasoning that names other letters first, then the right one in prose
             right = option_letter(prompt, "correct")
-            return Reply.json({"reasoning": "A parece plausível, B não.", "answer": f"Portanto, a resposta é {right}."})
+            return Reply.json(
+                {"reasoning": "A parece plausível, B não.", "answer": f"Portanto, a resposta é {right}."}
+            )
         if number % 4 == 0:
             return Reply.json({"answer": "não sei"})  # unreadable: wrong, counted apart
         if number % 4 == 1:
@@ -68,14 +78,22 @@ def test_multiple_choice_under_three_conditions_reads_letters_and_counts_errors_
     levels = {row["level"] for row in tables["accuracy_by_level"].rows}
     assert levels <= {"1", "2", "3"} and levels
     assert "<svg" in tables["accuracy_by_level"].plot
+
     # the task × variant cells and the curator's difference, from the items' metadata
     def accuracy(task, variant=None):
-        chosen = [r for r in zero if r.release_item.data["metadata"].count(f'"task": "{task}"')
-                  and (variant is None or f'"variant": "{variant}"' in r.release_item.data["metadata"])]
+        chosen = [
+            r
+            for r in zero
+            if r.release_item.data["metadata"].count(f'"task": "{task}"')
+            and (variant is None or f'"variant": "{variant}"' in r.release_item.data["metadata"])
+        ]
         return sum(r.correct for r in chosen) / len(chosen)
 
-    cells = {(row["task"], row["variant"]): row["accuracy"] for row in tables["cells"].rows
-             if row["series"].endswith("zero-shot")}
+    cells = {
+        (row["task"], row["variant"]): row["accuracy"]
+        for row in tables["cells"].rows
+        if row["series"].endswith("zero-shot")
+    }
     assert cells[("AJ", "original")] == pytest.approx(accuracy("AJ", "original"))
     assert "<svg" in tables["cells"].plot
     [challenge] = [row for row in tables["differences"].rows if row["series"].endswith("zero-shot")]
@@ -89,8 +107,13 @@ def test_multiple_choice_under_three_conditions_reads_letters_and_counts_errors_
 def test_yes_no_groups_give_group_accuracy_and_accuracy_per_type(project, endpoint, fake_llm):
     yes_no_items(project, groups=6)
     release = release_of(project, ratios=(0.5, 0.0, 0.5))
-    run = run_create(project=project, release=release, endpoints=[endpoint], conditions=["zero-shot", "chain-of-thought"],
-                     enqueue=False)
+    run = run_create(
+        project=project,
+        release=release,
+        endpoints=[endpoint],
+        conditions=["zero-shot", "chain-of-thought"],
+        enqueue=False,
+    )
 
     def responder(received):
         question = asked(received)
@@ -108,14 +131,19 @@ def test_yes_no_groups_give_group_accuracy_and_accuracy_per_type(project, endpoi
     assert run.status == EvalRun.Status.SUCCEEDED, run.error
     tables = {table.key: table for table in report_tables([run])}
     groups = {row["series"].rsplit(" · ", 1)[-1]: row for row in tables["group_accuracy"].rows}
-    test_groups = {data["group"] for data in release.items.filter(split="test").values_list("data", flat=True)}
+    test_groups = {
+        data["group"] for data in release.items.filter(split="test").values_list("data", flat=True)
+    }
     even = {g for g in test_groups if int(g.split("-")[1]) % 2 == 0}
     zero = groups["zero-shot"]
     assert zero["groups"] == len(test_groups) and zero["groups_correct"] == len(even)
     assert zero["group_chance"] == pytest.approx(1 / 16) and zero["question_chance"] == pytest.approx(0.5)
     assert groups["chain-of-thought"]["group_accuracy"] == 1.0
-    by_type = {row["type"]: row["accuracy"] for row in tables["accuracy_by_type"].rows
-               if row["series"].endswith("zero-shot")}
+    by_type = {
+        row["type"]: row["accuracy"]
+        for row in tables["accuracy_by_type"].rows
+        if row["series"].endswith("zero-shot")
+    }
     assert by_type["cause-to-effect"] == 1.0
     assert by_type["counterfactual"] == pytest.approx(len(even) / len(test_groups))
     assert "errors" not in tables  # no distractors to tell apart in yes/no

@@ -27,35 +27,73 @@ ITEMS = [  # id, class, who wrote the reference answer
 ]
 # The judge's adherence score of each (item, model, condition): the figures below are computed from these.
 ADHERENCE = {
-    ("cqa-1", "gpt-4o", "class-agnostic"): 5, ("cqa-1", "gpt-4o", "class-informed"): 4,
-    ("cqa-2", "gpt-4o", "class-agnostic"): 3, ("cqa-2", "gpt-4o", "class-informed"): 4,
-    ("cqa-3", "gpt-4o", "class-agnostic"): 2, ("cqa-3", "gpt-4o", "class-informed"): 5,
-    ("cqa-4", "gpt-4o", "class-agnostic"): 3, ("cqa-4", "gpt-4o", "class-informed"): 4,
-    ("cqa-1", "gemma-3-27b", "class-agnostic"): 4, ("cqa-1", "gemma-3-27b", "class-informed"): 3,
-    ("cqa-2", "gemma-3-27b", "class-agnostic"): 2, ("cqa-2", "gemma-3-27b", "class-informed"): 3,
-    ("cqa-3", "gemma-3-27b", "class-agnostic"): 1, ("cqa-3", "gemma-3-27b", "class-informed"): 2,
-    ("cqa-4", "gemma-3-27b", "class-agnostic"): 2, ("cqa-4", "gemma-3-27b", "class-informed"): 5,
+    ("cqa-1", "gpt-4o", "class-agnostic"): 5,
+    ("cqa-1", "gpt-4o", "class-informed"): 4,
+    ("cqa-2", "gpt-4o", "class-agnostic"): 3,
+    ("cqa-2", "gpt-4o", "class-informed"): 4,
+    ("cqa-3", "gpt-4o", "class-agnostic"): 2,
+    ("cqa-3", "gpt-4o", "class-informed"): 5,
+    ("cqa-4", "gpt-4o", "class-agnostic"): 3,
+    ("cqa-4", "gpt-4o", "class-informed"): 4,
+    ("cqa-1", "gemma-3-27b", "class-agnostic"): 4,
+    ("cqa-1", "gemma-3-27b", "class-informed"): 3,
+    ("cqa-2", "gemma-3-27b", "class-agnostic"): 2,
+    ("cqa-2", "gemma-3-27b", "class-informed"): 3,
+    ("cqa-3", "gemma-3-27b", "class-agnostic"): 1,
+    ("cqa-3", "gemma-3-27b", "class-informed"): 2,
+    ("cqa-4", "gemma-3-27b", "class-agnostic"): 2,
+    ("cqa-4", "gemma-3-27b", "class-informed"): 5,
 }
 REFERENCE_SCORES = {"cqa-1": 5, "cqa-2": 4, "cqa-3": 5, "cqa-4": 3}
 # Rankings: (item, model) → order best first, and the order the answers were shown in.
 RANKINGS = {
-    ("cqa-1", "gpt-4o"): ("reference > class-agnostic > class-informed", "class-informed, reference, class-agnostic"),
-    ("cqa-2", "gpt-4o"): ("class-informed > reference > class-agnostic", "class-informed, class-agnostic, reference"),
-    ("cqa-3", "gpt-4o"): ("reference > class-informed > class-agnostic", "reference, class-agnostic, class-informed"),
-    ("cqa-4", "gpt-4o"): ("reference > class-informed > class-agnostic", "class-agnostic, reference, class-informed"),
-    ("cqa-1", "gemma-3-27b"): ("reference > class-agnostic > class-informed", "reference, class-informed, class-agnostic"),
-    ("cqa-2", "gemma-3-27b"): ("reference > class-informed > class-agnostic", "class-agnostic, reference, class-informed"),
-    ("cqa-3", "gemma-3-27b"): ("class-informed > reference > class-agnostic", "class-informed, class-agnostic, reference"),
-    ("cqa-4", "gemma-3-27b"): ("reference > class-informed > class-agnostic", "reference, class-agnostic, class-informed"),
+    ("cqa-1", "gpt-4o"): (
+        "reference > class-agnostic > class-informed",
+        "class-informed, reference, class-agnostic",
+    ),
+    ("cqa-2", "gpt-4o"): (
+        "class-informed > reference > class-agnostic",
+        "class-informed, class-agnostic, reference",
+    ),
+    ("cqa-3", "gpt-4o"): (
+        "reference > class-informed > class-agnostic",
+        "reference, class-agnostic, class-informed",
+    ),
+    ("cqa-4", "gpt-4o"): (
+        "reference > class-informed > class-agnostic",
+        "class-agnostic, reference, class-informed",
+    ),
+    ("cqa-1", "gemma-3-27b"): (
+        "reference > class-agnostic > class-informed",
+        "reference, class-informed, class-agnostic",
+    ),
+    ("cqa-2", "gemma-3-27b"): (
+        "reference > class-informed > class-agnostic",
+        "class-agnostic, reference, class-informed",
+    ),
+    ("cqa-3", "gemma-3-27b"): (
+        "class-informed > reference > class-agnostic",
+        "class-informed, class-agnostic, reference",
+    ),
+    ("cqa-4", "gemma-3-27b"): (
+        "reference > class-informed > class-agnostic",
+        "reference, class-agnostic, class-informed",
+    ),
 }
 
 
 @pytest.fixture
 def published(project):
     for external_id, causal_class, by in ITEMS:
-        ItemFactory(project=project, status=Item.Status.APPROVED, external_id=external_id, causal_class=causal_class,
-                    answer_by=by, question=f"Por que acontece o caso {external_id}?",
-                    reference_answer=f"Porque a causa do caso {external_id} age sobre o efeito.")
+        ItemFactory(
+            project=project,
+            status=Item.Status.APPROVED,
+            external_id=external_id,
+            causal_class=causal_class,
+            answer_by=by,
+            question=f"Por que acontece o caso {external_id}?",
+            reference_answer=f"Porque a causa do caso {external_id} age sobre o efeito.",
+        )
     return release_of(project, ratios=(0, 0, 1))
 
 
@@ -68,29 +106,44 @@ def table_bytes(header, rows) -> bytes:
 
 
 def responses_file(rows=None) -> ResultFile:
-    rows = rows if rows is not None else [
-        (item, model, condition, f"Resposta de {model} ({condition}) ao caso {item}: a causa age.")
-        for item, _c, _b in ITEMS for model in MODELS for condition in CONDITIONS]
+    rows = (
+        rows
+        if rows is not None
+        else [
+            (item, model, condition, f"Resposta de {model} ({condition}) ao caso {item}: a causa age.")
+            for item, _c, _b in ITEMS
+            for model in MODELS
+            for condition in CONDITIONS
+        ]
+    )
     return ResultFile("respostas.csv", table_bytes(("id", "modelo", "condicao", "resposta"), rows))
 
 
 def scores_file(extra=()) -> ResultFile:
-    rows = [(item, f"{model} · {condition}", score, "Segue a pergunta.", "gpt-5-mini")
-            for (item, model, condition), score in ADHERENCE.items()]
-    rows += [(item, "referência", score, "Resposta de referência.", "gpt-5-mini")
-             for item, score in REFERENCE_SCORES.items()]
-    return ResultFile("notas.csv", table_bytes(("id", "avaliado", "aderência", "justificativa", "juiz"),
-                                               rows + list(extra)))
+    rows = [
+        (item, f"{model} · {condition}", score, "Segue a pergunta.", "gpt-5-mini")
+        for (item, model, condition), score in ADHERENCE.items()
+    ]
+    rows += [
+        (item, "referência", score, "Resposta de referência.", "gpt-5-mini")
+        for item, score in REFERENCE_SCORES.items()
+    ]
+    return ResultFile(
+        "notas.csv", table_bytes(("id", "avaliado", "aderência", "justificativa", "juiz"), rows + list(extra))
+    )
 
 
 def rankings_file() -> ResultFile:
-    rows = [(item, model, ranking, shown, "gpt-5-mini") for (item, model), (ranking, shown) in RANKINGS.items()]
+    rows = [
+        (item, model, ranking, shown, "gpt-5-mini") for (item, model), (ranking, shown) in RANKINGS.items()
+    ]
     return ResultFile("rankings.csv", table_bytes(("id", "modelo", "ranking", "shown", "juiz"), rows))
 
 
 def imported(project, release, files) -> EvalRun:
-    return run_import_results(project=project, release=release, name="Causal_QA.PT (artigo)", files=files,
-                              enqueue=False)
+    return run_import_results(
+        project=project, release=release, name="Causal_QA.PT (artigo)", files=files, enqueue=False
+    )
 
 
 def by_key(tables, key):
@@ -147,18 +200,29 @@ def test_an_imported_run_is_marked_with_its_files_checksums_and_models(project, 
     assert run.responses.count() == 16
 
 
-def test_unmatched_items_unknown_models_and_out_of_range_scores_are_listed_and_nothing_is_imported(project,
-                                                                                                 published):
-    responses = responses_file([("cqa-1", "gpt-4o", "class-agnostic", "Sim."),
-                                ("cqa-99", "gpt-4o", "class-agnostic", "Não."),
-                                ("Por que acontece o caso cqa-2?", "gpt-4o", "class-agnostic", "Talvez."),
-                                ("cqa-1", "gpt-4o", "class-agnostic", "De novo.")])
-    scores = ResultFile("notas.csv", table_bytes(("id", "avaliado", "aderência"), [
-        ("cqa-1", "gpt-4o · class-agnostic", 7),
-        ("cqa-1", "llama-3 · class-agnostic", 4),
-        ("cqa-1", "gpt-4o · few-shot", 4),
-        ("cqa-2", "gpt-4o · class-agnostic", "ótimo"),
-    ]))
+def test_unmatched_items_unknown_models_and_out_of_range_scores_are_listed_and_nothing_is_imported(
+    project, published
+):
+    responses = responses_file(
+        [
+            ("cqa-1", "gpt-4o", "class-agnostic", "Sim."),
+            ("cqa-99", "gpt-4o", "class-agnostic", "Não."),
+            ("Por que acontece o caso cqa-2?", "gpt-4o", "class-agnostic", "Talvez."),
+            ("cqa-1", "gpt-4o", "class-agnostic", "De novo."),
+        ]
+    )
+    scores = ResultFile(
+        "notas.csv",
+        table_bytes(
+            ("id", "avaliado", "aderência"),
+            [
+                ("cqa-1", "gpt-4o · class-agnostic", 7),
+                ("cqa-1", "llama-3 · class-agnostic", 4),
+                ("cqa-1", "gpt-4o · few-shot", 4),
+                ("cqa-2", "gpt-4o · class-agnostic", "ótimo"),
+            ],
+        ),
+    )
     with pytest.raises(ResultsRejected) as excinfo:
         imported(project, published, [responses, scores])
     problems = [(error.file, error.line, error.field) for error in excinfo.value.errors]
@@ -178,16 +242,23 @@ def test_a_file_whose_kind_cannot_be_told_is_named(project, published):
         imported(project, published, [responses_file(), unknown])
 
 
-def test_a_run_with_more_than_a_tenth_of_empty_answers_says_so_at_the_top_of_its_report(project, published,
-                                                                                       curator, client_for):
+def test_a_run_with_more_than_a_tenth_of_empty_answers_says_so_at_the_top_of_its_report(
+    project, published, curator, client_for
+):
     from django.urls import reverse
 
-    rows = [(item, "gpt-4o", "class-agnostic", "" if item in ("cqa-1", "cqa-2") else "Porque a causa age.")
-            for item, _c, _b in ITEMS]
+    rows = [
+        (item, "gpt-4o", "class-agnostic", "" if item in ("cqa-1", "cqa-2") else "Porque a causa age.")
+        for item, _c, _b in ITEMS
+    ]
     run = imported(project, published, [responses_file(rows)])
     assert (empty_responses(run).empty, empty_responses(run).total) == (2, 4)
 
-    page = client_for(curator).get(reverse("evaluation:run_detail", args=[project.slug, run.pk])).content.decode()
+    page = (
+        client_for(curator)
+        .get(reverse("evaluation:run_detail", args=[project.slug, run.pk]))
+        .content.decode()
+    )
     assert 'id="empty-responses"' in page
     assert page.index('id="empty-responses"') < page.index('id="run-status"')
 
@@ -199,8 +270,15 @@ def test_the_command_imports_results_and_computes_bertscore(project, published, 
     responses, scores = responses_file(), scores_file()
     (tmp_path / responses.name).write_bytes(responses.data)
     (tmp_path / scores.name).write_bytes(scores.data)
-    call_command("import_run_results", str(tmp_path / responses.name), f"scores={tmp_path / scores.name}",
-                 project=project.slug, release=published.tag, name="artigo", json=True)
+    call_command(
+        "import_run_results",
+        str(tmp_path / responses.name),
+        f"scores={tmp_path / scores.name}",
+        project=project.slug,
+        release=published.tag,
+        name="artigo",
+        json=True,
+    )
 
     report = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert report["status"] == "succeeded", report["notes"]
@@ -209,8 +287,9 @@ def test_the_command_imports_results_and_computes_bertscore(project, published, 
     assert all(0 < row["bertscore_f1"] <= 1 for row in bertscore["rows"])
 
 
-def test_the_runs_page_imports_results_and_lists_unmatched_rows(project, published, curator, client_for,
-                                                               django_capture_on_commit_callbacks):
+def test_the_runs_page_imports_results_and_lists_unmatched_rows(
+    project, published, curator, client_for, django_capture_on_commit_callbacks
+):
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.urls import reverse
 
@@ -219,18 +298,34 @@ def test_the_runs_page_imports_results_and_lists_unmatched_rows(project, publish
     page = client.get(reverse("evaluation:run_list", args=[project.slug])).content.decode()
     assert 'id="import-results"' in page
 
-    bad = responses_file([("cqa-1", "gpt-4o", "class-agnostic", "Sim."), ("cqa-77", "gpt-4o", "class-agnostic", "?")])
-    refused = client.post(url, {"release": published.pk, "split": "test", "name": "artigo",
-                                "responses": SimpleUploadedFile(bad.name, bad.data)})
+    bad = responses_file(
+        [("cqa-1", "gpt-4o", "class-agnostic", "Sim."), ("cqa-77", "gpt-4o", "class-agnostic", "?")]
+    )
+    refused = client.post(
+        url,
+        {
+            "release": published.pk,
+            "split": "test",
+            "name": "artigo",
+            "responses": SimpleUploadedFile(bad.name, bad.data),
+        },
+    )
     assert refused.status_code == 400
     assert "respostas.csv, row 3, item" in refused.content.decode()
     assert EvalRun.objects.count() == 0
 
     good, scores = responses_file(), scores_file()
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = client.post(url, {"release": published.pk, "split": "test", "name": "artigo",
-                                     "responses": SimpleUploadedFile(good.name, good.data),
-                                     "scores": SimpleUploadedFile(scores.name, scores.data)})
+        response = client.post(
+            url,
+            {
+                "release": published.pk,
+                "split": "test",
+                "name": "artigo",
+                "responses": SimpleUploadedFile(good.name, good.data),
+                "scores": SimpleUploadedFile(scores.name, scores.data),
+            },
+        )
     assert response.status_code == 302
     assert len(callbacks) == 1  # BERTScore is left to a worker
     run = EvalRun.objects.get()

@@ -19,8 +19,9 @@ def test_a_model_with_a_wrong_key_fails_the_run_after_the_other_model_answered(p
     release = release_of(project)
     broken = second_endpoint(endpoint, name="broken", model="no-access")
     run = run_create(project=project, release=release, endpoints=[endpoint, broken], enqueue=False)
-    fake_llm.responder = lambda received: (Reply.unauthorized() if received.body["model"] == "no-access"
-                                           else Reply.json({"answer": "A"}))
+    fake_llm.responder = lambda received: (
+        Reply.unauthorized() if received.body["model"] == "no-access" else Reply.json({"answer": "A"})
+    )
     run_here(run)
 
     assert run.status == EvalRun.Status.FAILED
@@ -37,7 +38,9 @@ def test_a_running_run_stops_making_calls_when_cancelled(project, endpoint, fake
     endpoint.max_concurrency = 1
     endpoint.save()
     fake_llm.latency = 0.05
-    run = run_create(project=project, release=release, endpoints=[endpoint], judge_endpoint=endpoint, enqueue=False)
+    run = run_create(
+        project=project, release=release, endpoints=[endpoint], judge_endpoint=endpoint, enqueue=False
+    )
 
     def work():
         try:
@@ -76,9 +79,13 @@ def test_the_models_of_a_run_answer_side_by_side(project, endpoint, fake_llm):
     run_here(run)
 
     assert run.status == EvalRun.Status.SUCCEEDED, run.error
-    spans = {model: [(r.started, r.finished) for r in fake_llm.requests if r.body["model"] == model]
-             for model in (endpoint.model, other.model)}
+    spans = {
+        model: [(r.started, r.finished) for r in fake_llm.requests if r.body["model"] == model]
+        for model in (endpoint.model, other.model)
+    }
     assert tested >= 10 and all(len(calls) == tested for calls in spans.values())
     first, second = spans.values()
-    assert min(end for _, end in first) > min(start for start, _ in second), "the second model waited for the first"
+    assert min(end for _, end in first) > min(start for start, _ in second), (
+        "the second model waited for the first"
+    )
     assert min(end for _, end in second) > min(start for start, _ in first)

@@ -15,12 +15,21 @@ from tests.fake_llm import Reply
 pytestmark = pytest.mark.django_db
 
 
-def test_an_open_answer_run_answers_under_both_conditions_and_the_judge_scores_and_ranks(project, endpoint, fake_llm):
+def test_an_open_answer_run_answers_under_both_conditions_and_the_judge_scores_and_ranks(
+    project, endpoint, fake_llm
+):
     open_items(project, 6)
     release = release_of(project)
     other = second_endpoint(endpoint)
-    run = run_create(project=project, release=release, endpoints=[endpoint, other], judge_endpoint=endpoint,
-                     repetitions=2, decoding={"temperature": 0.3, "max_tokens": 200}, enqueue=False)
+    run = run_create(
+        project=project,
+        release=release,
+        endpoints=[endpoint, other],
+        judge_endpoint=endpoint,
+        repetitions=2,
+        decoding={"temperature": 0.3, "max_tokens": 200},
+        enqueue=False,
+    )
 
     run_here(run)
 
@@ -32,11 +41,14 @@ def test_an_open_answer_run_answers_under_both_conditions_and_the_judge_scores_a
     assert not responses.filter(error="").filter(text="").exists()
     # the class-informed prompt names the class; the class-agnostic one does not
     prompts = [r.messages[-1]["content"] for r in fake_llm.requests if r.body["model"] == "fake-model-1"]
-    assert any("classe causal" in p for p in prompts) and any("classe causal" not in p and "Pergunta" in p
-                                                                  for p in prompts)
+    assert any("classe causal" in p for p in prompts) and any(
+        "classe causal" not in p and "Pergunta" in p for p in prompts
+    )
     # decoding parameters went with the answer calls
     answer_calls = [r for r in fake_llm.requests if "temperature" in r.body]
-    assert answer_calls and all(r.body["temperature"] == 0.3 and r.body["max_tokens"] == 200 for r in answer_calls)
+    assert answer_calls and all(
+        r.body["temperature"] == 0.3 and r.body["max_tokens"] == 200 for r in answer_calls
+    )
     # the judge scored every response and every reference answer, with a justification per criterion
     scores = JudgeScore.objects.filter(run=run)
     assert scores.filter(response__isnull=True).count() == n_items
@@ -60,8 +72,15 @@ def test_an_open_answer_run_answers_under_both_conditions_and_the_judge_scores_a
 def test_the_random_order_of_a_ranking_is_stored_with_the_call_and_undone(project, endpoint, fake_llm):
     open_items(project, 6)
     release = release_of(project)
-    run = run_create(project=project, release=release, endpoints=[endpoint], judge_endpoint=endpoint, seed=7,
-                     repetitions=3, enqueue=False)
+    run = run_create(
+        project=project,
+        release=release,
+        endpoints=[endpoint],
+        judge_endpoint=endpoint,
+        seed=7,
+        repetitions=3,
+        enqueue=False,
+    )
 
     def responder(received):
         content = received.messages[-1]["content"]
@@ -80,28 +99,49 @@ def test_the_random_order_of_a_ranking_is_stored_with_the_call_and_undone(projec
         call = LLMCall.objects.get(pk=ranking.call_id)
         assert call.request["planned"]["shown"] == ranking.shown
         prompt = call.request["messages"][-1]["content"]
-        texts = dict(EvalResponse.objects.filter(run=run, release_item=ranking.release_item, endpoint=ranking.endpoint,
-                                                 repetition=ranking.repetition).values_list("condition", "text"))
+        texts = dict(
+            EvalResponse.objects.filter(
+                run=run,
+                release_item=ranking.release_item,
+                endpoint=ranking.endpoint,
+                repetition=ranking.repetition,
+            ).values_list("condition", "text")
+        )
         texts["reference"] = ranking.release_item.data["answer"]
         positions = [prompt.index(texts[source]) for source in ranking.shown]
         assert positions == sorted(positions)
     # the shuffle is seeded: the same on another run with the same seed; and not always the same order
     assert len({tuple(r.shown) for r in rankings}) > 1
     assert unshuffle(["reference", "class-informed", "class-agnostic"], ["B", "C", "A"]) == [
-        "class-informed", "class-agnostic", "reference"]
+        "class-informed",
+        "class-agnostic",
+        "reference",
+    ]
 
 
-def test_judge_outputs_out_of_range_or_malformed_are_asked_again_then_recorded_as_failures(project, endpoint, fake_llm):
+def test_judge_outputs_out_of_range_or_malformed_are_asked_again_then_recorded_as_failures(
+    project, endpoint, fake_llm
+):
     open_items(project, 4)
     release = release_of(project, ratios=(0.5, 0.0, 0.5))
     endpoint.max_concurrency = 1
     endpoint.save()
-    run = run_create(project=project, release=release, endpoints=[endpoint], judge_endpoint=endpoint,
-                     conditions=["class-agnostic"], enqueue=False)
-    out_of_range = {"scores": {"adherence": 7, "fluency": 4, "coherence": 4, "relevance": 4},
-                    "justifications": {k: "ok" for k in ("adherence", "fluency", "coherence", "relevance")}}
-    good = {"scores": {"adherence": 5, "fluency": 4, "coherence": 3, "relevance": 2},
-            "justifications": {k: "ok" for k in ("adherence", "fluency", "coherence", "relevance")}}
+    run = run_create(
+        project=project,
+        release=release,
+        endpoints=[endpoint],
+        judge_endpoint=endpoint,
+        conditions=["class-agnostic"],
+        enqueue=False,
+    )
+    out_of_range = {
+        "scores": {"adherence": 7, "fluency": 4, "coherence": 4, "relevance": 4},
+        "justifications": {k: "ok" for k in ("adherence", "fluency", "coherence", "relevance")},
+    }
+    good = {
+        "scores": {"adherence": 5, "fluency": 4, "coherence": 3, "relevance": 2},
+        "justifications": {k: "ok" for k in ("adherence", "fluency", "coherence", "relevance")},
+    }
     judged = {"n": 0}
 
     def responder(received):
@@ -109,7 +149,11 @@ def test_judge_outputs_out_of_range_or_malformed_are_asked_again_then_recorded_a
         if "Dê uma nota" in received.prompt:
             judged["n"] += 1
             if judged["n"] <= 3:  # the first score call: out of range, then broken JSON, then out of range
-                return Reply.json(out_of_range) if judged["n"] != 2 else Reply.text('{"scores": {"adherence": 5,')
+                return (
+                    Reply.json(out_of_range)
+                    if judged["n"] != 2
+                    else Reply.text('{"scores": {"adherence": 5,')
+                )
             if judged["n"] == 4:  # the next one: out of range once, then right
                 return Reply.json(out_of_range)
             return Reply.json(good)
@@ -137,8 +181,15 @@ def test_a_run_request_with_problems_names_each_one(project, endpoint):
     open_items(project, 4)
     release = release_of(project)
     with pytest.raises(RunInvalid) as caught:
-        run_create(project=project, release=release, endpoints=[], conditions=["few-shot"], repetitions=0,
-                   decoding={"temprature": 1}, differences="Challenge without an equals sign")
+        run_create(
+            project=project,
+            release=release,
+            endpoints=[],
+            conditions=["few-shot"],
+            repetitions=0,
+            decoding={"temprature": 1},
+            differences="Challenge without an equals sign",
+        )
     assert set(caught.value.errors) == {"endpoints", "conditions", "repetitions", "decoding", "differences"}
     assert "class-agnostic, class-informed" in caught.value.errors["conditions"]
     assert not EvalRun.objects.exists()

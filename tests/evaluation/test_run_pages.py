@@ -24,18 +24,33 @@ def test_the_release_page_and_the_project_nav_lead_to_the_runs(project, client_f
     assert f'href="{runs_url}"' in body  # the project navigation
 
 
-def test_a_curator_starts_a_run_on_the_page_follows_it_and_reads_its_report(project, client_for, curator, endpoint,
-                                                                           fake_llm):
+def test_a_curator_starts_a_run_on_the_page_follows_it_and_reads_its_report(
+    project, client_for, curator, endpoint, fake_llm
+):
     mc_items(project, 8)
     release = release_of(project)
     client = client_for(curator)
     form = client.get(reverse("evaluation:run_list", args=[project.slug]), {"release": release.version})
     assert form.status_code == 200 and "chain-of-thought" in form.content.decode()
-    response = client.post(reverse("evaluation:run_list", args=[project.slug]), {
-        "release": release.pk, "split": "test", "endpoints": [endpoint.pk], "conditions": ["zero-shot"],
-        "repetitions": 2, "temperature": 0, "max_tokens": 50, "seed": 13, "few_shot": 3, "level_key": "level",
-        "type_key": "perspective", "task_key": "task", "variant_key": "variant", "differences": "",
-    })
+    response = client.post(
+        reverse("evaluation:run_list", args=[project.slug]),
+        {
+            "release": release.pk,
+            "split": "test",
+            "endpoints": [endpoint.pk],
+            "conditions": ["zero-shot"],
+            "repetitions": 2,
+            "temperature": 0,
+            "max_tokens": 50,
+            "seed": 13,
+            "few_shot": 3,
+            "level_key": "level",
+            "type_key": "perspective",
+            "task_key": "task",
+            "variant_key": "variant",
+            "differences": "",
+        },
+    )
     run = EvalRun.objects.get()
     detail = reverse("evaluation:run_detail", args=[project.slug, run.pk])
     assert response.status_code == 302 and response["Location"] == detail
@@ -60,18 +75,32 @@ def test_a_curator_starts_a_run_on_the_page_follows_it_and_reads_its_report(proj
     assert len(responses) == run.responses.count() and all(line["call"]["attempts"] for line in responses)
 
 
-def test_the_run_form_takes_a_template_version_per_condition_and_names_a_wrong_one(project, client_for, curator,
-                                                                                  endpoint):
+def test_the_run_form_takes_a_template_version_per_condition_and_names_a_wrong_one(
+    project, client_for, curator, endpoint
+):
     mc_items(project, 4)
     release = release_of(project)
     client = client_for(curator)
     url = reverse("evaluation:run_list", args=[project.slug])
-    fields = {"release": release.pk, "split": "test", "endpoints": [endpoint.pk], "conditions": ["zero-shot"],
-              "repetitions": 1, "seed": 13, "few_shot": 3, "level_key": "level", "type_key": "perspective",
-              "task_key": "task", "variant_key": "variant"}
+    fields = {
+        "release": release.pk,
+        "split": "test",
+        "endpoints": [endpoint.pk],
+        "conditions": ["zero-shot"],
+        "repetitions": 1,
+        "seed": 13,
+        "few_shot": 3,
+        "level_key": "level",
+        "type_key": "perspective",
+        "task_key": "task",
+        "variant_key": "variant",
+    }
 
-    for versions, error in (("zero-shot 2", "CONDITION=N"), ("few-shot-ish = 1", "no such condition"),
-                            ("zero-shot = 9", "has no version 9")):
+    for versions, error in (
+        ("zero-shot 2", "CONDITION=N"),
+        ("few-shot-ish = 1", "no such condition"),
+        ("zero-shot = 9", "has no version 9"),
+    ):
         page = client.post(url, {**fields, "template_versions": versions})
         assert page.status_code == 200 and error in page.content.decode(), versions
     assert not EvalRun.objects.exists()
@@ -92,7 +121,8 @@ def test_a_queued_run_is_cancelled_from_its_page(project, client_for, curator, e
 
 
 def test_annotators_read_runs_but_cannot_start_or_cancel_them_and_outsiders_see_nothing(
-        project, client_for, annotator, outsider, endpoint):
+    project, client_for, annotator, outsider, endpoint
+):
     open_items(project, 4)
     run = run_create(project=project, release=release_of(project), endpoints=[endpoint], enqueue=False)
     client = client_for(annotator)
@@ -104,12 +134,17 @@ def test_annotators_read_runs_but_cannot_start_or_cancel_them_and_outsiders_see_
     assert client.get(reverse("evaluation:run_detail", args=[project.slug, run.pk])).status_code == 404
 
 
-def test_the_comparison_page_shows_both_runs_and_downloads_its_tables(project, client_for, curator, endpoint,
-                                                                     fake_llm):
+def test_the_comparison_page_shows_both_runs_and_downloads_its_tables(
+    project, client_for, curator, endpoint, fake_llm
+):
     mc_items(project, 6)
     release = release_of(project)
-    runs = [run_create(project=project, release=release, endpoints=[endpoint], conditions=[condition], enqueue=False)
-            for condition in ("zero-shot", "chain-of-thought")]
+    runs = [
+        run_create(
+            project=project, release=release, endpoints=[endpoint], conditions=[condition], enqueue=False
+        )
+        for condition in ("zero-shot", "chain-of-thought")
+    ]
     for run in runs:
         run_here(run)
     client = client_for(curator)
@@ -123,8 +158,13 @@ def test_the_comparison_page_shows_both_runs_and_downloads_its_tables(project, c
 
 def test_the_jobs_of_a_run_open_on_the_generation_pages(project, client_for, curator, endpoint, fake_llm):
     open_items(project, 4)
-    run = run_create(project=project, release=release_of(project), endpoints=[endpoint], judge_endpoint=endpoint,
-                     enqueue=False)
+    run = run_create(
+        project=project,
+        release=release_of(project),
+        endpoints=[endpoint],
+        judge_endpoint=endpoint,
+        enqueue=False,
+    )
     run_here(run)
     client = client_for(curator)
     page = client.get(reverse("evaluation:run_detail", args=[project.slug, run.pk])).content.decode()

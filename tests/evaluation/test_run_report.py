@@ -26,11 +26,19 @@ def judged_run(project, endpoint, fake_llm, annotators):
     items = open_items(project, 9)
     for index, item in enumerate(items):
         for annotator in annotators:
-            judge(item, annotator, ratings={"adherence": index % 5 + 1, "fluency": 4, "coherence": 4,
-                                            "relevance": 4})
+            judge(
+                item,
+                annotator,
+                ratings={"adherence": index % 5 + 1, "fluency": 4, "coherence": 4, "relevance": 4},
+            )
     release = release_of(project, ratios=(0.34, 0.0, 0.66))
-    run = run_create(project=project, release=release, endpoints=[endpoint, second_endpoint(endpoint)],
-                     judge_endpoint=endpoint, enqueue=False)
+    run = run_create(
+        project=project,
+        release=release,
+        endpoints=[endpoint, second_endpoint(endpoint)],
+        judge_endpoint=endpoint,
+        enqueue=False,
+    )
 
     def responder(received):
         prompt = received.prompt
@@ -52,8 +60,14 @@ def judged_run(project, endpoint, fake_llm, annotators):
 
 def test_the_report_has_the_papers_figures_with_their_numbers(judged_run):
     tables = {table.key: table for table in report_tables([judged_run])}
-    assert {"bertscore", "judge_scores", "reference_scores", "rankings", "position_bias", "judge_vs_people"} <= set(
-        tables)
+    assert {
+        "bertscore",
+        "judge_scores",
+        "reference_scores",
+        "rankings",
+        "position_bias",
+        "judge_vs_people",
+    } <= set(tables)
     # Figure 5: the judge's means per class × model × condition
     informed = [row for row in tables["judge_scores"].rows if row["series"].endswith("class-informed")]
     agnostic = [row for row in tables["judge_scores"].rows if row["series"].endswith("class-agnostic")]
@@ -83,18 +97,28 @@ def test_the_judge_is_measured_against_the_annotators_majority(judged_run):
     by_criterion = {row["criterion"]: row for row in table.rows}
     n_test = judged_run.release.items.filter(split="test").count()
     assert by_criterion["adherence"]["items"] == n_test
-    assert by_criterion["adherence"]["alpha"] == pytest.approx(1.0) and by_criterion["adherence"]["exact"] == 1.0
+    assert (
+        by_criterion["adherence"]["alpha"] == pytest.approx(1.0) and by_criterion["adherence"]["exact"] == 1.0
+    )
     # people said 4 for fluency, the judge 3: no agreement beyond chance, and the table says so
     assert by_criterion["fluency"]["exact"] == 0.0
     assert by_criterion["fluency"]["alpha"] is None or by_criterion["fluency"]["alpha"] < 0.5
 
 
 def test_runs_are_compared_side_by_side_with_the_run_in_each_series(judged_run, project, endpoint, fake_llm):
-    second = run_create(project=project, release=judged_run.release, endpoints=[endpoint],
-                        conditions=["class-agnostic"], enqueue=False)
+    second = run_create(
+        project=project,
+        release=judged_run.release,
+        endpoints=[endpoint],
+        conditions=["class-agnostic"],
+        enqueue=False,
+    )
     run_here(second)
     tables = {table.key: table for table in report_tables([judged_run, second])}
-    series = {row["series"] for row in tables["bertscore"].rows} if "bertscore" in tables else {
-        row["series"] for row in tables["judge_scores"].rows}
+    series = (
+        {row["series"] for row in tables["bertscore"].rows}
+        if "bertscore" in tables
+        else {row["series"] for row in tables["judge_scores"].rows}
+    )
     assert any(name.startswith(f"#{judged_run.pk} ") for name in series)
     assert any(name.startswith(f"#{second.pk} ") for name in series) or "bertscore" not in tables

@@ -17,13 +17,18 @@ from tests.fake_llm import Reply
 pytestmark = pytest.mark.services
 
 
-def test_a_run_started_through_the_api_is_run_by_the_worker_with_its_judge(worker, live_server, project, curator,
-                                                                           endpoint, fake_llm):
+def test_a_run_started_through_the_api_is_run_by_the_worker_with_its_judge(
+    worker, live_server, project, curator, endpoint, fake_llm
+):
     open_items(project, 6)
     release_of(project)
     headers = {"Authorization": f"Token {api_token_key(curator)}"}
-    response = httpx.post(f"{live_server.url}/api/v1/projects/{project.slug}/runs/", headers=headers, timeout=30,
-                          json={"release": "v1", "models": ["fake"], "judge": "fake"})
+    response = httpx.post(
+        f"{live_server.url}/api/v1/projects/{project.slug}/runs/",
+        headers=headers,
+        timeout=30,
+        json={"release": "v1", "models": ["fake"], "judge": "fake"},
+    )
     assert response.status_code == 202, response.text
     url = response.headers["Location"]
 
@@ -39,8 +44,9 @@ def test_a_run_started_through_the_api_is_run_by_the_worker_with_its_judge(worke
     assert body["progress"]["failed"] == 0 and float(body["progress"]["cost"]) > 0
 
 
-def test_a_worker_killed_mid_run_and_started_again_finishes_it_and_pays_nothing_twice(worker, project, endpoint,
-                                                                                      fake_llm):
+def test_a_worker_killed_mid_run_and_started_again_finishes_it_and_pays_nothing_twice(
+    worker, project, endpoint, fake_llm
+):
     mc_items(project, 60)
     release = release_of(project, ratios=(0.2, 0.0, 0.8))
     fake_llm.latency = 0.1

@@ -34,8 +34,15 @@ def endpoint(db, fake_llm, api_key, prompt_templates):
     from generation.models import ModelEndpoint
 
     return ModelEndpoint.objects.create(
-        name="fake", base_url=fake_llm.base_url, model="fake-model-1", api_key_env=KEY_ENV, max_concurrency=4,
-        requests_per_minute=0, timeout_seconds=5, price_input_per_mtok="2.50", price_output_per_mtok="10.00",
+        name="fake",
+        base_url=fake_llm.base_url,
+        model="fake-model-1",
+        api_key_env=KEY_ENV,
+        max_concurrency=4,
+        requests_per_minute=0,
+        timeout_seconds=5,
+        price_input_per_mtok="2.50",
+        price_output_per_mtok="10.00",
     )
 
 

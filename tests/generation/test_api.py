@@ -15,8 +15,13 @@ def api(live_server):
     clients = []
 
     def client(user):
-        clients.append(httpx.Client(base_url=f"{live_server.url}/api/v1",
-                                    headers={"Authorization": f"Token {api_token_key(user)}"}, timeout=30))
+        clients.append(
+            httpx.Client(
+                base_url=f"{live_server.url}/api/v1",
+                headers={"Authorization": f"Token {api_token_key(user)}"},
+                timeout=30,
+            )
+        )
         return clients[-1]
 
     yield client
@@ -26,14 +31,25 @@ def api(live_server):
 
 def test_a_curator_starts_a_questions_job_and_follows_it(api, project, curator, endpoint):
     client = api(curator)
-    response = client.post(f"/projects/{project.slug}/jobs/", json={
-        "kind": "questions", "endpoint": endpoint.pk, "count": 12, "causal_class": "counterfactual",
-        "answer_endpoint": endpoint.pk, "answer_variant": "class-informed",
-    })
+    response = client.post(
+        f"/projects/{project.slug}/jobs/",
+        json={
+            "kind": "questions",
+            "endpoint": endpoint.pk,
+            "count": 12,
+            "causal_class": "counterfactual",
+            "answer_endpoint": endpoint.pk,
+            "answer_variant": "class-informed",
+        },
+    )
     assert response.status_code == 201, response.text
     job = response.json()
     assert (job["kind"], job["status"], job["params"]["count"], job["created_by"]) == (
-        "questions", "queued", 12, "curator")
+        "questions",
+        "queued",
+        12,
+        "curator",
+    )
     assert job["endpoint"] == {"id": endpoint.pk, "name": "fake", "model": "fake-model-1"}
     assert job["answer_template"]["name"] == "class-informed"
 
@@ -46,14 +62,25 @@ def test_a_curator_starts_a_questions_job_and_follows_it(api, project, curator, 
     assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"
     # Cancelled before a worker planned any call: nothing to make again.
     retried = client.post(f"/projects/{project.slug}/jobs/{job['id']}/retry/")
-    assert retried.status_code == 200 and (retried.json()["retried"], retried.json()["status"]) == (0, "cancelled")
+    assert retried.status_code == 200 and (retried.json()["retried"], retried.json()["status"]) == (
+        0,
+        "cancelled",
+    )
 
 
 def test_answers_for_chosen_items(api, project, curator, endpoint):
-    items = [ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="") for _ in range(3)]
-    response = api(curator).post(f"/projects/{project.slug}/jobs/", json={
-        "kind": "answer", "endpoint": endpoint.pk, "item_ids": [item.pk for item in items],
-    })
+    items = [
+        ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="")
+        for _ in range(3)
+    ]
+    response = api(curator).post(
+        f"/projects/{project.slug}/jobs/",
+        json={
+            "kind": "answer",
+            "endpoint": endpoint.pk,
+            "item_ids": [item.pk for item in items],
+        },
+    )
     assert response.status_code == 201
     assert response.json()["params"]["item_ids"] == [item.pk for item in items]
     assert GenerationJob.objects.get().template.name == "class-agnostic"
@@ -62,7 +89,10 @@ def test_answers_for_chosen_items(api, project, curator, endpoint):
 def test_bad_requests_say_which_field_is_wrong(api, project, curator, endpoint):
     client = api(curator)
     cases = [
-        ({"kind": "questions", "endpoint": endpoint.pk, "count": 0, "causal_class": "counterfactual"}, "count"),
+        (
+            {"kind": "questions", "endpoint": endpoint.pk, "count": 0, "causal_class": "counterfactual"},
+            "count",
+        ),
         ({"kind": "questions", "endpoint": endpoint.pk, "count": 3, "causal_class": "x"}, "causal_class"),
         ({"kind": "questions", "endpoint": 999999, "count": 3, "causal_class": "counterfactual"}, "endpoint"),
         ({"kind": "answer", "endpoint": endpoint.pk, "item_ids": [999999]}, "item_ids"),

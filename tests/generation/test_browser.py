@@ -14,8 +14,16 @@ from tests.workers import CeleryWorker
 
 pytestmark = [pytest.mark.browser, pytest.mark.services]
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-        "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture
@@ -52,9 +60,9 @@ def signed_in(browser, live_server, user):
     return page
 
 
-def test_a_job_started_in_the_page_shows_live_progress_and_stops_polling_when_done(browser, live_server, worker,
-                                                                                  project, curator, endpoint,
-                                                                                  fake_llm):
+def test_a_job_started_in_the_page_shows_live_progress_and_stops_polling_when_done(
+    browser, live_server, worker, project, curator, endpoint, fake_llm
+):
     fake_llm.latency = 0.3
     endpoint.max_concurrency = 2
     endpoint.save()
@@ -69,7 +77,10 @@ def test_a_job_started_in_the_page_shows_live_progress_and_stops_polling_when_do
     job = GenerationJob.objects.get()
 
     polls = []
-    page.on("request", lambda request: polls.append(time.monotonic()) if f"/jobs/{job.pk}/" in request.url else None)
+    page.on(
+        "request",
+        lambda request: polls.append(time.monotonic()) if f"/jobs/{job.pk}/" in request.url else None,
+    )
     widths = set()
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and page.inner_text("#job-status") != "Succeeded":
@@ -88,21 +99,30 @@ def test_a_job_started_in_the_page_shows_live_progress_and_stops_polling_when_do
     assert "Você responde perguntas" in page.inner_text("#call-prompt")
 
 
-def test_the_cancel_button_stops_a_running_job(browser, live_server, worker, project, curator, endpoint, fake_llm):
+def test_the_cancel_button_stops_a_running_job(
+    browser, live_server, worker, project, curator, endpoint, fake_llm
+):
     from generation.services import job_create
 
     fake_llm.latency = 0.3
     endpoint.max_concurrency = 1
     endpoint.save()
-    items = [ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="") for _ in range(40)]
+    items = [
+        ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="")
+        for _ in range(40)
+    ]
     job = job_create(project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items])
     page = signed_in(browser, live_server, curator)
     page.goto(f"{live_server.url}/generation/p/{project.slug}/jobs/{job.pk}/")
-    page.wait_for_function("() => document.querySelector('#job-done').textContent.trim() !== '0'", timeout=30000)
+    page.wait_for_function(
+        "() => document.querySelector('#job-done').textContent.trim() !== '0'", timeout=30000
+    )
 
     page.click("#job-cancel")
 
-    page.wait_for_function("() => document.querySelector('#job-status').textContent.trim() === 'Cancelled'", timeout=15000)
+    page.wait_for_function(
+        "() => document.querySelector('#job-status').textContent.trim() === 'Cancelled'", timeout=15000
+    )
     job.refresh_from_db()
     assert job.status == GenerationJob.Status.CANCELLED and job.done < 40
     made = len(fake_llm.requests)

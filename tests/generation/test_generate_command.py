@@ -14,14 +14,26 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def waiting_items(project, n):
-    return [ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="") for _ in range(n)]
+    return [
+        ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="")
+        for _ in range(n)
+    ]
 
 
 def test_answers_for_every_waiting_item_run_here_and_report_as_json(project, endpoint, fake_llm, capsys):
     items = waiting_items(project, 4)
 
-    call_command("generate", "answers", "--project", project.slug, "--model", "fake", "--all-waiting", "--here",
-                 "--json")
+    call_command(
+        "generate",
+        "answers",
+        "--project",
+        project.slug,
+        "--model",
+        "fake",
+        "--all-waiting",
+        "--here",
+        "--json",
+    )
 
     report = json.loads(capsys.readouterr().out)
     assert (report["status"], report["done"], report["failed"], report["total"]) == ("succeeded", 4, 0, 4)
@@ -31,9 +43,25 @@ def test_answers_for_every_waiting_item_run_here_and_report_as_json(project, end
 def test_questions_in_a_topic_with_a_progress_bar(project, endpoint, fake_llm, capsys):
     Topic.objects.create(project=project, label="Educação e carreira")
 
-    call_command("generate", "questions", "--project", project.slug, "--model", "fake-model-1", "--class",
-                 "counterfactual", "--count", "5", "--batch-size", "2", "--topic", "Educação e carreira",
-                 "--answer-model", "fake", "--here")
+    call_command(
+        "generate",
+        "questions",
+        "--project",
+        project.slug,
+        "--model",
+        "fake-model-1",
+        "--class",
+        "counterfactual",
+        "--count",
+        "5",
+        "--batch-size",
+        "2",
+        "--topic",
+        "Educação e carreira",
+        "--answer-model",
+        "fake",
+        "--here",
+    )
 
     captured = capsys.readouterr()
     assert "job #" in captured.err and "call" in captured.err  # the bar
@@ -48,7 +76,9 @@ def test_a_failing_job_makes_the_command_fail_with_the_reason(project, endpoint,
         call_command("generate", "answers", "--project", project.slug, "--items", str(item.pk), "--here")
 
 
-def test_without_here_the_job_is_left_to_the_workers(project, endpoint, capsys, django_capture_on_commit_callbacks):
+def test_without_here_the_job_is_left_to_the_workers(
+    project, endpoint, capsys, django_capture_on_commit_callbacks
+):
     [item] = waiting_items(project, 1)
     call_command("generate", "answers", "--project", project.slug, "--items", str(item.pk), "--no-wait")
     job = GenerationJob.objects.get()
@@ -63,8 +93,20 @@ def test_without_here_the_job_is_left_to_the_workers(project, endpoint, capsys, 
         (["answers", "--project", "causal-qa", "--items", "1,x"], "not an item id: x"),
         (["answers", "--project", "causal-qa", "--items", "999999"], "item_ids: not in this project: 999999"),
         (["questions", "--project", "causal-qa", "--count", "3", "--class", "causal"], "causal_class"),
-        (["questions", "--project", "causal-qa", "--count", "3", "--class", "counterfactual", "--topic", "Nada"],
-         "no topic 'Nada'"),
+        (
+            [
+                "questions",
+                "--project",
+                "causal-qa",
+                "--count",
+                "3",
+                "--class",
+                "counterfactual",
+                "--topic",
+                "Nada",
+            ],
+            "no topic 'Nada'",
+        ),
     ],
 )
 def test_mistakes_are_explained(project, endpoint, arguments, message):

@@ -36,11 +36,18 @@ def waiting_items(project, n):
     ]
 
 
-def test_an_answer_job_answers_every_item_once_as_a_model_revision_and_sends_it_to_review(project, endpoint, fake_llm,
-                                                                                       curator):
+def test_an_answer_job_answers_every_item_once_as_a_model_revision_and_sends_it_to_review(
+    project, endpoint, fake_llm, curator
+):
     items = waiting_items(project, 6)
-    job = job_create(project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], user=curator,
-                     enqueue=False)
+    job = job_create(
+        project=project,
+        kind="answer",
+        endpoint=endpoint,
+        item_ids=[i.pk for i in items],
+        user=curator,
+        enqueue=False,
+    )
 
     run_now(job)
 
@@ -78,13 +85,30 @@ def test_each_call_records_request_attempts_tokens_cost_and_latency(project, end
     assert (job.retried, job.tokens_in, job.cost) == (1, call.tokens_in, call.cost)
 
 
-def test_a_questions_job_writes_new_generated_items_answered_by_a_second_model_then_in_review(project, endpoint,
-                                                                                           fake_llm):
-    topic = Topic.objects.create(project=project, label="Educação e carreira", top_words=["universidade", "emprego"])
-    ItemFactory(project=project, topic=topic, causal_class="counterfactual", question="Se eu tivesse estudado medicina?")
-    job = job_create(project=project, kind="questions", endpoint=endpoint, count=7, causal_class="counterfactual",
-                     topic=topic, batch_size=3, answer_endpoint=endpoint, answer_variant="class-informed",
-                     enqueue=False)
+def test_a_questions_job_writes_new_generated_items_answered_by_a_second_model_then_in_review(
+    project, endpoint, fake_llm
+):
+    topic = Topic.objects.create(
+        project=project, label="Educação e carreira", top_words=["universidade", "emprego"]
+    )
+    ItemFactory(
+        project=project,
+        topic=topic,
+        causal_class="counterfactual",
+        question="Se eu tivesse estudado medicina?",
+    )
+    job = job_create(
+        project=project,
+        kind="questions",
+        endpoint=endpoint,
+        count=7,
+        causal_class="counterfactual",
+        topic=topic,
+        batch_size=3,
+        answer_endpoint=endpoint,
+        answer_variant="class-informed",
+        enqueue=False,
+    )
 
     run_now(job)
 
@@ -92,33 +116,67 @@ def test_a_questions_job_writes_new_generated_items_answered_by_a_second_model_t
     created = Item.objects.filter(project=project, origin=Item.Origin.GENERATED)
     assert created.count() == 7
     for item in created:
-        assert (item.causal_class, item.topic, item.status, item.round) == ("counterfactual", topic,
-                                                                            Item.Status.IN_REVIEW, 1)
-        assert item.metadata["generation"]["model"] == "fake-model-1" and item.metadata["generation"]["rationale"]
+        assert (item.causal_class, item.topic, item.status, item.round) == (
+            "counterfactual",
+            topic,
+            Item.Status.IN_REVIEW,
+            1,
+        )
+        assert (
+            item.metadata["generation"]["model"] == "fake-model-1"
+            and item.metadata["generation"]["rationale"]
+        )
         first, answer = item.revisions.order_by("number")
-        assert first.kind == Revision.Kind.CREATED and first.llm_call_id == item.metadata["generation"]["call_id"]
+        assert (
+            first.kind == Revision.Kind.CREATED
+            and first.llm_call_id == item.metadata["generation"]["call_id"]
+        )
         assert answer.kind == Revision.Kind.MODEL and item.answer_provenance["template"].startswith(
-            "answer/class-informed")
-    question_requests = [r for r in fake_llm.requests if "questions" in r.body["response_format"]["json_schema"]["name"]]
-    asked = [r.body["response_format"]["json_schema"]["schema"]["properties"]["questions"]["minItems"]
-             for r in question_requests]
+            "answer/class-informed"
+        )
+    question_requests = [
+        r for r in fake_llm.requests if "questions" in r.body["response_format"]["json_schema"]["name"]
+    ]
+    asked = [
+        r.body["response_format"]["json_schema"]["schema"]["properties"]["questions"]["minItems"]
+        for r in question_requests
+    ]
     assert sorted(asked) == [1, 3, 3]  # batches of 3, made concurrently
     prompt = question_requests[0].prompt
-    assert "Educação e carreira" in prompt and "contrafactual" in prompt and "Se eu tivesse estudado medicina?" in prompt
-    answer_prompt = next(r.prompt for r in fake_llm.requests if "answer" in r.body["response_format"]["json_schema"]["name"])
+    assert (
+        "Educação e carreira" in prompt
+        and "contrafactual" in prompt
+        and "Se eu tivesse estudado medicina?" in prompt
+    )
+    answer_prompt = next(
+        r.prompt for r in fake_llm.requests if "answer" in r.body["response_format"]["json_schema"]["name"]
+    )
     assert 'Esta pergunta é da classe causal "counterfactual"' in answer_prompt
 
 
-def test_generated_questions_without_an_answering_model_wait_unanswered_and_duplicates_are_left_out(project,
-                                                                                                  endpoint, fake_llm):
+def test_generated_questions_without_an_answering_model_wait_unanswered_and_duplicates_are_left_out(
+    project, endpoint, fake_llm
+):
     ItemFactory(project=project, question="Se eu mudasse de área, ganharia mais?")
-    fake_llm.script(Reply.json({"questions": [
-        {"question": "Se eu mudasse de área, ganharia mais?", "rationale": "já existe"},
-        {"question": "E se eu tivesse feito intercâmbio?", "rationale": "r"},
-        {"question": "E se eu tivesse feito intercâmbio?", "rationale": "repetida"},
-    ]}))
-    job = job_create(project=project, kind="questions", endpoint=endpoint, count=3, causal_class="counterfactual",
-                     enqueue=False)
+    fake_llm.script(
+        Reply.json(
+            {
+                "questions": [
+                    {"question": "Se eu mudasse de área, ganharia mais?", "rationale": "já existe"},
+                    {"question": "E se eu tivesse feito intercâmbio?", "rationale": "r"},
+                    {"question": "E se eu tivesse feito intercâmbio?", "rationale": "repetida"},
+                ]
+            }
+        )
+    )
+    job = job_create(
+        project=project,
+        kind="questions",
+        endpoint=endpoint,
+        count=3,
+        causal_class="counterfactual",
+        enqueue=False,
+    )
 
     run_now(job)
 
@@ -127,16 +185,21 @@ def test_generated_questions_without_an_answering_model_wait_unanswered_and_dupl
     assert (item.status, item.round, item.reference_answer) == (Item.Status.PENDING, 0, "")
 
 
-def test_a_distractor_job_writes_four_typed_options_with_rationales_and_the_item_returns_to_review(project, endpoint,
-                                                                                                  fake_llm):
+def test_a_distractor_job_writes_four_typed_options_with_rationales_and_the_item_returns_to_review(
+    project, endpoint, fake_llm
+):
     project.answer_format = Project.AnswerFormat.MULTIPLE_CHOICE
     project.save(update_fields=["answer_format"])
-    item = ItemFactory(project=project, status=Item.Status.APPROVED, round=1, reference_answer="Porque choveu.")
+    item = ItemFactory(
+        project=project, status=Item.Status.APPROVED, round=1, reference_answer="Porque choveu."
+    )
     done = ItemFactory(project=project, status=Item.Status.APPROVED)
     OptionFactory(item=done, role=Option.Role.CORRECT, position=0)
     OptionFactory(item=done, role=Option.Role.REVERSAL, position=1)
-    distractors = {role: {"option_text": f"Errada ({role})", "reasoning": f"Por que {role} engana"}
-                   for role in ("contradictory", "unfounded", "reversal", "irrelevant")}
+    distractors = {
+        role: {"option_text": f"Errada ({role})", "reasoning": f"Por que {role} engana"}
+        for role in ("contradictory", "unfounded", "reversal", "irrelevant")
+    }
     fake_llm.script(Reply.json(distractors))
     job = job_create(project=project, kind="distractors", endpoint=endpoint, enqueue=False)
     assert job.params["item_ids"] == [item.pk]
@@ -147,7 +210,10 @@ def test_a_distractor_job_writes_four_typed_options_with_rationales_and_the_item
     options = {option.role: option for option in item.options.all()}
     assert set(options) == {"correct", "contradictory", "unfounded", "reversal", "irrelevant"}
     assert options["correct"].text == "Porque choveu."
-    assert options["reversal"].text == "Errada (reversal)" and options["reversal"].rationale == "Por que reversal engana"
+    assert (
+        options["reversal"].text == "Errada (reversal)"
+        and options["reversal"].rationale == "Por que reversal engana"
+    )
     assert sorted(option.position for option in options.values()) == [0, 1, 2, 3, 4]
     assert (item.status, item.round) == (Item.Status.IN_REVIEW, 2)
     revision = item.revisions.get(kind=Revision.Kind.MODEL)
@@ -156,17 +222,27 @@ def test_a_distractor_job_writes_four_typed_options_with_rationales_and_the_item
     assert "Opção correta: Porque choveu." in prompt and "Inversão causal" in prompt
 
 
-def test_a_curators_revise_decision_starts_a_revision_job_when_the_project_has_an_endpoint(project, endpoint, fake_llm,
-                                                                                       curator, annotators,
-                                                                                       django_capture_on_commit_callbacks):
+def test_a_curators_revise_decision_starts_a_revision_job_when_the_project_has_an_endpoint(
+    project, endpoint, fake_llm, curator, annotators, django_capture_on_commit_callbacks
+):
     ProjectGenerationSettings.objects.create(project=project, revision_endpoint=endpoint)
-    item = ItemFactory(project=project, status=Item.Status.NEEDS_REVISION, round=1, reference_answer="Curta demais.")
-    Judgment.objects.create(item=item, annotator=annotators[0], round=1, vote="needs_revision",
-                            comment="Falta explicar o mecanismo.")
+    item = ItemFactory(
+        project=project, status=Item.Status.NEEDS_REVISION, round=1, reference_answer="Curta demais."
+    )
+    Judgment.objects.create(
+        item=item,
+        annotator=annotators[0],
+        round=1,
+        vote="needs_revision",
+        comment="Falta explicar o mecanismo.",
+    )
     Judgment.objects.create(item=item, annotator=annotators[1], round=1, vote="accept", comment="")
-    decision = CurationDecision.objects.create(item=item, curator=curator, round=1, decision="revise",
-                                               note="Cite um exemplo.")
-    fake_llm.script(Reply.json({"answer": "Uma resposta mais longa, com o mecanismo.", "changes": "expliquei"}))
+    decision = CurationDecision.objects.create(
+        item=item, curator=curator, round=1, decision="revise", note="Cite um exemplo."
+    )
+    fake_llm.script(
+        Reply.json({"answer": "Uma resposta mais longa, com o mecanismo.", "changes": "expliquei"})
+    )
 
     with django_capture_on_commit_callbacks() as callbacks:
         revision_requested.send(sender=CurationDecision, item=item, decision=decision)
@@ -180,17 +256,25 @@ def test_a_curators_revise_decision_starts_a_revision_job_when_the_project_has_a
     assert item.revisions.get(kind=Revision.Kind.MODEL).note == "expliquei"
     prompt = fake_llm.requests[0].prompt
     assert "Curta demais." in prompt and "- Curator: Cite um exemplo." in prompt
-    assert "- Reviewer 1 (needs revision): Falta explicar o mecanismo." in prompt and "annotator" not in prompt
+    assert (
+        "- Reviewer 1 (needs revision): Falta explicar o mecanismo." in prompt and "annotator" not in prompt
+    )
 
 
-def test_revising_a_multiple_choice_item_rewrites_its_correct_option_and_keeps_the_distractors(project, endpoint,
-                                                                                               fake_llm, curator):
+def test_revising_a_multiple_choice_item_rewrites_its_correct_option_and_keeps_the_distractors(
+    project, endpoint, fake_llm, curator
+):
     ProjectGenerationSettings.objects.create(project=project, revision_endpoint=endpoint)
-    item = ItemFactory(project=project, status=Item.Status.NEEDS_REVISION, round=1, reference_answer="Porque chove.")
-    OptionFactory(item=item, text="Porque faz sol.", role=Option.Role.CONTRADICTORY, rationale="Contradiz.", position=0)
+    item = ItemFactory(
+        project=project, status=Item.Status.NEEDS_REVISION, round=1, reference_answer="Porque chove."
+    )
+    OptionFactory(
+        item=item, text="Porque faz sol.", role=Option.Role.CONTRADICTORY, rationale="Contradiz.", position=0
+    )
     OptionFactory(item=item, text="Porque chove.", role=Option.Role.CORRECT, rationale="", position=1)
-    decision = CurationDecision.objects.create(item=item, curator=curator, round=1, decision="revise",
-                                               note="Diga que a chuva molha o solo.")
+    decision = CurationDecision.objects.create(
+        item=item, curator=curator, round=1, decision="revise", note="Diga que a chuva molha o solo."
+    )
     fake_llm.script(Reply.json({"answer": "Porque a chuva molha o solo.", "changes": "mecanismo"}))
 
     revision_requested.send(sender=CurationDecision, item=item, decision=decision)
@@ -198,7 +282,10 @@ def test_revising_a_multiple_choice_item_rewrites_its_correct_option_and_keeps_t
 
     item.refresh_from_db()
     options = list(item.options.order_by("position").values_list("text", "role", "rationale"))
-    assert options == [("Porque faz sol.", "contradictory", "Contradiz."), ("Porque a chuva molha o solo.", "correct", "")]
+    assert options == [
+        ("Porque faz sol.", "contradictory", "Contradiz."),
+        ("Porque a chuva molha o solo.", "correct", ""),
+    ]
     assert item.reference_answer == "Porque a chuva molha o solo."
     assert "Porque chove." in fake_llm.requests[0].prompt
 
@@ -212,12 +299,16 @@ def test_without_an_endpoint_a_revise_decision_leaves_the_item_to_a_person(proje
 
 def test_a_resumed_job_pays_only_for_the_calls_never_recorded(project, endpoint, fake_llm):
     items = waiting_items(project, 5)
-    job = job_create(project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], enqueue=False)
+    job = job_create(
+        project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], enqueue=False
+    )
     run_now(job)
     assert len(fake_llm.requests) == 5
     # As if the worker had died with two calls under way: their rows were claimed, never recorded.
     lost = LLMCall.objects.filter(job=job).order_by("pk")[:2]
-    LLMCall.objects.filter(pk__in=[call.pk for call in lost]).update(status=LLMCall.Status.RUNNING, parsed=None)
+    LLMCall.objects.filter(pk__in=[call.pk for call in lost]).update(
+        status=LLMCall.Status.RUNNING, parsed=None
+    )
     for call in lost:
         Item.objects.filter(pk=call.item_id).update(status=Item.Status.PENDING, round=0)
     GenerationJob.objects.filter(pk=job.pk).update(status=Status.QUEUED)
@@ -261,13 +352,19 @@ def test_a_401_fails_the_job_at_once_with_a_clear_message(project, endpoint, fak
     endpoint.max_concurrency = 1
     endpoint.save()
     fake_llm.script(Reply.unauthorized())
-    job = job_create(project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], enqueue=False)
+    job = job_create(
+        project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], enqueue=False
+    )
 
     started = time.monotonic()
     run_now(job)
 
     assert time.monotonic() - started < 2
-    assert job.status == Status.FAILED and "401 Unauthorized" in job.error and "$CAUSALQA_TEST_API_KEY" in job.error
+    assert (
+        job.status == Status.FAILED
+        and "401 Unauthorized" in job.error
+        and "$CAUSALQA_TEST_API_KEY" in job.error
+    )
     assert len(fake_llm.requests) == 1 and job.failed == 1
     assert LLMCall.objects.filter(job=job, status=LLMCall.Status.PENDING).count() == 29
 
@@ -279,12 +376,18 @@ def test_a_failed_job_is_made_again_once_its_key_is_fixed_keeping_what_was_spent
     endpoint.max_concurrency = 1
     endpoint.save()
     fake_llm.script(Reply.unauthorized())
-    job = job_create(project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], enqueue=False)
+    job = job_create(
+        project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], enqueue=False
+    )
     run_now(job)
     assert (job.status, job.failed, job.done) == (Status.FAILED, 1, 0)
     refused = LLMCall.objects.get(job=job, status=LLMCall.Status.FAILED)
 
-    page = client_for(curator).get(reverse("generation:job_detail", args=[project.slug, job.pk])).content.decode()
+    page = (
+        client_for(curator)
+        .get(reverse("generation:job_detail", args=[project.slug, job.pk]))
+        .content.decode()
+    )
     assert 'id="job-retry"' in page
     assert job_retry_failed(job=job) == 6  # the refused call and the five never made
     job.refresh_from_db()
@@ -304,7 +407,9 @@ def test_a_failed_job_is_made_again_once_its_key_is_fixed_keeping_what_was_spent
 def test_a_wrong_model_name_fails_the_job_without_retrying(project, endpoint, fake_llm):
     items = waiting_items(project, 10)
     fake_llm.responder = lambda received: Reply.model_not_found(received.body["model"])
-    job = job_create(project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], enqueue=False)
+    job = job_create(
+        project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], enqueue=False
+    )
 
     run_now(job)
 
@@ -318,7 +423,9 @@ def test_cancelling_a_running_job_stops_new_calls_promptly(project, endpoint, fa
     fake_llm.latency = 0.1
     endpoint.max_concurrency = 2
     endpoint.save()
-    job = job_create(project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], enqueue=False)
+    job = job_create(
+        project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], enqueue=False
+    )
     assert job_claim(job_id=job.pk, owner="test-run")
     stopped = {}
 
@@ -343,7 +450,9 @@ def test_cancelling_a_running_job_stops_new_calls_promptly(project, endpoint, fa
 
 def test_a_queued_job_cancelled_never_runs(project, endpoint, fake_llm):
     items = waiting_items(project, 2)
-    job = job_create(project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], enqueue=False)
+    job = job_create(
+        project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], enqueue=False
+    )
     job_cancel(job=job)
     assert job.status == Status.CANCELLED
     assert not job_claim(job_id=job.pk, owner="late worker")
@@ -353,7 +462,9 @@ def test_a_queued_job_cancelled_never_runs(project, endpoint, fake_llm):
 def test_a_running_job_whose_worker_stopped_beating_is_queued_again(project, endpoint, settings):
     settings.GENERATION_STALE_SECONDS = 5
     items = waiting_items(project, 2)
-    job = job_create(project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], enqueue=False)
+    job = job_create(
+        project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], enqueue=False
+    )
     job_claim(job_id=job.pk, owner="dead worker")
     assert jobs_resume_stale() == []  # its heartbeat is fresh
     from datetime import timedelta
@@ -376,8 +487,11 @@ def test_a_run_that_lost_its_job_to_another_worker_stops(project, endpoint, fake
     fake_llm.latency = 0.05
     endpoint.max_concurrency = 1
     endpoint.save()
-    job = job_create(project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], enqueue=False)
+    job = job_create(
+        project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], enqueue=False
+    )
     job_claim(job_id=job.pk, owner="first")
+
     def take_over():
         GenerationJob.objects.filter(pk=job.pk).update(owner="second")
         connection.close()

@@ -37,7 +37,9 @@ def hammer(limiters, calls: int, hold: float) -> tuple[int, list[float]]:
 
 
 def test_the_local_limiter_never_lets_more_than_max_concurrency_run():
-    most, _starts = hammer([LocalLimiter(Limits(max_concurrency=3, requests_per_minute=0))], calls=12, hold=0.05)
+    most, _starts = hammer(
+        [LocalLimiter(Limits(max_concurrency=3, requests_per_minute=0))], calls=12, hold=0.05
+    )
     assert most == 3
 
 

@@ -14,12 +14,22 @@ SCHEMA = {
     "required": ["answer"],
     "additionalProperties": False,
 }
-PROMPT = PromptRequest(system="Responda em JSON.", user="Por que o céu é azul?", schema=SCHEMA, schema_name="answer")
+PROMPT = PromptRequest(
+    system="Responda em JSON.", user="Por que o céu é azul?", schema=SCHEMA, schema_name="answer"
+)
 
 
 def client_for(server, **overrides) -> LLMClient:
-    config = {"base_url": server.base_url, "model": "fake-model-1", "api_key": "sk-key", "api_key_env": "LLM_API_KEY",
-              "timeout": 2.0, "backoff_base": 0.05, "backoff_max": 0.2, **overrides}
+    config = {
+        "base_url": server.base_url,
+        "model": "fake-model-1",
+        "api_key": "sk-key",
+        "api_key_env": "LLM_API_KEY",
+        "timeout": 2.0,
+        "backoff_base": 0.05,
+        "backoff_max": 0.2,
+        **overrides,
+    }
     return LLMClient(EndpointConfig(**config))
 
 
@@ -50,7 +60,12 @@ def test_a_429_is_retried_after_the_time_its_retry_after_header_asks_for(fake_ll
 
 
 def test_server_errors_are_retried_with_growing_jittered_backoff(fake_llm):
-    fake_llm.script(Reply.server_error(500), Reply.server_error(503), Reply.server_error(502), Reply.json({"answer": "ok"}))
+    fake_llm.script(
+        Reply.server_error(500),
+        Reply.server_error(503),
+        Reply.server_error(502),
+        Reply.json({"answer": "ok"}),
+    )
 
     result = client_for(fake_llm, backoff_base=0.1, backoff_max=10).complete(PROMPT)
 
@@ -172,8 +187,11 @@ def test_an_endpoint_without_structured_output_gets_the_schema_in_the_prompt(fak
 
 
 def test_connection_errors_are_retried_and_reported_plainly():
-    client = LLMClient(EndpointConfig(base_url="http://127.0.0.1:9/v1", model="m", timeout=1, max_retries=1,
-                                      backoff_base=0.01))
+    client = LLMClient(
+        EndpointConfig(
+            base_url="http://127.0.0.1:9/v1", model="m", timeout=1, max_retries=1, backoff_base=0.01
+        )
+    )
     result = client.complete(PROMPT)
 
     assert not result.ok and len(result.attempts) == 2
@@ -196,14 +214,18 @@ def test_cancelling_stops_a_call_waiting_to_retry(fake_llm):
 
 
 def test_the_endpoints_default_parameters_are_sent_with_each_request(fake_llm):
-    client_for(fake_llm, params={"temperature": 0.2, "max_tokens": 300, "seed": 7, "top_k": 40}).complete(PROMPT)
+    client_for(fake_llm, params={"temperature": 0.2, "max_tokens": 300, "seed": 7, "top_k": 40}).complete(
+        PROMPT
+    )
 
     body = fake_llm.requests[0].body
     assert (body["temperature"], body["max_tokens"], body["seed"], body["top_k"]) == (0.2, 300, 7, 40)
 
 
 def test_a_reply_cut_off_by_the_token_limit_is_asked_again(fake_llm):
-    fake_llm.script(Reply.text('{"answer": "cortad', finish_reason="length"), Reply.json({"answer": "inteira"}))
+    fake_llm.script(
+        Reply.text('{"answer": "cortad', finish_reason="length"), Reply.json({"answer": "inteira"})
+    )
 
     result = client_for(fake_llm).complete(PROMPT)
 
@@ -254,8 +276,10 @@ def test_a_thread_waiting_to_retry_holds_no_slot(fake_llm):
     from generation.llm import Limits, LocalLimiter
 
     limiter = LocalLimiter(Limits(max_concurrency=1, requests_per_minute=0))
-    client = LLMClient(EndpointConfig(base_url=fake_llm.base_url, model="m", backoff_base=0.5, backoff_max=0.5),
-                       limiter=limiter)
+    client = LLMClient(
+        EndpointConfig(base_url=fake_llm.base_url, model="m", backoff_base=0.5, backoff_max=0.5),
+        limiter=limiter,
+    )
     fake_llm.script(Reply.server_error(), Reply.json({"answer": "ok"}))
     seen = []
     threading.Timer(0.15, lambda: seen.append(limiter._active)).start()
@@ -269,8 +293,17 @@ def test_a_timed_out_call_keeps_its_slot_until_its_connection_is_closed(fake_llm
 
     fake_llm.responder = lambda received: Reply.hang(3)  # the provider works longer than the client waits
     limiter = LocalLimiter(Limits(max_concurrency=4, requests_per_minute=0))
-    client = LLMClient(EndpointConfig(base_url=fake_llm.base_url, model="m", timeout=0.3, max_retries=2,
-                                      backoff_base=0.01, backoff_max=0.02), limiter=limiter)
+    client = LLMClient(
+        EndpointConfig(
+            base_url=fake_llm.base_url,
+            model="m",
+            timeout=0.3,
+            max_retries=2,
+            backoff_base=0.01,
+            backoff_max=0.02,
+        ),
+        limiter=limiter,
+    )
     threads = [threading.Thread(target=client.complete, args=(PROMPT,)) for _ in range(12)]
     for thread in threads:
         thread.start()

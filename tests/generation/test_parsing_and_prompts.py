@@ -20,7 +20,9 @@ def test_json_is_found_in_prose_fences_and_after_reasoning(text, expected):
     assert extract_json(text) == expected
 
 
-@pytest.mark.parametrize("text, words", [("", "empty"), ("sem json aqui", "no JSON"), ('{"a": ', "not valid JSON")])
+@pytest.mark.parametrize(
+    "text, words", [("", "empty"), ("sem json aqui", "no JSON"), ('{"a": ', "not valid JSON")]
+)
 def test_replies_without_usable_json_say_why(text, words):
     with pytest.raises(NoJSONFound, match=words):
         extract_json(text)
@@ -33,8 +35,13 @@ def test_a_bare_array_is_wrapped_when_the_schema_wants_an_object_holding_one():
 
 
 def test_validation_names_each_problem_and_its_place():
-    schema = {"type": "object", "properties": {"scores": {"type": "object", "properties": {
-        "fluency": {"type": "integer", "maximum": 5}}}}, "required": ["scores", "justification"]}
+    schema = {
+        "type": "object",
+        "properties": {
+            "scores": {"type": "object", "properties": {"fluency": {"type": "integer", "maximum": 5}}}
+        },
+        "required": ["scores", "justification"],
+    }
     problem = validation_error({"scores": {"fluency": 9}}, schema)
     assert "at scores/fluency: 9 is greater than the maximum of 5" in problem
     assert "'justification' is a required property" in problem
@@ -42,7 +49,10 @@ def test_validation_names_each_problem_and_its_place():
 
 
 def test_placeholders_are_filled_and_a_missing_one_is_an_error():
-    assert render("Pergunta: {{ question }} ({{count}})", {"question": "Por quê?", "count": 3}) == "Pergunta: Por quê? (3)"
+    assert (
+        render("Pergunta: {{ question }} ({{count}})", {"question": "Por quê?", "count": 3})
+        == "Pergunta: Por quê? (3)"
+    )
     with pytest.raises(MissingVariables, match="topic"):
         render("{{ topic }} {{ question }}", {"question": "q"})
 
@@ -67,7 +77,9 @@ def test_text_mode_messages_carry_the_schema_and_structured_ones_do_not():
 
 
 def test_sections_may_nest():
-    text = "{{#topic}}sobre {{ topic }}{{#words}} ({{ words }}){{/words}}.{{/topic}}{{^topic}}livre.{{/topic}}"
+    text = (
+        "{{#topic}}sobre {{ topic }}{{#words}} ({{ words }}){{/words}}.{{/topic}}{{^topic}}livre.{{/topic}}"
+    )
     assert render(text, {"topic": "Educação", "words": "escola"}) == "sobre Educação (escola)."
     assert render(text, {"topic": "Educação", "words": ""}) == "sobre Educação."
     assert render(text, {"topic": "", "words": "x"}) == "livre."

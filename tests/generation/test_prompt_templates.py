@@ -22,8 +22,16 @@ from generation.services.templates import (
 from tests.fake_llm import example_for_schema
 
 pytestmark = pytest.mark.django_db
-KINDS = ["questions", "answer", "distractors", "revision", "judge_score", "judge_ranking", "decontamination",
-         "meter_question"]
+KINDS = [
+    "questions",
+    "answer",
+    "distractors",
+    "revision",
+    "judge_score",
+    "judge_ranking",
+    "decontamination",
+    "meter_question",
+]
 KINDS += ["causalbench_expand", "causalbench_scenario", "causalbench_check", "checklist"]
 KINDS += ["benchmark_answer"]
 SHIPPED = len(list(TEMPLATE_DIR.glob("*/*.yaml")))  # one version of each shipped file
@@ -34,7 +42,9 @@ def test_the_migration_loaded_every_default_template_in_portuguese_and_english()
     for language in ("pt-BR", "en"):
         for kind in KINDS:
             assert any(k == kind and lang == language for k, _name, lang in shipped), (kind, language)
-        assert (("answer", "class-agnostic", language) in shipped) and (("answer", "class-informed", language) in shipped)
+        assert (("answer", "class-agnostic", language) in shipped) and (
+            ("answer", "class-informed", language) in shipped
+        )
     assert PromptTemplate.objects.count() == SHIPPED  # one per file: kinds added later ship their own
     assert set(PromptTemplate.objects.values_list("version", flat=True)) == {1}
 
@@ -66,11 +76,15 @@ def test_a_changed_file_becomes_a_new_version_and_the_old_one_stays(tmp_path):
 def test_editing_a_template_in_the_admin_stores_a_new_version(admin_client):
     template = template_latest(kind="answer", language="en", name="class-agnostic")
     url = reverse("admin:generation_prompttemplate_change", args=[template.pk])
-    response = admin_client.post(url, {
-        "system": template.system + " Be brief.", "user": template.user,
-        "output_schema": '{"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}',
-        "notes": "shorter answers",
-    })
+    response = admin_client.post(
+        url,
+        {
+            "system": template.system + " Be brief.",
+            "user": template.user,
+            "output_schema": '{"type": "object", "properties": {"answer": {"type": "string"}}, "required": ["answer"]}',
+            "notes": "shorter answers",
+        },
+    )
     assert response.status_code == 302, response.content.decode()[:2000]
     template.refresh_from_db()
     assert not template.system.endswith("Be brief.")
@@ -92,23 +106,43 @@ def test_portuguese_projects_get_portuguese_templates_and_others_fall_back_to_en
     assert template_latest(kind="distractors", language="de").language == "en"
 
 
-
 def _variables(kind: str) -> dict:
     values = {
-        "count": 3, "causal_class": "counterfactual", "class_definition": "contrafactual — …",
-        "class_definitions": "- associativa — …\n- intervencional — …", "topic": "Educação e carreira",
-        "topic_words": "universidade, emprego", "examples": "- Vale a pena fazer mestrado?", "language": "pt-BR",
-        "question": "Se eu tivesse feito engenharia, estaria empregado?", "context": "", "class_description": "…",
-        "question_type": "counterfactual", "correct_option": "Provavelmente sim.", "answer": "Sim.",
-        "feedback": "- Reviewer 1 (needs revision): falta justificar", "reference": "Sim, porque…",
-        "criteria": "adherence, fluency", "answers": "Answer A: …\n\nAnswer B: …", "labels": "A, B",
-        "cause": "o pouso foi feito acima da velocidade", "effect": "a aeronave saiu da pista", "level": "L2",
-        "level_definition": "L2 — intervenção: …", "stem": "O que acontecerá se {INTERVENTION}?",
+        "count": 3,
+        "causal_class": "counterfactual",
+        "class_definition": "contrafactual — …",
+        "class_definitions": "- associativa — …\n- intervencional — …",
+        "topic": "Educação e carreira",
+        "topic_words": "universidade, emprego",
+        "examples": "- Vale a pena fazer mestrado?",
+        "language": "pt-BR",
+        "question": "Se eu tivesse feito engenharia, estaria empregado?",
+        "context": "",
+        "class_description": "…",
+        "question_type": "counterfactual",
+        "correct_option": "Provavelmente sim.",
+        "answer": "Sim.",
+        "feedback": "- Reviewer 1 (needs revision): falta justificar",
+        "reference": "Sim, porque…",
+        "criteria": "adherence, fluency",
+        "answers": "Answer A: …\n\nAnswer B: …",
+        "labels": "A, B",
+        "cause": "o pouso foi feito acima da velocidade",
+        "effect": "a aeronave saiu da pista",
+        "level": "L2",
+        "level_definition": "L2 — intervenção: …",
+        "stem": "O que acontecerá se {INTERVENTION}?",
         # CausalBench
-        "scenario": "def f(x):\n    return 2 * x", "domain": "code", "perspectives": "- cause_to_effect: …",
+        "scenario": "def f(x):\n    return 2 * x",
+        "domain": "code",
+        "perspectives": "- cause_to_effect: …",
         # CausalityCheck checklist templates
-        "options": "1. …\n2. …", "source_context": "Houve seca.", "chain": "seca → menos energia",
-        "verdict": "correct_and_reliable", "verdict_definition": "…", "verdict_definitions": "- correct_and_reliable: …",
+        "options": "1. …\n2. …",
+        "source_context": "Houve seca.",
+        "chain": "seca → menos energia",
+        "verdict": "correct_and_reliable",
+        "verdict_definition": "…",
+        "verdict_definitions": "- correct_and_reliable: …",
         "letters": "A, B",
     }
     return {name: values[name] for name in VARIABLES[kind]}

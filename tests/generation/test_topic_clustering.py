@@ -40,7 +40,9 @@ def test_clusters_are_numbered_by_size_largest_first():
 
 def test_an_outlier_far_from_every_theme_goes_to_the_residual_topic():
     vectors, _truth = themes(n_per_theme=30)
-    outlier = clustering.normalised(np.random.default_rng(99).normal(size=(1, vectors.shape[1]))).astype(np.float32)
+    outlier = clustering.normalised(np.random.default_rng(99).normal(size=(1, vectors.shape[1]))).astype(
+        np.float32
+    )
 
     found = clustering.cluster(np.vstack([vectors, outlier]), min_cluster_size=10, dimensions=10)
 
@@ -59,7 +61,9 @@ def test_questions_left_out_are_assigned_to_the_nearest_cluster_centroid_or_the_
     unrelated = np.zeros((1, vectors.shape[1]), dtype=np.float32)
     unrelated[0, 0] = 1.0
 
-    assigned = clustering.assign_nearest(np.vstack([near_first, unrelated]), vectors, labels, min_similarity=0.5)
+    assigned = clustering.assign_nearest(
+        np.vstack([near_first, unrelated]), vectors, labels, min_similarity=0.5
+    )
 
     assert assigned.tolist() == [1, 1, clustering.RESIDUAL]
 
@@ -108,7 +112,7 @@ def test_near_duplicate_pairs_are_those_at_least_as_similar_as_the_threshold():
     pairs = clustering.near_duplicates(vectors, threshold=0.95, block=2)
 
     assert [(i, j) for i, j, _ in pairs] == [(0, 5)]
-    assert pairs[0][2] == pytest.approx(1 / math.sqrt(1 + 0.05 ** 2), abs=1e-6)
+    assert pairs[0][2] == pytest.approx(1 / math.sqrt(1 + 0.05**2), abs=1e-6)
 
 
 def test_the_map_has_two_coordinates_per_question_within_the_unit_square():
@@ -120,7 +124,10 @@ def test_the_map_has_two_coordinates_per_question_within_the_unit_square():
 
 def test_seed_words_are_read_one_topic_a_line():
     seeds = seed_words_parse("Educação: universidade, emprego,  estudo\n\npets: gato, cão\nracing, f1")
-    assert seeds == {"Educação": ["universidade", "emprego", "estudo"], "pets": ["gato", "cão"],
-                     "racing": ["racing", "f1"]}
+    assert seeds == {
+        "Educação": ["universidade", "emprego", "estudo"],
+        "pets": ["gato", "cão"],
+        "racing": ["racing", "f1"],
+    }
     with pytest.raises(ValueError, match="line 1: no seed words"):
         seed_words_parse("Education:   ")

@@ -21,17 +21,41 @@ def url(project, name, **kwargs):
 @pytest.fixture
 def topics(project):
     """Two modelled topics and a residual, with questions in each."""
-    school = Topic.objects.create(project=project, label="Escola", cluster=0, top_words=["escola", "aluno"], size=3)
+    school = Topic.objects.create(
+        project=project, label="Escola", cluster=0, top_words=["escola", "aluno"], size=3
+    )
     pets = Topic.objects.create(project=project, label="Pets", cluster=1, top_words=["gato", "ração"], size=2)
     residual = Topic.objects.create(project=project, label="Residual", cluster=-1, is_residual=True, size=1)
     for n in range(3):
-        ItemFactory(project=project, topic=school, question=f"Por que a escola {n} muda o aluno?",
-                    status=Item.Status.PENDING, round=0, reference_answer="", answer_by="")
+        ItemFactory(
+            project=project,
+            topic=school,
+            question=f"Por que a escola {n} muda o aluno?",
+            status=Item.Status.PENDING,
+            round=0,
+            reference_answer="",
+            answer_by="",
+        )
     for n in range(2):
-        ItemFactory(project=project, topic=pets, question=f"Por que o gato {n} come ração?", causal_class="counterfactual",
-                    status=Item.Status.PENDING, round=0, reference_answer="", answer_by="")
-    ItemFactory(project=project, topic=residual, question="Qual a cor do céu amanhã?", status=Item.Status.PENDING,
-                round=0, reference_answer="", answer_by="")
+        ItemFactory(
+            project=project,
+            topic=pets,
+            question=f"Por que o gato {n} come ração?",
+            causal_class="counterfactual",
+            status=Item.Status.PENDING,
+            round=0,
+            reference_answer="",
+            answer_by="",
+        )
+    ItemFactory(
+        project=project,
+        topic=residual,
+        question="Qual a cor do céu amanhã?",
+        status=Item.Status.PENDING,
+        round=0,
+        reference_answer="",
+        answer_by="",
+    )
     return {"school": school, "pets": pets, "residual": residual}
 
 
@@ -40,21 +64,28 @@ def changes(project, topics, pair=None):
     school, pets = topics["school"], topics["pets"]
     item = school.items.first()
     posts = [
-        (url(project, "topic_run_start"), {"min_cluster_size": 5, "dimensions": 10, "duplicate_threshold": 0.95}),
+        (
+            url(project, "topic_run_start"),
+            {"min_cluster_size": 5, "dimensions": 10, "duplicate_threshold": 0.95},
+        ),
         (url(project, "topic_rename", topic_id=school.pk), {"label": "Educação"}),
         (url(project, "topics_merge"), {"into": school.pk, "other": pets.pk}),
         (url(project, "topics_select"), {"selected": [school.pk]}),
         (url(project, "item_move", item_id=item.pk), {"topic": pets.pk}),
         (url(project, "balance_targets"), {"target_associational": 10}),
-        (url(project, "balance_start"), {"endpoint": 1, "answer_variant": "class-agnostic", "batch_size": 10,
-                                         "count_counterfactual": 3}),
+        (
+            url(project, "balance_start"),
+            {"endpoint": 1, "answer_variant": "class-agnostic", "batch_size": 10, "count_counterfactual": 3},
+        ),
     ]
     if pair is not None:
         posts.append((url(project, "near_duplicate_resolve", pair_id=pair.pk), {"keep": "first"}))
     return posts
 
 
-def test_annotators_and_outsiders_cannot_change_topics_or_start_jobs(project, topics, client_for, annotator, outsider):
+def test_annotators_and_outsiders_cannot_change_topics_or_start_jobs(
+    project, topics, client_for, annotator, outsider
+):
     first, second = topics["school"].items.order_by("pk")[:2]
     pair = NearDuplicate.objects.create(project=project, first=first, second=second, similarity=0.97)
     before = list(Topic.objects.order_by("pk").values_list("label", "selected", "size"))
@@ -70,8 +101,9 @@ def test_annotators_and_outsiders_cannot_change_topics_or_start_jobs(project, to
     assert project.class_targets == {}
 
 
-def test_members_see_the_topics_but_only_curators_get_the_controls(project, topics, client_for, annotator, curator,
-                                                                   outsider):
+def test_members_see_the_topics_but_only_curators_get_the_controls(
+    project, topics, client_for, annotator, curator, outsider
+):
     page = url(project, "topics")
     as_annotator = client_for(annotator).get(page)
     assert as_annotator.status_code == 200
@@ -91,7 +123,9 @@ def test_topic_names_and_questions_are_escaped(project, topics, client_for, cura
     ItemFactory(project=project, topic=topics["school"], question="<img src=x onerror=alert(2)>")
 
     body = client_for(curator).get(url(project, "topics")).content.decode()
-    detail = client_for(curator).get(url(project, "topic_detail", topic_id=topics["school"].pk)).content.decode()
+    detail = (
+        client_for(curator).get(url(project, "topic_detail", topic_id=topics["school"].pk)).content.decode()
+    )
 
     for page in (body, detail):
         assert "<script>alert(1)" not in page and "&lt;script&gt;alert(1)" in page
@@ -105,7 +139,9 @@ def test_a_curator_renames_merges_moves_and_selects(project, topics, client_for,
     client.post(url(project, "topic_rename", topic_id=school.pk), {"label": "Educação e carreira"})
     school.refresh_from_db()
     assert school.label == "Educação e carreira"
-    refused = client.post(url(project, "topic_rename", topic_id=pets.pk), {"label": "Educação e carreira"}, follow=True)
+    refused = client.post(
+        url(project, "topic_rename", topic_id=pets.pk), {"label": "Educação e carreira"}, follow=True
+    )
     assert "Another topic of this project is called" in refused.content.decode()
 
     moved = residual.items.get()
@@ -150,7 +186,11 @@ def test_near_duplicates_are_merged_or_kept(project, topics, client_for, curator
     assert second.status == Item.Status.REJECTED and second.metadata["duplicate_of"] == first.pk
     assert Revision.objects.filter(item=second, note=f"near-duplicate of #{first.pk}").exists()
     decision = CurationDecision.objects.get(item=second)  # closing an item always leaves a decision record
-    assert (decision.decision, decision.curator, decision.note) == ("reject", curator, f"near-duplicate of #{first.pk}")
+    assert (decision.decision, decision.curator, decision.note) == (
+        "reject",
+        curator,
+        f"near-duplicate of #{first.pk}",
+    )
     assert third.status == Item.Status.PENDING
     assert set(NearDuplicate.objects.values_list("status", flat=True)) == {"merged", "kept"}
     assert f'id="pair-{merge.pk}"' not in client.get(url(project, "topics")).content.decode()
@@ -161,8 +201,9 @@ def test_a_gold_question_is_never_dropped_as_a_duplicate(project, topics, client
     Item.objects.filter(pk=second.pk).update(status=Item.Status.APPROVED)
     pair = NearDuplicate.objects.create(project=project, first=first, second=second, similarity=0.98)
 
-    response = client_for(curator).post(url(project, "near_duplicate_resolve", pair_id=pair.pk), {"keep": "first"},
-                                        follow=True)
+    response = client_for(curator).post(
+        url(project, "near_duplicate_resolve", pair_id=pair.pk), {"keep": "first"}, follow=True
+    )
 
     assert "is in the gold collection" in response.content.decode()
     assert Item.objects.get(pk=second.pk).status == Item.Status.APPROVED
@@ -170,19 +211,31 @@ def test_a_gold_question_is_never_dropped_as_a_duplicate(project, topics, client
 
 
 def test_starting_a_run_queues_it_and_the_progress_partial_stops_polling_when_done(
-        project, client_for, curator, settings, fake_llm, django_capture_on_commit_callbacks):
-    settings.TOPIC_EMBEDDINGS, settings.EMBEDDING_MODEL, settings.EMBEDDING_BASE_URL = "endpoint", "e", fake_llm.base_url
+    project, client_for, curator, settings, fake_llm, django_capture_on_commit_callbacks
+):
+    settings.TOPIC_EMBEDDINGS, settings.EMBEDDING_MODEL, settings.EMBEDDING_BASE_URL = (
+        "endpoint",
+        "e",
+        fake_llm.base_url,
+    )
     create_items(project, themed_questions(20))
     client = client_for(curator)
     sent = []
     from generation.tasks import run_topic_model
+
     run_topic_model.delay = sent.append  # the broker is not under test here; the worker test covers it
 
     try:
         with django_capture_on_commit_callbacks(execute=True):
-            response = client.post(url(project, "topic_run_start"),
-                                   {"min_cluster_size": 6, "dimensions": 10, "duplicate_threshold": 0.95,
-                                    "seed_words": "Pets: gato, vacina"})
+            response = client.post(
+                url(project, "topic_run_start"),
+                {
+                    "min_cluster_size": 6,
+                    "dimensions": 10,
+                    "duplicate_threshold": 0.95,
+                    "seed_words": "Pets: gato, vacina",
+                },
+            )
     finally:
         del run_topic_model.delay
     assert response.status_code == 302
@@ -192,6 +245,7 @@ def test_starting_a_run_queues_it_and_the_progress_partial_stops_polling_when_do
     assert polling.status_code == 200 and "hx-trigger" in polling.content.decode()
 
     from generation.topics.run import topic_run_claim, topic_run_execute
+
     topic_run_claim(run_id=run.pk)
     topic_run_execute(run_id=run.pk)
 
@@ -204,9 +258,10 @@ def test_starting_a_run_queues_it_and_the_progress_partial_stops_polling_when_do
 
 def test_bad_run_settings_are_shown_on_the_form(project, client_for, curator):
     create_items(project, themed_questions(2))
-    response = client_for(curator).post(url(project, "topic_run_start"),
-                                        {"min_cluster_size": 1, "dimensions": 10, "duplicate_threshold": 0.95,
-                                         "seed_words": "Education:"})
+    response = client_for(curator).post(
+        url(project, "topic_run_start"),
+        {"min_cluster_size": 1, "dimensions": 10, "duplicate_threshold": 0.95, "seed_words": "Education:"},
+    )
     assert response.status_code == 400
     body = response.content.decode()
     assert "line 1: no seed words after the label" in body

@@ -52,13 +52,17 @@ def curated(project):
     names = {}
     for n, topic in enumerate(Topic.objects.filter(project=project, is_residual=False).order_by("cluster")):
         name = f"Tema escolhido {n}"
-        Topic.objects.filter(pk=topic.pk).update(label=name, selected=True, class_targets={"associational": 5 + n})
+        Topic.objects.filter(pk=topic.pk).update(
+            label=name, selected=True, class_targets={"associational": 5 + n}
+        )
         names[name] = set(topic.items.values_list("pk", flat=True))
     return first, names
 
 
 def topics_now(project):
-    return sorted(Topic.objects.filter(project=project).values_list("label", "selected", "class_targets", "size"))
+    return sorted(
+        Topic.objects.filter(project=project).values_list("label", "selected", "class_targets", "size")
+    )
 
 
 def test_a_new_run_changes_nothing_and_is_shown_beside_the_current_topics(project, endpoint_embeddings):
@@ -78,13 +82,15 @@ def test_a_new_run_changes_nothing_and_is_shown_beside_the_current_topics(projec
         if topic.carried_from:
             assert topic.label == topic.carried_from.label
             assert topic.mostly_from == topic.carried_from
-    assert {topic.label for topic in comparison.dropped} == {
-        label for label, *_rest in before} - carried, "every current topic not carried over is listed as going"
+    assert {topic.label for topic in comparison.dropped} == {label for label, *_rest in before} - carried, (
+        "every current topic not carried over is listed as going"
+    )
     assert comparison.questions == Item.objects.filter(project=project).count()
 
 
-def test_applying_carries_names_selections_and_targets_and_the_earlier_run_takes_them_back(project,
-                                                                                           endpoint_embeddings):
+def test_applying_carries_names_selections_and_targets_and_the_earlier_run_takes_them_back(
+    project, endpoint_embeddings
+):
     first, names = curated(project)
     before = topics_now(project)
     second = run_now(project, min_cluster_size=5, dimensions=4)
@@ -94,17 +100,21 @@ def test_applying_carries_names_selections_and_targets_and_the_earlier_run_takes
     after = Topic.objects.filter(project=project)
     for topic in after.filter(label__in=list(names)):
         assert topic.selected and topic.class_targets, topic.label
-        assert len(set(topic.items.values_list("pk", flat=True)) & names[topic.label]) * 2 >= len(names[topic.label])
+        assert len(set(topic.items.values_list("pk", flat=True)) & names[topic.label]) * 2 >= len(
+            names[topic.label]
+        )
     assert pending_proposal(project) is None
 
     topic_run_apply(run=first, curator=None)  # going back
 
     assert [(label, size) for label, _s, _t, size in topics_now(project)] == [
-        (label, size) for label, _s, _t, size in before]
+        (label, size) for label, _s, _t, size in before
+    ]
 
 
-def test_discarding_keeps_the_topics_and_the_page_shows_the_proposal_until_then(project, endpoint_embeddings,
-                                                                               client_for, curator):
+def test_discarding_keeps_the_topics_and_the_page_shows_the_proposal_until_then(
+    project, endpoint_embeddings, client_for, curator
+):
     curated(project)
     before = topics_now(project)
     second = run_now(project, min_cluster_size=5, dimensions=4)
@@ -127,15 +137,21 @@ def test_an_annotator_cannot_apply_a_run(project, endpoint_embeddings, client_fo
     before = topics_now(project)
     second = run_now(project, min_cluster_size=5, dimensions=4)
 
-    response = client_for(annotator).post(reverse("generation:topic_run_apply", args=[project.slug, second.pk]))
+    response = client_for(annotator).post(
+        reverse("generation:topic_run_apply", args=[project.slug, second.pk])
+    )
 
     assert response.status_code in (403, 404)
     assert topics_now(project) == before
 
 
 def test_each_seed_topic_names_one_cluster_the_one_it_covers_best():
-    seeds = {0: [("Saúde", "sono", 8), ("Saúde", "açúcar", 2)], 1: [("Saúde", "sono", 3)],
-             2: [("Educação", "escola", 9), ("Saúde", "sono", 1)], 3: [("Educação", "aluno", 2)]}
+    seeds = {
+        0: [("Saúde", "sono", 8), ("Saúde", "açúcar", 2)],
+        1: [("Saúde", "sono", 3)],
+        2: [("Educação", "escola", 9), ("Saúde", "sono", 1)],
+        3: [("Educação", "aluno", 2)],
+    }
     sizes = {0: 10, 1: 10, 2: 10, 3: 10, -1: 5}
 
     named = seed_names(seeds, sizes)
@@ -144,14 +160,28 @@ def test_each_seed_topic_names_one_cluster_the_one_it_covers_best():
 
 
 def test_html_entities_and_verb_forms_never_become_top_words():
-    texts = ["Se eu tivesse feito faculdade &amp; mestrado, teria sido promovido?",
-             "Eu poderia ir &quot;direto&quot; ao mestrado depois da faculdade?",
-             "Por que o gato pudesse faria ração?", "O gato come ração &amp; petisco?"]
+    texts = [
+        "Se eu tivesse feito faculdade &amp; mestrado, teria sido promovido?",
+        "Eu poderia ir &quot;direto&quot; ao mestrado depois da faculdade?",
+        "Por que o gato pudesse faria ração?",
+        "O gato come ração &amp; petisco?",
+    ]
 
     words = ctfidf.top_words(texts, [0, 0, 1, 1], n=10)
 
     found = {word for described in words.values() for word, _weight in described}
-    assert {"amp", "quot", "pudesse", "sido", "faria", "ir", "feito", "tivesse", "teria", "poderia"} & found == set()
+    assert {
+        "amp",
+        "quot",
+        "pudesse",
+        "sido",
+        "faria",
+        "ir",
+        "feito",
+        "tivesse",
+        "teria",
+        "poderia",
+    } & found == set()
     assert {"faculdade", "mestrado", "gato", "ração"} <= found
 
 

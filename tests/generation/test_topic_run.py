@@ -104,8 +104,9 @@ def test_clustering_again_keeps_a_curators_names_selection_and_targets(project, 
     run_now(project, min_cluster_size=6)
     chosen = Topic.objects.filter(project=project, is_residual=False).order_by("cluster").first()
     members = set(chosen.items.values_list("pk", flat=True))
-    Topic.objects.filter(pk=chosen.pk).update(label="Educação e trabalho", selected=True,
-                                              class_targets={"interventional": 12})
+    Topic.objects.filter(pk=chosen.pk).update(
+        label="Educação e trabalho", selected=True, class_targets={"interventional": 12}
+    )
 
     second = run_now(project, min_cluster_size=8, dimensions=5)
     assert Topic.objects.filter(pk=chosen.pk).exists(), "a run alone changes no topic"
@@ -119,8 +120,9 @@ def test_clustering_again_keeps_a_curators_names_selection_and_targets(project, 
 
 def test_generated_questions_join_the_nearest_topic(project, endpoint_embeddings):
     create_items(project, themed_questions(20))
-    generated = create_items(project, [("Por que o gato come ração do filhote com vacina?", "pets")],
-                             origin=Item.Origin.GENERATED)[0]
+    generated = create_items(
+        project, [("Por que o gato come ração do filhote com vacina?", "pets")], origin=Item.Origin.GENERATED
+    )[0]
 
     run_now(project, min_cluster_size=6)
 
@@ -132,7 +134,9 @@ def test_generated_questions_join_the_nearest_topic(project, endpoint_embeddings
 def test_near_duplicates_are_listed_and_a_decision_survives_the_next_run(project, endpoint_embeddings):
     rows = themed_questions(20)
     rows.append(("Por que gato cachorro ração veterinário filhote 99?", "pets"))
-    rows.append(("Por que ração cachorro gato filhote veterinário 99?", "pets"))  # the same words in another order
+    rows.append(
+        ("Por que ração cachorro gato filhote veterinário 99?", "pets")
+    )  # the same words in another order
     items = create_items(project, rows)
 
     run = run_now(project, min_cluster_size=6, duplicate_threshold=0.99)
@@ -149,14 +153,21 @@ def test_near_duplicates_are_listed_and_a_decision_survives_the_next_run(project
 def test_seed_words_show_in_the_clusters_that_contain_them_and_name_them(project, endpoint_embeddings):
     create_items(project, themed_questions(20))
 
-    run_now(project, min_cluster_size=6,
-            seed_words={"Pets": ["gato", "vacina", "tartaruga"], "Educação": ["faculdade", "diploma"]})
+    run_now(
+        project,
+        min_cluster_size=6,
+        seed_words={"Pets": ["gato", "vacina", "tartaruga"], "Educação": ["faculdade", "diploma"]},
+    )
 
     pets = Topic.objects.get(project=project, label="Pets")
     assert set(pets.seed_words) == {"gato", "vacina"}
     assert {item.metadata["theme"] for item in pets.items.all()} == {"pets"}
     assert set(Topic.objects.get(project=project, label="Educação").seed_words) == {"faculdade", "diploma"}
-    code = Topic.objects.filter(project=project, items__metadata__theme="code", is_residual=False).distinct().get()
+    code = (
+        Topic.objects.filter(project=project, items__metadata__theme="code", is_residual=False)
+        .distinct()
+        .get()
+    )
     assert code.seed_words == [] and code.label.count(" · ") == 2
 
 
@@ -173,8 +184,9 @@ def test_a_run_is_refused_without_imported_questions_or_while_another_runs(proje
 
     with pytest.raises(JobInvalid) as refused:
         TopicRun.objects.all().delete()
-        topic_run_create(project=project, params=TopicParams(min_cluster_size=1, duplicate_threshold=0.5),
-                         enqueue=False)
+        topic_run_create(
+            project=project, params=TopicParams(min_cluster_size=1, duplicate_threshold=0.5), enqueue=False
+        )
     assert set(refused.value.errors) == {"min_cluster_size", "duplicate_threshold"}
 
 
@@ -210,18 +222,22 @@ def test_the_local_minilm_model_embeds_and_separates_real_themes(project, settin
     settings.TOPIC_EMBEDDINGS, settings.TOPIC_EMBEDDING_MODEL = "local", "minilm"
     settings.LOCAL_MODEL_DIR = ""
     questions = {
-        "study": ["Should I study computer science at university to get a better job?",
-                  "Will a master's degree help my career in engineering?",
-                  "Why do students drop out of university in their first year?",
-                  "Does doing an internship during college lead to a job offer?",
-                  "Would changing my university major delay my graduation?",
-                  "How does studying abroad affect a student's career?"],
-        "pets": ["Why does my cat refuse to eat its dry food?",
-                 "Should I vaccinate my puppy before taking it to the park?",
-                 "What happens if my dog eats chocolate?",
-                 "Why does my cat scratch the furniture at night?",
-                 "Would a second dog make my puppy less anxious?",
-                 "Does wet food cause my cat to gain weight?"],
+        "study": [
+            "Should I study computer science at university to get a better job?",
+            "Will a master's degree help my career in engineering?",
+            "Why do students drop out of university in their first year?",
+            "Does doing an internship during college lead to a job offer?",
+            "Would changing my university major delay my graduation?",
+            "How does studying abroad affect a student's career?",
+        ],
+        "pets": [
+            "Why does my cat refuse to eat its dry food?",
+            "Should I vaccinate my puppy before taking it to the park?",
+            "What happens if my dog eats chocolate?",
+            "Why does my cat scratch the furniture at night?",
+            "Would a second dog make my puppy less anxious?",
+            "Does wet food cause my cat to gain weight?",
+        ],
     }
     create_items(project, [(question, theme) for theme, rows in questions.items() for question in rows])
 
@@ -244,8 +260,9 @@ def test_a_run_whose_worker_died_fails_so_that_a_new_run_may_start(project):
 
     create_items(project, themed_questions(3))
     lost = topic_run_create(project=project, enqueue=False)
-    TopicRun.objects.filter(pk=lost.pk).update(status=TopicRun.Status.RUNNING,
-                                               heartbeat_at=timezone.now() - timedelta(hours=1))
+    TopicRun.objects.filter(pk=lost.pk).update(
+        status=TopicRun.Status.RUNNING, heartbeat_at=timezone.now() - timedelta(hours=1)
+    )
 
     fresh = topic_run_create(project=project, enqueue=False)
 
@@ -259,7 +276,11 @@ def test_without_the_ml_extra_a_local_minilm_run_fails_with_how_to_install_it(pr
 
     from generation import local_models
 
-    settings.TOPIC_EMBEDDINGS, settings.LOCAL_MODEL_DIR, settings.TOPIC_EMBEDDING_MODEL = "local", "", "minilm"
+    settings.TOPIC_EMBEDDINGS, settings.LOCAL_MODEL_DIR, settings.TOPIC_EMBEDDING_MODEL = (
+        "local",
+        "",
+        "minilm",
+    )
     local_models.sentence_model.cache_clear()
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # `import sentence_transformers` fails
     create_items(project, themed_questions(3))
@@ -278,7 +299,11 @@ def test_a_missing_local_model_directory_is_named(project, settings, tmp_path):
 
     run = run_now(project, min_cluster_size=3)
 
-    assert run.status == TopicRun.Status.FAILED and "no-such-model" in run.error and "does not exist" in run.error
+    assert (
+        run.status == TopicRun.Status.FAILED
+        and "no-such-model" in run.error
+        and "does not exist" in run.error
+    )
 
 
 def test_the_topic_code_imports_without_torch_or_sentence_transformers():

@@ -14,21 +14,30 @@ pytestmark = pytest.mark.services
 
 @pytest.fixture
 def worker(transactional_db, tmp_path, fake_llm):
-    worker = CeleryWorker(log_path=tmp_path / "worker.log", concurrency=1, extra_env={
-        "TOPIC_EMBEDDINGS": "endpoint", "EMBEDDING_MODEL": "fake-embedding", "EMBEDDING_BASE_URL": fake_llm.base_url,
-    })
+    worker = CeleryWorker(
+        log_path=tmp_path / "worker.log",
+        concurrency=1,
+        extra_env={
+            "TOPIC_EMBEDDINGS": "endpoint",
+            "EMBEDDING_MODEL": "fake-embedding",
+            "EMBEDDING_BASE_URL": fake_llm.base_url,
+        },
+    )
     worker.start()
     yield worker
     worker.stop()
 
 
 def test_a_topic_run_started_from_the_page_runs_in_the_worker_and_the_page_follows_it(
-        worker, project, client_for, curator, fake_llm):
+    worker, project, client_for, curator, fake_llm
+):
     create_items(project, themed_questions(20))
     client = client_for(curator)
 
-    response = client.post(reverse("generation:topic_run_start", args=[project.slug]),
-                           {"min_cluster_size": 6, "dimensions": 10, "duplicate_threshold": 0.95})
+    response = client.post(
+        reverse("generation:topic_run_start", args=[project.slug]),
+        {"min_cluster_size": 6, "dimensions": 10, "duplicate_threshold": 0.95},
+    )
     assert response.status_code == 302
     run = TopicRun.objects.get()
 
@@ -37,6 +46,7 @@ def test_a_topic_run_started_from_the_page_runs_in_the_worker_and_the_page_follo
     assert run.status == TopicRun.Status.SUCCEEDED, run.error
     assert (run.done, run.n_topics) == (60, 3) and fake_llm.embedding_inputs == 60
     assert Topic.objects.filter(project=project, is_residual=False).count() == 3
-    progress = client.get(reverse("generation:topic_run_progress", args=[project.slug, run.pk]),
-                          HTTP_HX_REQUEST="true")
+    progress = client.get(
+        reverse("generation:topic_run_progress", args=[project.slug, run.pk]), HTTP_HX_REQUEST="true"
+    )
     assert progress.status_code == 286

@@ -13,7 +13,11 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_the_command_runs_the_topics_here_and_prints_them(project, settings, fake_llm, capsys):
-    settings.TOPIC_EMBEDDINGS, settings.EMBEDDING_MODEL, settings.EMBEDDING_BASE_URL = "endpoint", "e", fake_llm.base_url
+    settings.TOPIC_EMBEDDINGS, settings.EMBEDDING_MODEL, settings.EMBEDDING_BASE_URL = (
+        "endpoint",
+        "e",
+        fake_llm.base_url,
+    )
     create_items(project, themed_questions(20))
 
     call_command("topics", "--project", project.slug, "--min-cluster-size", "6", "--here", "--json")
@@ -33,26 +37,51 @@ def test_the_command_names_what_is_wrong(project):
         call_command("topics", "--project", project.slug, "--min-cluster-size", "1", "--here")
 
 
-def test_a_second_run_is_a_proposal_unless_the_command_is_told_to_apply_it(project, settings, fake_llm, capsys):
+def test_a_second_run_is_a_proposal_unless_the_command_is_told_to_apply_it(
+    project, settings, fake_llm, capsys
+):
     from annotation.models import Topic
 
-    settings.TOPIC_EMBEDDINGS, settings.EMBEDDING_MODEL, settings.EMBEDDING_BASE_URL = "endpoint", "e", fake_llm.base_url
+    settings.TOPIC_EMBEDDINGS, settings.EMBEDDING_MODEL, settings.EMBEDDING_BASE_URL = (
+        "endpoint",
+        "e",
+        fake_llm.base_url,
+    )
     create_items(project, themed_questions(20))
     call_command("topics", "--project", project.slug, "--min-cluster-size", "6", "--here", "--json")
     Topic.objects.filter(project=project, is_residual=False).update(selected=True)
     before = sorted(Topic.objects.filter(project=project).values_list("pk", flat=True))
     capsys.readouterr()
 
-    call_command("topics", "--project", project.slug, "--min-cluster-size", "8", "--dimensions", "5", "--here",
-                 "--json")
+    call_command(
+        "topics",
+        "--project",
+        project.slug,
+        "--min-cluster-size",
+        "8",
+        "--dimensions",
+        "5",
+        "--here",
+        "--json",
+    )
 
     proposal = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert proposal["status"] == "succeeded" and proposal["applied"] is False
     assert proposal["clustering"]["min_cluster_size"] == 8
     assert sorted(Topic.objects.filter(project=project).values_list("pk", flat=True)) == before
 
-    call_command("topics", "--project", project.slug, "--min-cluster-size", "8", "--dimensions", "5", "--here",
-                 "--json", "--apply")
+    call_command(
+        "topics",
+        "--project",
+        project.slug,
+        "--min-cluster-size",
+        "8",
+        "--dimensions",
+        "5",
+        "--here",
+        "--json",
+        "--apply",
+    )
 
     applied = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert applied["applied"] is True

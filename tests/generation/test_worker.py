@@ -36,10 +36,14 @@ def asked_question(received) -> str:
     return re.search(r"Pergunta: (.*)", received.messages[-1]["content"]).group(1).strip()
 
 
-def test_a_job_started_from_a_service_runs_in_the_worker_to_the_end(worker, project, endpoint, fake_llm, curator):
+def test_a_job_started_from_a_service_runs_in_the_worker_to_the_end(
+    worker, project, endpoint, fake_llm, curator
+):
     items = waiting_items(project, 12)
 
-    job = job_create(project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], user=curator)
+    job = job_create(
+        project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in items], user=curator
+    )
 
     worker.wait_for(lambda: GenerationJob.objects.get(pk=job.pk).is_finished, timeout=60)
     job.refresh_from_db()
@@ -48,8 +52,9 @@ def test_a_job_started_from_a_service_runs_in_the_worker_to_the_end(worker, proj
     assert Item.objects.filter(pk__in=[i.pk for i in items], status=Item.Status.IN_REVIEW).count() == 12
 
 
-def test_a_worker_killed_mid_job_and_started_again_finishes_it_once_and_pays_nothing_twice(worker, project, endpoint,
-                                                                                          fake_llm):
+def test_a_worker_killed_mid_job_and_started_again_finishes_it_once_and_pays_nothing_twice(
+    worker, project, endpoint, fake_llm
+):
     items = waiting_items(project, 60)
     fake_llm.latency = 0.1
     endpoint.max_concurrency = 3
@@ -61,7 +66,10 @@ def test_a_worker_killed_mid_job_and_started_again_finishes_it_once_and_pays_not
     worker.kill()
     recorded = set(succeeded.values_list("item__question", flat=True))
     asked_before_kill = len(fake_llm.requests)
-    assert 15 <= len(recorded) < 60 and GenerationJob.objects.get(pk=job.pk).status == GenerationJob.Status.RUNNING
+    assert (
+        15 <= len(recorded) < 60
+        and GenerationJob.objects.get(pk=job.pk).status == GenerationJob.Status.RUNNING
+    )
     worker.start()
 
     worker.wait_for(lambda: GenerationJob.objects.get(pk=job.pk).is_finished, timeout=90)
@@ -85,9 +93,12 @@ def test_a_worker_killed_mid_job_and_started_again_finishes_it_once_and_pays_not
     assert job.tokens_in == sum(LLMCall.objects.filter(job=job).values_list("tokens_in", flat=True))
 
 
-@pytest.mark.skipif(not os.environ.get("REDIS_URL"), reason="limits shared by worker processes need REDIS_URL")
-def test_two_workers_together_respect_the_endpoints_concurrency_limit(transactional_db, tmp_path, project, endpoint,
-                                                                      fake_llm):
+@pytest.mark.skipif(
+    not os.environ.get("REDIS_URL"), reason="limits shared by worker processes need REDIS_URL"
+)
+def test_two_workers_together_respect_the_endpoints_concurrency_limit(
+    transactional_db, tmp_path, project, endpoint, fake_llm
+):
     fake_llm.latency = 0.2
     endpoint.max_concurrency = 2
     endpoint.save()
@@ -97,12 +108,19 @@ def test_two_workers_together_respect_the_endpoints_concurrency_limit(transactio
             worker.start()
         jobs = []
         for worker in workers:
-            job = job_create(project=project, kind="answer", endpoint=endpoint,
-                             item_ids=[i.pk for i in waiting_items(project, 10)], enqueue=False)
+            job = job_create(
+                project=project,
+                kind="answer",
+                endpoint=endpoint,
+                item_ids=[i.pk for i in waiting_items(project, 10)],
+                enqueue=False,
+            )
             run_generation_job.apply_async(args=[job.pk], queue=worker.queue)
             jobs.append(job)
 
-        workers[0].wait_for(lambda: all(GenerationJob.objects.get(pk=j.pk).is_finished for j in jobs), timeout=90)
+        workers[0].wait_for(
+            lambda: all(GenerationJob.objects.get(pk=j.pk).is_finished for j in jobs), timeout=90
+        )
     finally:
         for worker in reversed(workers):
             worker.stop()
@@ -113,7 +131,9 @@ def test_two_workers_together_respect_the_endpoints_concurrency_limit(transactio
     assert len(owners) == 2  # two processes really ran them
 
 
-def test_the_generate_command_hands_the_job_to_a_worker_and_follows_it(worker, project, endpoint, fake_llm, capsys):
+def test_the_generate_command_hands_the_job_to_a_worker_and_follows_it(
+    worker, project, endpoint, fake_llm, capsys
+):
     from django.core.management import call_command
 
     waiting_items(project, 5)

@@ -5,7 +5,16 @@ import random
 from annotation.importing.funnel import text_key
 
 THEMES = {
-    "education": ["universidade", "emprego", "estudo", "curso", "faculdade", "carreira", "diploma", "estágio"],
+    "education": [
+        "universidade",
+        "emprego",
+        "estudo",
+        "curso",
+        "faculdade",
+        "carreira",
+        "diploma",
+        "estágio",
+    ],
     "pets": ["gato", "cachorro", "ração", "veterinário", "filhote", "coleira", "pelo", "vacina"],
     "code": ["python", "código", "site", "servidor", "framework", "banco", "deploy", "bug"],
 }
@@ -25,8 +34,16 @@ def themed_questions(n_per_theme: int, seed: int = 1) -> list[tuple[str, str]]:
 def create_items(project, rows, **fields):
     from annotation.models import Item
 
-    return Item.objects.bulk_create([
-        Item(project=project, question=question, text_key=text_key(question), causal_class=CLASSES[n % 3],
-             metadata={"theme": theme}, **fields)
-        for n, (question, theme) in enumerate(rows)
-    ])
+    return Item.objects.bulk_create(
+        [
+            Item(
+                project=project,
+                question=question,
+                text_key=text_key(question),
+                causal_class=CLASSES[n % 3],
+                metadata={"theme": theme},
+                **fields,
+            )
+            for n, (question, theme) in enumerate(rows)
+        ]
+    )

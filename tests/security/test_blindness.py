@@ -15,10 +15,19 @@ FEEDBACK = "Revisor 2: a resposta confunde correlação com causa. Nota da curad
 
 def call_of_kind(project, endpoint, kind, item):
     template = PromptTemplate.objects.filter(kind=kind).first() or PromptTemplate.objects.first()
-    job = GenerationJob.objects.create(project=project, kind=kind, endpoint=endpoint, template=template,
-                                       params={"feedback": {str(item.pk): FEEDBACK}})
+    job = GenerationJob.objects.create(
+        project=project,
+        kind=kind,
+        endpoint=endpoint,
+        template=template,
+        params={"feedback": {str(item.pk): FEEDBACK}},
+    )
     return LLMCall.objects.create(
-        job=job, item=item, purpose=kind, endpoint=endpoint, template=template,
+        job=job,
+        item=item,
+        purpose=kind,
+        endpoint=endpoint,
+        template=template,
         request={"messages": [{"role": "user", "content": f"Feedback: {FEEDBACK}"}]},
     )
 
@@ -49,8 +58,9 @@ def causalbench_scenario(owner, curator, annotators):
     from tests.designs.test_causalbench import causalbench_project, four
 
     project = causalbench_project(owner, curator, annotators)
-    group = scenario_add(project=project, domain="text", context="Chove; a rua molha.", questions=four(),
-                         external_id="cb-1")
+    group = scenario_add(
+        project=project, domain="text", context="Chove; a rua molha.", questions=four(), external_id="cb-1"
+    )
     return project, list(group.items.order_by("pk"))
 
 
@@ -71,7 +81,9 @@ def test_annotators_read_no_first_answer_before_their_check(owner, curator, anno
     assert client_for(curator).get(part).status_code == 200
 
 
-def test_a_check_is_accepted_only_for_the_question_the_queue_handed_out(owner, curator, annotators, client_for):
+def test_a_check_is_accepted_only_for_the_question_the_queue_handed_out(
+    owner, curator, annotators, client_for
+):
     project, items = causalbench_scenario(owner, curator, annotators)
     url = reverse("designs:causalbench_check", args=[project.slug])
     client = client_for(annotators[0])
@@ -100,7 +112,9 @@ def test_two_annotators_are_never_handed_the_same_question(owner, curator, annot
     assert handed[0] != handed[1]
 
 
-def test_the_review_queue_hands_out_no_question_whose_blind_check_is_pending(owner, curator, annotators, client_for):
+def test_the_review_queue_hands_out_no_question_whose_blind_check_is_pending(
+    owner, curator, annotators, client_for
+):
     from annotation import queue
 
     project, items = causalbench_scenario(owner, curator, annotators)

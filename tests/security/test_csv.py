@@ -55,8 +55,12 @@ def test_every_csv_url_is_known_to_these_tests():
 
 
 def test_a_report_table_neutralises_text_cells_and_headings_and_keeps_numbers():
-    table = Table(key="t", title="t", columns=[("=nome", "Nome"), ("kappa", "κ")],
-                  rows=[{"=nome": FORMULA, "kappa": -0.12}, {"=nome": "@SUM(1)", "kappa": 3}])
+    table = Table(
+        key="t",
+        title="t",
+        columns=[("=nome", "Nome"), ("kappa", "κ")],
+        rows=[{"=nome": FORMULA, "kappa": -0.12}, {"=nome": "@SUM(1)", "kappa": 3}],
+    )
     text = table.csv()
     assert_neutral(text)
     assert cells(text) == ["'=nome", "kappa", "'" + FORMULA, "-0.12", "'@SUM(1)", "3"]
@@ -64,7 +68,9 @@ def test_a_report_table_neutralises_text_cells_and_headings_and_keeps_numbers():
 
 def test_the_dropped_rows_download_is_neutralised(project, client_for, owner):
     buffer = io.StringIO()
-    csv.writer(buffer).writerows([["question", "causal_class"], [FORMULA, "associational"], ["-1+2", "associational"]])
+    csv.writer(buffer).writerows(
+        [["question", "causal_class"], [FORMULA, "associational"], ["-1+2", "associational"]]
+    )
     data = buffer.getvalue().encode()
     batch = questions_import(project=project, data=data, filename="formulas.csv", skip_invalid=True)
     response = client_for(owner).get(reverse("annotation:import_dropped_csv", args=[project.slug, batch.pk]))
@@ -75,10 +81,18 @@ def test_the_dropped_rows_download_is_neutralised(project, client_for, owner):
 
 def test_the_run_table_downloads_are_neutralised(project, client_for, curator, endpoint, fake_llm):
     items = mc_items(project, 6)
-    Item.objects.filter(pk__in=[item.pk for item in items]).update(metadata={"level": FORMULA, "task": "-cmd"})
+    Item.objects.filter(pk__in=[item.pk for item in items]).update(
+        metadata={"level": FORMULA, "task": "-cmd"}
+    )
     release = release_of(project)
-    run = run_create(project=project, release=release, endpoints=[endpoint], conditions=["zero-shot"],
-                     metadata_keys={"level": "level", "task": "task"}, enqueue=False)
+    run = run_create(
+        project=project,
+        release=release,
+        endpoints=[endpoint],
+        conditions=["zero-shot"],
+        metadata_keys={"level": "level", "task": "task"},
+        enqueue=False,
+    )
     fake_llm.responder = lambda received: Reply.json({"answer": "A"})
     run_here(run)
     client = client_for(curator)
@@ -87,7 +101,9 @@ def test_the_run_table_downloads_are_neutralised(project, client_for, curator, e
         response = client.get(reverse("evaluation:run_table_csv", args=[project.slug, run.pk, table]))
         if response.status_code == 200:
             downloads.append(response.content.decode())
-    compared = client.get(reverse("evaluation:run_compare", args=[project.slug]), {"run": [run.pk], "table": "accuracy"})
+    compared = client.get(
+        reverse("evaluation:run_compare", args=[project.slug]), {"run": [run.pk], "table": "accuracy"}
+    )
     downloads.append(compared.content.decode())
     assert any("HYPERLINK" in text for text in downloads)
     for text in downloads:

@@ -19,16 +19,25 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def full_project(project, endpoint, fake_llm):
-    pending = [ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="") for _ in range(3)]
+    pending = [
+        ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="")
+        for _ in range(3)
+    ]
     fake_llm.responder = lambda received: Reply.json({"answer": "Porque a chuva molha a rua."})
-    run_now(job_create(project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in pending],
-                       enqueue=False))
+    run_now(
+        job_create(
+            project=project, kind="answer", endpoint=endpoint, item_ids=[i.pk for i in pending], enqueue=False
+        )
+    )
     TopicRun.objects.create(project=project)
     mc_items(project, 4)
     release = release_of(project)
     fake_llm.responder = lambda received: Reply.json({"answer": "A"})
-    run_here(run_create(project=project, release=release, endpoints=[endpoint], conditions=["zero-shot"],
-                        enqueue=False))
+    run_here(
+        run_create(
+            project=project, release=release, endpoints=[endpoint], conditions=["zero-shot"], enqueue=False
+        )
+    )
     assert LLMCall.objects.filter(job__project=project, item__isnull=False).count() >= 3
     return project
 

@@ -26,7 +26,11 @@ ROOT = Path(settings.BASE_DIR)
 def compose_environment(tmp_path) -> dict:
     """The web service's environment in docker-compose.yml, with its defaults and a fresh secret key."""
     app = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["x-app"]["environment"]
-    env = {"PATH": os.environ["PATH"], "CAUSALQA_VAR_DIR": str(tmp_path), "SECRET_KEY": secrets.token_urlsafe(50)}
+    env = {
+        "PATH": os.environ["PATH"],
+        "CAUSALQA_VAR_DIR": str(tmp_path),
+        "SECRET_KEY": secrets.token_urlsafe(50),
+    }
     for name, value in app.items():
         if name == "SECRET_KEY":
             continue
@@ -37,8 +41,15 @@ def compose_environment(tmp_path) -> dict:
 
 
 def manage(env, *args):
-    return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=env, capture_output=True, text=True,
-                          timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_check_deploy_is_clean_with_docker_composes_production_settings(tmp_path):
@@ -54,10 +65,14 @@ def test_the_repositorys_development_key_is_refused_when_debug_is_off(tmp_path):
 
 
 @pytest.mark.django_db
-def test_pages_carry_a_content_security_policy_that_allows_only_this_sites_scripts(client_for, curator, project):
+def test_pages_carry_a_content_security_policy_that_allows_only_this_sites_scripts(
+    client_for, curator, project
+):
     response = client_for(curator).get(reverse("annotation:project_detail", args=[project.slug]))
     policy = response["Content-Security-Policy"]
-    assert "script-src 'self'" in policy and "unsafe-inline" not in policy.split("script-src")[1].split(";")[0]
+    assert (
+        "script-src 'self'" in policy and "unsafe-inline" not in policy.split("script-src")[1].split(";")[0]
+    )
     assert "frame-ancestors 'none'" in policy
 
 
@@ -84,8 +99,14 @@ def test_a_password_like_the_username_is_refused():
 def test_a_person_changes_their_own_password(client_for):
     user = UserFactory(username="joana")
     client = client_for(user)
-    response = client.post(reverse("password_change"), {
-        "old_password": PASSWORD, "new_password1": "chuva molha a rua 2024", "new_password2": "chuva molha a rua 2024"})
+    response = client.post(
+        reverse("password_change"),
+        {
+            "old_password": PASSWORD,
+            "new_password1": "chuva molha a rua 2024",
+            "new_password2": "chuva molha a rua 2024",
+        },
+    )
     assert response.status_code == 302 and response["Location"] == reverse("password_change_done")
     user.refresh_from_db()
     assert user.check_password("chuva molha a rua 2024")
@@ -95,8 +116,15 @@ def test_a_403_is_logged_as_one_line():
     try:
         raise PermissionError("This needs the curator role.")
     except PermissionError:
-        record = logging.LogRecord("django.request", logging.WARNING, __file__, 1, "Forbidden (Permission denied): %s",
-                                   ("/p/x/agreement/",), sys.exc_info())
+        record = logging.LogRecord(
+            "django.request",
+            logging.WARNING,
+            __file__,
+            1,
+            "Forbidden (Permission denied): %s",
+            ("/p/x/agreement/",),
+            sys.exc_info(),
+        )
     record.status_code = 403
     assert OneLineForbidden().filter(record)
     line = logging.Formatter("%(levelname)s %(name)s: %(message)s").format(record)

@@ -28,7 +28,9 @@ def messages_of(response) -> list[str]:
 
 
 def test_a_non_numeric_topic_id_is_a_400_not_a_500(project, client_for, curator):
-    response = client_for(curator).post(reverse("generation:balance_targets", args=[project.slug]), {"topic": "abc"})
+    response = client_for(curator).post(
+        reverse("generation:balance_targets", args=[project.slug]), {"topic": "abc"}
+    )
     assert response.status_code in (400, 404)
 
 
@@ -43,45 +45,62 @@ def test_a_malformed_api_cursor_is_refused_with_a_message(project, client, curat
 
 
 def test_a_huge_page_number_is_not_a_server_error(project, client_for, curator):
-    response = client_for(curator).get(reverse("annotation:review_queue", args=[project.slug]), {"page": "9" * 30})
+    response = client_for(curator).get(
+        reverse("annotation:review_queue", args=[project.slug]), {"page": "9" * 30}
+    )
     assert response.status_code == 200
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
 def test_nan_or_infinity_in_the_explica_settings_is_refused(explica, client_for, curator, value):
-    response = client_for(curator).post(reverse("designs:explica_settings", args=[explica.slug]), {
-        "connectives": "[]", "best_mean_above": value, "overall_mean_below": "2.5"})
+    response = client_for(curator).post(
+        reverse("designs:explica_settings", args=[explica.slug]),
+        {"connectives": "[]", "best_mean_above": value, "overall_mean_below": "2.5"},
+    )
     assert response.status_code == 302
     assert any("not saved" in message for message in messages_of(response))
     explica.refresh_from_db()
-    assert "nan" not in str(explica.design_settings).lower() and "inf" not in str(explica.design_settings).lower()
+    assert (
+        "nan" not in str(explica.design_settings).lower()
+        and "inf" not in str(explica.design_settings).lower()
+    )
 
 
 def test_deeply_nested_json_in_the_explica_pairs_upload_is_refused(explica, client_for, curator):
     upload = SimpleUploadedFile("pares.jsonl", DEEP.encode(), content_type="application/json")
-    response = client_for(curator).post(reverse("designs:explica_pairs", args=[explica.slug]), {"file": upload})
+    response = client_for(curator).post(
+        reverse("designs:explica_pairs", args=[explica.slug]), {"file": upload}
+    )
     assert response.status_code == 302
     assert any("Nothing was imported" in message for message in messages_of(response))
 
 
 def test_deeply_nested_connectives_are_refused(explica, client_for, curator):
-    response = client_for(curator).post(reverse("designs:explica_settings", args=[explica.slug]), {
-        "connectives": DEEP, "best_mean_above": "3", "overall_mean_below": "2.5"})
+    response = client_for(curator).post(
+        reverse("designs:explica_settings", args=[explica.slug]),
+        {"connectives": DEEP, "best_mean_above": "3", "overall_mean_below": "2.5"},
+    )
     assert response.status_code == 302
     assert any("not saved" in message for message in messages_of(response))
 
 
 def test_a_csv_field_over_the_csv_modules_limit_in_the_pairs_upload_is_refused(explica, client_for, curator):
-    text = "external_id,sentence_a,sentence_b\np1,\"" + "a" * 200_000 + "\",b\n"
+    text = 'external_id,sentence_a,sentence_b\np1,"' + "a" * 200_000 + '",b\n'
     upload = SimpleUploadedFile("pares.csv", text.encode(), content_type="text/csv")
-    response = client_for(curator).post(reverse("designs:explica_pairs", args=[explica.slug]), {"file": upload})
+    response = client_for(curator).post(
+        reverse("designs:explica_pairs", args=[explica.slug]), {"file": upload}
+    )
     assert response.status_code == 302
     assert any("Nothing was imported" in message for message in messages_of(response))
 
 
 def test_a_deeply_nested_json_body_to_the_releases_api_is_a_400(project, client, curator):
-    response = client.post(f"/api/v1/projects/{project.slug}/releases/", DEEP, content_type="application/json",
-                           headers={"Authorization": f"Token {api_token_key(curator)}"})
+    response = client.post(
+        f"/api/v1/projects/{project.slug}/releases/",
+        DEEP,
+        content_type="application/json",
+        headers={"Authorization": f"Token {api_token_key(curator)}"},
+    )
     assert response.status_code == 400
     assert "nested" in response.json()["detail"]
 
@@ -89,17 +108,22 @@ def test_a_deeply_nested_json_body_to_the_releases_api_is_a_400(project, client,
 def test_the_explica_defaults_are_still_accepted(explica, client_for, curator):
     import json
 
-    response = client_for(curator).post(reverse("designs:explica_settings", args=[explica.slug]), {
-        "connectives": json.dumps(DEFAULT_CONNECTIVES), "best_mean_above": "3", "overall_mean_below": "2.5"})
+    response = client_for(curator).post(
+        reverse("designs:explica_settings", args=[explica.slug]),
+        {"connectives": json.dumps(DEFAULT_CONNECTIVES), "best_mean_above": "3", "overall_mean_below": "2.5"},
+    )
     assert any("saved" in message and "not" not in message for message in messages_of(response))
 
 
-@pytest.mark.parametrize("path", [
-    "/api/v1/projects/causal-qa/jobs/?status=running",
-    "/api/v1/projects/causal-qa/model-endpoints/?all=1",
-    "/api/v1/prompt-templates/?kind=answer&versao=2",
-    "/api/v1/projects/causal-qa/items/1/judgments/?annotator=3",
-])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/projects/causal-qa/jobs/?status=running",
+        "/api/v1/projects/causal-qa/model-endpoints/?all=1",
+        "/api/v1/prompt-templates/?kind=answer&versao=2",
+        "/api/v1/projects/causal-qa/items/1/judgments/?annotator=3",
+    ],
+)
 def test_unknown_query_parameters_are_refused_everywhere(project, client, curator, path):
     response = client.get(path, headers={"Authorization": f"Token {api_token_key(curator)}"})
     assert response.status_code == 400
@@ -107,8 +131,11 @@ def test_unknown_query_parameters_are_refused_everywhere(project, client, curato
 
 
 def test_unknown_body_fields_are_refused_when_starting_a_job(project, client, curator):
-    response = client.post(f"/api/v1/projects/{project.slug}/jobs/", {"kind": "answer", "prioridade": "alta"},
-                           content_type="application/json",
-                           headers={"Authorization": f"Token {api_token_key(curator)}"})
+    response = client.post(
+        f"/api/v1/projects/{project.slug}/jobs/",
+        {"kind": "answer", "prioridade": "alta"},
+        content_type="application/json",
+        headers={"Authorization": f"Token {api_token_key(curator)}"},
+    )
     assert response.status_code == 400
     assert "prioridade" in response.json()

@@ -21,7 +21,9 @@ def questions_csv(n: int) -> bytes:
     writer = csv.writer(buffer)
     writer.writerow(["pergunta", "classe", "id"])
     for number in range(n):
-        writer.writerow([f"Por que a chuva de número {number} molha a rua?", CLASSES[number % 3], f"q{number}"])
+        writer.writerow(
+            [f"Por que a chuva de número {number} molha a rua?", CLASSES[number % 3], f"q{number}"]
+        )
     return buffer.getvalue().encode()
 
 
@@ -43,7 +45,9 @@ def test_two_imports_of_the_same_file_at_once_store_every_row_once():
 
     def one_import():
         try:
-            batches.append(questions_import(project=project, data=data, filename="perguntas.csv", progress=progress))
+            batches.append(
+                questions_import(project=project, data=data, filename="perguntas.csv", progress=progress)
+            )
         except Exception as exc:  # noqa: BLE001 - reported by the assertion below
             failures.append(exc)
         finally:
@@ -83,8 +87,10 @@ def test_all_invalid_rows_skipped_store_a_funnel_without_infinity(project):
 @pytest.mark.django_db
 def test_a_field_over_its_size_limit_is_an_error_naming_the_line_and_the_field(project):
     huge_context = "Contexto longo. " * 10_000  # 160,000 characters
-    lines = [json.dumps({"question": "Por que a chuva molha a rua da cidade?", "context": "curto"}),
-             json.dumps({"question": "Por que o vento derruba as folhas secas?", "context": huge_context})]
+    lines = [
+        json.dumps({"question": "Por que a chuva molha a rua da cidade?", "context": "curto"}),
+        json.dumps({"question": "Por que o vento derruba as folhas secas?", "context": huge_context}),
+    ]
     data = "\n".join(lines).encode()
     with pytest.raises(ImportRejected) as raised:
         questions_import(project=project, data=data, filename="grande.jsonl")
@@ -115,12 +121,19 @@ def test_the_uploaded_file_is_deleted_once_the_import_is_done(project, client_fo
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize(("name", "data", "line", "problem"), [
-    ("so-cabecalho.csv", b"pergunta,classe\n", 1, "no rows after its header"),
-    ("nul.csv", b"pergunta,classe\nPor que\x00 chove tanto no inverno?,associational\n", 2, "NUL byte"),
-    ("fundo.jsonl", b'{"question": "Por que chove tanto no inverno?"}\n' + b"[" * 100_000 + b"]" * 100_000 + b"\n",
-     2, "nested too deeply"),
-])
+@pytest.mark.parametrize(
+    ("name", "data", "line", "problem"),
+    [
+        ("so-cabecalho.csv", b"pergunta,classe\n", 1, "no rows after its header"),
+        ("nul.csv", b"pergunta,classe\nPor que\x00 chove tanto no inverno?,associational\n", 2, "NUL byte"),
+        (
+            "fundo.jsonl",
+            b'{"question": "Por que chove tanto no inverno?"}\n' + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+            2,
+            "nested too deeply",
+        ),
+    ],
+)
 def test_a_bad_file_is_refused_with_the_line_and_the_problem(project, name, data, line, problem):
     with pytest.raises(ImportRejected) as raised:
         questions_import(project=project, data=data, filename=name)

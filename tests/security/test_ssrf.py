@@ -20,8 +20,20 @@ from tests.generation.conftest import run_now
 DEFAULT = AddressPolicy()
 PROMPT = PromptRequest(system="", user="Por que a chuva molha a rua?", schema={"type": "object"})
 
-INTERNAL = ["127.0.0.1", "127.0.0.53", "::1", "10.0.0.7", "172.17.0.1", "192.168.1.1", "169.254.169.254",
-            "100.64.0.1", "0.0.0.0", "::ffff:127.0.0.1", "fd00::1", "fe80::1"]
+INTERNAL = [
+    "127.0.0.1",
+    "127.0.0.53",
+    "::1",
+    "10.0.0.7",
+    "172.17.0.1",
+    "192.168.1.1",
+    "169.254.169.254",
+    "100.64.0.1",
+    "0.0.0.0",
+    "::ffff:127.0.0.1",
+    "fd00::1",
+    "fe80::1",
+]
 
 
 @pytest.mark.parametrize("address", INTERNAL)
@@ -41,7 +53,9 @@ def test_the_default_policy_allows_public_addresses_and_an_allow_list_opens_name
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "2130706433", "[::1]"])
 def test_the_client_refuses_to_connect_to_internal_hosts_and_makes_no_request(fake_llm, host):
     url = fake_llm.base_url.replace("127.0.0.1", host)
-    client = LLMClient(EndpointConfig(base_url=url, model="m", timeout=2, max_retries=3, address_policy=DEFAULT))
+    client = LLMClient(
+        EndpointConfig(base_url=url, model="m", timeout=2, max_retries=3, address_policy=DEFAULT)
+    )
     result = client.complete(PROMPT)
     assert not result.ok and result.fatal
     assert "may not reach" in result.error
@@ -51,8 +65,11 @@ def test_the_client_refuses_to_connect_to_internal_hosts_and_makes_no_request(fa
 
 def test_the_check_is_on_the_address_dialled_so_dns_cannot_swap_it(monkeypatch):
     """The name looks public when a form checks it, and resolves to loopback when the worker connects."""
-    monkeypatch.setattr(socket, "getaddrinfo", lambda *a, **k: [(socket.AF_INET, socket.SOCK_STREAM, 6, "",
-                                                                  ("127.0.0.1", 6379))])
+    monkeypatch.setattr(
+        socket,
+        "getaddrinfo",
+        lambda *a, **k: [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", 6379))],
+    )
     with pytest.raises(RefusedAddress):
         GuardedBackend(DEFAULT).connect_tcp("rebind.example.org", 6379)
 
@@ -61,8 +78,9 @@ def test_the_check_is_on_the_address_dialled_so_dns_cannot_swap_it(monkeypatch):
 def test_a_project_endpoint_aimed_inside_fails_with_a_reason_and_a_site_wide_one_works(
     project, endpoint, fake_llm, settings
 ):
-    mine = ModelEndpoint.objects.create(project=project, name="mine", base_url=endpoint.base_url, model="m",
-                                        timeout_seconds=2, max_retries=2)
+    mine = ModelEndpoint.objects.create(
+        project=project, name="mine", base_url=endpoint.base_url, model="m", timeout_seconds=2, max_retries=2
+    )
     assert endpoint_config(endpoint).address_policy is None  # the admin's endpoint may stay local
     item = ItemFactory(project=project, status=Item.Status.PENDING, reference_answer="", round=0)
     job = job_create(project=project, kind="answer", endpoint=mine, item_ids=[item.pk], enqueue=False)
@@ -76,12 +94,23 @@ def test_a_project_endpoint_aimed_inside_fails_with_a_reason_and_a_site_wide_one
 
 @pytest.mark.django_db
 def test_an_owner_cannot_save_an_endpoint_at_an_internal_address(project, client_for, owner):
-    response = client_for(owner).post(reverse("generation:endpoint_list", args=[project.slug]), {
-        "endpoint-name": "redis", "endpoint-base_url": "http://127.0.0.1:6379/v1", "endpoint-model": "m",
-        "endpoint-max_concurrency": 1, "endpoint-requests_per_minute": 0, "endpoint-timeout_seconds": 5,
-        "endpoint-max_attempts": 1, "endpoint-max_retries": 0, "endpoint-price_input_per_mtok": 0,
-        "endpoint-price_output_per_mtok": 0, "endpoint-is_active": "on", "endpoint-default_params": "{}",
-    })
+    response = client_for(owner).post(
+        reverse("generation:endpoint_list", args=[project.slug]),
+        {
+            "endpoint-name": "redis",
+            "endpoint-base_url": "http://127.0.0.1:6379/v1",
+            "endpoint-model": "m",
+            "endpoint-max_concurrency": 1,
+            "endpoint-requests_per_minute": 0,
+            "endpoint-timeout_seconds": 5,
+            "endpoint-max_attempts": 1,
+            "endpoint-max_retries": 0,
+            "endpoint-price_input_per_mtok": 0,
+            "endpoint-price_output_per_mtok": 0,
+            "endpoint-is_active": "on",
+            "endpoint-default_params": "{}",
+        },
+    )
     assert response.status_code == 400 and "may not reach" in response.content.decode()
     assert not ModelEndpoint.objects.filter(project=project).exists()
 

@@ -13,13 +13,17 @@ LIMIT = 5
 
 
 def sign_in(client, username, password, address="203.0.113.7", url=None):
-    return client.post(url or reverse("login"), {"username": username, "password": password},
-                       REMOTE_ADDR=address)
+    return client.post(
+        url or reverse("login"), {"username": username, "password": password}, REMOTE_ADDR=address
+    )
 
 
 def test_an_account_is_locked_after_five_wrong_passwords_even_from_other_addresses(client):
     UserFactory(username="ana")
-    answers = [sign_in(client, "ana", "errada", address=f"198.51.100.{attempt}").status_code for attempt in range(LIMIT)]
+    answers = [
+        sign_in(client, "ana", "errada", address=f"198.51.100.{attempt}").status_code
+        for attempt in range(LIMIT)
+    ]
     assert answers == [200] * (LIMIT - 1) + [429]  # the fifth failure locks the account
     locked = sign_in(client, "ana", PASSWORD, address="198.51.100.99")
     assert locked.status_code == 429

@@ -30,8 +30,9 @@ def axe_source() -> str:
         npm = shutil.which("npm")
         if npm is None:
             pytest.skip("npm is not installed; the accessibility checks need axe-core from npm")
-        subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=ASSETS, check=True, capture_output=True,
-                       timeout=600)
+        subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"], cwd=ASSETS, check=True, capture_output=True, timeout=600
+        )
     return AXE.read_text()
 
 
@@ -41,8 +42,15 @@ def axe_violations(page) -> list[dict]:
     # only) refuses an injected <script> tag, rightly.
     page.evaluate(axe_source())
     result = page.evaluate("async () => (await axe.run(document, {resultTypes: ['violations']})).violations")
-    return [{"id": v["id"], "impact": v["impact"], "help": v["help"],
-             "nodes": [node["target"] for node in v["nodes"]][:5]} for v in result]
+    return [
+        {
+            "id": v["id"],
+            "impact": v["impact"],
+            "help": v["help"],
+            "nodes": [node["target"] for node in v["nodes"]][:5],
+        }
+        for v in result
+    ]
 
 
 def horizontal_overflow(page) -> tuple[int, int]:
@@ -53,36 +61,79 @@ def horizontal_overflow(page) -> tuple[int, int]:
 def build_studio() -> dict:
     """An owner, a curator and two annotators in a Portuguese project at every stage: items waiting for an
     answer, in review, judged (a complete round), approved; guidelines and targets."""
-    project = ProjectFactory(slug="estudio", name="Perguntas causais sobre saúde pública", overlap=1,
-                             guidelines="# Diretrizes\n\n- **Aceitar** quando todas as notas forem ≥ 4.\n"
-                                        "- Explique o mecanismo causal.",
-                             class_targets={"associational": 134, "interventional": 134, "counterfactual": 134},
-                             label_names={"associational": {"en": "associational", "pt-BR": "associativa"}})
+    project = ProjectFactory(
+        slug="estudio",
+        name="Perguntas causais sobre saúde pública",
+        overlap=1,
+        guidelines="# Diretrizes\n\n- **Aceitar** quando todas as notas forem ≥ 4.\n"
+        "- Explique o mecanismo causal.",
+        class_targets={"associational": 134, "interventional": 134, "counterfactual": 134},
+        label_names={"associational": {"en": "associational", "pt-BR": "associativa"}},
+    )
     people = {}
-    for username, role in (("olga", "owner"), ("carla", "curator"), ("ana", "annotator"), ("bruno", "annotator")):
+    for username, role in (
+        ("olga", "owner"),
+        ("carla", "curator"),
+        ("ana", "annotator"),
+        ("bruno", "annotator"),
+    ):
         people[username] = UserFactory(username=username, email=f"{username}@exemplo.org")
-        Membership.objects.create(user=people[username], project=project, role=role,
-                                  expertise=["saúde"] if username == "ana" else [])
-    judged = ItemFactory(project=project, question="Por que a vacinação em massa reduz os casos de sarampo?",
-                         reference_answer="Porque diminui o número de pessoas suscetíveis e interrompe a transmissão.",
-                         context="Boletim epidemiológico de 2023 com a cobertura vacinal por estado.",
-                         metadata={"stage": "verified"})
-    OptionFactory(item=judged, text="Interrompe a transmissão", role="correct", rationale="Mecanismo", position=0)
-    OptionFactory(item=judged, text="O sarampo aumenta a vacinação", role="reversal", rationale="Inversão",
-                  position=1)
+        Membership.objects.create(
+            user=people[username],
+            project=project,
+            role=role,
+            expertise=["saúde"] if username == "ana" else [],
+        )
+    judged = ItemFactory(
+        project=project,
+        question="Por que a vacinação em massa reduz os casos de sarampo?",
+        reference_answer="Porque diminui o número de pessoas suscetíveis e interrompe a transmissão.",
+        context="Boletim epidemiológico de 2023 com a cobertura vacinal por estado.",
+        metadata={"stage": "verified"},
+    )
+    OptionFactory(
+        item=judged, text="Interrompe a transmissão", role="correct", rationale="Mecanismo", position=0
+    )
+    OptionFactory(
+        item=judged, text="O sarampo aumenta a vacinação", role="reversal", rationale="Inversão", position=1
+    )
     assignment = assignment_next(project=project, annotator=people["ana"])
-    judgment_submit(assignment=assignment, ratings={key: 4 for key in project.criterion_keys}, vote="accept",
-                    causal_class="associational", comment="Boa resposta, mas cite a fonte.")
-    waiting = ItemFactory(project=project, question="Se o saneamento fosse universal, a diarreia infantil cairia?",
-                          causal_class="counterfactual")
-    ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="",
-                answer_by=Item.AnswerBy.NOBODY, question="Por que a dengue volta todos os verões no Sudeste?")
-    ItemFactory(project=project, status=Item.Status.APPROVED, question="O fumo causa câncer de pulmão?",
-                causal_class="interventional")
+    judgment_submit(
+        assignment=assignment,
+        ratings={key: 4 for key in project.criterion_keys},
+        vote="accept",
+        causal_class="associational",
+        comment="Boa resposta, mas cite a fonte.",
+    )
+    waiting = ItemFactory(
+        project=project,
+        question="Se o saneamento fosse universal, a diarreia infantil cairia?",
+        causal_class="counterfactual",
+    )
+    ItemFactory(
+        project=project,
+        status=Item.Status.PENDING,
+        round=0,
+        reference_answer="",
+        answer_by=Item.AnswerBy.NOBODY,
+        question="Por que a dengue volta todos os verões no Sudeste?",
+    )
+    ItemFactory(
+        project=project,
+        status=Item.Status.APPROVED,
+        question="O fumo causa câncer de pulmão?",
+        causal_class="interventional",
+    )
     review = assignment_next(project=project, annotator=people["bruno"])
     answer = assignment_next(project=project, annotator=people["ana"], kind="answer")
-    return {"project": project, "people": people, "judged": judged, "waiting": waiting, "review": review,
-            "answer": answer}
+    return {
+        "project": project,
+        "people": people,
+        "judged": judged,
+        "waiting": waiting,
+        "review": review,
+        "answer": answer,
+    }
 
 
 def pages_for(studio: dict) -> dict[str, list[tuple[str, str]]]:

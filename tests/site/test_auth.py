@@ -45,7 +45,9 @@ def test_the_user_comes_back_with_every_field_as_the_orm_gives_it(annotator):
     assert UserBackend().get_user(10**9) is None
 
 
-def test_signing_out_a_deactivated_account_or_a_new_password_takes_effect_on_the_next_request(client, annotators):
+def test_signing_out_a_deactivated_account_or_a_new_password_takes_effect_on_the_next_request(
+    client, annotators
+):
     first, second, third = annotators
     client.force_login(first)
     assert client.get("/").status_code == 200

@@ -34,7 +34,7 @@ def test_the_worker_imports_a_committed_upload(celery_worker_process, project):
         ContentFile(
             "question,causal_class\n"
             "Por que o desemprego sobe na crise?,associativa\n"
-            "\"Se eu estudar à noite, passo no concurso?\",intervencional\n".encode()
+            '"Se eu estudar à noite, passo no concurso?",intervencional\n'.encode()
         ),
     )
 

@@ -17,7 +17,9 @@ pytestmark = pytest.mark.django_db
 
 
 def items_of(*, project_id, tags, since, kind):
-    items = Item.objects.filter(project_id=project_id, created_at__gte=since).alias(expertise=item_expertise_tag())
+    items = Item.objects.filter(project_id=project_id, created_at__gte=since).alias(
+        expertise=item_expertise_tag()
+    )
     if kind == "tagged":
         items = items.filter(expertise__in=tags)
     return items.select_related("project").annotate(options_count=Count("options")).order_by("id")
@@ -27,7 +29,9 @@ ITEMS = CompiledQuery(lambda **values: items_of(**values)[:1])
 
 
 def test_a_compiled_query_finds_what_the_orm_finds_for_every_value(project, owner):
-    tagged = [ItemFactory(project=project, metadata={"expertise": tag}) for tag in ("saúde", "educação", "clima")]
+    tagged = [
+        ItemFactory(project=project, metadata={"expertise": tag}) for tag in ("saúde", "educação", "clima")
+    ]
     Option.objects.create(item=tagged[1], text="Outra opção", role="irrelevant", position=0)
     since = timezone.now() - timedelta(hours=1)
 
@@ -48,7 +52,9 @@ def test_a_compiled_query_finds_what_the_orm_finds_for_every_value(project, owne
 
 def test_a_value_written_into_the_sql_or_changed_on_its_way_is_refused(project):
     ItemFactory(project=project)
-    sliced = CompiledQuery(lambda *, project_id, n: Item.objects.filter(project_id=project_id).order_by("id")[:n])
+    sliced = CompiledQuery(
+        lambda *, project_id, n: Item.objects.filter(project_id=project_id).order_by("id")[:n]
+    )
     with pytest.raises(ValueError, match="written into the SQL"):
         sliced.first(project_id=project.pk, n=2)
 
@@ -85,8 +91,11 @@ def test_the_queue_still_skips_what_the_annotator_holds_in_another_project(proje
     assert assignment_next(project=other, annotator=annotators[1]) is None  # its one slot is taken
     assert assignment_next(project=project, annotator=annotators[1]).item_id == mine.pk
     assert not Assignment.objects.filter(
-        Exists(Assignment.objects.filter(item=OuterRef("item"), annotator=OuterRef("annotator"), round=OuterRef("round"))
-               .exclude(pk=OuterRef("pk")))
+        Exists(
+            Assignment.objects.filter(
+                item=OuterRef("item"), annotator=OuterRef("annotator"), round=OuterRef("round")
+            ).exclude(pk=OuterRef("pk"))
+        )
     ).exists()
 
 
@@ -104,8 +113,9 @@ def annotator_round_trip(project, annotators, client_for):
     queued = client.post(reverse("annotation:queue_next", args=[project.slug]))
     assignment = Assignment.objects.filter(annotator=annotator).latest("pk")
     page = client.get(reverse("annotation:assignment", args=[project.slug, assignment.pk]))
-    judged = client.post(reverse("annotation:assignment_judge", args=[project.slug, assignment.pk]),
-                         judgment_post(project))
+    judged = client.post(
+        reverse("annotation:assignment_judge", args=[project.slug, assignment.pk]), judgment_post(project)
+    )
     item = Item.objects.get(pk=assignment.item_id)
     edited = item_update(item=item, changes={"context": "Contexto."}, author=Author(user=annotator))
     part = client.get(reverse("annotation:item_part", args=[project.slug, item.pk, "history"]))
@@ -118,21 +128,32 @@ def annotator_round_trip(project, annotators, client_for):
     revised.status = Item.Status.NEEDS_REVISION
     revised.save(update_fields=["status"])
     editable = get_item_for_editing(annotator, project, revised.pk).pk == revised.pk
-    return [queued.status_code, page.status_code, judged.status_code, edited.version, part.status_code,
-            seen_by_admin == project.pk, editable,
-            sorted(Assignment.objects.values_list("item_id", "annotator_id", "round"))]
+    return [
+        queued.status_code,
+        page.status_code,
+        judged.status_code,
+        edited.version,
+        part.status_code,
+        seen_by_admin == project.pk,
+        editable,
+        sorted(Assignment.objects.values_list("item_id", "annotator_id", "round")),
+    ]
 
 
 def test_every_compiled_query_compiles_on_the_annotators_path_and_answers_as_the_plain_orm(
-        project, annotators, client_for, settings):
+    project, annotators, client_for, settings
+):
     """The pages' shapes all compile on this Django (a test run at start-up of each upgrade), and with
     COMPILED_QUERIES off the same path gives the same answers through the ORM."""
     for query in CompiledQuery.every:
         query._compiled.clear()
     compiled = annotator_round_trip(project, annotators, client_for)
-    never = [(query.build.__module__, query.build.__code__.co_firstlineno) for query in CompiledQuery.every
-             if not query._compiled and
-             query.build.__module__.startswith(("annotation", "generation", "evaluation"))]
+    never = [
+        (query.build.__module__, query.build.__code__.co_firstlineno)
+        for query in CompiledQuery.every
+        if not query._compiled
+        and query.build.__module__.startswith(("annotation", "generation", "evaluation"))
+    ]
     assert never == []
 
     Assignment.objects.all().delete()

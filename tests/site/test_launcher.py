@@ -50,13 +50,23 @@ def alive(pid: int) -> bool:
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_the_launcher_stops_the_server_and_the_worker_on_a_signal(tmp_path, signum):
     port = free_port()
-    env = {**os.environ, "PORT": str(port), "CAUSALQA_VAR_DIR": str(tmp_path), "PYTHONUNBUFFERED": "1",
-           "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    env = {
+        **os.environ,
+        "PORT": str(port),
+        "CAUSALQA_VAR_DIR": str(tmp_path),
+        "PYTHONUNBUFFERED": "1",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+    }
     env.pop("REDIS_URL", None)
     log = tmp_path / "launcher.log"
     with log.open("w") as out:
-        launcher = subprocess.Popen([sys.executable, "-m", "causalqa_site.launcher"], cwd=ROOT, env=env,
-                                    stdout=out, stderr=subprocess.STDOUT)
+        launcher = subprocess.Popen(
+            [sys.executable, "-m", "causalqa_site.launcher"],
+            cwd=ROOT,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
         try:
             deadline = time.monotonic() + 120
             while not serving(port):

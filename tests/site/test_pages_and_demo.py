@@ -17,17 +17,29 @@ def test_the_demo_is_idempotent_and_has_something_for_every_page():
     project = Project.objects.get()
     items = project.items.all()
     assert 35 <= items.count() <= 45
-    assert set(items.values_list("causal_class", flat=True)) == {"associational", "interventional", "counterfactual"}
+    assert set(items.values_list("causal_class", flat=True)) == {
+        "associational",
+        "interventional",
+        "counterfactual",
+    }
     assert project.topics.count() >= 2
     assert items.filter(reference_answer="").exists()  # questions waiting for a human answer
     assert Option.objects.filter(item__project=project).values("item").distinct().count() >= 3
     assert set(Option.objects.values_list("role", flat=True)) == {
-        "correct", "contradictory", "unfounded", "reversal", "irrelevant"
+        "correct",
+        "contradictory",
+        "unfounded",
+        "reversal",
+        "irrelevant",
     }
     assert Judgment.objects.filter(round=1).count() >= 10
     assert items.filter(status=Item.Status.APPROVED).count() == CurationDecision.objects.count() >= 3
     assert set(project.memberships.values_list("user__username", flat=True)) == {
-        "admin", "curator", "annotator1", "annotator2", "annotator3"
+        "admin",
+        "curator",
+        "annotator1",
+        "annotator2",
+        "annotator3",
     }
 
 

@@ -6,7 +6,9 @@ import polib
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-CATALOGUES = sorted(path for path in ROOT.glob("*/locale/pt_BR/LC_MESSAGES/django.po") if ".venv" not in path.parts)
+CATALOGUES = sorted(
+    path for path in ROOT.glob("*/locale/pt_BR/LC_MESSAGES/django.po") if ".venv" not in path.parts
+)
 CATALOGUES += [ROOT / "locale/pt_BR/LC_MESSAGES/django.po"]
 
 
@@ -17,6 +19,13 @@ def test_every_string_is_translated_and_compiled(po_path):
     assert untranslated == [], f"untranslated in {po_path}: {untranslated[:10]}"
     mo_path = po_path.with_suffix(".mo")
     assert mo_path.exists(), f"run `make messages` to compile {po_path}"
-    compiled = {(entry.msgctxt, entry.msgid): entry.msgstr or entry.msgstr_plural for entry in polib.mofile(str(mo_path))}
-    current = {(entry.msgctxt, entry.msgid): entry.msgstr or entry.msgstr_plural for entry in po if entry.translated()}
+    compiled = {
+        (entry.msgctxt, entry.msgid): entry.msgstr or entry.msgstr_plural
+        for entry in polib.mofile(str(mo_path))
+    }
+    current = {
+        (entry.msgctxt, entry.msgid): entry.msgstr or entry.msgstr_plural
+        for entry in po
+        if entry.translated()
+    }
     assert {key: compiled.get(key) for key in current} == current, f"{mo_path} is stale: run `make messages`"

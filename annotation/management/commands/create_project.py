@@ -15,7 +15,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("slug")
         parser.add_argument("name")
-        parser.add_argument("--design", choices=[design.key for design in designs()], default=default_design())
+        parser.add_argument(
+            "--design", choices=[design.key for design in designs()], default=default_design()
+        )
         parser.add_argument("--language", default="pt-BR")
         parser.add_argument("--description", default="")
         parser.add_argument("--owner", help="username of the project's owner")
@@ -28,12 +30,18 @@ class Command(BaseCommand):
                 raise CommandError(f"No user named {options['owner']!r}.")
         try:
             project = project_create(
-                name=options["name"], slug=options["slug"], design=options["design"], language=options["language"],
-                description=options["description"], created_by=owner,
+                name=options["name"],
+                slug=options["slug"],
+                design=options["design"],
+                language=options["language"],
+                description=options["description"],
+                created_by=owner,
             )
         except ValidationError as error:
             raise CommandError(
                 "; ".join(f"{field}: {' '.join(msgs)}" for field, msgs in error.message_dict.items())
             ) from None
         design = design_for(project)
-        self.stdout.write(self.style.SUCCESS(f"Created {project.slug} ({design.name}, {project.answer_format})."))
+        self.stdout.write(
+            self.style.SUCCESS(f"Created {project.slug} ({design.name}, {project.answer_format}).")
+        )

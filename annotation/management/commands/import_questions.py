@@ -32,22 +32,34 @@ class Command(BaseCommand):
         parser.add_argument("path", help="a CSV/TSV/JSONL/XLSX/Parquet file, or a folder of splits")
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument(
-            "--columns", default="",
+            "--columns",
+            default="",
             help="which column is which field: question=COL,causal_class=COL,answer=COL,answer_by=COL,source=COL,"
-                 "topic=COL,id=COL,context=COL,expertise=COL,is_causal=COL (fields not named: proposed from names)",
+            "topic=COL,id=COL,context=COL,expertise=COL,is_causal=COL (fields not named: proposed from names)",
         )
         parser.add_argument(
-            "--values", default="",
+            "--values",
+            default="",
             help="the file's own codes: causal_class:Assoc=associational,Inter=interventional;"
-                 " answer_by:H=person,M=gpt-4o",
+            " answer_by:H=person,M=gpt-4o",
         )
         parser.add_argument("--sheet", default="", help="the spreadsheet's sheet (default: the first)")
-        parser.add_argument("--skip-invalid", action="store_true", help="import the valid rows, list the invalid")
-        parser.add_argument("--as-gold", action="store_true",
-                            help="the items are already reviewed: approve them, with a decision by --user")
-        parser.add_argument("--no-length-bounds", action="store_true",
-                            help="keep questions of every length (a curated dataset)")
-        parser.add_argument("--user", help="username recorded as the importer (and the curator, with --as-gold)")
+        parser.add_argument(
+            "--skip-invalid", action="store_true", help="import the valid rows, list the invalid"
+        )
+        parser.add_argument(
+            "--as-gold",
+            action="store_true",
+            help="the items are already reviewed: approve them, with a decision by --user",
+        )
+        parser.add_argument(
+            "--no-length-bounds",
+            action="store_true",
+            help="keep questions of every length (a curated dataset)",
+        )
+        parser.add_argument(
+            "--user", help="username recorded as the importer (and the curator, with --as-gold)"
+        )
         parser.add_argument("--json", action="store_true", help="print the funnel report as one JSON object")
 
     def handle(self, *args, **options):
@@ -66,7 +78,9 @@ class Command(BaseCommand):
                 added = design_for(project).published_import(project=project, data=data, filename=path.name)
             except (ValueError, ImportFileError) as exc:
                 raise CommandError(f"Nothing was imported: {exc}") from exc
-            if added is not None:  # the design reads its own published layout (ExpliCa's pairs, CausalBench's parts)
+            if (
+                added is not None
+            ):  # the design reads its own published layout (ExpliCa's pairs, CausalBench's parts)
                 self.stdout.write(self.style.SUCCESS(added))
                 return
         mapping = None
@@ -100,14 +114,24 @@ class Command(BaseCommand):
             )
         except ImportRejected as exc:
             if options["json"]:
-                self.stdout.write(json.dumps({"error": "rejected", "errors": [e.as_dict() for e in exc.errors]}))
+                self.stdout.write(
+                    json.dumps({"error": "rejected", "errors": [e.as_dict() for e in exc.errors]})
+                )
                 sys.exit(1)
             raise CommandError(str(exc)) from exc
         funnel = batch.funnel
         if options["json"]:
-            report = {key: funnel[key] for key in ("read", "causal", "unique", "in_length", "imported", "invalid")}
-            report.update(batch=batch.pk, already_present=funnel["already_present"], bounds=funnel["bounds"],
-                          length_bounds=funnel["length_bounds"], classes=funnel["classes"], format=funnel["format"])
+            report = {
+                key: funnel[key] for key in ("read", "causal", "unique", "in_length", "imported", "invalid")
+            }
+            report.update(
+                batch=batch.pk,
+                already_present=funnel["already_present"],
+                bounds=funnel["bounds"],
+                length_bounds=funnel["length_bounds"],
+                classes=funnel["classes"],
+                format=funnel["format"],
+            )
             self.stdout.write(json.dumps(report, ensure_ascii=False))
             return
         self.stdout.write(
@@ -126,7 +150,9 @@ class Command(BaseCommand):
             for error in batch.errors[:50]:
                 self.stdout.write(f"  line {error['line']}, {error['field'] or '-'}: {error['reason']}")
         if funnel["already_present"]:
-            self.stdout.write(f"{funnel['already_present']} row(s) already in the project were not imported again")
+            self.stdout.write(
+                f"{funnel['already_present']} row(s) already in the project were not imported again"
+            )
         self.stdout.write(self.style.SUCCESS(f"import #{batch.pk} done"))
 
 
@@ -139,5 +165,9 @@ def _complete(path, data, project, columns: dict, values: dict, sheet: str) -> M
             raise CommandError(str(exc)) from exc
         proposed = propose(table.columns, project.import_mapping)
     named = set(columns.values())
-    others = {name: column for name, column in proposed.columns.items() if name not in columns and column not in named}
+    others = {
+        name: column
+        for name, column in proposed.columns.items()
+        if name not in columns and column not in named
+    }
     return Mapping(columns={**others, **columns}, values=values or proposed.values)

@@ -17,14 +17,20 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("path")
         parser.add_argument("--metric", choices=[*METRICS, "all"], default="all")
-        parser.add_argument("--level", choices=LEVELS, default="nominal",
-                            help="level of measurement: weights Cohen's kappa and sets alpha's distance")
+        parser.add_argument(
+            "--level",
+            choices=LEVELS,
+            default="nominal",
+            help="level of measurement: weights Cohen's kappa and sets alpha's distance",
+        )
         parser.add_argument(
             "--categories",
             help="comma-separated values in scale order, including unused ones (default for ordinal, interval and "
             "ratio: every whole number from the lowest value to the highest)",
         )
-        parser.add_argument("--resamples", type=int, default=1000, help="bootstrap resamples (0: no intervals)")
+        parser.add_argument(
+            "--resamples", type=int, default=1000, help="bootstrap resamples (0: no intervals)"
+        )
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -33,7 +39,9 @@ class Command(BaseCommand):
         metrics = METRICS if options["metric"] == "all" else (options["metric"],)
         if options["resamples"] < 0:
             raise CommandError("--resamples must be 0 or more")
-        bootstrap = Bootstrap(resamples=options["resamples"], seed=options["seed"]) if options["resamples"] else None
+        bootstrap = (
+            Bootstrap(resamples=options["resamples"], seed=options["seed"]) if options["resamples"] else None
+        )
         try:
             table = read_long_csv(options["path"], level=options["level"], categories=categories)
             summary = agreement_summary(table, level=options["level"], metrics=metrics, bootstrap=bootstrap)
@@ -48,8 +56,12 @@ class Command(BaseCommand):
         lines = [
             f"{summary.n_units} units, {summary.n_raters} raters, {summary.n_judgments} judgments; "
             f"level: {summary.level}"
-            + (f"; 95% intervals from {summary.bootstrap.resamples} bootstrap resamples of units "
-               f"(seed {summary.bootstrap.seed})" if summary.bootstrap else ""),
+            + (
+                f"; 95% intervals from {summary.bootstrap.resamples} bootstrap resamples of units "
+                f"(seed {summary.bootstrap.seed})"
+                if summary.bootstrap
+                else ""
+            ),
         ]
         if summary.level != "nominal":
             lines.append(f"scale: {summary.scale_text} ({summary.scale_source})")
@@ -62,7 +74,9 @@ class Command(BaseCommand):
             weights = f", {cohen['weights']} weights" if cohen["weights"] else ""
             lines.append(_line(f"Cohen's kappa, mean of pairs{weights}", {**cohen, "value": cohen["mean"]}))
             for pair in cohen["pairs"]:
-                lines.append(_line(f"  {pair['raters'][0]} × {pair['raters'][1]}", {**pair, "value": pair["kappa"]}))
+                lines.append(
+                    _line(f"  {pair['raters'][0]} × {pair['raters'][1]}", {**pair, "value": pair["kappa"]})
+                )
         return "\n".join(lines)
 
 

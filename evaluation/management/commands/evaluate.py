@@ -32,45 +32,83 @@ class Command(BaseCommand):
         parser.add_argument("project", help="project slug")
         parser.add_argument("--release", help="release version, e.g. v2 (default: the newest ready release)")
         parser.add_argument("--split", default="test", choices=["train", "dev", "test"])
-        parser.add_argument("--model", action="append", required=True, help="endpoint to evaluate (repeatable)")
-        parser.add_argument("--condition", action="append",
-                            help="prompting condition (repeatable; default: the answer format's usual ones)")
+        parser.add_argument(
+            "--model", action="append", required=True, help="endpoint to evaluate (repeatable)"
+        )
+        parser.add_argument(
+            "--condition",
+            action="append",
+            help="prompting condition (repeatable; default: the answer format's usual ones)",
+        )
         parser.add_argument("--judge", help="endpoint that scores and ranks open answers")
         parser.add_argument("--repetitions", type=int, default=1)
         parser.add_argument("--temperature", type=float)
         parser.add_argument("--max-tokens", type=int)
-        parser.add_argument("--seed", type=int, default=13, help="seeds the order of answers shown to the judge")
+        parser.add_argument(
+            "--seed", type=int, default=13, help="seeds the order of answers shown to the judge"
+        )
         parser.add_argument("--few-shot", type=int, default=3, help="solved examples in few-shot prompts")
-        parser.add_argument("--template-version", action="append", default=[], metavar="CONDITION=N",
-                            help="use version N of a condition's prompt template (default: the latest)")
+        parser.add_argument(
+            "--template-version",
+            action="append",
+            default=[],
+            metavar="CONDITION=N",
+            help="use version N of a condition's prompt template (default: the latest)",
+        )
         parser.add_argument("--bertscore-model", default="", help="local model directory for BERTScore")
-        parser.add_argument("--bertscore-layer", type=int, help="hidden layer for BERTScore (default: the last)")
-        parser.add_argument("--bertscore-idf", action="store_true", help="BERTScore with idf over the references")
-        parser.add_argument("--metadata-key", action="append", default=[], metavar="WHAT=KEY",
-                            help="item metadata key of level, type, task or variant, e.g. task=tarefa")
-        parser.add_argument("--differences", default="", help="e.g. 'Challenge 1 = AJ - PJ; Challenge 2 = VCR - mean(others)'")
+        parser.add_argument(
+            "--bertscore-layer", type=int, help="hidden layer for BERTScore (default: the last)"
+        )
+        parser.add_argument(
+            "--bertscore-idf", action="store_true", help="BERTScore with idf over the references"
+        )
+        parser.add_argument(
+            "--metadata-key",
+            action="append",
+            default=[],
+            metavar="WHAT=KEY",
+            help="item metadata key of level, type, task or variant, e.g. task=tarefa",
+        )
+        parser.add_argument(
+            "--differences", default="", help="e.g. 'Challenge 1 = AJ - PJ; Challenge 2 = VCR - mean(others)'"
+        )
         parser.add_argument("--here", action="store_true", help="run in this process instead of a worker")
-        parser.add_argument("--no-wait", action="store_true", help="print the run id and leave it to the workers")
-        parser.add_argument("--json", action="store_true", help="print the finished run's report tables as JSON")
+        parser.add_argument(
+            "--no-wait", action="store_true", help="print the run id and leave it to the workers"
+        )
+        parser.add_argument(
+            "--json", action="store_true", help="print the finished run's report tables as JSON"
+        )
 
     def handle(self, *args, **options):
         project = project_or_error(options["project"])
         endpoint_from_environment()
         try:
             run = run_create(
-                project=project, release=self._release(project, options["release"]), split=options["split"],
+                project=project,
+                release=self._release(project, options["release"]),
+                split=options["split"],
                 endpoints=[self._endpoint(project, name, "--model") for name in options["model"]],
-                conditions=options["condition"], repetitions=options["repetitions"],
-                judge_endpoint=self._endpoint(project, options["judge"], "--judge") if options["judge"] else None,
+                conditions=options["condition"],
+                repetitions=options["repetitions"],
+                judge_endpoint=self._endpoint(project, options["judge"], "--judge")
+                if options["judge"]
+                else None,
                 decoding={"temperature": options["temperature"], "max_tokens": options["max_tokens"]},
-                seed=options["seed"], few_shot=options["few_shot"], bertscore_model=options["bertscore_model"],
-                bertscore_layer=options["bertscore_layer"], bertscore_idf=options["bertscore_idf"],
-                metadata_keys=self._keys(options["metadata_key"]), differences=options["differences"],
+                seed=options["seed"],
+                few_shot=options["few_shot"],
+                bertscore_model=options["bertscore_model"],
+                bertscore_layer=options["bertscore_layer"],
+                bertscore_idf=options["bertscore_idf"],
+                metadata_keys=self._keys(options["metadata_key"]),
+                differences=options["differences"],
                 template_versions=self._versions(options["template_version"]),
                 enqueue=not options["here"],
             )
         except RunInvalid as exc:
-            raise CommandError("; ".join(f"{field}: {message}" for field, message in exc.errors.items())) from exc
+            raise CommandError(
+                "; ".join(f"{field}: {message}" for field, message in exc.errors.items())
+            ) from exc
         if options["no_wait"] and not options["here"]:
             self.stdout.write(str(run.pk))
             return
@@ -80,11 +118,23 @@ class Command(BaseCommand):
         progress = run_progress(run)
         if options["json"]:
             tables = [table.as_dict() for table in report_tables([run])]
-            self.stdout.write(json.dumps({"run": run.pk, "status": run.status, "error": run.error,
-                                          "progress": progress.as_dict(), "tables": tables}, ensure_ascii=False))
+            self.stdout.write(
+                json.dumps(
+                    {
+                        "run": run.pk,
+                        "status": run.status,
+                        "error": run.error,
+                        "progress": progress.as_dict(),
+                        "tables": tables,
+                    },
+                    ensure_ascii=False,
+                )
+            )
         else:
-            self.stdout.write(f"run #{run.pk} {run.status}: {progress.done} calls done, {progress.failed} failed; "
-                              f"cost ${progress.cost:.4f}")
+            self.stdout.write(
+                f"run #{run.pk} {run.status}: {progress.done} calls done, {progress.failed} failed; "
+                f"cost ${progress.cost:.4f}"
+            )
             for table in report_tables([run])[:3]:
                 self.stdout.write(f"\n{table.title}\n{table.csv()}")
         if run.status != EvalRun.Status.SUCCEEDED:
@@ -112,7 +162,9 @@ class Command(BaseCommand):
         for pair in pairs:
             what, _sep, key = pair.partition("=")
             if what not in ("level", "type", "task", "variant") or not key:
-                raise CommandError(f"--metadata-key: write level=KEY, type=KEY, task=KEY or variant=KEY, not {pair!r}")
+                raise CommandError(
+                    f"--metadata-key: write level=KEY, type=KEY, task=KEY or variant=KEY, not {pair!r}"
+                )
             keys[what] = key
         return keys
 
@@ -142,8 +194,19 @@ class Command(BaseCommand):
     def _follow(self, run, runner, quiet):
         def describe(run):
             progress = run_progress(run)
-            return progress.total, progress.done + progress.failed, (
-                f"{run.status} · {run.get_stage_display()} · failed {progress.failed} · ${progress.cost:.4f}")
+            return (
+                progress.total,
+                progress.done + progress.failed,
+                (
+                    f"{run.status} · {run.get_stage_display()} · failed {progress.failed} · ${progress.cost:.4f}"
+                ),
+            )
 
-        return follow(run, runner=runner, stream=self.stderr._out, quiet=quiet, describe=describe,
-                      cancel=lambda run: run_cancel(run=run))
+        return follow(
+            run,
+            runner=runner,
+            stream=self.stderr._out,
+            quiet=quiet,
+            describe=describe,
+            cancel=lambda run: run_cancel(run=run),
+        )

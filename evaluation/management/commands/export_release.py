@@ -10,13 +10,17 @@ from evaluation.selectors import release_for_user
 
 
 class Command(BaseCommand):
-    help = "Export release VERSION (v3 or 3) of PROJECT to DIR: data/<split>.<format>, README.md, checksums.txt."
+    help = (
+        "Export release VERSION (v3 or 3) of PROJECT to DIR: data/<split>.<format>, README.md, checksums.txt."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("project")
         parser.add_argument("version")
         parser.add_argument("--out", required=True)
-        parser.add_argument("--format", default="jsonl,csv,parquet", help="comma-separated: jsonl, csv, parquet")
+        parser.add_argument(
+            "--format", default="jsonl,csv,parquet", help="comma-separated: jsonl, csv, parquet"
+        )
 
     def handle(self, *args, **options):
         project = project_or_error(options["project"])
@@ -26,10 +30,15 @@ class Command(BaseCommand):
         except (ExportError, Http404) as exc:
             raise CommandError(str(exc)) from exc
         if not release.is_ready:
-            raise CommandError(f"{project.slug} {release.tag} is {release.get_status_display().lower()}, not ready")
+            raise CommandError(
+                f"{project.slug} {release.tag} is {release.get_status_display().lower()}, not ready"
+            )
         total = sum(release.counts.get("splits", {}).values())
-        with tqdm(total=total, unit="item", desc=release.tag, disable=options["verbosity"] == 0,
-                  file=self.stderr) as bar:
-            files = export_release(release, options["out"], formats, progress=lambda done: bar.update(done - bar.n))
+        with tqdm(
+            total=total, unit="item", desc=release.tag, disable=options["verbosity"] == 0, file=self.stderr
+        ) as bar:
+            files = export_release(
+                release, options["out"], formats, progress=lambda done: bar.update(done - bar.n)
+            )
         for path in files:
             self.stdout.write(str(path))

@@ -28,17 +28,26 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("files", nargs="+", help="FILE, or KIND=FILE with KIND responses, scores or rankings")
+        parser.add_argument(
+            "files", nargs="+", help="FILE, or KIND=FILE with KIND responses, scores or rankings"
+        )
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument("--release", required=True, help="release version, e.g. v1")
         parser.add_argument("--name", required=True, help="a name for the run, e.g. the paper's")
-        parser.add_argument("--split", default=ReleaseItem.Split.TEST, choices=[s for s, _ in ReleaseItem.Split.choices])
-        parser.add_argument("--columns", default="",
-                            help="columns the names do not tell: item=COL,model=COL,condition=COL,response=COL,"
-                                 "target=COL,criterion=COL,score=COL,ranking=COL,judge=COL")
+        parser.add_argument(
+            "--split", default=ReleaseItem.Split.TEST, choices=[s for s, _ in ReleaseItem.Split.choices]
+        )
+        parser.add_argument(
+            "--columns",
+            default="",
+            help="columns the names do not tell: item=COL,model=COL,condition=COL,response=COL,"
+            "target=COL,criterion=COL,score=COL,ranking=COL,judge=COL",
+        )
         parser.add_argument("--user", help="username recorded as the importer")
         parser.add_argument("--no-wait", action="store_true", help="leave BERTScore to a worker")
-        parser.add_argument("--json", action="store_true", help="print the run and its report as one JSON object")
+        parser.add_argument(
+            "--json", action="store_true", help="print the run and its report as one JSON object"
+        )
 
     def handle(self, *args, **options):
         project = project_or_error(options["project"])
@@ -53,12 +62,24 @@ class Command(BaseCommand):
                 raise CommandError(f"No user {options['user']!r}.")
         files = [self._file(argument) for argument in options["files"]]
         try:
-            run = run_import_results(project=project, release=release, name=options["name"], files=files,
-                                     split=options["split"], columns=options["columns"], user=user, enqueue=False)
+            run = run_import_results(
+                project=project,
+                release=release,
+                name=options["name"],
+                files=files,
+                split=options["split"],
+                columns=options["columns"],
+                user=user,
+                enqueue=False,
+            )
         except ResultsRejected as exc:
             raise CommandError(str(exc)) from exc
-        self.stderr.write(f"run #{run.pk} imported: " + ", ".join(
-            f"{entry['name']} ({entry['kind']}, {entry['rows']} rows)" for entry in run.imported["files"]))
+        self.stderr.write(
+            f"run #{run.pk} imported: "
+            + ", ".join(
+                f"{entry['name']} ({entry['kind']}, {entry['rows']} rows)" for entry in run.imported["files"]
+            )
+        )
         if not options["no_wait"]:
             owner = new_owner_token()
             if run_claim(run_id=run.pk, owner=owner):
@@ -67,8 +88,18 @@ class Command(BaseCommand):
         run.refresh_from_db()
         if options["json"]:
             tables = [table.as_dict() for table in report_tables([run])]
-            self.stdout.write(json.dumps({"run": run.pk, "status": run.status, "notes": run.notes,
-                                          "imported": run.imported, "tables": tables}, ensure_ascii=False))
+            self.stdout.write(
+                json.dumps(
+                    {
+                        "run": run.pk,
+                        "status": run.status,
+                        "notes": run.notes,
+                        "imported": run.imported,
+                        "tables": tables,
+                    },
+                    ensure_ascii=False,
+                )
+            )
             return
         self.stdout.write(f"run #{run.pk} {run.status}")
         for table in report_tables([run])[:3]:

@@ -9,7 +9,9 @@ from evaluation.services import ReleaseError, release_cut
 
 
 class Command(BaseCommand):
-    help = "Freeze the project's approved items into release vN with seeded, stratified train/dev/test splits."
+    help = (
+        "Freeze the project's approved items into release vN with seeded, stratified train/dev/test splits."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument("project", help="the project's slug")
@@ -17,8 +19,12 @@ class Command(BaseCommand):
         parser.add_argument("--splits", default="0.8,0.1,0.1", help="train,dev,test ratios adding up to 1")
         parser.add_argument("--license", default="cc-by-4.0", help="Hugging Face license id for the card")
         parser.add_argument("--notes", default="")
-        parser.add_argument("--stratify-by", default="", help="item metadata field to subsample by (e.g. cell)")
-        parser.add_argument("--max-per-stratum", type=int, help="keep at most this many items per value of it")
+        parser.add_argument(
+            "--stratify-by", default="", help="item metadata field to subsample by (e.g. cell)"
+        )
+        parser.add_argument(
+            "--max-per-stratum", type=int, help="keep at most this many items per value of it"
+        )
 
     def handle(self, *args, **options):
         project = project_or_error(options["project"])
@@ -32,8 +38,12 @@ class Command(BaseCommand):
 
         try:
             release = release_cut(
-                project=project, seed=options["seed"], split_ratios=options["splits"],
-                license=options["license"], notes=options["notes"], on_progress=progress,
+                project=project,
+                seed=options["seed"],
+                split_ratios=options["splits"],
+                license=options["license"],
+                notes=options["notes"],
+                on_progress=progress,
                 subsample=_subsample(options),
             )
         except (ReleaseError, SplitRatioError) as exc:
@@ -43,8 +53,10 @@ class Command(BaseCommand):
         splits = ", ".join(f"{name} {n}" for name, n in release.counts["splits"].items())
         self.stdout.write(f"{release.tag}")
         if options["verbosity"]:
-            self.stderr.write(f"{project.slug} {release.tag}: {release.counts['n_items']} items ({splits}); "
-                              f"sha256 {release.checksum}")
+            self.stderr.write(
+                f"{project.slug} {release.tag}: {release.counts['n_items']} items ({splits}); "
+                f"sha256 {release.checksum}"
+            )
 
 
 def _subsample(options) -> dict | None:

@@ -44,21 +44,37 @@ class Command(BaseCommand):
         parser.add_argument("--topic", help="questions: topic label or id")
         parser.add_argument("--batch-size", type=int, default=10, help="questions: questions per call")
         parser.add_argument("--answer-model", help="questions: endpoint name that answers the new questions")
-        parser.add_argument("--variant", choices=list(ANSWER_VARIANTS), default="class-agnostic",
-                            help="answers (and --answer-model): the answer prompt")
+        parser.add_argument(
+            "--variant",
+            choices=list(ANSWER_VARIANTS),
+            default="class-agnostic",
+            help="answers (and --answer-model): the answer prompt",
+        )
         parser.add_argument("--items", help="item ids, separated by commas (default: every eligible item)")
-        parser.add_argument("--all-waiting", action="store_true",
-                            help="answers: every item waiting for an answer (the default without --items)")
-        parser.add_argument("--groups", "--seeds", dest="groups",
-                            help="item groups (entries, seeds) by external id or id, separated by commas; default all "
-                                 "waiting")
+        parser.add_argument(
+            "--all-waiting",
+            action="store_true",
+            help="answers: every item waiting for an answer (the default without --items)",
+        )
+        parser.add_argument(
+            "--groups",
+            "--seeds",
+            dest="groups",
+            help="item groups (entries, seeds) by external id or id, separated by commas; default all "
+            "waiting",
+        )
         parser.add_argument("--voters", help="endpoint names asked besides --model, separated by commas")
         parser.add_argument("--domain", default="", help="the domain of what is written (new scenarios)")
-        parser.add_argument("--single-prompt", action="store_true",
-                            help="correct and corrupted versions in separate requests")
+        parser.add_argument(
+            "--single-prompt", action="store_true", help="correct and corrupted versions in separate requests"
+        )
         parser.add_argument("--user", help="username recorded as the job's creator")
-        parser.add_argument("--here", action="store_true", help="run the job in this process instead of a worker")
-        parser.add_argument("--no-wait", action="store_true", help="print the job id and leave it to the workers")
+        parser.add_argument(
+            "--here", action="store_true", help="run the job in this process instead of a worker"
+        )
+        parser.add_argument(
+            "--no-wait", action="store_true", help="print the job id and leave it to the workers"
+        )
         parser.add_argument("--json", action="store_true", help="print the finished job as one JSON object")
 
     def handle(self, *args, **options):
@@ -78,18 +94,24 @@ class Command(BaseCommand):
             "batch_size": options["batch_size"],
             "answer_variant": options["variant"],
             "answer_endpoint": self._endpoint(project, options["answer_model"], "--answer-model")
-            if options["answer_model"] else None,
+            if options["answer_model"]
+            else None,
             "item_ids": item_ids,
             "group_ids": self._groups(project, options["groups"]),
-            "voters": [self._endpoint(project, name.strip(), "--voters")
-                       for name in (options["voters"] or "").split(",") if name.strip()],
+            "voters": [
+                self._endpoint(project, name.strip(), "--voters")
+                for name in (options["voters"] or "").split(",")
+                if name.strip()
+            ],
             "domain": options["domain"],
             "double_prompt": not options["single_prompt"],
         }
         try:
             job = job_create(**arguments)
         except JobInvalid as exc:
-            raise CommandError("; ".join(f"{field}: {message}" for field, message in exc.errors.items())) from exc
+            raise CommandError(
+                "; ".join(f"{field}: {message}" for field, message in exc.errors.items())
+            ) from exc
         if options["no_wait"] and not options["here"]:
             self.stdout.write(str(job.pk))
             return
@@ -111,8 +133,12 @@ class Command(BaseCommand):
             return None
         wanted = [part.strip() for part in text.split(",") if part.strip()]
         found = dict(project.groups.filter(external_id__in=wanted).values_list("external_id", "pk"))
-        ids = {str(pk): pk for pk in project.groups.filter(
-            pk__in=[int(name) for name in wanted if name.isdigit()]).values_list("pk", flat=True)}
+        ids = {
+            str(pk): pk
+            for pk in project.groups.filter(
+                pk__in=[int(name) for name in wanted if name.isdigit()]
+            ).values_list("pk", flat=True)
+        }
         unknown = [name for name in wanted if name not in found and name not in ids]
         if unknown:
             raise CommandError(f"no item group {', '.join(map(repr, unknown))} in {project.slug}")
@@ -140,11 +166,20 @@ class Command(BaseCommand):
 
     def _follow(self, job, runner, quiet):
         def describe(job):
-            return job.total, job.done + job.failed, (
-                f"{job.status} · failed {job.failed} · retried {job.retried} · ${job.cost:.4f}")
+            return (
+                job.total,
+                job.done + job.failed,
+                (f"{job.status} · failed {job.failed} · retried {job.retried} · ${job.cost:.4f}"),
+            )
 
-        return follow(job, runner=runner, stream=self.stderr._out, quiet=quiet, describe=describe,
-                      cancel=lambda job: job_cancel(job=job))
+        return follow(
+            job,
+            runner=runner,
+            stream=self.stderr._out,
+            quiet=quiet,
+            describe=describe,
+            cancel=lambda job: job_cancel(job=job),
+        )
 
     def _endpoint(self, project, name, option):
         usable = selectors.endpoints_for_project(project)
@@ -187,7 +222,16 @@ class Command(BaseCommand):
 
 def _summary(job) -> dict:
     return {
-        "job": job.pk, "kind": job.kind, "status": job.status, "total": job.total, "done": job.done,
-        "failed": job.failed, "retried": job.retried, "tokens_in": job.tokens_in, "tokens_out": job.tokens_out,
-        "cost": str(job.cost), "items_created": job.items_created, "error": job.error,
+        "job": job.pk,
+        "kind": job.kind,
+        "status": job.status,
+        "total": job.total,
+        "done": job.done,
+        "failed": job.failed,
+        "retried": job.retried,
+        "tokens_in": job.tokens_in,
+        "tokens_out": job.tokens_out,
+        "cost": str(job.cost),
+        "items_created": job.items_created,
+        "error": job.error,
     }

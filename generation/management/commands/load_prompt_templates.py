@@ -16,4 +16,6 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         for template in report.created:
             self.stdout.write(f"new: {template}")
-        self.stdout.write(self.style.SUCCESS(f"{len(report.created)} new version(s), {report.unchanged} unchanged"))
+        self.stdout.write(
+            self.style.SUCCESS(f"{len(report.created)} new version(s), {report.unchanged} unchanged")
+        )

