@@ -185,15 +185,15 @@ def _answered_only(rows: list[SourceRow], errors: list[RowError]) -> list[Source
 def _record_gold_decisions(batch: ImportBatch, user, now) -> None:
     """One approval per imported item, by the named user, so the item's history says it came in reviewed."""
     note = f"Imported as already reviewed (import #{batch.pk}, {batch.filename})"
+    # Read before the insert starts: on PostgreSQL the insert is a COPY, and a query on the same connection
+    # while a COPY is open waits for it forever.
+    item_ids = list(
+        Item.objects.filter(import_batch=batch, status=Item.Status.APPROVED).values_list("id", flat=True)
+    )
     fast_insert(
         CurationDecision,
         ["item_id"],
-        (
-            (item_id,)
-            for item_id in Item.objects.filter(import_batch=batch, status=Item.Status.APPROVED)
-            .values_list("id", flat=True)
-            .iterator()
-        ),
+        ((item_id,) for item_id in item_ids),
         constants={
             "curator_id": user.pk,
             "round": 1,
