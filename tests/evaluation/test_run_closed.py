@@ -99,7 +99,14 @@ def test_multiple_choice_under_three_conditions_reads_letters_and_counts_errors_
     [challenge] = [row for row in tables["differences"].rows if row["series"].endswith("zero-shot")]
 
     def task_score(task):  # a mean of its cells, as CausalityCheck's Table 1 scores tasks (issue 15 §1)
-        return sum(accuracy(task, variant) for variant in ("original", "negated")) / 2
+        # the cells the run's split holds: the seeded split may leave a cell without an item
+        scores = [
+            accuracy(task, variant)
+            for variant in ("original", "negated")
+            if cells.get((task, variant)) is not None
+        ]
+        assert scores, f"no cell of {task} in the run"
+        return sum(scores) / len(scores)
 
     assert challenge["value"] == pytest.approx(task_score("AJ") - task_score("PJ"))
 
