@@ -46,7 +46,7 @@ class ReleaseOutputSerializer(serializers.ModelSerializer):
         return {split: int(release.counts.get("splits", {}).get(split, 0)) for split in SPLITS}
 
     def get_progress(self, release) -> dict:
-        return {"stage": release.stage, "items_done": release.items_done, "items_total": release.items_total}
+        return {"stage": release.stage, "items_done": release.done, "items_total": release.total}
 
     def get_url(self, release) -> str:
         path = reverse("api-release-detail", args=[release.project.slug, release.tag])

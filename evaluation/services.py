@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone, translation
 
+from annotation.background import work_claim, work_owner_token
 from annotation.models import Item, Project
 
 from .models import Release, ReleaseItem
@@ -87,8 +88,13 @@ def release_build(*, release: Release, on_progress: Callable[[Release], None] | 
     Claims the release (queued → building), so a duplicate task does nothing. On failure every
     frozen item is removed and the release is marked failed with the error.
     """
-    claimed = Release.objects.filter(pk=release.pk, status=Release.Status.QUEUED).update(
-        status=Release.Status.BUILDING, stage="planning", heartbeat_at=timezone.now()
+    claimed = work_claim(
+        Release,
+        pk=release.pk,
+        owner=work_owner_token(),
+        queued=Release.Status.QUEUED,
+        running=Release.Status.BUILDING,
+        stage="planning",
     )
     release.refresh_from_db()
     if not claimed:
@@ -98,11 +104,11 @@ def release_build(*, release: Release, on_progress: Callable[[Release], None] | 
         ReleaseItem.objects.filter(release=release).delete()
         units, item_ids = approved_units(release.project, release.subsample or None, release.seed)
         placement = plan_positions(units, item_ids, release.split_ratios, release.seed)
-        _progress(release, stage="freezing", items_total=len(placement), items_done=0)
+        _progress(release, stage="freezing", total=len(placement), done=0)
         report(release)
 
         def frozen(done: int) -> None:
-            _progress(release, items_done=done)
+            _progress(release, done=done)
             report(release)
 
         tally = freeze_items(release, placement, frozen)
@@ -197,8 +203,9 @@ def releases_resume_stale() -> list[int]:
                 .filter(Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True))
                 .update(
                     status=Release.Status.QUEUED,
+                    owner="",
                     stage="",
-                    items_done=0,
+                    done=0,
                     heartbeat_at=timezone.now(),
                     resumed=F("resumed") + (1 if status == Release.Status.BUILDING else 0),
                 )

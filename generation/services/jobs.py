@@ -1,9 +1,6 @@
 """Starting, cancelling and resuming generation jobs (every door calls these)."""
 
 import logging
-import os
-import socket
-import uuid
 from datetime import timedelta
 
 from django.conf import settings
@@ -11,7 +8,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.background import work_claim, work_requeue_stale
+from annotation.background import work_claim, work_owner_token, work_requeue_stale
 from annotation.models import CurationDecision, Item, Judgment, Project
 
 from .. import selectors
@@ -272,7 +269,7 @@ def job_enqueue(job_id: int) -> None:
 
 
 def new_owner_token() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    return work_owner_token()
 
 
 def job_claim(*, job_id: int, owner: str) -> bool:

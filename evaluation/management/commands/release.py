@@ -31,9 +31,9 @@ class Command(BaseCommand):
         bar = tqdm(total=0, unit="item", desc="freezing", disable=options["verbosity"] == 0, file=self.stderr)
 
         def progress(release):
-            bar.total = release.items_total
+            bar.total = release.total
             bar.set_description(release.stage or "done")
-            bar.n = release.items_done
+            bar.n = release.done
             bar.refresh()
 
         try:
