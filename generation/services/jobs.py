@@ -13,7 +13,7 @@ from annotation.models import CurationDecision, Item, Judgment, Project
 
 from .. import selectors
 from ..models import GenerationJob, LLMCall, ModelEndpoint, ProjectGenerationSettings, PromptTemplate
-from .endpoints import endpoint_from_environment
+from .endpoints import environment_endpoint
 from .templates import template_latest
 from .work import ANSWERABLE, FINAL, chunks, items_needing_distractors, work_for
 
@@ -348,7 +348,7 @@ def revision_endpoint_for(project: Project) -> ModelEndpoint | None:
         return None
     if chosen is not None and endpoint_usable(chosen.revision_endpoint, project):
         return chosen.revision_endpoint
-    from_environment = endpoint_from_environment()
+    from_environment = environment_endpoint()
     return from_environment if endpoint_usable(from_environment, project) else None
 
 
