@@ -146,3 +146,10 @@ def test_no_page_of_the_demo_writes_on_get(settings):
                     writes[f"{membership.user.username} GET {url}"] = counter.writes
     assert read > 200, read  # every design's pages, for two roles
     assert writes == {}, "pages that write on GET"
+
+
+def test_no_template_comment_leaks_into_a_page(client, annotator):
+    """``{# #}`` comments are one line only; a longer one is printed on every page."""
+    client.force_login(annotator)
+    body = client.get(reverse("annotation:home")).content.decode()
+    assert "{#" not in body and "#}" not in body
