@@ -84,7 +84,6 @@ def _go_to_next(request, project, *kinds):
 def assignment_page(request, slug, assignment_id):
     project = get_project_for_user(request.user, slug)
     assignment = get_assignment_for_user(request.user, project, assignment_id)
-    queue.assignment_touch(assignment=assignment, project=project)
     item = assignment.item
     context = _item_context(request, project, item, assignment)
     draft = draft_for(assignment)
@@ -103,9 +102,12 @@ def assignment_page(request, slug, assignment_id):
 @login_required
 @require_POST
 def assignment_draft(request, slug, assignment_id):
-    """Keep what the annotator typed so far (JSON body); 204, or 409 when the assignment is closed."""
+    """Keep what the annotator typed so far (JSON body); 204, or 409 when the assignment is closed.
+
+    Typing keeps the assignment from expiring (reading its page writes nothing: no GET writes)."""
     project = get_project_for_user(request.user, slug)
     assignment = get_assignment_for_user(request.user, project, assignment_id, with_item=False)
+    queue.assignment_touch(assignment=assignment, project=project)
     try:
         data = json.loads(request.body or b"{}")
         saved = draft_save(assignment=assignment, data=data)

@@ -15,41 +15,76 @@ registers with ``sweep_register``; nothing runs in threads inside the workers.
 """
 
 import logging
+import os
+import socket
+import uuid
 from collections.abc import Callable
 from datetime import datetime
 
+from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
 
 logger = logging.getLogger(__name__)
 
 
 class BackgroundWork(models.Model):
-    """The fields the lifecycle needs (models that had them before keep their own definitions)."""
+    """The fields every kind of background work has, under one name each (imports, generation jobs, topic
+    runs, releases, benchmark runs inherit them; the services below rely on them).
 
+    ``status`` is refined by each model (its own choices and default); ``error`` is the reason a failed
+    row shows (imports keep their row errors in ``errors`` besides).
+    """
+
+    status = models.CharField(max_length=16, default="queued")
+    # The run that holds the row: set when a worker claims it, checked on every heartbeat.
     owner = models.CharField(max_length=200, blank=True)
+    resumed = models.PositiveIntegerField(
+        default=0, help_text=_("Times the work was taken over after its worker died.")
+    )
+    error = models.TextField(blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    resumed = models.PositiveIntegerField(default=0)
+    heartbeat_at = models.DateTimeField(null=True, blank=True, help_text=_("Last sign of life of the work."))
+    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         abstract = True
 
 
+class WorkProgress(models.Model):
+    """How far work that counts its steps has come (generation jobs, topic runs, releases)."""
+
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def progress_percent(self) -> int:
+        return min(100, int(100 * self.done / self.total)) if self.total else 0
+
+
+def work_owner_token() -> str:
+    """A name for the run that claims work: host, process and a random part (unique per claim)."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
 def work_claim(model, *, pk: int, owner: str = "", queued="queued", running="running", **also) -> bool:
     """Take a queued row for ``owner``; False if another run has it, it was cancelled or it is over."""
     now = timezone.now()
-    fields = _fields(model)
     rows = model.objects.filter(pk=pk, status=queued)
-    if "cancel_requested" in fields:
+    if "cancel_requested" in _fields(model):
         rows = rows.filter(cancel_requested=False)
-    if "owner" in fields:
-        also["owner"] = owner
-    if "started_at" in fields:
-        also["started_at"] = Coalesce(F("started_at"), now)
-    return bool(rows.update(status=running, heartbeat_at=now, **also))
+    started_at = Coalesce(F("started_at"), now)
+    return bool(rows.update(status=running, owner=owner, started_at=started_at, heartbeat_at=now, **also))
 
 
 def _fields(model) -> set[str]:

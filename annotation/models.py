@@ -238,9 +238,6 @@ class ImportBatch(BackgroundWork):
         FAILED = "failed", _("Failed")
 
     project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="imports")
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
     filename = models.CharField(max_length=255)
     source_file = models.FileField(upload_to="imports/%Y/%m/", blank=True)
     skip_invalid = models.BooleanField(default=False)
@@ -251,8 +248,6 @@ class ImportBatch(BackgroundWork):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     funnel = models.JSONField(default=dict, blank=True)
     errors = models.JSONField(default=list, blank=True, help_text=_("Row errors that stopped the import."))
-    created_at = models.DateTimeField(auto_now_add=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name = _("import")

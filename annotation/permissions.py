@@ -8,10 +8,10 @@ the user by ``evaluation.authentication``): any other project is one the caller 
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
-from django.http import Http404
 
 from causalqa_site.compiled import CompiledQuery
 
+from .errors import NotFound
 from .models import Assignment, Item, Membership, Project
 
 Role = Membership.Role
@@ -59,7 +59,7 @@ def get_project_for_user(user, slug: str, minimum: str = Role.ANNOTATOR) -> Proj
     else:
         project = _PROJECT.first(slug=slug)
     if project is None or project_role(user, project) is None:
-        raise Http404("No such project.")
+        raise NotFound("No such project.")
     if not has_role(user, project, minimum):
         raise PermissionDenied(f"This needs the {Role(minimum).label.lower()} role in {project.name}.")
     project.user_role = project_role(user, project)
@@ -78,7 +78,7 @@ def get_assignment_for_user(
         user_id=user.pk,
     )
     if assignment is None:
-        raise Http404("No such assignment.")
+        raise NotFound("No such assignment.")
     if with_item:
         assignment.item.project = project  # the same row, already read with the caller's role
     return assignment
@@ -88,7 +88,7 @@ def get_item_for_user(user, project: Project, item_id: int) -> Item:
     """An item of a project the caller already may see (``get_project_for_user``); other projects' are a 404."""
     item = _one(Item.objects.select_related("group", "answer_author").filter(pk=item_id, project=project))
     if item is None:
-        raise Http404("No such item.")
+        raise NotFound("No such item.")
     return item
 
 
@@ -123,7 +123,7 @@ def get_item_for_editing(user, project: Project, item_id: int) -> Item:
     """An item the user may edit now (see ``can_edit_item``), read with that answer in one query."""
     item = _ITEM_HELD.first(item_id=int(item_id), project_id=project.pk, user_id=user.pk)
     if item is None:
-        raise Http404("No such item.")
+        raise NotFound("No such item.")
     if not may_edit_item(user, project, item, lambda: item.held_by_user):
         raise PermissionDenied("You may edit an item while it is assigned to you, or when it needs revision.")
     item.project = project

@@ -1,7 +1,10 @@
 """Errors under /api/ are JSON with a clear message, like the API's own; pages keep Django's HTML errors."""
 
-from django.http import JsonResponse
+from django.http import Http404, JsonResponse
 from django.views import defaults
+from rest_framework.views import exception_handler
+
+from annotation.errors import NotFound
 
 
 def api_not_found(request, path=""):
@@ -22,3 +25,10 @@ def not_found(request, exception):
     if request.path.startswith("/api/"):
         return api_not_found(request)
     return defaults.page_not_found(request, exception)
+
+
+def api_exception_handler(exc, context):
+    """DRF's handler, with the domain's errors mapped first (``NotFound`` → 404 with its message)."""
+    if isinstance(exc, NotFound):
+        exc = Http404(str(exc))
+    return exception_handler(exc, context)

@@ -1,7 +1,10 @@
 """The signed-in person's own language, from their profile (copied into the session), over the browser's."""
 
+from django.core.handlers.exception import response_for_exception
+from django.http import Http404
 from django.utils import translation
 
+from annotation.errors import NotFound
 from annotation.preferences import SESSION_LANGUAGE
 
 
@@ -21,3 +24,19 @@ class ProfileLanguageMiddleware:
         if language:
             response.headers.setdefault("Content-Language", language)
         return response
+
+
+class DomainErrorMiddleware:
+    """The one place pages turn the domain's errors into HTTP answers: ``annotation.errors.NotFound`` → 404
+    (the API's views map it in ``causalqa_site.errors.api_exception_handler``)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if isinstance(exception, NotFound):
+            return response_for_exception(request, Http404(str(exception)))
+        return None

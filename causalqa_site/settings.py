@@ -155,6 +155,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "axes.middleware.AxesMiddleware",
+    "causalqa_site.middleware.DomainErrorMiddleware",
 ]
 
 ROOT_URLCONF = "causalqa_site.urls"
@@ -313,6 +314,7 @@ REST_FRAMEWORK = {
         "anon": env_str("API_THROTTLE_ANON", "60/minute"),
     },
     "PAGE_SIZE": 100,
+    "EXCEPTION_HANDLER": "causalqa_site.errors.api_exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "CausalQA Studio API",

@@ -2,7 +2,6 @@
 
 import json
 
-from django.db import transaction
 from django.http import Http404, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
@@ -45,8 +44,7 @@ from .serializers import (
     RunOutputSerializer,
     SplitQueryInputSerializer,
 )
-from .services import ReleaseError, release_create
-from .tasks import release_build_task
+from .services import ReleaseError, release_request
 
 
 class Conflict(APIException):
@@ -108,12 +106,8 @@ class ReleaseListApi(StrictQueryMixin, generics.ListCreateAPIView):
     def create(self, request, *args, **kwargs):
         data = ReleaseCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        options = dict(data.validated_data)
-        options["split_ratios"] = options.pop("splits", None)
         try:
-            with transaction.atomic():
-                release = release_create(project=self.project, user=request.user, **options)
-                transaction.on_commit(lambda: release_build_task.delay(release.pk))
+            release = release_request(project=self.project, user=request.user, **data.options())
         except ReleaseError as exc:
             raise Conflict(str(exc)) from exc
         except SplitRatioError as exc:

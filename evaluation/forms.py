@@ -3,31 +3,47 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.permissions import projects_for_user
 
+from .releases.options import (
+    LICENSE_MAX_LENGTH,
+    RELEASE_OPTIONS,
+    SEED_MAX,
+    SEED_MIN,
+    STRATUM_FIELD_MAX_LENGTH,
+    TEXT_MAX_LENGTH,
+)
 from .releases.splits import SplitRatioError, parse_ratios
 from .runs.services import template_versions_parse
 
 
 class ReleaseForm(forms.Form):
+    """The options of ``evaluation.releases.options.RELEASE_OPTIONS``, as the API and the command offer them."""
+
     seed = forms.IntegerField(
         label=_("Seed"),
-        initial=13,
-        min_value=-(2**31),
-        max_value=2**31 - 1,
+        initial=RELEASE_OPTIONS["seed"],
+        min_value=SEED_MIN,
+        max_value=SEED_MAX,
         help_text=_("The same seed and items give the same splits and checksum."),
     )
-    train = forms.FloatField(label=_("Train share"), initial=0.8, min_value=0, max_value=1)
-    dev = forms.FloatField(label=_("Dev share"), initial=0.1, min_value=0, max_value=1)
-    test = forms.FloatField(label=_("Test share"), initial=0.1, min_value=0, max_value=1)
+    train = forms.FloatField(
+        label=_("Train share"), initial=RELEASE_OPTIONS["split_ratios"]["train"], min_value=0, max_value=1
+    )
+    dev = forms.FloatField(
+        label=_("Dev share"), initial=RELEASE_OPTIONS["split_ratios"]["dev"], min_value=0, max_value=1
+    )
+    test = forms.FloatField(
+        label=_("Test share"), initial=RELEASE_OPTIONS["split_ratios"]["test"], min_value=0, max_value=1
+    )
     license = forms.CharField(
         label=_("License"),
-        initial="cc-by-4.0",
-        max_length=64,
+        initial=RELEASE_OPTIONS["license"],
+        max_length=LICENSE_MAX_LENGTH,
         help_text=_("A Hugging Face license id, e.g. cc-by-4.0, mit or other."),
     )
     stratify_by = forms.CharField(
         label=_("Subsample: stratify by"),
         required=False,
-        max_length=64,
+        max_length=STRATUM_FIELD_MAX_LENGTH,
         help_text=_("An item metadata field, e.g. cell; empty: release every approved item."),
     )
     max_per_stratum = forms.IntegerField(
@@ -36,8 +52,17 @@ class ReleaseForm(forms.Form):
         min_value=1,
         help_text=_("At most this many items per value of that field, drawn with the seed."),
     )
+    citation = forms.CharField(
+        label=_("How to cite (BibTeX)"),
+        required=False,
+        max_length=TEXT_MAX_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 3}),
+    )
     notes = forms.CharField(
-        label=_("Notes for the card"), required=False, widget=forms.Textarea(attrs={"rows": 3})
+        label=_("Notes for the card"),
+        required=False,
+        max_length=TEXT_MAX_LENGTH,
+        widget=forms.Textarea(attrs={"rows": 3}),
     )
 
     def clean(self):
@@ -54,6 +79,10 @@ class ReleaseForm(forms.Form):
             except SplitRatioError as exc:
                 raise forms.ValidationError(str(exc)) from exc
         return data
+
+    def options(self) -> dict:
+        """The cleaned options, named as ``release_create`` takes them."""
+        return {name: self.cleaned_data[name] for name in RELEASE_OPTIONS}
 
 
 class AgreementFilterForm(forms.Form):

@@ -5,6 +5,7 @@ from django.db import models
 from django.db.models import Q
 from django.utils.translation import gettext_lazy as _
 
+from annotation.background import BackgroundWork, WorkProgress
 from annotation.models import Item, Project
 
 
@@ -12,7 +13,7 @@ def default_split_ratios() -> dict:
     return {"train": 0.8, "dev": 0.1, "test": 0.1}
 
 
-class Release(models.Model):
+class Release(BackgroundWork, WorkProgress):
     class Status(models.TextChoices):
         QUEUED = "queued", _("Queued")
         BUILDING = "building", _("Building")
@@ -41,17 +42,6 @@ class Release(models.Model):
     )
     citation = models.TextField(_("how to cite (BibTeX)"), blank=True)
     stage = models.CharField(max_length=32, blank=True, help_text=_("What the build is doing now."))
-    items_total = models.PositiveIntegerField(default=0)
-    items_done = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
-    # Written with every step of the build; a build silent for RELEASE_STALE_SECONDS lost its worker.
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    resumed = models.PositiveIntegerField(default=0, help_text=_("Builds started again after a worker died."))
-    finished_at = models.DateTimeField(null=True, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         verbose_name = _("release")
@@ -72,10 +62,6 @@ class Release(models.Model):
     @property
     def is_ready(self) -> bool:
         return self.status == self.Status.READY
-
-    @property
-    def progress_percent(self) -> int:
-        return int(100 * self.items_done / self.items_total) if self.items_total else 0
 
 
 class ReleaseItem(models.Model):
@@ -119,7 +105,7 @@ def default_metadata_keys() -> dict:
     return {"level": "level", "type": "perspective", "task": "task", "variant": "variant"}
 
 
-class EvalRun(models.Model):
+class EvalRun(BackgroundWork):
     """Models answer the items of a release split under prompting conditions; judges and metrics follow.
 
     The model calls are generation jobs owned by the run (``jobs``), so they get the runner's
@@ -194,16 +180,7 @@ class EvalRun(models.Model):
     notes = models.TextField(
         blank=True, help_text=_("What the run could not do, e.g. BERTScore without the ml extra.")
     )
-    error = models.TextField(blank=True)
     cancel_requested = models.BooleanField(default=False)
-    owner = models.CharField(max_length=200, blank=True)
-    resumed = models.PositiveIntegerField(default=0)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name = _("evaluation run")

@@ -7,6 +7,14 @@ from annotation.api_strict import StrictInputSerializer
 
 from .agreement import LEVELS
 from .models import Release
+from .releases.options import (
+    LICENSE_MAX_LENGTH,
+    RELEASE_OPTIONS,
+    SEED_MAX,
+    SEED_MIN,
+    STRATUM_FIELD_MAX_LENGTH,
+    TEXT_MAX_LENGTH,
+)
 from .releases.records import FIELDS, OPTION_FIELDS
 from .releases.splits import SPLITS, SplitRatioError, parse_ratios
 
@@ -46,7 +54,7 @@ class ReleaseOutputSerializer(serializers.ModelSerializer):
         return {split: int(release.counts.get("splits", {}).get(split, 0)) for split in SPLITS}
 
     def get_progress(self, release) -> dict:
-        return {"stage": release.stage, "items_done": release.items_done, "items_total": release.items_total}
+        return {"stage": release.stage, "items_done": release.done, "items_total": release.total}
 
     def get_url(self, release) -> str:
         path = reverse("api-release-detail", args=[release.project.slug, release.tag])
@@ -78,20 +86,51 @@ class SplitRatiosInputSerializer(StrictInputSerializer):
     test = serializers.FloatField(min_value=0, max_value=1)
 
 
-class ReleaseCreateInputSerializer(StrictInputSerializer):
-    seed = serializers.IntegerField(required=False, default=13, min_value=-(2**31), max_value=2**31 - 1)
-    splits = SplitRatiosInputSerializer(
-        required=False, help_text="Shares of train, dev and test; they add up to 1."
+class SubsampleInputSerializer(StrictInputSerializer):
+    field = serializers.CharField(
+        max_length=STRATUM_FIELD_MAX_LENGTH, help_text="The item metadata field to stratify by, e.g. cell."
     )
-    license = serializers.CharField(required=False, default="cc-by-4.0", max_length=64)
-    citation = serializers.CharField(required=False, default="", allow_blank=True, max_length=5000)
-    notes = serializers.CharField(required=False, default="", allow_blank=True, max_length=5000)
+    max_per_stratum = serializers.IntegerField(
+        min_value=1, help_text="At most this many items per value of that field, drawn with the seed."
+    )
+
+
+class ReleaseCreateInputSerializer(StrictInputSerializer):
+    """The options of ``evaluation.releases.options.RELEASE_OPTIONS``, as the page and the command offer them."""
+
+    seed = serializers.IntegerField(
+        required=False, default=RELEASE_OPTIONS["seed"], min_value=SEED_MIN, max_value=SEED_MAX
+    )
+    splits = SplitRatiosInputSerializer(
+        required=False, help_text="Shares of train, dev and test; they add up to 1 (default 0.8, 0.1, 0.1)."
+    )
+    license = serializers.CharField(
+        required=False, default=RELEASE_OPTIONS["license"], max_length=LICENSE_MAX_LENGTH
+    )
+    citation = serializers.CharField(
+        required=False, default=RELEASE_OPTIONS["citation"], allow_blank=True, max_length=TEXT_MAX_LENGTH
+    )
+    notes = serializers.CharField(
+        required=False, default=RELEASE_OPTIONS["notes"], allow_blank=True, max_length=TEXT_MAX_LENGTH
+    )
+    subsample = SubsampleInputSerializer(
+        required=False,
+        allow_null=True,
+        default=RELEASE_OPTIONS["subsample"],
+        help_text="Keep at most max_per_stratum approved items per value of an item metadata field.",
+    )
 
     def validate_splits(self, value):
         try:
             return parse_ratios(value)
         except SplitRatioError as exc:
             raise serializers.ValidationError(str(exc)) from exc
+
+    def options(self) -> dict:
+        """The validated options, named as ``release_create`` takes them."""
+        data = dict(self.validated_data)
+        data["split_ratios"] = data.pop("splits", None) or dict(RELEASE_OPTIONS["split_ratios"])
+        return data
 
 
 class OptionRecordSerializer(serializers.Serializer):

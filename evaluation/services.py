@@ -10,6 +10,7 @@ from django.db import transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone, translation
 
+from annotation.background import work_claim, work_owner_token
 from annotation.models import Item, Project
 
 from .models import Release, ReleaseItem
@@ -21,7 +22,15 @@ from .releases.build import (
     release_facts,
 )
 from .releases.card import render_card
-from .releases.splits import DEFAULT_RATIOS, parse_ratios
+from .releases.options import (
+    LICENSE_MAX_LENGTH,
+    RELEASE_OPTIONS,
+    SEED_MAX,
+    SEED_MIN,
+    STRATUM_FIELD_MAX_LENGTH,
+    TEXT_MAX_LENGTH,
+)
+from .releases.splits import parse_ratios
 from .selectors import AGREEMENT_BOOTSTRAP, project_agreement
 
 logger = logging.getLogger(__name__)
@@ -35,21 +44,23 @@ def release_create(
     *,
     project: Project,
     user=None,
-    seed: int = 13,
-    split_ratios: dict | str | None = None,
-    license: str = "cc-by-4.0",
-    citation: str = "",
-    notes: str = "",
-    subsample: dict | None = None,
+    seed: int = RELEASE_OPTIONS["seed"],
+    split_ratios: dict | str | list | None = None,
+    license: str = RELEASE_OPTIONS["license"],
+    citation: str = RELEASE_OPTIONS["citation"],
+    notes: str = RELEASE_OPTIONS["notes"],
+    subsample: dict | None = RELEASE_OPTIONS["subsample"],
 ) -> Release:
     """Reserve the next version (``vN``) of the project's release; ``release_build`` fills it.
 
+    The options are ``evaluation.releases.options.RELEASE_OPTIONS``, checked here for every door.
     ``subsample`` ({"field": metadata key, "max_per_stratum": N}) keeps at most N approved items per value
     of that field (CausalityCheck: per cell). Raises ``ReleaseError`` when the project has no approved item
-    or the subsample is malformed, ``SplitRatioError`` for bad ratios.
+    or an option is out of bounds, ``SplitRatioError`` for bad ratios.
     """
-    ratios = parse_ratios(split_ratios if split_ratios is not None else DEFAULT_RATIOS)
+    ratios = parse_ratios(split_ratios if split_ratios is not None else RELEASE_OPTIONS["split_ratios"])
     subsample = _checked_subsample(subsample)
+    license, citation, notes = _checked_texts(seed, license, citation, notes)
     if not releasable_items(project).exists():
         raise ReleaseError(f"{project.slug} has no approved items to release")
     with transaction.atomic():
@@ -62,12 +73,40 @@ def release_create(
             seed=seed,
             split_ratios=ratios,
             status=Release.Status.QUEUED,
-            license=license or "other",
+            license=license,
             citation=citation,
             notes=notes,
             subsample=subsample,
             created_by=user,
         )
+
+
+def release_request(*, project: Project, user=None, **options) -> Release:
+    """Cut the next release in the background: ``release_create`` (the same options and checks as every
+    door), and once committed its build is handed to a worker. The page and the API call this."""
+    with transaction.atomic():
+        release = release_create(project=project, user=user, **options)
+        # robust: with the broker down the release stays queued and the periodic sweep sends it again.
+        transaction.on_commit(lambda: release_enqueue(release.pk), robust=True)
+    return release
+
+
+def release_enqueue(release_id: int) -> None:
+    from .tasks import release_build_task
+
+    release_build_task.delay(release_id)
+
+
+def _checked_texts(seed, license, citation, notes) -> tuple[str, str, str]:
+    if not isinstance(seed, int) or isinstance(seed, bool) or not SEED_MIN <= seed <= SEED_MAX:
+        raise ReleaseError(f"the seed must be a whole number from {SEED_MIN} to {SEED_MAX}")
+    license = (license or "").strip() or "other"
+    if len(license) > LICENSE_MAX_LENGTH:
+        raise ReleaseError(f"the license id has at most {LICENSE_MAX_LENGTH} characters")
+    for name, text in (("citation", citation), ("notes", notes)):
+        if len(text or "") > TEXT_MAX_LENGTH:
+            raise ReleaseError(f"the {name} has at most {TEXT_MAX_LENGTH} characters")
+    return license, citation or "", notes or ""
 
 
 def _checked_subsample(subsample: dict | None) -> dict:
@@ -76,6 +115,8 @@ def _checked_subsample(subsample: dict | None) -> dict:
     field, limit = subsample.get("field"), subsample.get("max_per_stratum")
     if not isinstance(field, str) or not field.strip():
         raise ReleaseError("subsample: name the item metadata field to stratify by (e.g. cell)")
+    if len(field.strip()) > STRATUM_FIELD_MAX_LENGTH:
+        raise ReleaseError(f"subsample: the field name has at most {STRATUM_FIELD_MAX_LENGTH} characters")
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
         raise ReleaseError("subsample: max_per_stratum must be a whole number of at least 1")
     return {"field": field.strip(), "max_per_stratum": limit}
@@ -87,8 +128,13 @@ def release_build(*, release: Release, on_progress: Callable[[Release], None] | 
     Claims the release (queued → building), so a duplicate task does nothing. On failure every
     frozen item is removed and the release is marked failed with the error.
     """
-    claimed = Release.objects.filter(pk=release.pk, status=Release.Status.QUEUED).update(
-        status=Release.Status.BUILDING, stage="planning", heartbeat_at=timezone.now()
+    claimed = work_claim(
+        Release,
+        pk=release.pk,
+        owner=work_owner_token(),
+        queued=Release.Status.QUEUED,
+        running=Release.Status.BUILDING,
+        stage="planning",
     )
     release.refresh_from_db()
     if not claimed:
@@ -98,11 +144,11 @@ def release_build(*, release: Release, on_progress: Callable[[Release], None] | 
         ReleaseItem.objects.filter(release=release).delete()
         units, item_ids = approved_units(release.project, release.subsample or None, release.seed)
         placement = plan_positions(units, item_ids, release.split_ratios, release.seed)
-        _progress(release, stage="freezing", items_total=len(placement), items_done=0)
+        _progress(release, stage="freezing", total=len(placement), done=0)
         report(release)
 
         def frozen(done: int) -> None:
-            _progress(release, items_done=done)
+            _progress(release, done=done)
             report(release)
 
         tally = freeze_items(release, placement, frozen)
@@ -182,8 +228,6 @@ def releases_resume_stale() -> list[int]:
     A dead build's frozen items are removed first, so the new build starts from nothing: a release is
     either whole or not ready, never half-written.
     """
-    from .tasks import release_build_task
-
     cutoff = timezone.now() - timedelta(seconds=settings.RELEASE_STALE_SECONDS)
     stale = Release.objects.filter(
         Q(status=Release.Status.BUILDING) | Q(status=Release.Status.QUEUED),
@@ -197,8 +241,9 @@ def releases_resume_stale() -> list[int]:
                 .filter(Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True))
                 .update(
                     status=Release.Status.QUEUED,
+                    owner="",
                     stage="",
-                    items_done=0,
+                    done=0,
                     heartbeat_at=timezone.now(),
                     resumed=F("resumed") + (1 if status == Release.Status.BUILDING else 0),
                 )
@@ -208,6 +253,6 @@ def releases_resume_stale() -> list[int]:
             if status == Release.Status.BUILDING:
                 ReleaseItem.objects.filter(release_id=release_id).delete()
                 logger.warning("release %s lost its worker while building; it starts again", release_id)
-            transaction.on_commit(lambda release_id=release_id: release_build_task.delay(release_id))
+            transaction.on_commit(lambda release_id=release_id: release_enqueue(release_id))
         resumed.append(release_id)
     return resumed

@@ -19,7 +19,7 @@ def release_build_task(release_id: int) -> dict:
     if release.status != Release.Status.QUEUED:
         return {"skipped": f"release is {release.status}"}
     release = release_build(release=release)
-    logger.info("release %s built: %s items, %s", release, release.items_total, release.checksum)
+    logger.info("release %s built: %s items, %s", release, release.total, release.checksum)
     return {"status": release.status, "version": release.version, "checksum": release.checksum}
 
 

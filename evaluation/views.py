@@ -6,7 +6,6 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
-from django.db import transaction
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
@@ -36,8 +35,7 @@ from .selectors import (
 )
 from .selectors.agreement import CACHE_SECONDS, agreement_key
 from .selectors.cells import DEFAULT_THRESHOLD, cell_kappa_grid
-from .services import ReleaseError, release_create
-from .tasks import release_build_task
+from .services import ReleaseError, release_request
 from .tokens import (
     DEFAULT_EXPIRY_DAYS,
     EXPIRY_DAYS,
@@ -163,19 +161,8 @@ def release_list(request, slug):
     can_cut = project.user_role in (Role.CURATOR, Role.OWNER)
     form = ReleaseForm(request.POST or None) if can_cut else None
     if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
         try:
-            with transaction.atomic():
-                release = release_create(
-                    project=project,
-                    user=request.user,
-                    seed=data["seed"],
-                    split_ratios=data["split_ratios"],
-                    license=data["license"],
-                    notes=data["notes"],
-                    subsample=data["subsample"],
-                )
-                transaction.on_commit(lambda: release_build_task.delay(release.pk))
+            release = release_request(project=project, user=request.user, **form.options())
         except ReleaseError as exc:
             form.add_error(None, str(exc))
         else:

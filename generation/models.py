@@ -11,6 +11,7 @@ from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
+from annotation.background import BackgroundWork, WorkProgress
 from annotation.models import Item, Project
 
 # Only variables named like API keys may be named, so an endpoint cannot be pointed at
@@ -167,7 +168,7 @@ class PromptTemplate(models.Model):
         return str(self)
 
 
-class GenerationJob(models.Model):
+class GenerationJob(BackgroundWork, WorkProgress):
     class Status(models.TextChoices):
         QUEUED = "queued", _("Queued")
         RUNNING = "running", _("Running")
@@ -189,8 +190,6 @@ class GenerationJob(models.Model):
     )
     params = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
-    total = models.PositiveIntegerField(default=0)
-    done = models.PositiveIntegerField(default=0)
     failed = models.PositiveIntegerField(default=0)
     retried = models.PositiveIntegerField(default=0)
     tokens_in = models.PositiveBigIntegerField(default=0)
@@ -198,20 +197,7 @@ class GenerationJob(models.Model):
     cost = models.DecimalField(max_digits=12, decimal_places=6, default=Decimal("0"))
     items_created = models.PositiveIntegerField(default=0)
     duplicates_skipped = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
     cancel_requested = models.BooleanField(default=False)
-    # The run that holds the job: set when a worker claims it, checked on every heartbeat.
-    owner = models.CharField(max_length=200, blank=True)
-    resumed = models.PositiveIntegerField(
-        default=0, help_text=_("Times the job was taken over after its worker died.")
-    )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name = _("generation job")
@@ -345,7 +331,7 @@ class QuestionEmbedding(models.Model):
         return f"{self.item_id} · {self.model_name}"
 
 
-class TopicRun(models.Model):
+class TopicRun(BackgroundWork, WorkProgress):
     """One topic-modelling run over a project's questions: embed, reduce, cluster, describe."""
 
     class Status(models.TextChoices):
@@ -368,7 +354,6 @@ class TopicRun(models.Model):
     params = models.JSONField(default=dict, blank=True)
     embedding_model = models.CharField(max_length=300, blank=True)
     total = models.PositiveIntegerField(default=0, help_text=_("Questions to embed in this run."))
-    done = models.PositiveIntegerField(default=0)
     reused = models.PositiveIntegerField(default=0, help_text=_("Questions whose stored embedding was used."))
     n_topics = models.PositiveIntegerField(default=0)
     n_residual = models.PositiveIntegerField(default=0)
@@ -383,14 +368,6 @@ class TopicRun(models.Model):
         null=True, blank=True, help_text=_("When its topics became the project's.")
     )
     discarded_at = models.DateTimeField(null=True, blank=True)
-    error = models.TextField(blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    heartbeat_at = models.DateTimeField(null=True, blank=True, help_text=_("Last sign of life of the run."))
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         verbose_name = _("topic run")

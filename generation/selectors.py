@@ -1,8 +1,8 @@
 """Reads for the generation pages and API: a few queries per page, never one per row."""
 
 from django.db.models import Q, QuerySet
-from django.http import Http404
 
+from annotation.errors import NotFound
 from annotation.models import Item, Project
 from annotation.permissions import Role, get_project_for_user
 
@@ -42,7 +42,7 @@ def jobs_for_project(project: Project) -> QuerySet[GenerationJob]:
 def job_for_project(project: Project, job_id: int) -> GenerationJob:
     job = jobs_for_project(project).select_related("answer_template").filter(pk=job_id).first()
     if job is None:
-        raise Http404("No such job in this project.")
+        raise NotFound("No such job in this project.")
     return job
 
 
@@ -87,11 +87,11 @@ def call_for_user(user, call_id: int) -> LLMCall:
         .first()
     )
     if call is None:
-        raise Http404("No such call.")
+        raise NotFound("No such call.")
     project = call.job.project if call.job_id else (call.item.project if call.item_id else None)
     if project is None:
         if not user.is_staff:
-            raise Http404("No such call.")
+            raise NotFound("No such call.")
         call.project = None
         return call
     minimum = Role.CURATOR if call.job_id and calls_for_curators_only(call.job.kind) else Role.ANNOTATOR

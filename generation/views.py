@@ -19,7 +19,6 @@ from .services import (
     JobInvalid,
     api_key_is_set,
     endpoint_create,
-    endpoint_from_environment,
     endpoint_update,
     job_cancel,
     job_create,
@@ -61,7 +60,6 @@ def _generation_page(request, project, forms, endpoints, status=200):
 @login_required
 def project_generation(request, slug):
     project = get_project_for_user(request.user, slug, Role.CURATOR)
-    endpoint_from_environment()
     endpoints = selectors.endpoints_for_project(project)
     return _generation_page(request, project, _forms(project, endpoints), endpoints)
 
@@ -155,7 +153,6 @@ def call_detail(request, call_id):
 def endpoint_list(request, slug):
     """The owners' settings page: the project's endpoints, the site's, and who revises answers."""
     project = get_project_for_user(request.user, slug, Role.OWNER)
-    endpoint_from_environment()
     form = EndpointForm(project=project, prefix="endpoint")
     settings_form = RevisionSettingsForm(
         instance=selectors.generation_settings(project),

@@ -4,8 +4,8 @@ from collections.abc import Iterator
 
 from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
-from django.http import Http404
 
+from annotation.errors import NotFound
 from annotation.models import Project
 
 from ..models import Release, ReleaseItem
@@ -19,14 +19,14 @@ def release_for_user(project: Project, version: str | int) -> Release:
     """The release ``vN`` (or ``N``) of a project the caller may already see; 404 otherwise."""
     text = str(version).lower().removeprefix("v")
     if not text.isdigit():
-        raise Http404(f"No release {version!r}: versions look like v1, v2…")
+        raise NotFound(f"No release {version!r}: versions look like v1, v2…")
     release = (
         Release.objects.filter(project=project, version=int(text))
         .select_related("project", "created_by")
         .first()
     )
     if release is None:
-        raise Http404(f"{project.slug} has no release v{int(text)}.")
+        raise NotFound(f"{project.slug} has no release v{int(text)}.")
     return release
 
 

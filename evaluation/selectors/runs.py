@@ -5,8 +5,8 @@ from decimal import Decimal
 
 from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import Trim
-from django.http import Http404
 
+from annotation.errors import NotFound
 from annotation.models import Project
 
 from ..models import EvalRun
@@ -25,12 +25,12 @@ def run_for_project(project: Project, run_id) -> EvalRun:
     try:
         run_id = int(run_id)
     except (TypeError, ValueError):
-        raise Http404("Run ids are whole numbers.") from None
+        raise NotFound("Run ids are whole numbers.") from None
     if not 0 < run_id < 2**63:
-        raise Http404(f"{project.slug} has no run #{run_id}.")
+        raise NotFound(f"{project.slug} has no run #{run_id}.")
     run = runs_for_project(project).filter(pk=run_id).first()
     if run is None:
-        raise Http404(f"{project.slug} has no run #{run_id}.")
+        raise NotFound(f"{project.slug} has no run #{run_id}.")
     return run
 
 

@@ -55,6 +55,14 @@ def endpoint_from_environment() -> ModelEndpoint | None:
         return ModelEndpoint.objects.filter(from_environment=True).first()
 
 
+def environment_endpoint() -> ModelEndpoint | None:
+    """The site-wide endpoint of LLM_BASE_URL / LLM_MODEL as start-up stored it (``endpoint_from_environment``
+    runs after ``migrate`` and in the commands that call models), read only: pages never write on GET."""
+    if not (settings.LLM_BASE_URL.strip() and settings.LLM_MODEL.strip()):
+        return None
+    return ModelEndpoint.objects.filter(from_environment=True, is_active=True).first()
+
+
 @transaction.atomic
 def endpoint_create(*, project, **fields) -> ModelEndpoint:
     """A model endpoint of ``project`` (None: site-wide), checked as the model checks it; every door calls this."""

@@ -1,9 +1,6 @@
 """Starting, cancelling and resuming generation jobs (every door calls these)."""
 
 import logging
-import os
-import socket
-import uuid
 from datetime import timedelta
 
 from django.conf import settings
@@ -11,12 +8,12 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.background import work_claim, work_requeue_stale
+from annotation.background import work_claim, work_owner_token, work_requeue_stale
 from annotation.models import CurationDecision, Item, Judgment, Project
 
 from .. import selectors
 from ..models import GenerationJob, LLMCall, ModelEndpoint, ProjectGenerationSettings, PromptTemplate
-from .endpoints import endpoint_from_environment
+from .endpoints import environment_endpoint
 from .templates import template_latest
 from .work import ANSWERABLE, FINAL, chunks, items_needing_distractors, work_for
 
@@ -272,7 +269,7 @@ def job_enqueue(job_id: int) -> None:
 
 
 def new_owner_token() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    return work_owner_token()
 
 
 def job_claim(*, job_id: int, owner: str) -> bool:
@@ -351,7 +348,7 @@ def revision_endpoint_for(project: Project) -> ModelEndpoint | None:
         return None
     if chosen is not None and endpoint_usable(chosen.revision_endpoint, project):
         return chosen.revision_endpoint
-    from_environment = endpoint_from_environment()
+    from_environment = environment_endpoint()
     return from_environment if endpoint_usable(from_environment, project) else None
 
 

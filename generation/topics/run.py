@@ -19,7 +19,7 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from annotation.background import work_claim, work_fail_stale
+from annotation.background import work_claim, work_fail_stale, work_owner_token
 from annotation.models import Item, Project, Topic
 
 from ..models import NearDuplicate, TopicRun
@@ -169,7 +169,9 @@ def topic_run_enqueue(run_id: int) -> None:
 
 
 def topic_run_claim(*, run_id: int) -> bool:
-    return work_claim(TopicRun, pk=run_id, queued=Status.QUEUED, running=Status.RUNNING)
+    return work_claim(
+        TopicRun, pk=run_id, owner=work_owner_token(), queued=Status.QUEUED, running=Status.RUNNING
+    )
 
 
 def topic_run_execute(*, run_id: int, embedder=None) -> TopicRun:

@@ -116,3 +116,59 @@ def test_a_failing_sweep_does_not_stop_the_others(monkeypatch, project, sent):
     sweep_stale()
 
     assert sent == [dead.pk]
+
+
+def test_the_five_kinds_of_work_share_one_model_mixin_and_its_field_names():
+    from annotation.background import BackgroundWork, WorkProgress
+    from evaluation.models import EvalRun, Release
+    from generation.models import GenerationJob, TopicRun
+
+    shared = {field.name for field in BackgroundWork._meta.get_fields()}
+    assert {"status", "owner", "resumed", "error", "created_by", "created_at"} <= shared
+    assert {"started_at", "heartbeat_at", "finished_at"} <= shared
+    for model in (ImportBatch, GenerationJob, TopicRun, Release, EvalRun):
+        assert issubclass(model, BackgroundWork), model
+        assert shared <= {field.name for field in model._meta.get_fields()}, model
+    for model in (GenerationJob, TopicRun, Release):
+        assert issubclass(model, WorkProgress), model
+
+
+def test_a_release_and_a_topic_run_are_claimed_for_an_owner(project):
+    from evaluation.models import Release
+    from generation.models import TopicRun
+    from generation.topics.run import topic_run_claim
+
+    run = TopicRun.objects.create(project=project)
+    assert topic_run_claim(run_id=run.pk) and not topic_run_claim(run_id=run.pk)
+    run.refresh_from_db()
+    assert run.owner and run.started_at and run.status == TopicRun.Status.RUNNING
+
+    release = Release.objects.create(project=project, version=1, status=Release.Status.QUEUED)
+    assert work_claim(Release, pk=release.pk, owner="builder", queued="queued", running="building")
+    release.refresh_from_db()
+    assert (release.owner, release.status) == ("builder", "building") and release.started_at
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_to_the_shared_fields_keeps_each_release_s_progress():
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    before, after = (
+        [("evaluation", "0010_model_names_for_people")],
+        [("evaluation", "0011_background_work_fields")],
+    )
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    from annotation.models import Project  # annotation's tables are as they are now
+
+    project = Project.objects.create(name="Old", slug="old")
+    old.get_model("evaluation", "Release").objects.create(
+        project_id=project.pk, version=1, status="building", items_total=20, items_done=7
+    )
+    executor = MigrationExecutor(connection)
+    executor.migrate(after)
+    new = executor.loader.project_state(after).apps
+    release = new.get_model("evaluation", "Release").objects.get()
+    assert (release.total, release.done, release.owner) == (20, 7, "")

@@ -39,7 +39,7 @@ def test_a_release_cut_on_the_page_is_built_by_the_worker(
     polled = celery_worker_process.wait_for(finished, timeout=60)
     assert "Ready" in polled.content.decode()
     release.refresh_from_db()
-    assert release.status == Release.Status.READY and release.items_done == release.items_total == 50
+    assert release.status == Release.Status.READY and release.done == release.total == 50
     assert release.items.count() == 50 and "primeira versão" in release.card
     page = client.get(detail).content.decode()
     assert release.checksum in page and "download.zip" in page
@@ -83,8 +83,8 @@ def test_a_build_whose_worker_died_is_started_again_from_nothing(transactional_d
     Release.objects.filter(pk=release.pk).update(
         status=Release.Status.BUILDING,
         stage="freezing",
-        items_total=20,
-        items_done=7,
+        total=20,
+        done=7,
         heartbeat_at=timezone.now() - timedelta(hours=1),
     )
     ReleaseItem.objects.bulk_create(

@@ -40,11 +40,16 @@ def test_without_an_endpoint_the_page_says_so_plainly(project, client_for, owner
     assert 'id="start-questions"' not in body
 
 
-def test_llm_environment_variables_create_a_default_endpoint(
+def test_llm_environment_variables_create_a_default_endpoint_at_start_up(
     project, client_for, curator, settings, monkeypatch
 ):
+    from generation.apps import _endpoint_from_environment
+
     settings.LLM_BASE_URL, settings.LLM_MODEL = "http://vllm:8000/v1", "llama-3-70b"
     monkeypatch.setenv("LLM_API_KEY", SECRET)
+    client_for(curator).get(page(project.slug))
+    assert not ModelEndpoint.objects.filter(from_environment=True).exists()  # reading a page writes nothing
+    _endpoint_from_environment(sender=None)  # what `migrate` runs at start-up (make run, docker-compose)
     body = client_for(curator).get(page(project.slug)).content.decode()
     endpoint = ModelEndpoint.objects.get(from_environment=True)
     assert (endpoint.base_url, endpoint.model, endpoint.api_key_env, endpoint.project) == (
@@ -55,7 +60,7 @@ def test_llm_environment_variables_create_a_default_endpoint(
     )
     assert "llama-3-70b" in body and 'id="start-questions"' in body
     settings.LLM_BASE_URL = ""
-    client_for(curator).get(page(project.slug))
+    _endpoint_from_environment(sender=None)
     endpoint.refresh_from_db()
     assert not endpoint.is_active
 

@@ -139,3 +139,32 @@ def test_unknown_body_fields_are_refused_when_starting_a_job(project, client, cu
     )
     assert response.status_code == 400
     assert "prioridade" in response.json()
+
+
+def test_selectors_raise_the_domain_not_found_and_each_door_answers_404(project, client, curator):
+    """Selectors raise ``annotation.errors.NotFound`` (no HTTP in the domain); pages and the API map it to a
+    404 in one place each, with the selector's message in the API's body."""
+    from django.http import Http404
+
+    from annotation.errors import NotFound
+    from annotation.permissions import get_item_for_user, get_project_for_user
+    from evaluation.selectors.releases import release_for_user
+    from generation.selectors import job_for_project
+
+    with pytest.raises(NotFound) as caught:
+        get_project_for_user(curator, "no-such-project")
+    assert not isinstance(caught.value, Http404)
+    for lookup in (
+        lambda: get_item_for_user(curator, project, 10**9),
+        lambda: release_for_user(project, "v9"),
+        lambda: job_for_project(project, 10**9),
+    ):
+        with pytest.raises(NotFound):
+            lookup()
+
+    client.force_login(curator)
+    assert client.get(reverse("annotation:item_review", args=[project.slug, 10**9])).status_code == 404
+    assert client.get(reverse("evaluation:release_detail", args=[project.slug, 9])).status_code == 404
+    headers = {"Authorization": f"Token {api_token_key(curator)}"}
+    response = client.get(f"/api/v1/projects/{project.slug}/releases/v9/", headers=headers)
+    assert response.status_code == 404 and "has no release v9" in response.json()["detail"]

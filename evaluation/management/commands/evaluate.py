@@ -2,8 +2,8 @@ import json
 import threading
 
 from django.core.management.base import BaseCommand, CommandError
-from django.http import Http404
 
+from annotation.errors import NotFound
 from annotation.management.lookup import project_or_error
 from evaluation.models import EvalRun
 from evaluation.runs.report import report_tables
@@ -148,7 +148,7 @@ class Command(BaseCommand):
             return release
         try:
             return release_for_user(project, version)
-        except Http404 as exc:
+        except NotFound as exc:
             raise CommandError(f"--release: {exc}") from exc
 
     def _endpoint(self, project, name, option):

@@ -1,9 +1,9 @@
 """``manage.py export_release PROJECT VERSION --out DIR``: write a release as files that `datasets` loads."""
 
 from django.core.management.base import BaseCommand, CommandError
-from django.http import Http404
 from tqdm import tqdm
 
+from annotation.errors import NotFound
 from annotation.management.lookup import project_or_error
 from evaluation.releases.export import ExportError, export_release, parse_formats
 from evaluation.selectors import release_for_user
@@ -27,7 +27,7 @@ class Command(BaseCommand):
         try:
             formats = parse_formats(options["format"])
             release = release_for_user(project, options["version"])
-        except (ExportError, Http404) as exc:
+        except (ExportError, NotFound) as exc:
             raise CommandError(str(exc)) from exc
         if not release.is_ready:
             raise CommandError(

@@ -3,8 +3,8 @@ from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
-from django.http import Http404
 
+from annotation.errors import NotFound
 from annotation.management.lookup import project_or_error
 from evaluation.models import EvalRun, ReleaseItem
 from evaluation.runs.imported import (
@@ -53,7 +53,7 @@ class Command(BaseCommand):
         project = project_or_error(options["project"])
         try:
             release = release_for_user(project, options["release"])
-        except Http404 as exc:
+        except NotFound as exc:
             raise CommandError(f"--release: {exc}") from exc
         user = None
         if options["user"]:

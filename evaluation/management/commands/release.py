@@ -4,7 +4,8 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotation.management.lookup import project_or_error
-from evaluation.releases.splits import SplitRatioError
+from evaluation.releases.options import RELEASE_OPTIONS
+from evaluation.releases.splits import SPLITS, SplitRatioError
 from evaluation.services import ReleaseError, release_cut
 
 
@@ -14,11 +15,21 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
+        # The options of evaluation.releases.options.RELEASE_OPTIONS, as the page and the API offer them.
         parser.add_argument("project", help="the project's slug")
-        parser.add_argument("--seed", type=int, default=13)
-        parser.add_argument("--splits", default="0.8,0.1,0.1", help="train,dev,test ratios adding up to 1")
-        parser.add_argument("--license", default="cc-by-4.0", help="Hugging Face license id for the card")
-        parser.add_argument("--notes", default="")
+        parser.add_argument("--seed", type=int, default=RELEASE_OPTIONS["seed"])
+        parser.add_argument(
+            "--splits",
+            default=",".join(f"{RELEASE_OPTIONS['split_ratios'][name]:g}" for name in SPLITS),
+            help="train,dev,test ratios adding up to 1",
+        )
+        parser.add_argument(
+            "--license", default=RELEASE_OPTIONS["license"], help="Hugging Face license id for the card"
+        )
+        parser.add_argument(
+            "--citation", default=RELEASE_OPTIONS["citation"], help="how to cite the release (BibTeX)"
+        )
+        parser.add_argument("--notes", default=RELEASE_OPTIONS["notes"], help="notes for the card")
         parser.add_argument(
             "--stratify-by", default="", help="item metadata field to subsample by (e.g. cell)"
         )
@@ -31,9 +42,9 @@ class Command(BaseCommand):
         bar = tqdm(total=0, unit="item", desc="freezing", disable=options["verbosity"] == 0, file=self.stderr)
 
         def progress(release):
-            bar.total = release.items_total
+            bar.total = release.total
             bar.set_description(release.stage or "done")
-            bar.n = release.items_done
+            bar.n = release.done
             bar.refresh()
 
         try:
@@ -42,6 +53,7 @@ class Command(BaseCommand):
                 seed=options["seed"],
                 split_ratios=options["splits"],
                 license=options["license"],
+                citation=options["citation"],
                 notes=options["notes"],
                 on_progress=progress,
                 subsample=_subsample(options),
