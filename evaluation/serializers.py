@@ -1,5 +1,6 @@
 """Serializers of the evaluation API: separate input and output, and shapes for the documentation."""
 
+from django.core.validators import RegexValidator
 from django.urls import reverse
 from rest_framework import serializers
 
@@ -13,7 +14,9 @@ from .releases.splits import SPLITS, SplitRatioError, parse_ratios
 
 class ReleaseOutputSerializer(serializers.ModelSerializer):
     tag = serializers.CharField(read_only=True)
-    created_by = serializers.CharField(source="created_by.get_username", default=None, read_only=True)
+    created_by = serializers.CharField(
+        source="created_by.get_username", default=None, allow_null=True, read_only=True
+    )
     n_items = serializers.SerializerMethodField()
     splits = serializers.SerializerMethodField(help_text="Items per split.")
     url = serializers.SerializerMethodField()
@@ -150,7 +153,15 @@ class AgreementQueryInputSerializer(StrictInputSerializer):
     by = serializers.CharField(
         required=False,
         max_length=200,
-        help_text="Break down by round, causal_class, origin, topic, answer_by or meta:<key>.",
+        validators=[
+            RegexValidator(
+                r"^(round|causal_class|origin|topic|answer_by|meta:.+)$",
+                message="Unknown breakdown %(value)r. Choose from: round, causal_class, origin, topic, "
+                "answer_by or meta:<key> (an item metadata key).",
+            )
+        ],
+        help_text="Break down by round, causal_class, origin, topic, answer_by or meta:<key> (an item metadata "
+        "key; items without it are grouped under —).",
     )
     level = serializers.ChoiceField(
         choices=[level for level in LEVELS if level != "nominal"],
@@ -300,7 +311,7 @@ class RunOutputSerializer(serializers.Serializer):
     answer_format = serializers.CharField()
     conditions = serializers.ListField(child=serializers.CharField())
     models = serializers.SerializerMethodField()
-    judge = serializers.CharField(source="judge_endpoint.label", default=None)
+    judge = serializers.CharField(source="judge_endpoint.label", default=None, allow_null=True)
     repetitions = serializers.IntegerField()
     decoding = serializers.DictField()
     seed = serializers.IntegerField()

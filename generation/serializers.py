@@ -31,6 +31,16 @@ class EndpointOutputSerializer(serializers.ModelSerializer):
         return endpoint.project_id is None
 
 
+class TemplateFilterInputSerializer(StrictInputSerializer):
+    kind = serializers.CharField(required=False, allow_blank=True, max_length=32, help_text="Only this kind.")
+    language = serializers.CharField(
+        required=False, allow_blank=True, max_length=16, help_text="Only this language (pt-BR, en…)."
+    )
+    name = serializers.CharField(
+        required=False, allow_blank=True, max_length=100, help_text="Only this variant."
+    )
+
+
 class TemplateOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = PromptTemplate
