@@ -102,14 +102,21 @@ class StrictApiMixin:
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)  # authentication, permissions and throttles come first
+        if not hasattr(self, request.method.lower()):
+            return  # a method the view does not answer: 405, whatever it carries
         check_query_params(request, self.allowed_query_params())
+        if request.query_params.get("format") == "":  # DRF would read it as "not given"
+            raise ValidationError({"format": ["An empty format: leave it out, or name one."]})
         if request.method in BODY_METHODS:
             check_body_fields(request.data, self.body_serializer_classes.get(request.method))
 
     def validated_query(self) -> dict:
         if self.query_serializer_class is None:
             return {}
-        query = self.query_serializer_class(data=self.request.query_params)
+        # A plain dict, so an empty value is a value (DRF reads ``?topic=`` in a QueryDict as "not given").
+        fields = self.query_serializer_class().fields
+        given = {name: value for name, value in self.request.query_params.items() if name in fields}
+        query = self.query_serializer_class(data=given)
         query.is_valid(raise_exception=True)
         return query.validated_data
 
@@ -122,6 +129,21 @@ class StrictApiMixin:
 class CheckedCursorPagination(CursorPagination):
     """Cursor pagination whose cursor, when it does not fit the ordering (a made-up position, a number past the
     database's integers), is a 404 "Invalid cursor" like an undecodable one, never a server error."""
+
+    def get_page_size(self, request):
+        """A page size that is not a whole number from 1 up is a 400 naming it, not silently the default."""
+        if self.page_size_query_param and self.page_size_query_param in request.query_params:
+            given = request.query_params[self.page_size_query_param]
+            if not given.isascii() or not given.isdigit() or int(given) < 1:
+                raise ValidationError({self.page_size_query_param: ["A whole number from 1 up is required."]})
+        return super().get_page_size(request)
+
+    def get_schema_operation_parameters(self, view):
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            if parameter["name"] == self.page_size_query_param:
+                parameter["schema"] = {**parameter["schema"], "minimum": 1}
+        return parameters
 
     def paginate_queryset(self, queryset, request, view=None):
         try:

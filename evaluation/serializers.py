@@ -270,7 +270,7 @@ class RunCreateInputSerializer(StrictInputSerializer):
     seed = serializers.IntegerField(required=False, default=13, min_value=-(2**31), max_value=2**31 - 1)
     few_shot = serializers.IntegerField(required=False, default=3, min_value=0, max_value=20)
     template_versions = serializers.DictField(
-        child=serializers.IntegerField(min_value=1),
+        child=serializers.IntegerField(min_value=1, max_value=2**31 - 1),
         required=False,
         default=dict,
         help_text="Condition → version of its prompt template (default: latest).",

@@ -42,7 +42,7 @@ class JobListCreateApi(StrictApiMixin, generics.ListAPIView):
 
     body_serializer_classes = {"POST": JobCreateInputSerializer}
 
-    @extend_schema(responses={201: JobOutputSerializer})
+    @extend_schema(operation_id="jobs_create", responses={201: JobOutputSerializer})
     def post(self, request, slug):
         project = get_project_for_user(request.user, slug, Role.CURATOR)
         data = self.validated_body()
