@@ -108,6 +108,7 @@ def test_schemathesis_with_every_check_finds_nothing(
         timeout=400,
     )
     out = result.stdout
+    print(out[out.find("API Operations") :])  # the figures, with `pytest -s`
     failures = out[out.find("FAILURES") :] if "FAILURES" in out else out[-3000:]
     assert result.returncode == 0, failures[:6000]
     selected = re.search(r"Selected: (\d+)/(\d+)", out)
