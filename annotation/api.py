@@ -8,7 +8,7 @@ from rest_framework.response import Response
 
 from . import selectors
 from .api_permissions import ProjectRole
-from .api_strict import CheckedCursorPagination, StrictQueryMixin
+from .api_strict import CheckedCursorPagination, StrictApiMixin
 from .models import Judgment
 from .permissions import Role, get_item_for_user, get_project_for_user, has_role, projects_for_user
 from .serializers import (
@@ -32,18 +32,17 @@ class ByIdPagination(CheckedCursorPagination):
     max_page_size = 1000
 
 
-class ProjectListApi(StrictQueryMixin, generics.ListAPIView):
+class ProjectListApi(StrictApiMixin, generics.ListAPIView):
     """The projects the caller belongs to."""
 
     serializer_class = ProjectOutputSerializer
     pagination_class = BySlugPagination
-    query_params_allowed = {"cursor"}
 
     def get_queryset(self):
         return projects_for_user(self.request.user).order_by("slug")
 
 
-class ProjectDetailApi(StrictQueryMixin, generics.RetrieveAPIView):
+class ProjectDetailApi(StrictApiMixin, generics.RetrieveAPIView):
     """One project, with its items counted by status and by causal class."""
 
     serializer_class = ProjectDetailOutputSerializer
@@ -61,16 +60,15 @@ class ProjectDetailApi(StrictQueryMixin, generics.RetrieveAPIView):
 
 
 @extend_schema(
-    parameters=[ItemFilterInputSerializer],
     responses=ItemWithJudgmentsOutputSerializer(many=True),
     description="Items of the project, oldest first, with cursor pagination. Filters: status, causal_class, "
     "topic (label), origin, round. Curators and owners also get every judgment of each item; annotators "
     "never see judgments here.",
 )
-class ItemListApi(StrictQueryMixin, generics.ListAPIView):
+class ItemListApi(StrictApiMixin, generics.ListAPIView):
     permission_classes = [IsAuthenticated, ProjectRole]
     pagination_class = ByIdPagination
-    query_params_allowed = set(ItemFilterInputSerializer().fields)
+    query_serializer_class = ItemFilterInputSerializer
 
     def get_serializer_class(self):
         if getattr(self, "swagger_fake_view", False):
@@ -80,9 +78,7 @@ class ItemListApi(StrictQueryMixin, generics.ListAPIView):
         return ItemOutputSerializer
 
     def get_queryset(self):
-        filters = ItemFilterInputSerializer(data=self.request.query_params)
-        filters.is_valid(raise_exception=True)
-        wanted = filters.validated_data
+        wanted = self.validated_query()
         items = self.project.items.select_related("topic", "group").prefetch_related("options")
         if has_role(self.request.user, self.project, Role.CURATOR):
             items = items.prefetch_related(
@@ -98,10 +94,9 @@ class ItemListApi(StrictQueryMixin, generics.ListAPIView):
         return items
 
 
-class ItemJudgmentListApi(StrictQueryMixin, generics.ListAPIView):
+class ItemJudgmentListApi(StrictApiMixin, generics.ListAPIView):
     """Judgments of one item. Blind: an annotator sees only their own judgments; curators and owners see all."""
 
-    query_params_allowed = {"cursor"}
     serializer_class = JudgmentOutputSerializer
     pagination_class = ByIdPagination
 

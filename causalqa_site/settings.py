@@ -297,7 +297,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "annotation.api_schema.StrictAutoSchema",
     "DEFAULT_PAGINATION_CLASS": "annotation.api_strict.CheckedCursorPagination",
     "DEFAULT_PARSER_CLASSES": [
         "annotation.api_strict.LimitedDepthJSONParser",

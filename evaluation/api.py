@@ -13,7 +13,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api_permissions import ProjectRole
-from annotation.api_strict import CheckedCursorPagination, StrictQueryMixin
+from annotation.api_schema import ErrorOutputSerializer
+from annotation.api_strict import CheckedCursorPagination, StrictApiMixin
 from annotation.permissions import Role
 from generation.selectors import endpoint_named
 
@@ -64,6 +65,11 @@ class JSONLinesRenderer(BaseRenderer):
         return (json.dumps(data, ensure_ascii=False) + "\n").encode("utf-8")
 
 
+NOT_READY = OpenApiResponse(
+    ErrorOutputSerializer, description="The release is not built (yet, or it failed)."
+)
+
+
 class ByVersionPagination(CheckedCursorPagination):
     ordering = "-version"
     page_size = 50
@@ -84,27 +90,26 @@ class ByPositionPagination(CheckedCursorPagination):
     ),
     post=extend_schema(
         operation_id="releases_create",
-        request=ReleaseCreateInputSerializer,
         responses={
             202: ReleaseOutputSerializer,
-            409: OpenApiResponse(description="Nothing approved to release."),
+            409: OpenApiResponse(ErrorOutputSerializer, description="Nothing approved to release."),
         },
         description="Cut the next release (curators and owners). It is built in the background: poll its URL "
         "until `status` is `ready`.",
     ),
 )
-class ReleaseListApi(StrictQueryMixin, generics.ListCreateAPIView):
+class ReleaseListApi(StrictApiMixin, generics.ListCreateAPIView):
     permission_classes = [IsAuthenticated, ProjectRole]
     required_roles = {"GET": Role.ANNOTATOR, "POST": Role.CURATOR}
     pagination_class = ByVersionPagination
     serializer_class = ReleaseOutputSerializer
-    query_params_allowed = {"cursor"}
+    body_serializer_classes = {"POST": ReleaseCreateInputSerializer}
 
     def get_queryset(self):
         return Release.objects.filter(project=self.project).select_related("project", "created_by")
 
     def create(self, request, *args, **kwargs):
-        data = ReleaseCreateInputSerializer(data=request.data)
+        data = self.body_serializer_classes["POST"](data=request.data)
         data.is_valid(raise_exception=True)
         try:
             release = release_request(project=self.project, user=request.user, **data.options())
@@ -123,7 +128,7 @@ class ReleaseListApi(StrictQueryMixin, generics.ListCreateAPIView):
         description="One release (`v3` or `3`): its card, its frozen figures and its checksum.",
     )
 )
-class ReleaseDetailApi(StrictQueryMixin, generics.RetrieveAPIView):
+class ReleaseDetailApi(StrictApiMixin, generics.RetrieveAPIView):
     permission_classes = [IsAuthenticated, ProjectRole]
     serializer_class = ReleaseDetailOutputSerializer
 
@@ -134,21 +139,21 @@ class ReleaseDetailApi(StrictQueryMixin, generics.RetrieveAPIView):
 @extend_schema_view(
     get=extend_schema(
         operation_id="release_split_list",
-        parameters=[SplitQueryInputSerializer],
         responses={
             (200, "application/json"): ReleaseRecordSerializer(many=True),
             (200, "application/x-ndjson"): OpenApiTypes.STR,
+            409: NOT_READY,
         },
         description="The frozen records of one split (train, dev or test), paginated; `?format=jsonl` streams the "
         "whole split as JSON lines, byte for byte the release's JSONL file.",
     )
 )
-class ReleaseSplitApi(StrictQueryMixin, generics.ListAPIView):
+class ReleaseSplitApi(StrictApiMixin, generics.ListAPIView):
     permission_classes = [IsAuthenticated, ProjectRole]
     serializer_class = ReleaseRecordSerializer
     pagination_class = ByPositionPagination
     renderer_classes = [JSONRenderer, JSONLinesRenderer, BrowsableAPIRenderer]
-    query_params_allowed = set(SplitQueryInputSerializer().fields)
+    query_serializer_class = SplitQueryInputSerializer
 
     def release_and_split(self) -> tuple[Release, str]:
         split = self.kwargs["split"]
@@ -162,7 +167,7 @@ class ReleaseSplitApi(StrictQueryMixin, generics.ListAPIView):
         return release, split
 
     def get_queryset(self):
-        SplitQueryInputSerializer(data=self.request.query_params).is_valid(raise_exception=True)
+        self.validated_query()
         release, split = self.release_and_split()
         return ReleaseItem.objects.filter(release=release, split=split).only("data", "position")
 
@@ -182,27 +187,20 @@ class ReleaseSplitApi(StrictQueryMixin, generics.ListAPIView):
 @extend_schema_view(
     get=extend_schema(
         operation_id="agreement_retrieve",
-        parameters=[AgreementQueryInputSerializer],
         responses=AgreementOutputSerializer,
         description="Agreement between annotators per criterion (vote, class label, each rating), over all rounds "
         "or one, optionally broken down by an item field. Curators and owners only.",
     )
 )
-class AgreementApi(StrictQueryMixin, APIView):
+class AgreementApi(StrictApiMixin, APIView):
     permission_classes = [IsAuthenticated, ProjectRole]
     required_roles = {"GET": Role.CURATOR}
-    query_params_allowed = set(AgreementQueryInputSerializer().fields)
+    query_serializer_class = AgreementQueryInputSerializer
 
     def get(self, request, slug):
-        query = AgreementQueryInputSerializer(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        wanted = query.validated_data
+        wanted = self.validated_query()
         breakdowns = [key for key, _label in agreement_breakdowns(self.project)]
         by = wanted.get("by")
-        if by and by not in breakdowns:
-            raise ValidationError(
-                {"by": [f"Unknown breakdown {by!r}. Choose from: {', '.join(breakdowns)}."]}
-            )
         sections = project_agreement(
             self.project, round=wanted.get("round"), by=by, rating_level=wanted["level"]
         )
@@ -221,14 +219,17 @@ class AgreementApi(StrictQueryMixin, APIView):
 @extend_schema_view(
     get=extend_schema(
         operation_id="release_design_file_retrieve",
-        responses={(200, "application/x-ndjson"): OpenApiTypes.STR, (200, "text/csv"): OpenApiTypes.STR},
+        responses={
+            (200, "application/x-ndjson"): OpenApiTypes.STR,
+            (200, "text/csv"): OpenApiTypes.STR,
+            409: NOT_READY,
+        },
         description="One file of the project's design (for METER `meter/<split>.jsonl` with the paper's field "
         "names), byte for byte the file in the release's zip and its checksums.",
     )
 )
-class ReleaseDesignFileApi(StrictQueryMixin, APIView):
+class ReleaseDesignFileApi(StrictApiMixin, APIView):
     permission_classes = [IsAuthenticated, ProjectRole]
-    query_params_allowed: set[str] = set()
 
     def get(self, request, slug, version, path):
         release = release_for_user(self.project, version)
@@ -270,26 +271,23 @@ def _endpoint_named(project, name: str, field: str):
     ),
     post=extend_schema(
         operation_id="runs_create",
-        request=RunCreateInputSerializer,
-        responses={202: RunOutputSerializer, 400: OpenApiResponse(description="What is wrong, by field.")},
+        responses={202: RunOutputSerializer},
         description="Start a benchmark run (curators and owners): the models answer the release split under the "
         "conditions, a judge scores and ranks open answers. It runs in the background: poll its URL.",
     ),
 )
-class RunListApi(StrictQueryMixin, generics.ListCreateAPIView):
+class RunListApi(StrictApiMixin, generics.ListCreateAPIView):
     permission_classes = [IsAuthenticated, ProjectRole]
     required_roles = {"GET": Role.ANNOTATOR, "POST": Role.CURATOR}
     pagination_class = ByCreatedPagination
     serializer_class = RunOutputSerializer
-    query_params_allowed = {"cursor"}
+    body_serializer_classes = {"POST": RunCreateInputSerializer}
 
     def get_queryset(self):
         return runs_for_project(self.project).select_related("project")
 
     def create(self, request, *args, **kwargs):
-        data = RunCreateInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        options = dict(data.validated_data)
+        options = dict(self.validated_body())
         release = release_for_user(self.project, options.pop("release"))
         models = [_endpoint_named(self.project, name, "models") for name in options.pop("models")]
         judge = options.pop("judge", "")
@@ -315,7 +313,7 @@ class RunListApi(StrictQueryMixin, generics.ListCreateAPIView):
         description="One run: its settings, progress and cost so far, and the report's tables (as on its page).",
     )
 )
-class RunDetailApi(StrictQueryMixin, APIView):
+class RunDetailApi(StrictApiMixin, APIView):
     permission_classes = [IsAuthenticated, ProjectRole]
 
     def get(self, request, slug, run_id):
@@ -328,12 +326,11 @@ class RunDetailApi(StrictQueryMixin, APIView):
 @extend_schema_view(
     post=extend_schema(
         operation_id="run_cancel",
-        request=None,
         responses=RunOutputSerializer,
         description="Cancel a run (curators and owners): calls under way finish, no new call is made.",
     )
 )
-class RunCancelApi(StrictQueryMixin, APIView):
+class RunCancelApi(StrictApiMixin, APIView):
     permission_classes = [IsAuthenticated, ProjectRole]
     required_roles = {"POST": Role.CURATOR}
 
@@ -349,7 +346,7 @@ class RunCancelApi(StrictQueryMixin, APIView):
         description="The whole run as JSON lines: the run, then every response, judge score and ranking with its call.",
     )
 )
-class RunExportApi(StrictQueryMixin, APIView):
+class RunExportApi(StrictApiMixin, APIView):
     permission_classes = [IsAuthenticated, ProjectRole]
     renderer_classes = [JSONLinesRenderer, JSONRenderer]
 

@@ -1,5 +1,6 @@
 """Serializers of the evaluation API: separate input and output, and shapes for the documentation."""
 
+from django.core.validators import RegexValidator
 from django.urls import reverse
 from rest_framework import serializers
 
@@ -21,7 +22,9 @@ from .releases.splits import SPLITS, SplitRatioError, parse_ratios
 
 class ReleaseOutputSerializer(serializers.ModelSerializer):
     tag = serializers.CharField(read_only=True)
-    created_by = serializers.CharField(source="created_by.get_username", default=None, read_only=True)
+    created_by = serializers.CharField(
+        source="created_by.get_username", default=None, allow_null=True, read_only=True
+    )
     n_items = serializers.SerializerMethodField()
     splits = serializers.SerializerMethodField(help_text="Items per split.")
     url = serializers.SerializerMethodField()
@@ -91,7 +94,9 @@ class SubsampleInputSerializer(StrictInputSerializer):
         max_length=STRATUM_FIELD_MAX_LENGTH, help_text="The item metadata field to stratify by, e.g. cell."
     )
     max_per_stratum = serializers.IntegerField(
-        min_value=1, help_text="At most this many items per value of that field, drawn with the seed."
+        min_value=1,
+        max_value=2**31 - 1,
+        help_text="At most this many items per value of that field, drawn with the seed.",
     )
 
 
@@ -189,7 +194,15 @@ class AgreementQueryInputSerializer(StrictInputSerializer):
     by = serializers.CharField(
         required=False,
         max_length=200,
-        help_text="Break down by round, causal_class, origin, topic, answer_by or meta:<key>.",
+        validators=[
+            RegexValidator(
+                r"^(round|causal_class|origin|topic|answer_by|meta:.+)$",
+                message="Unknown breakdown %(value)r. Choose from: round, causal_class, origin, topic, "
+                "answer_by or meta:<key> (an item metadata key).",
+            )
+        ],
+        help_text="Break down by round, causal_class, origin, topic, answer_by or meta:<key> (an item metadata "
+        "key; items without it are grouped under —).",
     )
     level = serializers.ChoiceField(
         choices=[level for level in LEVELS if level != "nominal"],
@@ -298,7 +311,7 @@ class RunCreateInputSerializer(StrictInputSerializer):
     seed = serializers.IntegerField(required=False, default=13, min_value=-(2**31), max_value=2**31 - 1)
     few_shot = serializers.IntegerField(required=False, default=3, min_value=0, max_value=20)
     template_versions = serializers.DictField(
-        child=serializers.IntegerField(min_value=1),
+        child=serializers.IntegerField(min_value=1, max_value=2**31 - 1),
         required=False,
         default=dict,
         help_text="Condition → version of its prompt template (default: latest).",
@@ -339,7 +352,7 @@ class RunOutputSerializer(serializers.Serializer):
     answer_format = serializers.CharField()
     conditions = serializers.ListField(child=serializers.CharField())
     models = serializers.SerializerMethodField()
-    judge = serializers.CharField(source="judge_endpoint.label", default=None)
+    judge = serializers.CharField(source="judge_endpoint.label", default=None, allow_null=True)
     repetitions = serializers.IntegerField()
     decoding = serializers.DictField()
     seed = serializers.IntegerField()

@@ -6,7 +6,7 @@ from rest_framework import generics, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api_strict import CheckedCursorPagination, StrictQueryMixin
+from annotation.api_strict import CheckedCursorPagination, StrictApiMixin
 from annotation.permissions import Role, get_project_for_user
 
 from . import selectors
@@ -16,6 +16,7 @@ from .serializers import (
     EndpointOutputSerializer,
     JobCreateInputSerializer,
     JobOutputSerializer,
+    TemplateFilterInputSerializer,
     TemplateOutputSerializer,
 )
 from .services import JobInvalid, job_cancel, job_create, job_retry_failed
@@ -29,10 +30,8 @@ class OldestFirst(CheckedCursorPagination):
     ordering = "pk"
 
 
-class JobListCreateApi(StrictQueryMixin, generics.ListAPIView):
+class JobListCreateApi(StrictApiMixin, generics.ListAPIView):
     """A project's generation jobs (newest first); POST starts one. Curators and owners."""
-
-    query_params_allowed: set[str] = {"cursor"}
 
     serializer_class = JobOutputSerializer
     pagination_class = NewestFirst
@@ -41,12 +40,12 @@ class JobListCreateApi(StrictQueryMixin, generics.ListAPIView):
         project = get_project_for_user(self.request.user, self.kwargs["slug"], Role.CURATOR)
         return selectors.jobs_for_project(project).select_related("answer_template")
 
-    @extend_schema(request=JobCreateInputSerializer, responses={201: JobOutputSerializer})
+    body_serializer_classes = {"POST": JobCreateInputSerializer}
+
+    @extend_schema(operation_id="jobs_create", responses={201: JobOutputSerializer})
     def post(self, request, slug):
         project = get_project_for_user(request.user, slug, Role.CURATOR)
-        given = JobCreateInputSerializer(data=request.data)
-        given.is_valid(raise_exception=True)
-        data = given.validated_data
+        data = self.validated_body()
         usable = selectors.endpoints_for_project(project)
         errors = {}
         endpoint = usable.filter(pk=data["endpoint"]).first()
@@ -100,7 +99,7 @@ class JobListCreateApi(StrictQueryMixin, generics.ListAPIView):
         return Response(JobOutputSerializer(job).data, status=status.HTTP_201_CREATED)
 
 
-class JobDetailApi(StrictQueryMixin, generics.RetrieveAPIView):
+class JobDetailApi(StrictApiMixin, generics.RetrieveAPIView):
     serializer_class = JobOutputSerializer
 
     def get_object(self):
@@ -108,26 +107,20 @@ class JobDetailApi(StrictQueryMixin, generics.RetrieveAPIView):
         return selectors.job_for_project(project, self.kwargs["job_id"])
 
 
-class JobCancelApi(StrictQueryMixin, APIView):
+class JobCancelApi(StrictApiMixin, APIView):
     """Stop a job: a queued one at once, a running one makes no new calls."""
 
-    query_params_allowed: set[str] = set()
-
-    query_params_allowed: set[str] = set()
-
-    @extend_schema(request=None, responses={200: JobOutputSerializer})
+    @extend_schema(responses={200: JobOutputSerializer})
     def post(self, request, slug, job_id):
         project = get_project_for_user(request.user, slug, Role.CURATOR)
         job = job_cancel(job=selectors.job_for_project(project, job_id))
         return Response(JobOutputSerializer(selectors.job_for_project(project, job.pk)).data)
 
 
-class JobRetryApi(StrictQueryMixin, APIView):
+class JobRetryApi(StrictApiMixin, APIView):
     """Make a finished job's failed and unmade calls; ``retried`` says how many (0: running, or all done)."""
 
-    query_params_allowed: set[str] = set()
-
-    @extend_schema(request=None, responses={200: JobOutputSerializer})
+    @extend_schema(responses={200: JobOutputSerializer})
     def post(self, request, slug, job_id):
         project = get_project_for_user(request.user, slug, Role.CURATOR)
         retried = job_retry_failed(job=selectors.job_for_project(project, job_id))
@@ -135,10 +128,8 @@ class JobRetryApi(StrictQueryMixin, APIView):
         return Response({**data, "retried": retried})
 
 
-class JobCallListApi(StrictQueryMixin, generics.ListAPIView):
+class JobCallListApi(StrictApiMixin, generics.ListAPIView):
     """The model calls of a job, with their parsed outputs (the call page has prompts and raw output)."""
-
-    query_params_allowed: set[str] = {"cursor"}
 
     serializer_class = CallOutputSerializer
     pagination_class = OldestFirst
@@ -149,10 +140,8 @@ class JobCallListApi(StrictQueryMixin, generics.ListAPIView):
         return job.calls.defer("request", "attempts", "raw_response")
 
 
-class EndpointListApi(StrictQueryMixin, generics.ListAPIView):
+class EndpointListApi(StrictApiMixin, generics.ListAPIView):
     """The active model endpoints a project's jobs may use (its own and the site's)."""
-
-    query_params_allowed: set[str] = {"cursor"}
 
     serializer_class = EndpointOutputSerializer
     pagination_class = OldestFirst
@@ -162,17 +151,16 @@ class EndpointListApi(StrictQueryMixin, generics.ListAPIView):
         return ModelEndpoint.objects.filter(Q(project__isnull=True) | Q(project=project), is_active=True)
 
 
-class TemplateListApi(StrictQueryMixin, generics.ListAPIView):
+class TemplateListApi(StrictApiMixin, generics.ListAPIView):
     """Every version of every prompt template; filter with ?kind=…&language=…."""
-
-    query_params_allowed: set[str] = {"cursor", "kind", "language", "name"}
 
     serializer_class = TemplateOutputSerializer
     pagination_class = OldestFirst
+    query_serializer_class = TemplateFilterInputSerializer
 
     def get_queryset(self):
         templates = PromptTemplate.objects.all()
-        for name in ("kind", "language", "name"):
-            if self.request.query_params.get(name):
-                templates = templates.filter(**{name: self.request.query_params[name]})
+        for name, value in self.validated_query().items():
+            if value:
+                templates = templates.filter(**{name: value})
         return templates

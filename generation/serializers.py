@@ -31,6 +31,16 @@ class EndpointOutputSerializer(serializers.ModelSerializer):
         return endpoint.project_id is None
 
 
+class TemplateFilterInputSerializer(StrictInputSerializer):
+    kind = serializers.CharField(required=False, allow_blank=True, max_length=32, help_text="Only this kind.")
+    language = serializers.CharField(
+        required=False, allow_blank=True, max_length=16, help_text="Only this language (pt-BR, en…)."
+    )
+    name = serializers.CharField(
+        required=False, allow_blank=True, max_length=100, help_text="Only this variant."
+    )
+
+
 class TemplateOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = PromptTemplate
@@ -99,42 +109,54 @@ class JobOutputSerializer(serializers.ModelSerializer):
         ]
 
 
+# Ids and counts stay within the database's integers: a larger number is a 400, never an overflow.
+ID = {"min_value": 1, "max_value": 2**63 - 1}
+NUMBER = {"min_value": -(2**31), "max_value": 2**31 - 1}
+
+
 class JobCreateInputSerializer(StrictInputSerializer):
     kind = serializers.ChoiceField(
         choices=[], help_text="A registered job kind (generation's and the designs')."
     )
-    endpoint = serializers.IntegerField(help_text="Id of a model endpoint of the project or of the site.")
-    template = serializers.IntegerField(
-        required=False, help_text="Prompt template id; default: the latest of the kind."
+    endpoint = serializers.IntegerField(
+        **ID, help_text="Id of a model endpoint of the project or of the site."
     )
-    count = serializers.IntegerField(required=False, help_text="questions: how many to write.")
+    template = serializers.IntegerField(
+        **ID, required=False, help_text="Prompt template id; default: the latest of the kind."
+    )
+    count = serializers.IntegerField(**NUMBER, required=False, help_text="questions: how many to write.")
     causal_class = serializers.CharField(
         required=False, default="", help_text="questions: one of the project's labels."
     )
-    topic = serializers.IntegerField(required=False, allow_null=True, help_text="questions: a topic id.")
+    topic = serializers.IntegerField(
+        **ID, required=False, allow_null=True, help_text="questions: a topic id."
+    )
     batch_size = serializers.IntegerField(
-        required=False, default=10, help_text="questions: questions per call."
+        **NUMBER, required=False, default=10, help_text="questions: questions per call."
     )
     answer_endpoint = serializers.IntegerField(
-        required=False, allow_null=True, help_text="questions: an endpoint that answers the new questions."
+        **ID,
+        required=False,
+        allow_null=True,
+        help_text="questions: an endpoint that answers the new questions.",
     )
     answer_variant = serializers.ChoiceField(
         choices=list(ANSWER_VARIANTS), required=False, default="class-agnostic"
     )
     item_ids = serializers.ListField(
-        child=serializers.IntegerField(),
+        child=serializers.IntegerField(**ID),
         required=False,
         allow_null=True,
         help_text="The items; default every eligible item (answer: those waiting; distractors: those without).",
     )
     group_ids = serializers.ListField(
-        child=serializers.IntegerField(),
+        child=serializers.IntegerField(**ID),
         required=False,
         allow_null=True,
         help_text="Kinds that work on item groups (a design's entries or seeds): the groups; default all waiting.",
     )
     voters = serializers.ListField(
-        child=serializers.IntegerField(),
+        child=serializers.IntegerField(**ID),
         required=False,
         default=list,
         help_text="Kinds that ask several models: the endpoints asked besides `endpoint`.",
