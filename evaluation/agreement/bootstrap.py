@@ -37,7 +37,8 @@ class Bootstrap:
             size = min(block, self.resamples - done)
             draws = rng.integers(0, n_units, size=(size, n_units))
             if groups is not None:
-                draws = groups[draws]
+                for row in draws:  # in place, a row at a time: a second block of draws would cost 16 MB
+                    row[:] = groups[row]
             draws += (np.arange(size) * width)[:, None]
             yield np.bincount(draws.ravel(), minlength=size * width).reshape(size, width)
             done += size

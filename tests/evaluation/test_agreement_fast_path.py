@@ -154,6 +154,95 @@ def test_the_csv_read_by_columns_is_the_table_built_row_by_row(tmp_path):
     assert (from_csv.codes == from_rows.codes).all()
 
 
+def _both_readers(path, monkeypatch, **kwargs):
+    """The table read by the plain path (string methods) and by pyarrow's reader, with the path it took."""
+    from evaluation.agreement import longcsv
+
+    plain_took = []
+    real_plain = longcsv._plain_columns
+
+    def plain(*args):
+        found = real_plain(*args)
+        plain_took.append(found is not None)
+        return found
+
+    monkeypatch.setattr(longcsv, "_plain_columns", plain)
+    by_plain = read_long_csv(path, **kwargs)
+    monkeypatch.setattr(longcsv, "_plain_columns", lambda *args: None)
+    by_arrow = read_long_csv(path, **kwargs)
+    return by_plain, by_arrow, plain_took[0]
+
+
+@pytest.mark.parametrize(
+    ("body", "plain"),
+    [
+        # Spaces around values, empty values, an extra column, unit codes seen again in later blocks.
+        (
+            "".join(f"u{u % 700}, r{u // 700} ,{'' if u % 11 == 0 else u % 5 + 1},x\n" for u in range(4900)),
+            True,
+        ),
+        ("u1,r1,2,x\nu1,r2,3,x", True),  # no newline at the end
+        ('u1,r1,2,x\n"u,1",r2,3,"a ""b"""\nu2,r1,3,x\n', False),  # quoted fields
+        ("u1,r1,2,x\r\nu1,r2,3,x\r\n", False),  # Windows line ends
+        ("u1,r1,2,x\n\nu1,r2,3,x\n", False),  # an empty line, which the CSV reader skips
+        ("u1,r1,2,x\nu1,r2,3,x\n\n", False),
+    ],
+)
+def test_a_plain_file_split_by_string_methods_is_the_table_pyarrow_reads(tmp_path, monkeypatch, body, plain):
+    from evaluation.agreement import longcsv
+
+    monkeypatch.setattr(longcsv, "_PLAIN_BLOCK", 1000)  # many blocks, lines cut across them
+    path = tmp_path / "judgments.csv"
+    path.write_bytes(("\ufeffunit,rater,value,note\n" + body).encode())
+    by_plain, by_arrow, took_plain = _both_readers(path, monkeypatch, level="ordinal")
+    assert took_plain is plain
+    assert by_plain.units == by_arrow.units and by_plain.raters == by_arrow.raters
+    assert by_plain.categories == by_arrow.categories and by_plain.scale_source == by_arrow.scale_source
+    assert by_plain.codes.dtype == by_arrow.codes.dtype and (by_plain.codes == by_arrow.codes).all()
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("u1,r1,2\nu1,r2\nu2,r1,3\n", "line 3: 2 field(s) where the header has 3"),
+        ("u1,r1,2\nu1,r2,3,4\nu2,r1\n", "line 3: 4 field(s) where the header has 3"),
+        ("u1,r1,2\nu1,,3\n", "line 3: rater is empty"),
+    ],
+)
+def test_a_file_that_is_not_plain_is_refused_by_the_csv_reader_with_its_line(tmp_path, body, message):
+    from evaluation.agreement import AgreementInputError
+
+    path = tmp_path / "judgments.csv"
+    path.write_text("unit,rater,value\n" + body)
+    with pytest.raises(AgreementInputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        read_long_csv(path)
+
+
+def test_reading_a_plain_file_does_not_load_pyarrow(tmp_path):
+    """pyarrow costs the agreement command ~50 MB of its 200 MB budget; a plain file does without it."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = tmp_path / "judgments.csv"
+    path.write_text(
+        "unit,rater,value\n" + "".join(f"u{u},r{r},{(u + r) % 3}\n" for u in range(50) for r in range(3))
+    )
+    root = Path(__file__).resolve().parent.parent.parent
+    script = (
+        "import json, sys, django; django.setup()\n"
+        "from evaluation.agreement.longcsv import read_long_csv\n"
+        f"table = read_long_csv({str(path)!r})\n"
+        "print(json.dumps([table.n_judgments, 'pyarrow' in sys.modules]))"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "causalqa_site.settings", "PYTHONPATH": str(root)}
+    result = subprocess.run([sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == [150, False]
+
+
 def test_units_with_the_same_values_share_a_pattern():
     table = RatingTable.from_rows(
         [("a", "x", 1), ("a", "y", 2), ("b", "x", 1), ("b", "y", 2), ("c", "x", 2), ("c", "y", None)]
