@@ -198,20 +198,7 @@ def cohen_kappa(
         mean = Estimate(float(np.mean(defined)), table.n_units, note)
 
     if bootstrap is not None and defined:
-        n_patterns = len(patterns.sizes)
-        if (patterns.codes != MISSING).all() and n_patterns * (
-            len(pairs) + table.n_raters * k
-        ) <= _DENSE_CELLS:
-            per_pair = replicates(
-                lambda w: _complete_pair_replicates(w, patterns.codes, k, weight_matrix),
-                table.resampled(bootstrap),
-            )
-        else:
-            cells_of = _cells_of(pair_cells, k, n_patterns, table.n_units)
-            per_pair = replicates(
-                lambda w: _pair_replicates(w, cells_of, len(pairs), k, weight_matrix),
-                table.resampled(bootstrap),
-            )
+        per_pair = _resampled_pairs(table, raters, pair_cells, k, weight_matrix, bootstrap)
         for index, pair in enumerate(pairs):
             if pair.estimate.value is not None:
                 enough = pair.estimate.n_units >= 2
@@ -237,6 +224,41 @@ def _pair_kappa(confusion: np.ndarray, kappa: float, table: RatingTable) -> Esti
     if len(used) == 1:
         return Estimate(None, n, _one_value_note(table.categories[used[0]], n))
     return Estimate(float(kappa), n)
+
+
+def _resampled_pairs(
+    table: RatingTable,
+    raters: list,
+    pair_cells: list,
+    k: int,
+    weight_matrix: np.ndarray,
+    bootstrap: Bootstrap,
+) -> np.ndarray:
+    """(resamples × pairs): each pair's kappa in each resample. The pairs of raters who judged every unit (all of
+    them in ExpliCa's design) come from dense products; the others from sparse confusion matrices. So one late
+    rater's judgment adds only that rater's pairs to the sparse path, instead of sending every pair there."""
+    patterns = table.patterns
+    n_patterns = len(patterns.sizes)
+    complete = (patterns.codes != MISSING).all(axis=1)
+    dense = [index for index, (a, b) in enumerate(raters) if complete[a] and complete[b]]
+    if n_patterns * (len(dense) + int(complete.sum()) * k) > _DENSE_CELLS:
+        dense = []
+    in_dense = set(dense)
+    sparse = [index for index in range(len(raters)) if index not in in_dense]
+    per_pair = np.empty((bootstrap.resamples, len(raters)))
+    if (
+        dense
+    ):  # the complete raters' pairs, in the order of combinations() as _complete_pair_replicates gives them
+        codes = patterns.codes[complete]
+        per_pair[:, dense] = replicates(
+            lambda w: _complete_pair_replicates(w, codes, k, weight_matrix), table.resampled(bootstrap)
+        )
+    if sparse:
+        cells_of = _cells_of([pair_cells[index] for index in sparse], k, n_patterns, table.n_units)
+        per_pair[:, sparse] = replicates(
+            lambda w: _pair_replicates(w, cells_of, len(sparse), k, weight_matrix), table.resampled(bootstrap)
+        )
+    return per_pair
 
 
 # Keep a block's resampled confusion matrices near 32 MB however many pairs and categories there are.
@@ -272,13 +294,20 @@ def _complete_pair_replicates(
     values (margins) and draws × each pair's disagreement. The tests hold it to the general path to 1e-12."""
     n_raters, n_patterns = codes.shape
     first, second = np.triu_indices(n_raters, k=1)
-    values = np.zeros((n_patterns, n_raters * k))
+    # Every term of both products is a whole number (draw counts × 0/1 or × the weight of a distance), and so is
+    # every partial sum; below 2**24 float32 holds them exactly, so the products are the same numbers at half the
+    # cost.
+    exact = np.array_equal(weight_matrix, np.round(weight_matrix)) and (
+        float(weights.sum(axis=1).max(initial=0)) * max(float(weight_matrix.max(initial=0)), 1.0) < 2**24
+    )
+    dtype = np.float32 if exact else float
+    values = np.zeros((n_patterns, n_raters * k), dtype=dtype)
     values[np.arange(n_patterns)[:, None], np.arange(n_raters) * k + codes.T] = 1
-    disagreement = weight_matrix[codes[first], codes[second]].T  # (patterns × pairs)
-    weights = weights.astype(float)
-    total = weights.sum(axis=1)
-    margins = (weights @ values).reshape(len(weights), n_raters, k)
-    observed_d = weights @ disagreement
+    disagreement = weight_matrix[codes[first], codes[second]].T.astype(dtype)  # (patterns × pairs)
+    total = weights.sum(axis=1).astype(float)
+    weights = weights.astype(dtype)
+    margins = (weights @ values).astype(float).reshape(len(weights), n_raters, k)
+    observed_d = (weights @ disagreement).astype(float)
     with np.errstate(divide="ignore", invalid="ignore"):
         expected_d = ((margins @ weight_matrix)[:, first] * margins[:, second]).sum(axis=-1) / total[:, None]
         kappa = 1 - observed_d / expected_d
