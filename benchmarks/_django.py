@@ -52,6 +52,29 @@ def _create_postgres_database_if_missing() -> None:
             admin.execute(f'CREATE DATABASE "{name}"')
 
 
+def drop_project(slug: str) -> None:
+    """Remove an earlier run's project with plain SQL deletes (the ORM would load every row first)."""
+    from django.db import connection
+
+    from annotation.models import Project
+
+    project = Project.objects.filter(slug=slug).first()
+    if project is None:
+        return
+    items = "SELECT id FROM annotation_item WHERE project_id = %s"
+    with connection.cursor() as cursor:
+        for table in (
+            "annotation_judgment",
+            "annotation_assignment",
+            "annotation_revision",
+            "annotation_option",
+            "annotation_curationdecision",
+        ):
+            cursor.execute(f"DELETE FROM {table} WHERE item_id IN ({items})", [project.pk])
+        cursor.execute("DELETE FROM annotation_item WHERE project_id = %s", [project.pk])
+    project.delete()
+
+
 def peak_mb() -> float:
     """This process's peak resident memory so far, in MB (Linux reports KiB)."""
     import resource

@@ -81,11 +81,13 @@ def run_child(path: Path, resamples: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--units", type=int, default=100_000)
+    parser.add_argument("--units", type=int, help="100,000 (20,000 with --quick)")
     parser.add_argument("--raters", type=int, default=5)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--child")
+    parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
+    args.units = args.units or (20_000 if args.quick else 100_000)
     if args.child:
         child(args.child, args.resamples)
         return
