@@ -263,22 +263,58 @@ def _resampled_pairs(
 
 # Keep a block's resampled confusion matrices near 32 MB however many pairs and categories there are.
 _CONFUSION_CELLS = 4_000_000
+# Up to this many (resample, pattern of a pair) terms per block the sums are numpy's; beyond, scipy's sparse
+# product, which is faster per term but costs ~0.15 s and ~23 MB to import (the agreement command of 100,000
+# units × 5 raters needs ~18 million terms).
+_NUMPY_TERMS = 20_000_000
 
 
 def _pair_replicates(
-    weights: np.ndarray, cells_of, n_pairs: int, k: int, weight_matrix: np.ndarray
+    weights: np.ndarray, cells_of: "_CellsOf", n_pairs: int, k: int, weight_matrix: np.ndarray
 ) -> np.ndarray:
     """(resamples × pairs): each pair's kappa in each resample. A resampled confusion matrix is the sum of the
-    draw counts of the patterns in each of its cells, so all pairs come from one sparse product."""
-    # Draw counts are whole numbers below 2**24, which float32 holds exactly; it halves the product's time.
-    dtype = cells_of.dtype
+    draw counts of the patterns in each of its cells, for all pairs at once."""
     out = []
     chunk = max(1, _CONFUSION_CELLS // max(n_pairs * k * k, 1))
     for start in range(0, len(weights), chunk):
-        block = weights[start : start + chunk].astype(dtype)
-        confusion = np.asarray((cells_of @ block.T).T, dtype=float).reshape(len(block), n_pairs, k, k)
+        block = weights[start : start + chunk]
+        confusion = cells_of.sums(block).reshape(len(block), n_pairs, k, k)
         out.append(kappa_from_confusion(confusion, weight_matrix))
     return np.concatenate(out)
+
+
+@dataclass
+class _CellsOf:
+    """Which patterns fall in each cell of every pair's confusion matrix: ``patterns`` ordered by cell, each used
+    cell's entries starting at ``starts``."""
+
+    patterns: np.ndarray
+    cells: np.ndarray
+    starts: np.ndarray
+    used: np.ndarray
+    n_cells: int
+    n_patterns: int
+    # Draw counts are whole numbers below 2**24, which float32 holds exactly, and so are their sums.
+    dtype: type
+    _matrix: object = None
+
+    def sums(self, block: np.ndarray) -> np.ndarray:
+        """(resamples × cells): the draw counts of each cell's patterns summed, exactly, in every resample."""
+        if len(self.patterns) * len(block) <= _NUMPY_TERMS:
+            out = np.zeros((len(block), self.n_cells))
+            if len(self.used):
+                out[:, self.used] = np.add.reduceat(
+                    block[:, self.patterns].astype(self.dtype), self.starts, axis=1
+                )
+            return out
+        if self._matrix is None:
+            from scipy import sparse
+
+            self._matrix = sparse.csr_matrix(
+                (np.ones(len(self.patterns), dtype=self.dtype), (self.cells, self.patterns)),
+                shape=(self.n_cells, self.n_patterns),
+            )
+        return np.asarray((self._matrix @ block.astype(self.dtype).T).T, dtype=float)
 
 
 # Above this many cells the dense tables of a complete design would outweigh the sparse confusion matrices.
@@ -314,15 +350,27 @@ def _complete_pair_replicates(
     return np.where(expected_d > 1e-12, kappa, np.nan)
 
 
-def _cells_of(pair_cells, k: int, n_patterns: int, n_units: int):
-    """The sparse (pair cells × patterns) matrix that sums draw counts into every pair's confusion matrix."""
-    from scipy import sparse
-
-    rows = np.concatenate([both for both, _cells in pair_cells])
-    columns = np.concatenate([index * k * k + cells for index, (_both, cells) in enumerate(pair_cells)])
-    dtype = np.float32 if n_units < 2**24 else np.float64
-    return sparse.csr_matrix(
-        (np.ones(len(rows), dtype=dtype), (columns, rows)), shape=(len(pair_cells) * k * k, n_patterns)
+def _cells_of(pair_cells, k: int, n_patterns: int, n_units: int) -> _CellsOf:
+    """Where every pattern's draw counts go in every pair's confusion matrix (pair index × k² + cell)."""
+    rows = (
+        np.concatenate([both for both, _cells in pair_cells]) if pair_cells else np.zeros(0, dtype=np.int64)
+    )
+    columns = (
+        np.concatenate([index * k * k + cells for index, (_both, cells) in enumerate(pair_cells)])
+        if pair_cells
+        else np.zeros(0, dtype=np.int64)
+    )
+    order = np.argsort(columns, kind="stable")
+    rows, columns = rows[order], columns[order]
+    starts = np.flatnonzero(np.r_[True, columns[1:] != columns[:-1]]) if len(columns) else columns
+    return _CellsOf(
+        patterns=rows,
+        cells=columns,
+        starts=starts,
+        used=columns[starts],
+        n_cells=len(pair_cells) * k * k,
+        n_patterns=n_patterns,
+        dtype=np.float32 if n_units < 2**24 else np.float64,
     )
 
 

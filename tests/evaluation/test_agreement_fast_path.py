@@ -282,3 +282,30 @@ def test_a_complete_design_resampled_by_dense_products_equals_the_sparse_confusi
     dense = _complete_pair_replicates(draws, patterns.codes, k, weight_matrix)
     assert np.isfinite(dense).all()
     assert np.abs(dense - sparse).max() < EXACT
+
+
+def test_confusion_sums_by_numpy_equal_scipys_sparse_product(monkeypatch):
+    """Small resamples sum draw counts with numpy (no scipy import); large ones with a sparse product: the same
+    numbers, bit for bit (whole numbers, exact in float32)."""
+    from evaluation.agreement import statistics
+
+    table = random_table(5, n_units=400, n_raters=4).pairable()
+    patterns, k = table.patterns, len(table.categories)
+    pair_cells = []
+    for a, b in combinations(range(table.n_raters), 2):
+        both = np.flatnonzero((patterns.codes[a] != MISSING) & (patterns.codes[b] != MISSING))
+        pair_cells.append((both, patterns.codes[a, both] * k + patterns.codes[b, both]))
+    cells_of = statistics._cells_of(pair_cells, k, len(patterns.sizes), table.n_units)
+    draws = next(iter(table.resampled(Bootstrap(resamples=300, seed=4))))
+    by_numpy = cells_of.sums(draws)
+    monkeypatch.setattr(statistics, "_NUMPY_TERMS", 0)
+    by_scipy = cells_of.sums(draws)
+    assert by_numpy.shape == (300, len(pair_cells) * k * k)
+    assert np.array_equal(by_numpy, by_scipy)
+    # and each pair's confusion matrix is the draws of the units both raters judged, counted cell by cell
+    first_pair = by_numpy[:, : k * k].reshape(300, k, k)
+    both, cells = pair_cells[0]
+    expected = np.zeros((300, k * k))
+    for pattern, cell in zip(both, cells):
+        expected[:, cell] += draws[:, pattern]
+    assert np.array_equal(first_pair.reshape(300, -1), expected)
