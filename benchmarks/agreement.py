@@ -12,7 +12,6 @@ inflates less than the wall clock. Ends with one JSON line.
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -55,7 +54,7 @@ def child(path: str, resamples: int) -> None:
             {
                 "seconds": round(seconds, 3),
                 "cpu_seconds": round(cpu, 3),
-                "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                "peak_mb": _django.peak_mb(),
                 "alpha": result["krippendorff_alpha"],
                 "alpha_ci95": result["krippendorff_alpha_ci95"],
                 "fleiss": result["fleiss_kappa"],
