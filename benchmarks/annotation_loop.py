@@ -117,7 +117,8 @@ def build(items: int, annotators: int, seed: int = 3) -> dict:
             Membership.objects.get_or_create(user=user, project=project, defaults={"role": "annotator"})
             session = import_module(settings.SESSION_ENGINE).SessionStore()
             session[SESSION_KEY] = str(user.pk)
-            session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
+            # The backend that signs users in (the first one only throttles attempts: it has no get_user).
+            session[BACKEND_SESSION_KEY] = "causalqa_site.auth.UserBackend"
             session[HASH_SESSION_KEY] = user.get_session_auth_hash()
             session.create()
             sessions.append(session.session_key)
