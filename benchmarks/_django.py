@@ -52,8 +52,40 @@ def _create_postgres_database_if_missing() -> None:
             admin.execute(f'CREATE DATABASE "{name}"')
 
 
+def drop_project(slug: str) -> None:
+    """Remove an earlier run's project with plain SQL deletes (the ORM would load every row first)."""
+    from django.db import connection
+
+    from annotation.models import Project
+
+    project = Project.objects.filter(slug=slug).first()
+    if project is None:
+        return
+    items = "SELECT id FROM annotation_item WHERE project_id = %s"
+    with connection.cursor() as cursor:
+        for table in (
+            "annotation_judgment",
+            "annotation_assignment",
+            "annotation_revision",
+            "annotation_option",
+            "annotation_curationdecision",
+        ):
+            cursor.execute(f"DELETE FROM {table} WHERE item_id IN ({items})", [project.pk])
+        cursor.execute("DELETE FROM annotation_item WHERE project_id = %s", [project.pk])
+    project.delete()
+
+
 def peak_mb() -> float:
-    """This process's peak resident memory so far, in MB (Linux reports KiB)."""
+    """This process's peak resident memory so far, in MB. On Linux from /proc (VmHWM): ru_maxrss carries the
+    parent's peak over fork and exec, so a child started by a benchmark that built 300 MB of data would report
+    300 MB whatever it used."""
     import resource
 
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)

@@ -12,7 +12,6 @@ inflates less than the wall clock. Ends with one JSON line.
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -55,7 +54,7 @@ def child(path: str, resamples: int) -> None:
             {
                 "seconds": round(seconds, 3),
                 "cpu_seconds": round(cpu, 3),
-                "peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                "peak_mb": _django.peak_mb(),
                 "alpha": result["krippendorff_alpha"],
                 "alpha_ci95": result["krippendorff_alpha_ci95"],
                 "fleiss": result["fleiss_kappa"],
@@ -81,11 +80,13 @@ def run_child(path: Path, resamples: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--units", type=int, default=100_000)
+    parser.add_argument("--units", type=int, help="100,000 (20,000 with --quick)")
     parser.add_argument("--raters", type=int, default=5)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--child")
+    parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
+    args.units = args.units or (20_000 if args.quick else 100_000)
     if args.child:
         child(args.child, args.resamples)
         return

@@ -49,7 +49,7 @@ def build(items: int, annotators: int, seed: int = 3) -> dict:
     from annotation.importing.funnel import text_key
     from annotation.models import Item, Membership, Option, Project
 
-    _drop_project()
+    _django.drop_project(SLUG)
     rng = random.Random(seed)
     started = time.perf_counter()
     with transaction.atomic():
@@ -117,7 +117,8 @@ def build(items: int, annotators: int, seed: int = 3) -> dict:
             Membership.objects.get_or_create(user=user, project=project, defaults={"role": "annotator"})
             session = import_module(settings.SESSION_ENGINE).SessionStore()
             session[SESSION_KEY] = str(user.pk)
-            session[BACKEND_SESSION_KEY] = settings.AUTHENTICATION_BACKENDS[0]
+            # The backend that signs users in (the first one only throttles attempts: it has no get_user).
+            session[BACKEND_SESSION_KEY] = "causalqa_site.auth.UserBackend"
             session[HASH_SESSION_KEY] = user.get_session_auth_hash()
             session.create()
             sessions.append(session.session_key)
@@ -137,29 +138,6 @@ def build(items: int, annotators: int, seed: int = 3) -> dict:
         "build_seconds": time.perf_counter() - started,
         "criteria": project.criterion_keys,
     }
-
-
-def _drop_project() -> None:
-    """Remove an earlier run's project with plain SQL deletes (the ORM would load every row first)."""
-    from django.db import connection
-
-    from annotation.models import Project
-
-    project = Project.objects.filter(slug=SLUG).first()
-    if project is None:
-        return
-    items = "SELECT id FROM annotation_item WHERE project_id = %s"
-    with connection.cursor() as cursor:
-        for table in (
-            "annotation_judgment",
-            "annotation_assignment",
-            "annotation_revision",
-            "annotation_option",
-            "annotation_curationdecision",
-        ):
-            cursor.execute(f"DELETE FROM {table} WHERE item_id IN ({items})", [project.pk])
-        cursor.execute("DELETE FROM annotation_item WHERE project_id = %s", [project.pk])
-    project.delete()
 
 
 def free_port() -> int:
@@ -517,7 +495,7 @@ def main() -> None:
         server.terminate()
         server.wait(timeout=30)
         if not args.keep:
-            _drop_project()
+            _django.drop_project(SLUG)
     print(
         json.dumps(
             {

@@ -39,7 +39,7 @@ def build(items: int, seed: int = 5) -> dict:
     from annotation.importing.funnel import text_key
     from annotation.models import Item, Membership, Project, Topic
 
-    _drop_project()
+    _django.drop_project(SLUG)
     rng = random.Random(seed)
     started = time.perf_counter()
     subjects = ["a evasão escolar", "as enchentes", "a inflação", "o desmatamento", "a obesidade infantil"]
@@ -123,28 +123,6 @@ def reused() -> dict:
     }
 
 
-def _drop_project() -> None:
-    from django.db import connection
-
-    from annotation.models import Project
-
-    project = Project.objects.filter(slug=SLUG).first()
-    if project is None:
-        return
-    items = "SELECT id FROM annotation_item WHERE project_id = %s"
-    with connection.cursor() as cursor:
-        for table in (
-            "annotation_judgment",
-            "annotation_assignment",
-            "annotation_revision",
-            "annotation_option",
-            "annotation_curationdecision",
-        ):
-            cursor.execute(f"DELETE FROM {table} WHERE item_id IN ({items})", [project.pk])
-        cursor.execute("DELETE FROM annotation_item WHERE project_id = %s", [project.pk])
-    project.delete()
-
-
 def measure(data: dict, repeat: int) -> dict:
     import re
 
@@ -190,10 +168,13 @@ def measure(data: dict, repeat: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--items", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=10)
+    parser.add_argument("--items", type=int, help="100,000 (20,000 with --quick)")
+    parser.add_argument("--repeat", type=int, help="10 (5 with --quick)")
     parser.add_argument("--reuse", action="store_true", help="measure the project an earlier run built")
+    parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
+    args.items = args.items or (20_000 if args.quick else 100_000)
+    args.repeat = args.repeat or (5 if args.quick else 10)
     _django.setup("items-page", migrate=not args.reuse)
     data = reused() if args.reuse else build(args.items)
     print(f"built {args.items} items in {data['build_seconds']:.1f} s on {_django.database_label()}")

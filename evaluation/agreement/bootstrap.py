@@ -37,7 +37,9 @@ class Bootstrap:
             size = min(block, self.resamples - done)
             draws = rng.integers(0, n_units, size=(size, n_units))
             if groups is not None:
-                draws = groups[draws]
+                # In place: a second block of draws would cost 16 MB. Every index is valid, so "clip" changes
+                # nothing; it only lets numpy write straight into ``draws`` ("raise" copies through a buffer).
+                np.take(groups, draws, out=draws, mode="clip")
             draws += (np.arange(size) * width)[:, None]
             yield np.bincount(draws.ravel(), minlength=size * width).reshape(size, width)
             done += size

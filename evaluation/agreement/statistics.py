@@ -198,20 +198,7 @@ def cohen_kappa(
         mean = Estimate(float(np.mean(defined)), table.n_units, note)
 
     if bootstrap is not None and defined:
-        n_patterns = len(patterns.sizes)
-        if (patterns.codes != MISSING).all() and n_patterns * (
-            len(pairs) + table.n_raters * k
-        ) <= _DENSE_CELLS:
-            per_pair = replicates(
-                lambda w: _complete_pair_replicates(w, patterns.codes, k, weight_matrix),
-                table.resampled(bootstrap),
-            )
-        else:
-            cells_of = _cells_of(pair_cells, k, n_patterns, table.n_units)
-            per_pair = replicates(
-                lambda w: _pair_replicates(w, cells_of, len(pairs), k, weight_matrix),
-                table.resampled(bootstrap),
-            )
+        per_pair = _resampled_pairs(table, raters, pair_cells, k, weight_matrix, bootstrap)
         for index, pair in enumerate(pairs):
             if pair.estimate.value is not None:
                 enough = pair.estimate.n_units >= 2
@@ -239,24 +226,95 @@ def _pair_kappa(confusion: np.ndarray, kappa: float, table: RatingTable) -> Esti
     return Estimate(float(kappa), n)
 
 
+def _resampled_pairs(
+    table: RatingTable,
+    raters: list,
+    pair_cells: list,
+    k: int,
+    weight_matrix: np.ndarray,
+    bootstrap: Bootstrap,
+) -> np.ndarray:
+    """(resamples × pairs): each pair's kappa in each resample. The pairs of raters who judged every unit (all of
+    them in ExpliCa's design) come from dense products; the others from sparse confusion matrices. So one late
+    rater's judgment adds only that rater's pairs to the sparse path, instead of sending every pair there."""
+    patterns = table.patterns
+    n_patterns = len(patterns.sizes)
+    complete = (patterns.codes != MISSING).all(axis=1)
+    dense = [index for index, (a, b) in enumerate(raters) if complete[a] and complete[b]]
+    if n_patterns * (len(dense) + int(complete.sum()) * k) > _DENSE_CELLS:
+        dense = []
+    in_dense = set(dense)
+    sparse = [index for index in range(len(raters)) if index not in in_dense]
+    per_pair = np.empty((bootstrap.resamples, len(raters)))
+    if (
+        dense
+    ):  # the complete raters' pairs, in the order of combinations() as _complete_pair_replicates gives them
+        codes = patterns.codes[complete]
+        per_pair[:, dense] = replicates(
+            lambda w: _complete_pair_replicates(w, codes, k, weight_matrix), table.resampled(bootstrap)
+        )
+    if sparse:
+        cells_of = _cells_of([pair_cells[index] for index in sparse], k, n_patterns, table.n_units)
+        per_pair[:, sparse] = replicates(
+            lambda w: _pair_replicates(w, cells_of, len(sparse), k, weight_matrix), table.resampled(bootstrap)
+        )
+    return per_pair
+
+
 # Keep a block's resampled confusion matrices near 32 MB however many pairs and categories there are.
 _CONFUSION_CELLS = 4_000_000
+# Up to this many (resample, pattern of a pair) terms per block the sums are numpy's; beyond, scipy's sparse
+# product, which is faster per term but costs ~0.15 s and ~23 MB to import (the agreement command of 100,000
+# units × 5 raters needs ~18 million terms).
+_NUMPY_TERMS = 20_000_000
 
 
 def _pair_replicates(
-    weights: np.ndarray, cells_of, n_pairs: int, k: int, weight_matrix: np.ndarray
+    weights: np.ndarray, cells_of: "_CellsOf", n_pairs: int, k: int, weight_matrix: np.ndarray
 ) -> np.ndarray:
     """(resamples × pairs): each pair's kappa in each resample. A resampled confusion matrix is the sum of the
-    draw counts of the patterns in each of its cells, so all pairs come from one sparse product."""
-    # Draw counts are whole numbers below 2**24, which float32 holds exactly; it halves the product's time.
-    dtype = cells_of.dtype
+    draw counts of the patterns in each of its cells, for all pairs at once."""
     out = []
     chunk = max(1, _CONFUSION_CELLS // max(n_pairs * k * k, 1))
     for start in range(0, len(weights), chunk):
-        block = weights[start : start + chunk].astype(dtype)
-        confusion = np.asarray((cells_of @ block.T).T, dtype=float).reshape(len(block), n_pairs, k, k)
+        block = weights[start : start + chunk]
+        confusion = cells_of.sums(block).reshape(len(block), n_pairs, k, k)
         out.append(kappa_from_confusion(confusion, weight_matrix))
     return np.concatenate(out)
+
+
+@dataclass
+class _CellsOf:
+    """Which patterns fall in each cell of every pair's confusion matrix: ``patterns`` ordered by cell, each used
+    cell's entries starting at ``starts``."""
+
+    patterns: np.ndarray
+    cells: np.ndarray
+    starts: np.ndarray
+    used: np.ndarray
+    n_cells: int
+    n_patterns: int
+    # Draw counts are whole numbers below 2**24, which float32 holds exactly, and so are their sums.
+    dtype: type
+    _matrix: object = None
+
+    def sums(self, block: np.ndarray) -> np.ndarray:
+        """(resamples × cells): the draw counts of each cell's patterns summed, exactly, in every resample."""
+        if len(self.patterns) * len(block) <= _NUMPY_TERMS:
+            out = np.zeros((len(block), self.n_cells))
+            if len(self.used):
+                out[:, self.used] = np.add.reduceat(
+                    block[:, self.patterns].astype(self.dtype), self.starts, axis=1
+                )
+            return out
+        if self._matrix is None:
+            from scipy import sparse
+
+            self._matrix = sparse.csr_matrix(
+                (np.ones(len(self.patterns), dtype=self.dtype), (self.cells, self.patterns)),
+                shape=(self.n_cells, self.n_patterns),
+            )
+        return np.asarray((self._matrix @ block.astype(self.dtype).T).T, dtype=float)
 
 
 # Above this many cells the dense tables of a complete design would outweigh the sparse confusion matrices.
@@ -272,28 +330,47 @@ def _complete_pair_replicates(
     values (margins) and draws × each pair's disagreement. The tests hold it to the general path to 1e-12."""
     n_raters, n_patterns = codes.shape
     first, second = np.triu_indices(n_raters, k=1)
-    values = np.zeros((n_patterns, n_raters * k))
+    # Every term of both products is a whole number (draw counts × 0/1 or × the weight of a distance), and so is
+    # every partial sum; below 2**24 float32 holds them exactly, so the products are the same numbers at half the
+    # cost.
+    exact = np.array_equal(weight_matrix, np.round(weight_matrix)) and (
+        float(weights.sum(axis=1).max(initial=0)) * max(float(weight_matrix.max(initial=0)), 1.0) < 2**24
+    )
+    dtype = np.float32 if exact else float
+    values = np.zeros((n_patterns, n_raters * k), dtype=dtype)
     values[np.arange(n_patterns)[:, None], np.arange(n_raters) * k + codes.T] = 1
-    disagreement = weight_matrix[codes[first], codes[second]].T  # (patterns × pairs)
-    weights = weights.astype(float)
-    total = weights.sum(axis=1)
-    margins = (weights @ values).reshape(len(weights), n_raters, k)
-    observed_d = weights @ disagreement
+    disagreement = weight_matrix[codes[first], codes[second]].T.astype(dtype)  # (patterns × pairs)
+    total = weights.sum(axis=1).astype(float)
+    weights = weights.astype(dtype)
+    margins = (weights @ values).astype(float).reshape(len(weights), n_raters, k)
+    observed_d = (weights @ disagreement).astype(float)
     with np.errstate(divide="ignore", invalid="ignore"):
         expected_d = ((margins @ weight_matrix)[:, first] * margins[:, second]).sum(axis=-1) / total[:, None]
         kappa = 1 - observed_d / expected_d
     return np.where(expected_d > 1e-12, kappa, np.nan)
 
 
-def _cells_of(pair_cells, k: int, n_patterns: int, n_units: int):
-    """The sparse (pair cells × patterns) matrix that sums draw counts into every pair's confusion matrix."""
-    from scipy import sparse
-
-    rows = np.concatenate([both for both, _cells in pair_cells])
-    columns = np.concatenate([index * k * k + cells for index, (_both, cells) in enumerate(pair_cells)])
-    dtype = np.float32 if n_units < 2**24 else np.float64
-    return sparse.csr_matrix(
-        (np.ones(len(rows), dtype=dtype), (columns, rows)), shape=(len(pair_cells) * k * k, n_patterns)
+def _cells_of(pair_cells, k: int, n_patterns: int, n_units: int) -> _CellsOf:
+    """Where every pattern's draw counts go in every pair's confusion matrix (pair index × k² + cell)."""
+    rows = (
+        np.concatenate([both for both, _cells in pair_cells]) if pair_cells else np.zeros(0, dtype=np.int64)
+    )
+    columns = (
+        np.concatenate([index * k * k + cells for index, (_both, cells) in enumerate(pair_cells)])
+        if pair_cells
+        else np.zeros(0, dtype=np.int64)
+    )
+    order = np.argsort(columns, kind="stable")
+    rows, columns = rows[order], columns[order]
+    starts = np.flatnonzero(np.r_[True, columns[1:] != columns[:-1]]) if len(columns) else columns
+    return _CellsOf(
+        patterns=rows,
+        cells=columns,
+        starts=starts,
+        used=columns[starts],
+        n_cells=len(pair_cells) * k * k,
+        n_patterns=n_patterns,
+        dtype=np.float32 if n_units < 2**24 else np.float64,
     )
 
 

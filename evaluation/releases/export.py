@@ -13,20 +13,22 @@ import zipfile
 from collections.abc import Iterable, Iterator
 from itertools import islice
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import orjson
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.csv as pacsv
-import pyarrow.parquet as pq
 
 from annotation.designs import ExportFile, design_for
 from annotation.spreadsheet import FORMULA_PREFIXES, csv_lines
 
 from ..selectors.releases import release_split_texts
 from .card import FORMATS, data_path, render_card
-from .records import ARROW_SCHEMA, FIELDS, canonical_line
+from .records import FIELDS, arrow_schema, canonical_line
 from .splits import SPLITS
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+# pyarrow is imported by the writers that need it (CSV, Parquet), not when the views' URLs load this module.
 
 BATCH = 1000
 COPY_BLOCK = 1 << 20
@@ -76,9 +78,11 @@ class Batch:
         self._arrow: pa.RecordBatch | None = None
 
     @property
-    def arrow(self) -> pa.RecordBatch:
+    def arrow(self) -> "pa.RecordBatch":
         if self._arrow is None:
-            self._arrow = pa.RecordBatch.from_pylist(self.records, schema=ARROW_SCHEMA)
+            import pyarrow as pa
+
+            self._arrow = pa.RecordBatch.from_pylist(self.records, schema=arrow_schema())
         return self._arrow
 
     def __len__(self) -> int:
@@ -103,7 +107,9 @@ _FORMULA_START = (
 )
 
 
-def neutralise_column(column: pa.Array) -> pa.Array:
+def neutralise_column(column: "pa.Array") -> "pa.Array":
+    import pyarrow.compute as pc
+
     starts = pc.match_substring_regex(column, _FORMULA_START)
     return pc.if_else(starts, pc.binary_join_element_wise("'", column, ""), column)
 
@@ -116,6 +122,9 @@ class _CsvWriter:
         self.writer = None
 
     def write(self, batch: Batch) -> None:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
         columns = []
         for name, column in zip(batch.arrow.schema.names, batch.arrow.columns):
             if name == "options":
@@ -140,7 +149,9 @@ class _CsvWriter:
 
 class _ParquetWriter:
     def __init__(self, fh):
-        self.writer = pq.ParquetWriter(fh, ARROW_SCHEMA, compression="snappy")
+        import pyarrow.parquet as pq
+
+        self.writer = pq.ParquetWriter(fh, arrow_schema(), compression="snappy")
 
     def write(self, batch: Batch) -> None:
         if len(batch):

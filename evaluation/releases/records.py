@@ -7,9 +7,9 @@ release load with one schema. ``metadata`` is a JSON string for that reason (its
 import hashlib
 import json
 from collections.abc import Iterable
+from functools import cache
 
 import orjson
-import pyarrow as pa
 
 FIELDS = [
     "id",
@@ -33,17 +33,25 @@ FIELDS = [
 
 OPTION_FIELDS = ["letter", "text", "role", "rationale"]
 
-ARROW_SCHEMA = pa.schema(
-    [
-        pa.field(name, pa.int32() if name in ("position_in_group", "review_rounds") else pa.string())
-        for name in FIELDS
-        if name != "options"
-    ]
-)
-ARROW_SCHEMA = ARROW_SCHEMA.insert(
-    FIELDS.index("options"),
-    pa.field("options", pa.list_(pa.struct([pa.field(name, pa.string()) for name in OPTION_FIELDS]))),
-)
+
+@cache
+def arrow_schema():
+    """The Arrow schema of a record, built when a file is written: pyarrow (~50 MB) is not loaded when Django
+    starts, only by the processes that export."""
+    import pyarrow as pa
+
+    schema = pa.schema(
+        [
+            pa.field(name, pa.int32() if name in ("position_in_group", "review_rounds") else pa.string())
+            for name in FIELDS
+            if name != "options"
+        ]
+    )
+    return schema.insert(
+        FIELDS.index("options"),
+        pa.field("options", pa.list_(pa.struct([pa.field(name, pa.string()) for name in OPTION_FIELDS]))),
+    )
+
 
 # Hugging Face `datasets` features, written into the card so every format loads with the same types.
 FEATURES_YAML = [

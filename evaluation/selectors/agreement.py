@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
+from django.db import connection
 from django.db.models import Count, Max, QuerySet
 from django.db.models.fields.json import KeyTextTransform
 from django.utils.translation import get_language
@@ -107,15 +108,43 @@ def agreement_breakdowns(project: Project, state: "JudgmentsState | None" = None
     key = "agreement-keys:" + hashlib.sha256(repr([project.pk, state.fingerprint(None)]).encode()).hexdigest()
     keys = cache.get(key)
     if keys is None:
-        judged = Item.objects.filter(project=project, judgments__isnull=False).exclude(metadata={}).distinct()
-        keys = set()
-        for metadata in judged.values_list("metadata", flat=True)[:_METADATA_SCAN]:
-            if isinstance(metadata, dict):
-                keys.update(str(key) for key in metadata)
+        keys = _judged_metadata_keys(project)
         cache.set(key, keys, CACHE_SECONDS)
     keys = set(keys) - set(design_fields)
     options += [(METADATA_PREFIX + key, _("Metadata: %(key)s") % {"key": key}) for key in sorted(keys)]
     return options
+
+
+# The keys of the judged items' metadata, listed by the database: reading every item's metadata into Python
+# cost ExpliCa's page a tenth of a second each time a judgment arrived.
+_METADATA_KEYS_SQL = {
+    "sqlite": (
+        "SELECT DISTINCT entry.key FROM {item} AS item, json_each(item.metadata) AS entry "
+        "WHERE item.project_id = %s AND json_type(item.metadata) = 'object' "
+        "AND EXISTS (SELECT 1 FROM {judgment} AS judgment WHERE judgment.item_id = item.id)"
+    ),
+    "postgresql": (
+        "SELECT DISTINCT jsonb_object_keys(item.metadata) FROM {item} AS item "
+        "WHERE item.project_id = %s AND jsonb_typeof(item.metadata) = 'object' "
+        "AND EXISTS (SELECT 1 FROM {judgment} AS judgment WHERE judgment.item_id = item.id)"
+    ),
+}
+
+
+def _judged_metadata_keys(project: Project) -> set[str]:
+    sql = _METADATA_KEYS_SQL.get(connection.vendor)
+    if sql is not None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                sql.format(item=Item._meta.db_table, judgment=Judgment._meta.db_table), [project.pk]
+            )
+            return {str(key) for (key,) in cursor.fetchall()}
+    judged = Item.objects.filter(project=project, judgments__isnull=False).exclude(metadata={}).distinct()
+    keys = set()
+    for metadata in judged.values_list("metadata", flat=True)[:_METADATA_SCAN]:
+        if isinstance(metadata, dict):
+            keys.update(str(key) for key in metadata)
+    return keys
 
 
 @dataclass(frozen=True)
@@ -194,32 +223,41 @@ def project_agreement(
         ]
 
     state = state or judgments_state(project)
-    scope = agreement_key(project, round, by, bootstrap, state, include_own)
+    scope = "sections:" + agreement_key(project, round, by, bootstrap, state, include_own)
+    # The scope's sections as the judgments are now, each with the fingerprint of each criterion's table; a
+    # figure is cached under its table's fingerprint, so after a new judgment only the sections whose tables it
+    # changed are computed again (ExpliCa: the item's connective and "all", not the other connectives).
     index = cache.get(scope)
     summaries = {}
     if index is not None:
         keys = {
-            (key, criterion): _summary_key(scope, key, criterion)
-            for key, *_rest in index
+            (key, criterion): _summary_key(tables[criterion.key], criterion, bootstrap)
+            for key, _label, _n_items, _n_judgments, tables in index
             for criterion in criteria
         }
         found = cache.get_many(list(keys.values()))
         summaries = {pair: found[cache_key] for pair, cache_key in keys.items() if cache_key in found}
     if index is None or len(summaries) < len(index) * len(criteria):
         judged = _Judged.load(project, judgments, by)
-        parts = judged.sections()
-        index = [(key, label, n_items, n_judgments) for key, label, _units, n_items, n_judgments in parts]
-        fresh = {}
-        for key, _label, units, _n_items, _n_judgments in parts:
-            missing = [criterion for criterion in criteria if (key, criterion) not in summaries]
-            for criterion, summary in judged.summaries(units, missing, bootstrap).items():
-                fresh[(key, criterion)] = summary
-        summaries.update(fresh)
+        index, fresh = [], {}
+        for key, label, units, n_items, n_judgments in judged.sections():
+            tables = {criterion: judged.section_table(criterion, units) for criterion in criteria}
+            fingerprints = {criterion.key: _table_fingerprint(table) for criterion, table in tables.items()}
+            index.append((key, label, n_items, n_judgments, fingerprints))
+            keys = {
+                criterion: _summary_key(fingerprints[criterion.key], criterion, bootstrap)
+                for criterion in criteria
+                if (key, criterion) not in summaries
+            }
+            found = cache.get_many(list(keys.values()))
+            for criterion, cache_key in keys.items():
+                summary = found.get(cache_key)
+                if summary is None:
+                    summary = agreement_summary(tables[criterion], level=criterion.level, bootstrap=bootstrap)
+                    fresh[cache_key] = summary
+                summaries[(key, criterion)] = summary
         cache.set(scope, index, CACHE_SECONDS)
-        cache.set_many(
-            {_summary_key(scope, key, criterion): summary for (key, criterion), summary in fresh.items()},
-            CACHE_SECONDS,
-        )
+        cache.set_many(fresh, CACHE_SECONDS)
     return [
         AgreementSection(
             key=key,
@@ -228,7 +266,7 @@ def project_agreement(
             n_judgments=n_judgments,
             rows=[AgreementRow(criterion, summaries[(key, criterion)]) for criterion in criteria],
         )
-        for key, label, n_items, n_judgments in index
+        for key, label, n_items, n_judgments, _tables in index
     ]
 
 
@@ -299,12 +337,14 @@ class _Judged:
     def summaries(self, units: np.ndarray, criteria: list[Criterion], bootstrap) -> dict:
         return {
             criterion: agreement_summary(
-                self.table(criterion).take_units(units).without_idle_raters(),
-                level=criterion.level,
-                bootstrap=bootstrap,
+                self.section_table(criterion, units), level=criterion.level, bootstrap=bootstrap
             )
             for criterion in criteria
         }
+
+    def section_table(self, criterion: Criterion, units: np.ndarray) -> RatingTable:
+        """One criterion's table over a section's units, among the raters who judged them."""
+        return self.table(criterion).take_units(units).without_idle_raters()
 
     def table(self, criterion: Criterion) -> RatingTable:
         """The raters × units table of one criterion over the whole scope."""
@@ -444,6 +484,17 @@ def agreement_key(project, round, by, bootstrap, state: JudgmentsState, *extra) 
     return "agreement:" + hashlib.sha256(repr(parts).encode()).hexdigest()
 
 
-def _summary_key(scope: str, section: str, criterion: Criterion) -> str:
-    parts = [section, criterion.key, criterion.level, criterion.categories]
-    return f"{scope}:" + hashlib.sha256(repr(parts).encode()).hexdigest()[:24]
+def _table_fingerprint(table: RatingTable) -> str:
+    """What a summary of the table depends on, whatever the project or scope it came from: its values in unit
+    order (the bootstrap draws units by position), its raters' names, its scale and where the scale came from."""
+    digest = hashlib.blake2b(digest_size=20)
+    digest.update(repr([table.codes.shape, str(table.codes.dtype), table.raters, table.categories]).encode())
+    digest.update(repr(table.scale_source).encode())
+    digest.update(np.ascontiguousarray(table.codes).tobytes())
+    return digest.hexdigest()
+
+
+def _summary_key(fingerprint: str, criterion: Criterion, bootstrap) -> str:
+    """The cache key of one criterion's summary: its table, level, bootstrap and the language of its notes."""
+    parts = [fingerprint, criterion.level, bootstrap.as_dict() if bootstrap else None, get_language()]
+    return "agreement-summary:" + hashlib.sha256(repr(parts).encode()).hexdigest()

@@ -21,9 +21,11 @@ import threading
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
-import httpx
-import openai
+if TYPE_CHECKING:
+    import httpx
+    import openai
 
 from .guard import AddressPolicy, GuardedBackend, refused_cause
 from .parsing import NoJSONFound, coerce_root, extract_json, validation_error
@@ -147,15 +149,21 @@ class LLMClient:
         self.structured = config.structured_output
         self._local = threading.local()  # the limiter slot this thread holds, if any, and its connection
         self._connections = threading.BoundedSemaphore(max(1, config.max_connections))
+        # The SDK (~0.7 s and ~60 MB with pydantic) is imported by the first client, not when Django starts.
+        import httpx
+
         self._opened: list[httpx.Client] = []
         self._opened_lock = threading.Lock()
         self._tls = httpx.create_ssl_context()  # one for every thread's connection: building one costs ~20 ms
         self._address_policy = config.address_policy
 
-    def _thread_openai(self) -> openai.OpenAI:
+    def _thread_openai(self) -> "openai.OpenAI":
         """This thread's SDK client, over an HTTP client with one keep-alive connection."""
         client = getattr(self._local, "openai", None)
         if client is None:
+            import httpx
+            import openai
+
             limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
             guarded = {}
             if self._address_policy is not None:
@@ -310,6 +318,9 @@ class LLMClient:
 
     # One HTTP request. Returns (attempt, content) or raises _Temporary / _Final.
     def _attempt(self, number: int, messages: list[dict], prompt: PromptRequest):
+        import httpx
+        import openai
+
         attempt = Attempt(number=number, outcome="ok", structured=self.structured)
         self._take_slot()
         started = time.monotonic()
@@ -360,7 +371,7 @@ class LLMClient:
             attempt.error = f"the model refused: {message['refusal']}"
         return attempt, content
 
-    def _status_error(self, attempt: Attempt, exc: openai.APIStatusError):
+    def _status_error(self, attempt: Attempt, exc: "openai.APIStatusError"):
         status = exc.status_code
         attempt.status = status
         attempt.raw = _body_text(exc.response)[:MAX_ERROR_BODY_CHARS]
@@ -432,7 +443,7 @@ def _check(content: str | None, schema: dict, attempt: Attempt) -> tuple[str | N
     return None, value
 
 
-def _retry_after(response: httpx.Response | None) -> float | None:
+def _retry_after(response: "httpx.Response | None") -> float | None:
     if response is None:
         return None
     headers = response.headers
@@ -451,7 +462,7 @@ def _retry_after(response: httpx.Response | None) -> float | None:
         return max(0.0, parsed.timestamp() - time.time()) if parsed else None
 
 
-def _body_text(response: httpx.Response | None) -> str:
+def _body_text(response: "httpx.Response | None") -> str:
     if response is None:
         return ""
     try:
@@ -460,7 +471,7 @@ def _body_text(response: httpx.Response | None) -> str:
         return ""
 
 
-def _error_message(exc: openai.APIStatusError) -> str:
+def _error_message(exc: "openai.APIStatusError") -> str:
     body = exc.body
     if isinstance(body, dict):
         inner = body.get("error", body)

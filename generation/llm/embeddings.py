@@ -9,7 +9,6 @@ Voyage-style servers expect it (others ignore an unknown field). Vectors come as
 import base64
 
 import numpy as np
-import openai
 
 
 class EmbeddingFailed(RuntimeError):
@@ -34,12 +33,16 @@ class EndpointEmbedder:
         self.input_type = input_type
         self.encoding_format = encoding_format
         self.name = f"endpoint:{model}@{base_url}"
+        import openai  # here, not when Django starts (see generation.llm.client)
+
         self._client = openai.OpenAI(
             base_url=base_url, api_key=api_key or "no-key", timeout=timeout, max_retries=max_retries
         )
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text, in order."""
+        import openai
+
         rows = []
         for start in range(0, len(texts), self.batch_size):
             batch = list(texts[start : start + self.batch_size])

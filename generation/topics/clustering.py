@@ -8,8 +8,9 @@ the residual topic). Clusters are numbered by size, largest first, as in the pap
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.cluster import HDBSCAN
-from sklearn.decomposition import PCA
+
+# scikit-learn (with the pandas and scipy it pulls in) is imported where a run needs it, not when Django
+# starts: every process loads this module through the app's sweep registration, few of them cluster.
 
 RESIDUAL = -1
 
@@ -30,6 +31,8 @@ def reduce(vectors: np.ndarray, dimensions: int, seed: int = 0) -> np.ndarray:
     wanted = min(dimensions, vectors.shape[0] - 1, vectors.shape[1])
     if dimensions <= 0 or wanted >= vectors.shape[1] or wanted < 2:
         return vectors
+    from sklearn.decomposition import PCA
+
     return PCA(n_components=wanted, random_state=seed).fit_transform(vectors).astype(np.float32, copy=False)
 
 
@@ -57,6 +60,8 @@ def cluster(
     """HDBSCAN over the (reduced) unit vectors; labels renumbered by cluster size."""
     if len(vectors) < max(2, min_cluster_size):
         raise ValueError(f"{len(vectors)} questions are too few for clusters of at least {min_cluster_size}")
+    from sklearn.cluster import HDBSCAN
+
     reduced = reduce(normalised(vectors), dimensions, seed)
     found = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min_samples, copy=True).fit_predict(
         reduced
@@ -96,6 +101,8 @@ def map_2d(vectors: np.ndarray, seed: int = 0) -> np.ndarray:
         return np.zeros((0, 2))
     if len(vectors) < 3 or vectors.shape[1] < 2:
         return np.full((len(vectors), 2), 0.5)
+    from sklearn.decomposition import PCA
+
     points = PCA(n_components=2, random_state=seed).fit_transform(normalised(vectors))
     low, high = points.min(axis=0), points.max(axis=0)
     span = np.where(high - low > 0, high - low, 1.0)

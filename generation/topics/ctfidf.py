@@ -12,7 +12,8 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-from sklearn.feature_extraction.text import CountVectorizer
+
+# scikit-learn is imported inside the functions that count words, not when Django starts (see clustering).
 
 STOPWORDS_DIR = Path(__file__).with_name("stopwords")
 TOKEN_PATTERN = r"(?u)\b[^\W\d_][^\W_]+\b"  # words of two or more characters, not starting with a digit
@@ -35,6 +36,8 @@ def class_tfidf(texts: list[str], labels: list[int]) -> tuple[list[int], list[st
     clusters = sorted(set(labels))
     if not texts or not clusters:
         return clusters, [], np.zeros((len(clusters), 0))
+    from sklearn.feature_extraction.text import CountVectorizer
+
     vectorizer = CountVectorizer(token_pattern=TOKEN_PATTERN, lowercase=True)
     try:
         counts = vectorizer.fit_transform([html.unescape(text) for text in texts])
@@ -73,5 +76,7 @@ def top_words(texts: list[str], labels: list[int], n: int = 10) -> dict[int, lis
 
 def words_of(text: str) -> set[str]:
     """The lower-case words of a text, as the c-TF-IDF tokeniser reads them (for matching seed words)."""
+    from sklearn.feature_extraction.text import CountVectorizer
+
     analyzer = CountVectorizer(token_pattern=TOKEN_PATTERN, lowercase=True).build_analyzer()
     return set(analyzer(html.unescape(text)))

@@ -154,6 +154,95 @@ def test_the_csv_read_by_columns_is_the_table_built_row_by_row(tmp_path):
     assert (from_csv.codes == from_rows.codes).all()
 
 
+def _both_readers(path, monkeypatch, **kwargs):
+    """The table read by the plain path (string methods) and by pyarrow's reader, with the path it took."""
+    from evaluation.agreement import longcsv
+
+    plain_took = []
+    real_plain = longcsv._plain_columns
+
+    def plain(*args):
+        found = real_plain(*args)
+        plain_took.append(found is not None)
+        return found
+
+    monkeypatch.setattr(longcsv, "_plain_columns", plain)
+    by_plain = read_long_csv(path, **kwargs)
+    monkeypatch.setattr(longcsv, "_plain_columns", lambda *args: None)
+    by_arrow = read_long_csv(path, **kwargs)
+    return by_plain, by_arrow, plain_took[0]
+
+
+@pytest.mark.parametrize(
+    ("body", "plain"),
+    [
+        # Spaces around values, empty values, an extra column, unit codes seen again in later blocks.
+        (
+            "".join(f"u{u % 700}, r{u // 700} ,{'' if u % 11 == 0 else u % 5 + 1},x\n" for u in range(4900)),
+            True,
+        ),
+        ("u1,r1,2,x\nu1,r2,3,x", True),  # no newline at the end
+        ('u1,r1,2,x\n"u,1",r2,3,"a ""b"""\nu2,r1,3,x\n', False),  # quoted fields
+        ("u1,r1,2,x\r\nu1,r2,3,x\r\n", False),  # Windows line ends
+        ("u1,r1,2,x\n\nu1,r2,3,x\n", False),  # an empty line, which the CSV reader skips
+        ("u1,r1,2,x\nu1,r2,3,x\n\n", False),
+    ],
+)
+def test_a_plain_file_split_by_string_methods_is_the_table_pyarrow_reads(tmp_path, monkeypatch, body, plain):
+    from evaluation.agreement import longcsv
+
+    monkeypatch.setattr(longcsv, "_PLAIN_BLOCK", 1000)  # many blocks, lines cut across them
+    path = tmp_path / "judgments.csv"
+    path.write_bytes(("\ufeffunit,rater,value,note\n" + body).encode())
+    by_plain, by_arrow, took_plain = _both_readers(path, monkeypatch, level="ordinal")
+    assert took_plain is plain
+    assert by_plain.units == by_arrow.units and by_plain.raters == by_arrow.raters
+    assert by_plain.categories == by_arrow.categories and by_plain.scale_source == by_arrow.scale_source
+    assert by_plain.codes.dtype == by_arrow.codes.dtype and (by_plain.codes == by_arrow.codes).all()
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("u1,r1,2\nu1,r2\nu2,r1,3\n", "line 3: 2 field(s) where the header has 3"),
+        ("u1,r1,2\nu1,r2,3,4\nu2,r1\n", "line 3: 4 field(s) where the header has 3"),
+        ("u1,r1,2\nu1,,3\n", "line 3: rater is empty"),
+    ],
+)
+def test_a_file_that_is_not_plain_is_refused_by_the_csv_reader_with_its_line(tmp_path, body, message):
+    from evaluation.agreement import AgreementInputError
+
+    path = tmp_path / "judgments.csv"
+    path.write_text("unit,rater,value\n" + body)
+    with pytest.raises(AgreementInputError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        read_long_csv(path)
+
+
+def test_reading_a_plain_file_does_not_load_pyarrow(tmp_path):
+    """pyarrow costs the agreement command ~50 MB of its 200 MB budget; a plain file does without it."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    path = tmp_path / "judgments.csv"
+    path.write_text(
+        "unit,rater,value\n" + "".join(f"u{u},r{r},{(u + r) % 3}\n" for u in range(50) for r in range(3))
+    )
+    root = Path(__file__).resolve().parent.parent.parent
+    script = (
+        "import json, sys, django; django.setup()\n"
+        "from evaluation.agreement.longcsv import read_long_csv\n"
+        f"table = read_long_csv({str(path)!r})\n"
+        "print(json.dumps([table.n_judgments, 'pyarrow' in sys.modules]))"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "causalqa_site.settings", "PYTHONPATH": str(root)}
+    result = subprocess.run([sys.executable, "-c", script], cwd=root, env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == [150, False]
+
+
 def test_units_with_the_same_values_share_a_pattern():
     table = RatingTable.from_rows(
         [("a", "x", 1), ("a", "y", 2), ("b", "x", 1), ("b", "y", 2), ("c", "x", 2), ("c", "y", None)]
@@ -193,3 +282,30 @@ def test_a_complete_design_resampled_by_dense_products_equals_the_sparse_confusi
     dense = _complete_pair_replicates(draws, patterns.codes, k, weight_matrix)
     assert np.isfinite(dense).all()
     assert np.abs(dense - sparse).max() < EXACT
+
+
+def test_confusion_sums_by_numpy_equal_scipys_sparse_product(monkeypatch):
+    """Small resamples sum draw counts with numpy (no scipy import); large ones with a sparse product: the same
+    numbers, bit for bit (whole numbers, exact in float32)."""
+    from evaluation.agreement import statistics
+
+    table = random_table(5, n_units=400, n_raters=4).pairable()
+    patterns, k = table.patterns, len(table.categories)
+    pair_cells = []
+    for a, b in combinations(range(table.n_raters), 2):
+        both = np.flatnonzero((patterns.codes[a] != MISSING) & (patterns.codes[b] != MISSING))
+        pair_cells.append((both, patterns.codes[a, both] * k + patterns.codes[b, both]))
+    cells_of = statistics._cells_of(pair_cells, k, len(patterns.sizes), table.n_units)
+    draws = next(iter(table.resampled(Bootstrap(resamples=300, seed=4))))
+    by_numpy = cells_of.sums(draws)
+    monkeypatch.setattr(statistics, "_NUMPY_TERMS", 0)
+    by_scipy = cells_of.sums(draws)
+    assert by_numpy.shape == (300, len(pair_cells) * k * k)
+    assert np.array_equal(by_numpy, by_scipy)
+    # and each pair's confusion matrix is the draws of the units both raters judged, counted cell by cell
+    first_pair = by_numpy[:, : k * k].reshape(300, k, k)
+    both, cells = pair_cells[0]
+    expected = np.zeros((300, k * k))
+    for pattern, cell in zip(both, cells):
+        expected[:, cell] += draws[:, pattern]
+    assert np.array_equal(first_pair.reshape(300, -1), expected)

@@ -80,6 +80,29 @@ def test_breakdowns_by_class_and_by_metadata(project, judged):
     assert [section.key for section in by_task[1:]] == ["t0", "t1", "t2"]
 
 
+def test_the_breakdowns_list_the_metadata_keys_of_judged_items_only(project, judged, annotators):
+    """The database lists the keys (json_each / jsonb_object_keys); the Python scan of the metadata gives the same."""
+    from evaluation.selectors import agreement as agreement_selectors
+
+    ItemFactory(project=project, metadata={"unjudged_key": 1})  # nobody judged it
+    ItemFactory(project=project, metadata=["a", "list"])  # not an object: no keys
+    odd = ItemFactory(project=project, metadata={"stage": "draft", "nested": {"inner": 1}})
+    judge(odd, annotators[0], ratings={"adherence": 3, "fluency": 3, "coherence": 3, "relevance": 3})
+    listed = agreement_selectors._judged_metadata_keys(project)
+    assert listed == {"task", "stage", "nested"}
+    options = [key for key, _label in agreement_selectors.agreement_breakdowns(project)]
+    assert [key for key in options if key.startswith("meta:")] == ["meta:nested", "meta:stage", "meta:task"]
+    scanned = {
+        key
+        for metadata in Item.objects.filter(project=project, judgments__isnull=False).values_list(
+            "metadata", flat=True
+        )
+        if isinstance(metadata, dict)
+        for key in metadata
+    }
+    assert listed == scanned
+
+
 def test_the_page_shows_tables_intervals_and_a_plot_to_curators(project, judged, client_for, curator):
     url = reverse("evaluation:agreement", args=[project.slug])
     body = client_for(curator).get(url + "?by=causal_class&level=interval").content.decode()
