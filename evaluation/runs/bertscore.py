@@ -13,6 +13,11 @@ overlapping windows of that size that step by half a window; each token takes it
 where it has the most context on both sides, so every token of the whole text counts, once. A text that fits
 the window is one window and scores exactly as the reference package scores it. Empty or blank text scores 0.
 
+Where the CPU computes bfloat16 in hardware (AMX or AVX-512 BF16, ``native_bfloat16``) the model runs in
+bfloat16, about twice as fast; the token embeddings are then compared in float32 as before. On our pairs and
+the benchmark's ~100-word answers the scores move by less than 0.001 from float32's (the reference test allows
+0.005). ``precision="float32"`` keeps float32 anywhere; the run records which one scored it.
+
 The model loads offline (``generation.local_models``). Torch is imported only when scoring: without the
 ``ml`` extra, ``bertscore`` raises ``LocalModelUnavailable`` and the caller notes why no score was computed.
 """
@@ -21,7 +26,7 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 
-from generation.local_models import token_model
+from generation.local_models import native_bfloat16, token_model
 
 MAX_WINDOW = 512
 
@@ -46,6 +51,7 @@ class Scorer:
     window: int
     tokenizer: object
     model: object
+    precision: str = "float32"
 
     def described(self, *, idf: bool) -> dict:
         return {
@@ -54,6 +60,7 @@ class Scorer:
             "layers": self.layers,
             "idf": idf,
             "window": self.window,
+            "precision": self.precision,
         }
 
     def windowed(self, texts: list[str]) -> int:
@@ -61,10 +68,14 @@ class Scorer:
         return sum(1 for text in texts if text.strip() and len(_ids(self, text)) > self.window - 2)
 
 
-def scorer(model_dir: str = "", layer: int | None = None) -> Scorer:
-    """Load the model (cached per process). Raises ``LocalModelUnavailable`` without the ml extra or the
-    directory, ``ValueError`` for a layer the model does not have."""
-    loaded = token_model(model_dir)
+def scorer(model_dir: str = "", layer: int | None = None, precision: str = "") -> Scorer:
+    """Load the model (cached per process), in ``precision`` ("float32" or "bfloat16"; by default bfloat16 where
+    the CPU computes it in hardware). Raises ``LocalModelUnavailable`` without the ml extra or the directory,
+    ``ValueError`` for a layer the model does not have."""
+    precision = precision or ("bfloat16" if native_bfloat16() else "float32")
+    if precision not in ("float32", "bfloat16"):
+        raise ValueError(f"precision must be float32 or bfloat16, not {precision!r}")
+    loaded = token_model(model_dir, precision)
     layers = int(loaded.model.config.num_hidden_layers)
     layer = layers if layer is None else layer
     if not 1 <= layer <= layers:
@@ -74,7 +85,7 @@ def scorer(model_dir: str = "", layer: int | None = None) -> Scorer:
         int(getattr(loaded.model.config, "max_position_embeddings", MAX_WINDOW)),
         int(loaded.tokenizer.model_max_length or MAX_WINDOW),
     )
-    return Scorer(loaded.name, layer, layers, window, loaded.tokenizer, loaded.model)
+    return Scorer(loaded.name, layer, layers, window, loaded.tokenizer, loaded.model, precision)
 
 
 @dataclass(frozen=True)
