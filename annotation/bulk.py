@@ -9,7 +9,7 @@ row (timestamps, foreign keys) go in ``constants`` and are prepared once.
 
 from collections.abc import Iterable, Sequence
 
-from django.db import connection, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models
 
 
 def fast_insert(
@@ -79,9 +79,12 @@ def fast_update(model: type[models.Model], fields: Sequence[str], objects: Itera
         f"UPDATE {connection.ops.quote_name(meta.db_table)} SET {assignments} "
         f"WHERE {connection.ops.quote_name(meta.pk.column)} = %s"
     )
+    # The thread's connection itself, looked up once: through the ``connection`` proxy every value's
+    # preparation paid a thread-local lookup (a few % of a benchmark run's CPU, profiled).
+    db = connections[DEFAULT_DB_ALIAS]
+    preparers = [(field.attname, field.get_db_prep_save) for field in targets]
     params = [
-        (*(field.get_db_prep_save(getattr(obj, field.attname), connection) for field in targets), obj.pk)
-        for obj in objects
+        (*(prepare(getattr(obj, attname), db) for attname, prepare in preparers), obj.pk) for obj in objects
     ]
     if params:
         with connection.cursor() as cursor:

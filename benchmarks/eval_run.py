@@ -84,15 +84,22 @@ def bertscore_speed(pairs: int) -> dict:
         candidates = [long_answer(i, words) for i in range(n)]
         references = [long_answer(i + 1, words) for i in range(n)]
         bertscore(candidates[:2], references[:2], model=model)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         bertscore(candidates, references, model=model)
         figures[words] = round(n / (time.perf_counter() - started), 1)
+        figures[f"cpu{words}"] = round(1000 * (time.process_time() - cpu) / n, 1)
         print(
-            f"BERTScore, ~{words}-word answers: {figures[words]} pairs/s ({n} pairs, "
-            f"{model.windowed(candidates + references)} texts read in windows)",
+            f"BERTScore, ~{words}-word answers: {figures[words]} pairs/s, CPU {figures[f'cpu{words}']} ms "
+            f"per pair ({n} pairs, {model.windowed(candidates + references)} texts read in windows; "
+            f"{model.precision})",
             flush=True,
         )
-    return {"bertscore_pairs_per_second": figures[100], "bertscore_long_pairs_per_second": figures[600]}
+    return {
+        "bertscore_pairs_per_second": figures[100],
+        "bertscore_long_pairs_per_second": figures[600],
+        "bertscore_cpu_ms_per_pair": figures["cpu100"],
+        "bertscore_precision": model.precision,
+    }
 
 
 def main() -> None:

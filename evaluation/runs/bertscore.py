@@ -13,15 +13,22 @@ overlapping windows of that size that step by half a window; each token takes it
 where it has the most context on both sides, so every token of the whole text counts, once. A text that fits
 the window is one window and scores exactly as the reference package scores it. Empty or blank text scores 0.
 
+Where the CPU computes bfloat16 in hardware (AMX or AVX-512 BF16, ``native_bfloat16``) the model runs in
+bfloat16, about twice as fast; the token embeddings are then compared in float32 as before. On the reference
+test's 300 pairs and the benchmark's 100- and 600-word answers the scores move by at most 0.003 from float32's
+(0.0014 F1 without idf, 0.0017 with; the reference test allows 0.005). ``precision="float32"`` keeps float32 anywhere; the run records which one scored it.
+
 The model loads offline (``generation.local_models``). Torch is imported only when scoring: without the
 ``ml`` extra, ``bertscore`` raises ``LocalModelUnavailable`` and the caller notes why no score was computed.
 """
 
 import math
+import os
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass
 
-from generation.local_models import token_model
+from generation.local_models import native_bfloat16, token_model
 
 MAX_WINDOW = 512
 
@@ -46,6 +53,7 @@ class Scorer:
     window: int
     tokenizer: object
     model: object
+    precision: str = "float32"
 
     def described(self, *, idf: bool) -> dict:
         return {
@@ -54,6 +62,7 @@ class Scorer:
             "layers": self.layers,
             "idf": idf,
             "window": self.window,
+            "precision": self.precision,
         }
 
     def windowed(self, texts: list[str]) -> int:
@@ -61,10 +70,14 @@ class Scorer:
         return sum(1 for text in texts if text.strip() and len(_ids(self, text)) > self.window - 2)
 
 
-def scorer(model_dir: str = "", layer: int | None = None) -> Scorer:
-    """Load the model (cached per process). Raises ``LocalModelUnavailable`` without the ml extra or the
-    directory, ``ValueError`` for a layer the model does not have."""
-    loaded = token_model(model_dir)
+def scorer(model_dir: str = "", layer: int | None = None, precision: str = "") -> Scorer:
+    """Load the model (cached per process), in ``precision`` ("float32" or "bfloat16"; by default bfloat16 where
+    the CPU computes it in hardware). Raises ``LocalModelUnavailable`` without the ml extra or the directory,
+    ``ValueError`` for a layer the model does not have."""
+    precision = precision or ("bfloat16" if native_bfloat16() else "float32")
+    if precision not in ("float32", "bfloat16"):
+        raise ValueError(f"precision must be float32 or bfloat16, not {precision!r}")
+    loaded = token_model(model_dir, precision)
     layers = int(loaded.model.config.num_hidden_layers)
     layer = layers if layer is None else layer
     if not 1 <= layer <= layers:
@@ -74,7 +87,7 @@ def scorer(model_dir: str = "", layer: int | None = None) -> Scorer:
         int(getattr(loaded.model.config, "max_position_embeddings", MAX_WINDOW)),
         int(loaded.tokenizer.model_max_length or MAX_WINDOW),
     )
-    return Scorer(loaded.name, layer, layers, window, loaded.tokenizer, loaded.model)
+    return Scorer(loaded.name, layer, layers, window, loaded.tokenizer, loaded.model, precision)
 
 
 @dataclass(frozen=True)
@@ -116,10 +129,43 @@ def bertscore(
     texts = list(dict.fromkeys(text for text in [*candidates, *references] if text.strip()))
     with torch.inference_mode():
         embedded = dict(zip(texts, _embed(model, texts, batch_size)))
-        return [
-            _pair(embedded.get(candidate), embedded.get(reference), idf)
-            for candidate, reference in zip(candidates, references)
-        ]
+        with _one_thread(torch):
+            return [
+                _pair(embedded.get(candidate), embedded.get(reference), idf)
+                for candidate, reference in zip(candidates, references)
+            ]
+
+
+@contextmanager
+def _threads(torch, wanted: int):
+    """Torch on at most ``wanted`` threads inside the block (its own setting restored after)."""
+    threads = torch.get_num_threads()
+    if wanted >= threads:
+        yield
+        return
+    torch.set_num_threads(wanted)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _one_thread(torch):
+    """Torch's small operations (a text's normalisation, a pair's similarity matrix and its maxima) on one
+    thread: split over two they wait for each other, and on a busy machine, whose other core is taken, each
+    waited tens of milliseconds (profiled: 16 of 37 s for 100 pairs at load 9, against 0.2 s on one thread)."""
+    return _threads(torch, 1)
+
+
+def _forward_threads() -> int:
+    """Threads for the model's forward pass: all of torch's while the machine has a core to spare, else one.
+    On a machine busier than its cores each thread waits for the others at every operation: at load average
+    10 on 2 cores, 64 pairs took 42 ms of CPU per pair on two threads (6 pairs/s) and 18 ms on one (12 pairs/s)."""
+    try:
+        busy = os.getloadavg()[0] >= (os.cpu_count() or 1)
+    except OSError:
+        busy = False
+    return 1 if busy else 1_000
 
 
 def _ids(model: Scorer, text: str) -> list[int]:
@@ -161,6 +207,16 @@ def _embed(model: Scorer, texts: list[str], batch_size: int) -> list[tuple]:
         )
     hidden: dict[tuple[int, int], torch.Tensor] = {}
     pieces.sort(key=lambda piece: len(piece[2]))  # similar lengths together: little padding
+    with _threads(torch, _forward_threads()):
+        _forward(model, pieces, batch_size, hidden)
+    with _one_thread(torch):
+        return _assemble(model, plans, hidden)
+
+
+def _forward(model: Scorer, pieces: list, batch_size: int, hidden: dict) -> None:
+    import torch
+
+    tokenizer = model.tokenizer
     for start in range(0, len(pieces), batch_size):
         batch = pieces[start : start + batch_size]
         longest = max(len(ids) for _i, _s, ids in batch)
@@ -169,11 +225,18 @@ def _embed(model: Scorer, texts: list[str], batch_size: int) -> list[tuple]:
         for row, (_i, _s, ids) in enumerate(batch):
             input_ids[row, : len(ids)] = torch.tensor(ids)
             mask[row, : len(ids)] = 1
+        # Views of the one layer read (the batch's other layers are freed), made float32 one text at a time.
         states = model.model(
             input_ids=input_ids, attention_mask=mask, output_hidden_states=True
-        ).hidden_states
+        ).hidden_states[model.layer]
         for row, (index, span, ids) in enumerate(batch):
-            hidden[index, span] = states[model.layer][row, : len(ids)].float()
+            hidden[index, span] = states[row, : len(ids)]
+
+
+def _assemble(model: Scorer, plans: list, hidden: dict) -> list[tuple]:
+    import torch
+
+    tokenizer = model.tokenizer
     result = []
     for index, (ids, spans) in enumerate(plans):
         if len(spans) == 1:  # the text fits one window: its states are [CLS] + tokens + [SEP] already
@@ -184,7 +247,7 @@ def _embed(model: Scorer, texts: list[str], batch_size: int) -> list[tuple]:
             rows += [hidden[index, owner][1 + p - spans[owner][0]] for p, owner in enumerate(owners)]
             rows.append(hidden[index, len(spans) - 1][-1])
             rows = torch.stack(rows)
-        tokens = torch.nn.functional.normalize(rows, dim=-1)
+        tokens = torch.nn.functional.normalize(rows.float(), dim=-1)
         result.append((tokens, [tokenizer.cls_token_id, *ids, tokenizer.sep_token_id]))
     return result
 

