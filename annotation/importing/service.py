@@ -128,9 +128,10 @@ def questions_import(
             plan.funnel["unknown_values"] = unknown.as_dict()
         say("writing")
         topic_ids = _topic_ids(project, {row.topic for row in plan.keep if row.topic})
+        sources = {None: {"kind": "import", "import_batch": batch.pk}}
         services.items_create_fast(
             project=project,
-            items=(_new_item(row, topic_ids, batch.pk) for row in plan.keep),
+            items=(_new_item(row, topic_ids, sources) for row in plan.keep),
             import_batch_id=batch.pk,
             approved_by=user if as_gold else None,
             decision_note=f"Imported as already reviewed (import #{batch.pk}, {batch.filename})",
@@ -208,14 +209,11 @@ def _within_field_limits(
     return kept, errors
 
 
-def _new_item(row: SourceRow, topic_ids: dict[str, int], batch_id: int) -> "services.NewItem":
+def _new_item(row: SourceRow, topic_ids: dict[str, int], sources: dict) -> "services.NewItem":
     # An item with a reference answer is ready for review (or approved when it comes in reviewed); one
-    # without waits for an answer. The answer's source is the import, and the model the file names.
-    provenance = None
-    if row.answer:
-        provenance = {"kind": "import", "import_batch": batch_id}
-        if row.answer_model is not None:
-            provenance["model"] = row.answer_model
+    # without waits for an answer. ``sources``: where answers came from, by the model the file names (None:
+    # a person), one dict for all the rows of each.
+    answered = bool(row.answer)
     return services.NewItem(
         question=row.question,
         context=row.context,
@@ -225,10 +223,16 @@ def _new_item(row: SourceRow, topic_ids: dict[str, int], batch_id: int) -> "serv
         external_id=row.external_id,
         text_key=row.text_key,
         reference_answer=row.answer,
-        author=services.A_MODEL if row.answer_model is not None else services.NOBODY,
-        answer_provenance=provenance,
+        author=services.A_MODEL if answered and row.answer_model is not None else services.NOBODY,
+        answer_provenance=_answer_source(sources, row.answer_model) if answered else None,
         metadata=row.metadata or None,
     )
+
+
+def _answer_source(sources: dict, model: str | None) -> dict:
+    if model not in sources:
+        sources[model] = {**sources[None], "model": model}
+    return sources[model]
 
 
 class _Plan:
