@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from . import queue
-from .curation import DecisionRefused, item_return_to_review
+from .curation import item_return_to_review
 from .designs import design_for, design_item_context
 from .drafts import draft_for, draft_save
 from .forms import AnswerForm, JudgmentForm, PartForm, SkipForm, options_from_post
@@ -43,7 +43,7 @@ from .permissions import (
     has_role,
     may_edit_item,
 )
-from .services import EditConflict
+from .services import DecisionRefused, EditConflict
 
 
 @login_required

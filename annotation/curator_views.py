@@ -11,12 +11,13 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from . import dashboard, review
-from .curation import DecisionRefused, bulk_approval_matches, item_decide, items_bulk_approve
+from .curation import bulk_approval_matches, items_bulk_approve
 from .designs import design_item_context
 from .forms import ApprovalRuleForm, DecisionForm
 from .labels import criteria_for_reader
 from .models import Item, Option
 from .permissions import Role, get_item_for_user, get_project_for_user
+from .services import DecisionRefused, item_close
 
 PAGE_SIZE = 50
 PREVIEW_SIZE = 100
@@ -88,7 +89,7 @@ def item_decide_view(request, slug, item_id):
     form = DecisionForm(request.POST)
     if form.is_valid():
         try:
-            made = item_decide(
+            made = item_close(
                 item=item,
                 curator=request.user,
                 decision=form.cleaned_data["decision"],

@@ -1,6 +1,6 @@
 """Bulk actions of the items page: what each takes of a selection, and doing it through the services.
 
-An action never holds its own copy of a rule: deciding goes through ``curation.item_decide`` item by
+An action never holds its own copy of a rule: deciding goes through ``services.item_close`` item by
 item (the same checks as the item page), moving through ``topics.items_move_to_topic``. Other apps add
 actions with ``register`` (the generation app adds "start a generation job"), so this module never
 names them. ``eligible`` says which of the chosen items the action would take, for the preview.
@@ -15,8 +15,8 @@ from django.db.models import Exists, OuterRef, QuerySet
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from .curation import DecisionRefused, item_decide
 from .models import CurationDecision, Item, Project, Topic
+from .services import DecisionRefused, item_close
 from .topics import items_move_to_topic
 
 # Past this many items one request would hold the page too long; the preview says so and the curator
@@ -79,7 +79,7 @@ def _decide(decision: str):
         made, refused = 0, 0
         for item in items.order_by("pk")[:MAX_ITEMS_PER_ACTION]:
             try:
-                item_decide(item=item, curator=user, decision=decision, note=data.get("note", ""))
+                item_close(item=item, curator=user, decision=decision, note=data.get("note", ""))
             except DecisionRefused:
                 refused += 1  # decided by someone else since the preview
             else:

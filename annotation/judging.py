@@ -18,7 +18,7 @@ from .designs import design_for
 from .labels import criterion_label
 from .models import Assignment, CurationDecision, Item, Judgment, JudgmentVersion, Project, Revision
 from .queue import assignment_reclaim
-from .services import Author, EditConflict, item_snapshot, item_start_round, item_update
+from .services import Author, EditConflict, item_revise, item_snapshot, item_start_round
 
 # The parts of an item a person edits one at a time, and the item fields each one holds.
 EDIT_PARTS = {
@@ -213,7 +213,7 @@ def answer_submit(*, assignment: Assignment, answer: str, expected_version: int)
     if assignment.round != 0:
         raise AssignmentClosed(_("This item is in review; judge it instead of answering it."))
     assignment = _claim(assignment, item, item.project)
-    item = item_update(
+    item = item_revise(
         item=item,
         changes={"reference_answer": answer},
         author=Author(user=assignment.annotator),
@@ -235,13 +235,13 @@ def item_edit(*, item: Item, user, part: str, values: dict | list, base_version:
     changes, options = ({}, values) if part == "options" else ({EDIT_PARTS[part][0]: values}, None)
     author = Author(user=user)
     try:
-        return item_update(
+        return item_revise(
             item=item, changes=changes, options=options, author=author, expected_version=base_version
         )
     except EditConflict as conflict:
         if not part_unchanged_since(item=conflict.current, part=part, version=base_version):
             raise
-        return item_update(
+        return item_revise(
             item=item,
             changes=changes,
             options=options,

@@ -1,5 +1,6 @@
-"""A curator's changes to topics: rename, merge, move a question, select for annotation, targets;
-and dropping a question as a near-duplicate of another. Every door (pages, API, commands) calls these.
+"""A curator's changes to topics: rename, merge, move a question, select for annotation, targets.
+Every door (pages, API, commands) calls these. (Dropping a question as a near-duplicate of another closes
+it: ``services.item_close(duplicate_of=...)``.)
 
 Topics themselves come from the topic-modelling run (generation.topics) or from the import file.
 """
@@ -10,8 +11,7 @@ from django.db.models import Count
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from .models import Assignment, CurationDecision, Item, Project, Revision, Topic
-from .services import _ensure_first_revision, item_snapshot
+from .models import Item, Project, Topic
 
 
 def topic_sizes_refresh(*, project: Project) -> None:
@@ -124,48 +124,3 @@ def class_targets_set(*, project: Project, targets: dict, topic: Topic | None = 
         project.class_targets = checked
         project.save(update_fields=["class_targets"])
     return checked
-
-
-@transaction.atomic
-def item_drop_as_duplicate(*, item: Item, of: Item, curator) -> Item:
-    """Reject ``item`` as a near-duplicate of ``of`` (kept): it leaves every queue, its history stays."""
-    item = Item.objects.select_for_update().get(pk=item.pk)
-    if item.project_id != of.project_id or item.pk == of.pk:
-        raise ValidationError({"item": _("Choose two different questions of the same project.")})
-    if item.status == Item.Status.APPROVED:
-        raise ValidationError(
-            {
-                "item": _("Question #%(id)s is in the gold collection; keep it and drop the other.")
-                % {"id": item.pk}
-            }
-        )
-    before = item_snapshot(item)
-    _ensure_first_revision(item, before)
-    item.status = Item.Status.REJECTED
-    item.metadata = {**(item.metadata or {}), "duplicate_of": of.pk}
-    item.version += 1
-    item.save(update_fields=["status", "metadata", "version", "updated_at"])
-    Assignment.objects.filter(item=item, status=Assignment.Status.ACTIVE).update(
-        status=Assignment.Status.EXPIRED, finished_at=timezone.now()
-    )
-    Revision.objects.create(
-        item=item,
-        number=item.version,
-        round=item.round,
-        kind=Revision.Kind.DECISION,
-        author=curator,
-        snapshot=before,
-        changed_fields=["status"],
-        note=f"near-duplicate of #{of.pk}",
-    )
-    # Closing an item always leaves a decision record, as approving or rejecting it on the review page does.
-    CurationDecision.objects.update_or_create(
-        item=item,
-        round=item.round,
-        defaults={
-            "curator": curator,
-            "decision": CurationDecision.Decision.REJECT,
-            "note": f"near-duplicate of #{of.pk}",
-        },
-    )
-    return item

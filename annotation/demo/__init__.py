@@ -14,20 +14,18 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..designs import design_for, designs
-from ..importing.funnel import text_key
 from ..models import (
     Assignment,
-    CurationDecision,
     Item,
     Judgment,
     Membership,
-    Option,
     Project,
     Topic,
     default_design,
 )
 from ..projects import project_create
 from ..queue import items_recount_rounds
+from ..services import NOBODY, Author, item_create, items_close
 
 DEMO_DIR = Path(__file__).resolve().parent
 CAUSAL_QA_PT_FILE = DEMO_DIR / "causal_qa_pt.json"
@@ -133,47 +131,44 @@ def causal_qa_pt_load(project: Project, users: dict, seed: int = 7) -> dict:
 
 def _demo_item(project, topics, spec, users) -> Item:
     answer = spec.get("answer") or ""
-    by_model = spec.get("answer_by") == "model"
-    item = Item.objects.create(
-        project=project,
-        question=spec["question"],
-        context=spec.get("context", ""),
-        causal_class=spec["causal_class"],
-        topic=topics.get(spec.get("topic")),
-        origin=spec.get("origin", Item.Origin.NATURAL),
-        source=spec.get("source", ""),
-        external_id=spec["external_id"],
-        text_key=text_key(spec["question"]),
-        reference_answer=answer,
-        answer_by=(Item.AnswerBy.MODEL if by_model else Item.AnswerBy.HUMAN)
-        if answer
-        else Item.AnswerBy.NOBODY,
-        answer_author=None if by_model or not answer else users["annotator1"],
-        answer_provenance={"kind": "model", "model": "demo-llama-70b", "template": "answer/class-agnostic v1"}
-        if answer and by_model
-        else ({"kind": "human"} if answer else {}),
-        status=Item.Status.IN_REVIEW if answer else Item.Status.PENDING,
-        round=1 if answer else 0,
-        metadata={"expertise": TOPIC_EXPERTISE[spec["topic"]]}
-        if spec.get("topic") in TOPIC_EXPERTISE
-        else {},
-    )
+    author = NOBODY
+    if answer and spec.get("answer_by") == "model":
+        author = Author(
+            by_model=True,
+            provenance={"kind": "model", "model": "demo-llama-70b", "template": "answer/class-agnostic v1"},
+        )
+    elif answer:
+        author = Author(user=users["annotator1"])
     options = spec.get("options") or []
     options = sorted(options, key=lambda option: OPTION_ORDER.index(option["role"]))
     # Letter positions are shuffled per item with a fixed seed, so the correct answer is not always A.
     positions = list(range(len(options)))
-    random.Random(item.external_id).shuffle(positions)
-    Option.objects.bulk_create(
-        Option(
-            item=item,
-            text=option["text"],
-            role=option["role"],
-            rationale=option.get("rationale", ""),
-            position=pos,
-        )
-        for option, pos in zip(options, positions)
+    random.Random(spec["external_id"]).shuffle(positions)
+    topic = topics.get(spec.get("topic"))
+    return item_create(
+        project=project,
+        question=spec["question"],
+        context=spec.get("context", ""),
+        causal_class=spec["causal_class"],
+        topic_id=topic.pk if topic else None,
+        origin=spec.get("origin", Item.Origin.NATURAL),
+        source=spec.get("source", ""),
+        external_id=spec["external_id"],
+        reference_answer=answer,
+        author=author,
+        metadata={"expertise": TOPIC_EXPERTISE[spec["topic"]]}
+        if spec.get("topic") in TOPIC_EXPERTISE
+        else {},
+        options=[
+            {
+                "text": option["text"],
+                "role": option["role"],
+                "rationale": option.get("rationale", ""),
+                "position": position,
+            }
+            for option, position in zip(options, positions)
+        ],
     )
-    return item
 
 
 def _demo_round(project, answered: list[Item], users, rng: random.Random) -> None:
@@ -208,9 +203,4 @@ def _demo_round(project, answered: list[Item], users, rng: random.Random) -> Non
                 comment="" if good else "A resposta não explica o mecanismo causal.",
             )
     approved = [item for index, item in enumerate(judged) if index % 4 != 3 and index % 5][:6]
-    for item in approved:
-        CurationDecision.objects.create(
-            item=item, curator=users["curator"], round=1, decision=CurationDecision.Decision.APPROVE
-        )
-        item.status = Item.Status.APPROVED
-        item.save(update_fields=["status", "updated_at"])
+    items_close(item_ids=[item.pk for item in approved], curator=users["curator"], note="")

@@ -11,8 +11,9 @@ from pathlib import Path
 from django.db import transaction
 from django.utils import timezone
 
+from .. import services  # the package, not its names: annotation.services reads importing.funnel
 from ..bulk import fast_insert
-from ..models import CurationDecision, DroppedRow, ImportBatch, Item, Project, Topic
+from ..models import DroppedRow, ImportBatch, Item, Project, Topic
 from .errors import ImportFileError, RowError
 from .funnel import length_bounds, text_key, word_count
 from .mapping import Mapping, check_values, propose
@@ -127,23 +128,14 @@ def questions_import(
             plan.funnel["unknown_values"] = unknown.as_dict()
         say("writing")
         topic_ids = _topic_ids(project, {row.topic for row in plan.keep if row.topic})
-        now = timezone.now()
-        fast_insert(
-            Item,
-            ITEM_FIELDS,
-            (_item_values(row, topic_ids, batch.pk, as_gold) for row in plan.keep),
-            constants={
-                "project_id": project.pk,
-                "import_batch_id": batch.pk,
-                "origin": Item.Origin.NATURAL,
-                "position_in_group": 0,
-                "version": 1,
-                "created_at": now,
-                "updated_at": now,
-            },
+        sources = {None: {"kind": "import", "import_batch": batch.pk}}
+        services.items_create_fast(
+            project=project,
+            items=(_new_item(row, topic_ids, sources) for row in plan.keep),
+            import_batch_id=batch.pk,
+            approved_by=user if as_gold else None,
+            decision_note=f"Imported as already reviewed (import #{batch.pk}, {batch.filename})",
         )
-        if as_gold:
-            _record_gold_decisions(batch, user, now)
         fast_insert(
             DroppedRow,
             ["line", "stage", "field", "reason", "question", "external_id"],
@@ -182,28 +174,6 @@ def _answered_only(rows: list[SourceRow], errors: list[RowError]) -> list[Source
     return answered
 
 
-def _record_gold_decisions(batch: ImportBatch, user, now) -> None:
-    """One approval per imported item, by the named user, so the item's history says it came in reviewed."""
-    note = f"Imported as already reviewed (import #{batch.pk}, {batch.filename})"
-    # Read before the insert starts: on PostgreSQL the insert is a COPY, and a query on the same connection
-    # while a COPY is open waits for it forever.
-    item_ids = list(
-        Item.objects.filter(import_batch=batch, status=Item.Status.APPROVED).values_list("id", flat=True)
-    )
-    fast_insert(
-        CurationDecision,
-        ["item_id"],
-        ((item_id,) for item_id in item_ids),
-        constants={
-            "curator_id": user.pk,
-            "round": 1,
-            "decision": CurationDecision.Decision.APPROVE,
-            "note": note,
-            "created_at": now,
-        },
-    )
-
-
 # The most a field of one row may hold, whatever the format (a 28 MB context made a 27 MB item page).
 FIELD_LIMITS = {
     "question": 2_000,
@@ -239,52 +209,30 @@ def _within_field_limits(
     return kept, errors
 
 
-ITEM_FIELDS = [
-    "question",
-    "context",
-    "causal_class",
-    "topic_id",
-    "source",
-    "external_id",
-    "text_key",
-    "reference_answer",
-    "answer_by",
-    "answer_provenance",
-    "status",
-    "round",
-    "metadata",
-]
-
-
-def _item_values(row: SourceRow, topic_ids: dict[str, int], batch_id: int, as_gold: bool) -> tuple:
-    # An item with a reference answer is ready for review (round 1), or approved when it comes in reviewed;
-    # one without waits for an answer.
-    has_answer = bool(row.answer)
-    by_model = has_answer and row.answer_model is not None
-    provenance = "{}"
-    if has_answer:
-        provenance = json.dumps(
-            {"kind": "import", "import_batch": batch_id, **({"model": row.answer_model} if by_model else {})},
-            ensure_ascii=False,
-        )
-    status = Item.Status.PENDING
-    if has_answer:
-        status = Item.Status.APPROVED if as_gold else Item.Status.IN_REVIEW
-    return (
-        row.question,
-        row.context,
-        row.causal_class,
-        topic_ids.get(row.topic),
-        row.source,
-        row.external_id,
-        row.text_key,
-        row.answer,
-        Item.AnswerBy.MODEL if by_model else Item.AnswerBy.HUMAN if has_answer else Item.AnswerBy.NOBODY,
-        provenance,
-        status,
-        1 if has_answer else 0,
-        json.dumps(row.metadata, ensure_ascii=False) if row.metadata else "{}",
+def _new_item(row: SourceRow, topic_ids: dict[str, int], sources: dict) -> "services.NewItem":
+    # An item with a reference answer is ready for review (or approved when it comes in reviewed); one
+    # without waits for an answer. ``sources``: where answers came from, by the model the file names (None:
+    # a person), one dict for all the rows of each.
+    answered = bool(row.answer)
+    return services.NewItem(
+        question=row.question,
+        context=row.context,
+        causal_class=row.causal_class,
+        topic_id=topic_ids.get(row.topic),
+        source=row.source,
+        external_id=row.external_id,
+        text_key=row.text_key,
+        reference_answer=row.answer,
+        author=services.A_MODEL if answered and row.answer_model is not None else services.NOBODY,
+        answer_provenance=_answer_source(sources, row.answer_model) if answered else None,
+        metadata=row.metadata or None,
     )
+
+
+def _answer_source(sources: dict, model: str | None) -> dict:
+    if model not in sources:
+        sources[model] = {**sources[None], "model": model}
+    return sources[model]
 
 
 class _Plan:

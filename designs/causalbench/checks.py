@@ -18,9 +18,8 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.curation import item_decide
 from annotation.models import Assignment, CurationDecision, Item, Project
-from annotation.services import Author, item_update
+from annotation.services import Author, item_close, item_revise
 
 from .design import AWAITING_CHECK, DOMAINS, PERSPECTIVES, QUESTION_TYPES, normalise_answer
 
@@ -89,7 +88,7 @@ def check_record(
         handed.save(update_fields=["status", "finished_at"])
     if check["agrees"]:
         who = check["checker"] or check["model"]
-        item_decide(
+        item_close(
             item=item,
             curator=None,
             decision=Decision.APPROVE,
@@ -111,7 +110,7 @@ def check_adjudicate(*, item: Item, curator, answer: str, note: str = "") -> Ite
         raise ValidationError({"answer": _("choose yes, no or reject")})
     note = (note or "").strip()
     if final not in ("reject", check["first_answer"]):
-        item = item_update(
+        item = item_revise(
             item=item,
             changes={"reference_answer": final},
             author=Author(user=curator),
@@ -130,7 +129,7 @@ def check_adjudicate(*, item: Item, curator, answer: str, note: str = "") -> Ite
     }
     item.save(update_fields=["metadata", "updated_at"])
     decision = Decision.REJECT if final == "reject" else Decision.APPROVE
-    item_decide(
+    item_close(
         item=item,
         curator=curator,
         decision=decision,

@@ -19,8 +19,8 @@ from django.db.models import Count, Q
 from django.utils.translation import gettext_lazy as _
 
 from annotation.designs.base import ExportFile, ProjectDesign, Stage, register
-from annotation.importing.funnel import text_key
 from annotation.models import Item, ItemGroup, Project
+from annotation.services import NOBODY, Author, NewItem, items_create
 
 # Questions of a scenario in review still without their second, blind answer: the check queue's to hand out.
 AWAITING_CHECK = Q(status=Item.Status.IN_REVIEW, group__kind="scenario") & ~Q(metadata__has_key="check")
@@ -95,33 +95,30 @@ def normalise_answer(value) -> str | None:
 
 def question_item(
     *,
-    project: Project,
     group: ItemGroup,
     question: dict,
     position: int,
     domain: str,
     origin: str = Item.Origin.NATURAL,
     source: str = "",
-    answer_provenance: dict | None = None,
+    author: Author = NOBODY,
     external_id: str = "",
-) -> Item:
-    """An unsaved item for one question of a scenario, in review (its answer waits to be checked)."""
-    by_model = bool(answer_provenance)
-    return Item(
-        project=project,
-        group=group,
+    note: str = "",
+) -> NewItem:
+    """One question of a scenario, in review (its answer waits to be checked): a person's answer unless
+    ``author`` is a model."""
+    return NewItem(
+        group_id=group.pk,
         position_in_group=position,
         question=question["question"].strip(),
-        text_key=text_key(question["question"]),
         causal_class=question["perspective"],
         reference_answer=normalise_answer(question["answer"]),
         origin=origin,
         source=source,
-        answer_by=Item.AnswerBy.MODEL if by_model else Item.AnswerBy.HUMAN,
-        answer_provenance=dict(answer_provenance) if by_model else {"kind": "human"},
+        author=author,
         external_id=external_id,
-        status=Item.Status.IN_REVIEW,
-        round=1,
+        review=True,
+        note=note,
         metadata={
             "stage": "check",
             "perspective": question["perspective"],
@@ -143,10 +140,12 @@ def scenario_add(
     effect: str = "",
     origin: str = Item.Origin.NATURAL,
     source: str = "",
-    answer_provenance: dict | None = None,
+    author: Author = NOBODY,
+    note: str = "",
     metadata: dict | None = None,
 ) -> ItemGroup:
-    """A scenario and its four questions, checked first: all or nothing."""
+    """A scenario and its four questions, checked first: all or nothing. ``author``: who wrote the questions
+    and their answers (a model call), when not a person."""
     scenario_check(
         domain=domain, context=context, questions=questions, where=f"scenario {external_id or '(new)'}"
     )
@@ -158,19 +157,22 @@ def scenario_add(
         metadata={**(metadata or {}), "domain": domain, "cause": cause, "effect": effect},
     )
     ordered = sorted(questions, key=lambda question: PERSPECTIVES.index(question["perspective"]))
-    Item.objects.bulk_create(
-        question_item(
-            project=project,
-            group=group,
-            question=question,
-            position=position,
-            domain=domain,
-            origin=origin,
-            source=source,
-            answer_provenance=answer_provenance,
-            external_id=f"{external_id}-{question['perspective']}" if external_id else "",
-        )
-        for position, question in enumerate(ordered)
+    items_create(
+        project=project,
+        items=[
+            question_item(
+                group=group,
+                question=question,
+                position=position,
+                domain=domain,
+                origin=origin,
+                source=source,
+                author=author,
+                external_id=f"{external_id}-{question['perspective']}" if external_id else "",
+                note=note,
+            )
+            for position, question in enumerate(ordered)
+        ],
     )
     return group
 

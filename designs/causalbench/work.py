@@ -10,7 +10,7 @@
 from django.db.models import F
 
 from annotation.models import Item, ItemGroup, Revision
-from annotation.services import item_snapshot, item_start_round, item_update
+from annotation.services import item_revise, item_start_round, items_create
 from generation.models import GenerationJob, LLMCall
 from generation.services.work import NotApplied, Work, author_of, provenance
 
@@ -69,7 +69,7 @@ class CausalBenchExpandWork(Work):
         changes = {"causal_class": parsed["perspective"], "context": ""}
         if normalise_answer(item.reference_answer) is None:
             changes["reference_answer"] = normalise_answer(parsed["answer"])
-        item = item_update(
+        item = item_revise(
             item=item,
             changes=changes,
             author=author,
@@ -127,14 +127,14 @@ class CausalBenchScenarioWork(Work):
                 effect=parsed.get("effect", ""),
                 origin=Item.Origin.GENERATED,
                 source=f"model:{call.endpoint.model}",
-                answer_provenance=provenance(call),
+                author=author_of(call),
+                note=f"question by {call.endpoint.model}",
                 metadata={"generation": provenance(call)},
             )
         except ScenarioInvalid as exc:
             raise ValueError(str(exc)) from exc
-        items = list(group.items.order_by("position_in_group"))
-        _created_revisions(call, items)
-        GenerationJob.objects.filter(pk=self.job.pk).update(items_created=F("items_created") + len(items))
+        created = group.items.count()
+        GenerationJob.objects.filter(pk=self.job.pk).update(items_created=F("items_created") + created)
         return []
 
 
@@ -175,36 +175,20 @@ def _domain_of(item: Item, job: GenerationJob) -> str:
 
 
 def _create_questions(call: LLMCall, group: ItemGroup, questions: list[dict], domain: str) -> None:
-    project = group.project
-    items = [
-        question_item(
-            project=project,
-            group=group,
-            question=question,
-            position=PERSPECTIVES.index(question["perspective"]),
-            domain=domain,
-            origin=Item.Origin.GENERATED,
-            source=f"model:{call.endpoint.model}",
-            answer_provenance=provenance(call),
-        )
-        for question in questions
-    ]
-    Item.objects.bulk_create(items)
-    _created_revisions(call, items)
-    GenerationJob.objects.filter(pk=call.job_id).update(items_created=F("items_created") + len(items))
-
-
-def _created_revisions(call: LLMCall, items: list[Item]) -> None:
-    Revision.objects.bulk_create(
-        Revision(
-            item=item,
-            number=item.version,
-            round=item.round,
-            kind=Revision.Kind.CREATED,
-            llm_call_id=call.pk,
-            provenance=provenance(call),
-            snapshot=item_snapshot(item, []),
-            note=f"question by {call.endpoint.model}",
-        )
-        for item in items
+    items = items_create(
+        project=group.project,
+        items=[
+            question_item(
+                group=group,
+                question=question,
+                position=PERSPECTIVES.index(question["perspective"]),
+                domain=domain,
+                origin=Item.Origin.GENERATED,
+                source=f"model:{call.endpoint.model}",
+                author=author_of(call),
+                note=f"question by {call.endpoint.model}",
+            )
+            for question in questions
+        ],
     )
+    GenerationJob.objects.filter(pk=call.job_id).update(items_created=F("items_created") + len(items))

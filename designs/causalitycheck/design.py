@@ -33,59 +33,13 @@ from .seeds import (
 DATA = Path(__file__).resolve().parent / "data"  # the example dataset
 
 KAPPA_THRESHOLD = 0.8  # the paper's line for consistent annotation (appendix D)
+# Every task's file starts with the item and its four choices; then come the task's own fields.
+_ITEM_FIELDS = ["id", "seed", "split", "context", "question", "choice_1", "choice_2", "choice_3", "choice_4"]
 EXPORT_FIELDS = {
-    "op": [
-        "id",
-        "seed",
-        "split",
-        "context",
-        "question",
-        "choice_1",
-        "choice_2",
-        "choice_3",
-        "choice_4",
-        "answer",
-    ],
-    "aj": [
-        "id",
-        "seed",
-        "split",
-        "context",
-        "question",
-        "choice_1",
-        "choice_2",
-        "choice_3",
-        "choice_4",
-        "answerable",
-    ],
-    "pj": [
-        "id",
-        "seed",
-        "split",
-        "context",
-        "question",
-        "choice_1",
-        "choice_2",
-        "choice_3",
-        "choice_4",
-        "answer",
-        "causal_chain",
-        "correctness",
-    ],
-    "cva": [
-        "id",
-        "seed",
-        "split",
-        "context",
-        "question",
-        "choice_1",
-        "choice_2",
-        "choice_3",
-        "choice_4",
-        "answer",
-        "conclusion",
-        "verdict",
-    ],
+    "op": [*_ITEM_FIELDS, "answer"],
+    "aj": [*_ITEM_FIELDS, "answerable"],
+    "pj": [*_ITEM_FIELDS, "answer", "causal_chain", "correctness"],
+    "cva": [*_ITEM_FIELDS, "answer", "conclusion", "verdict"],
 }
 
 

@@ -25,8 +25,8 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from annotation.importing.funnel import text_key
 from annotation.models import Item, ItemGroup, Option, Project
+from annotation.services import NOBODY, Author, NewItem, items_create
 
 SEED_KIND = "seed"
 DESIGN = "causalitycheck"
@@ -352,9 +352,8 @@ def seed_derive(*, group: ItemGroup, provenance: dict | None = None) -> list[Ite
         answer_from = {"pj": "causal_chain", "cva": "verdicts"}.get(spec["task"], "")
         made_by = provenance.get(answer_from) or provenance.get(_variant_ingredient(spec)) or {}
         items.append(
-            Item(
-                project=group.project,
-                group=group,
+            NewItem(
+                group_id=group.pk,
                 position_in_group=position,
                 question=spec["question"],
                 context=spec["context"],
@@ -364,29 +363,21 @@ def seed_derive(*, group: ItemGroup, provenance: dict | None = None) -> list[Ite
                 else Item.Origin.NATURAL,
                 source=f"causalitycheck:{seed.external_id}",
                 external_id=spec["external_id"],
-                text_key=text_key(spec["question"]),
                 reference_answer=spec["reference_answer"],
-                answer_by=Item.AnswerBy.MODEL if made_by else Item.AnswerBy.HUMAN,
-                answer_provenance=made_by or {"kind": "seed", "seed": seed.external_id},
-                status=Item.Status.IN_REVIEW,
-                round=1,
+                author=Author(by_model=True, provenance=made_by) if made_by else NOBODY,
+                answer_provenance=None if made_by else {"kind": "seed", "seed": seed.external_id},
+                review=True,
                 metadata=item_metadata(spec, group),
+                options=[
+                    {
+                        "text": text,
+                        "role": Option.Role.CORRECT if index == spec["answer_index"] else Option.Role.OTHER,
+                    }
+                    for index, text in enumerate(spec["options"])
+                ],
             )
         )
-    items = Item.objects.bulk_create(items)
-    if any(item.pk is None for item in items):  # backends that return no ids (none of ours, but be safe)
-        items = list(Item.objects.filter(group=group).order_by("position_in_group"))
-    Option.objects.bulk_create(
-        Option(
-            item=item,
-            position=position,
-            text=text,
-            role=Option.Role.CORRECT if position == spec["answer_index"] else Option.Role.OTHER,
-        )
-        for item, spec in zip(items, specs)
-        for position, text in enumerate(spec["options"])
-    )
-    return items
+    return items_create(project=group.project, items=items)
 
 
 def _variant_ingredient(spec: dict) -> str:

@@ -22,9 +22,9 @@ from django.db import connection, transaction
 from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
-from annotation.curation import items_approve
 from annotation.models import Assignment, Item, ItemGroup, Judgment, Membership, Project
 from annotation.queue import items_recount_rounds
+from annotation.services import items_close
 
 from .design import RATING, direction_of, unrelated_rule
 
@@ -266,7 +266,7 @@ def _approve(group_ids: list[int], curator, rule: dict) -> int:
     in_review = Item.objects.filter(group_id__in=group_ids, status=Item.Status.IN_REVIEW).values_list(
         "pk", flat=True
     )
-    return len(items_approve(item_ids=list(in_review), curator=curator, note=note))
+    return len(items_close(item_ids=list(in_review), curator=curator, note=note))
 
 
 @transaction.atomic

@@ -18,8 +18,8 @@ from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
 from annotation.designs.base import ExportFile, ProjectDesign, Stage, register
-from annotation.importing.funnel import text_key
 from annotation.models import Item, ItemGroup, Project
+from annotation.services import NewItem, items_create
 
 DATA = Path(__file__).resolve().parent / "data"  # the example dataset
 
@@ -206,18 +206,15 @@ def explica_pair_add(
             first, second = (sentence_a, sentence_b) if item_order == "ab" else (sentence_b, sentence_a)
             text = item_text(connective, first, second)
             items.append(
-                Item(
-                    project=project,
-                    group=group,
+                NewItem(
+                    group_id=group.pk,
                     position_in_group=len(items),
                     question=text,
-                    text_key=text_key(text),
+                    review=True,
                     causal_class=connective["type"],
                     origin=Item.Origin.GENERATED,
                     source="explica:connectives",
                     external_id=f"{external_id}-{connective['word']}-{item_order}" if external_id else "",
-                    status=Item.Status.IN_REVIEW,
-                    round=1,
                     metadata={
                         "stage": "rating",
                         "connective": connective["word"],
@@ -229,7 +226,7 @@ def explica_pair_add(
                     },
                 )
             )
-    Item.objects.bulk_create(items)
+    items_create(project=project, items=items)
     return group
 
 

@@ -17,10 +17,8 @@ from django.db import transaction
 from django.db.models import Count, Q
 from django.utils import timezone
 
-from annotation.curation import item_decide
-from annotation.importing.funnel import text_key
-from annotation.models import Item, ItemGroup, Judgment, Option, Project, Revision
-from annotation.services import item_snapshot, item_start_round
+from annotation.models import Item, ItemGroup, Judgment, Project
+from annotation.services import Author, item_close, item_create, item_start_round
 
 from .stems import LEVELS, ROLES, option_positions
 
@@ -117,19 +115,15 @@ def pair_item_create(*, entry: ItemGroup) -> Item:
         return existing
     cause, effect = entry.metadata["cause"], entry.metadata["effect"]
     question = f"{cause} → {effect}"
-    item = Item.objects.create(
+    return item_create(
         project=entry.project,
-        group=entry,
-        position_in_group=0,
+        group_id=entry.pk,
         question=question,
-        text_key=text_key(question),
         external_id=f"{entry.external_id}-pair" if entry.external_id else "",
-        status=Item.Status.IN_REVIEW,
-        round=1,
+        review=True,
         metadata={"role": PAIR, "stage": "verification", "rounds": {"1": {"stage": "verification"}}},
+        note="cause–effect pair to verify",
     )
-    _first_revision(item, note="cause–effect pair to verify")
-    return item
 
 
 # --- generated questions ------------------------------------------------------------------
@@ -162,21 +156,18 @@ def question_create(
     missing = [role for role in ROLES[1:] if not (distractors.get(role) or {}).get("text", "").strip()]
     if missing or not question.strip() or not answer.strip():
         raise MeterError(f"entry {entry}, {level}: missing {', '.join(missing or ['question or answer'])}")
-    item = Item.objects.create(
+    external_id = f"{entry.external_id}-{level}" if entry.external_id else ""
+    item = item_create(
         project=entry.project,
-        group=entry,
+        group_id=entry.pk,
         position_in_group=LEVELS.index(level) + 1,
         question=question.strip(),
         causal_class=level,
         origin=Item.Origin.GENERATED,
         source=f"model:{provenance.get('model', '')}",
-        external_id=f"{entry.external_id}-{level}" if entry.external_id else "",
-        text_key=text_key(question),
+        external_id=external_id,
         reference_answer=answer.strip(),
-        answer_by=Item.AnswerBy.MODEL,
-        answer_provenance=provenance,
-        status=Item.Status.IN_REVIEW,
-        round=1,
+        author=Author(llm_call_id=llm_call_id, provenance=provenance, by_model=True),
         metadata={
             "role": QUESTION,
             "level": level,
@@ -184,10 +175,13 @@ def question_create(
             "stage": "editing",
             "rounds": {"1": {"stage": "editing"}},
         },
-    )
-    options_create(item=item, correct={"text": answer, "rationale": ""}, distractors=distractors)
-    _first_revision(
-        item, llm_call_id=llm_call_id, provenance=provenance, note=f"{level} question, answer and distractors"
+        options=options_for(
+            key=external_id or f"{entry.pk}-{level}",
+            project=entry.project,
+            correct={"text": answer, "rationale": ""},
+            distractors=distractors,
+        ),
+        note=f"{level} question, answer and distractors",
     )
     if entry.items.filter(metadata__role=QUESTION).count() == len(LEVELS):
         entry.metadata = {**entry.metadata, "stage": "editing"}
@@ -195,33 +189,20 @@ def question_create(
     return item
 
 
-def options_create(*, item: Item, correct: dict, distractors: dict) -> list[Option]:
-    """The five options of a question at their seeded letters (the correct one included)."""
+def options_for(*, key: str, project, correct: dict, distractors: dict) -> list[dict]:
+    """The five options of a question at their seeded letters (the correct one included); ``key``: the
+    question's external id (its letters are the same in every run of the same seed)."""
     by_role = {"correct": correct, **distractors}
-    positions = option_positions(key=item.external_id or str(item.pk), seed=seed_of(item.project))
-    return Option.objects.bulk_create(
-        Option(
-            item=item,
-            role=role,
-            text=by_role[role]["text"].strip(),
-            rationale=(by_role[role].get("rationale") or "").strip(),
-            position=positions[role],
-        )
+    positions = option_positions(key=key, seed=seed_of(project))
+    return [
+        {
+            "role": role,
+            "text": by_role[role]["text"].strip(),
+            "rationale": (by_role[role].get("rationale") or "").strip(),
+            "position": positions[role],
+        }
         for role in ROLES
-    )
-
-
-def _first_revision(item: Item, *, llm_call_id=None, provenance=None, note="") -> None:
-    Revision.objects.create(
-        item=item,
-        number=item.version,
-        round=item.round,
-        kind=Revision.Kind.MODEL if llm_call_id else Revision.Kind.CREATED,
-        llm_call_id=llm_call_id,
-        provenance=provenance or {},
-        snapshot=item_snapshot(item),
-        note=note,
-    )
+    ]
 
 
 # --- rounds that close by vote --------------------------------------------------------------
@@ -250,7 +231,7 @@ def _verification_close(item: Item, judgments: list[Judgment]) -> None:
     entry = item.group
     rejected = [j for j in judgments if j.vote != Judgment.Vote.ACCEPT]
     decision = "reject" if rejected else "approve"
-    item_decide(item=item, curator=None, decision=decision, note=f"METER verification ({_note(judgments)})")
+    item_close(item=item, curator=None, decision=decision, note=f"METER verification ({_note(judgments)})")
     _set_metadata(item, stage="verified" if not rejected else DISCARDED)
     if rejected:
         _discard(
@@ -277,7 +258,7 @@ def _editing_close(item: Item, judgments: list[Judgment]) -> None:
         item_start_round(item=item)
     else:
         _set_metadata(item, stage=DISCARDED, editing=roles)
-        item_decide(
+        item_close(
             item=item,
             curator=None,
             decision="reject",
@@ -303,7 +284,7 @@ def _filtering_close(item: Item, judgments: list[Judgment]) -> None:
         _set_metadata(item, stage="approval", filtering=verdict)
     else:
         _set_metadata(item, stage=DISCARDED, filtering=verdict)
-        item_decide(
+        item_close(
             item=item,
             curator=None,
             decision="reject",

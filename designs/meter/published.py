@@ -15,8 +15,8 @@ import json
 
 from django.db import transaction
 
-from annotation.importing.funnel import text_key
-from annotation.models import Item, ItemGroup, Option, Project
+from annotation.models import Item, ItemGroup, Project
+from annotation.services import item_create
 
 from . import pipeline
 from .stems import LETTERS, LEVELS, ROLES
@@ -158,18 +158,16 @@ def published_entries_import(*, project: Project, data: bytes) -> list[ItemGroup
 
 
 def _question_create(entry: ItemGroup, level: str, spec: dict) -> Item:
-    item = Item.objects.create(
+    return item_create(
         project=entry.project,
-        group=entry,
+        group_id=entry.pk,
         position_in_group=LEVELS.index(level) + 1,
         question=spec["question"],
         causal_class=level,
         source="meter:published",
-        text_key=text_key(spec["question"]),
         external_id=f"{entry.external_id}-{level}" if entry.external_id else "",
         reference_answer=spec["options"][spec["answer"]],
-        status=Item.Status.IN_REVIEW,
-        round=1,
+        answer_provenance={"kind": "import", "source": "meter:published"},
         metadata={
             "role": pipeline.QUESTION,
             "level": level,
@@ -177,16 +175,14 @@ def _question_create(entry: ItemGroup, level: str, spec: dict) -> Item:
             "published_answer": spec["answer"],
             "rounds": {"1": {"stage": "editing"}},
         },
+        options=[
+            {
+                "role": spec["roles"][letter],
+                "text": spec["options"][letter],
+                "rationale": spec["rationales"][letter],
+                "position": LETTERS.index(letter),
+            }
+            for letter in LETTERS
+        ],
+        note=f"{level} question imported as published",
     )
-    Option.objects.bulk_create(
-        Option(
-            item=item,
-            role=spec["roles"][letter],
-            text=spec["options"][letter],
-            rationale=spec["rationales"][letter],
-            position=LETTERS.index(letter),
-        )
-        for letter in LETTERS
-    )
-    pipeline._first_revision(item, note=f"{level} question imported as published")
-    return item

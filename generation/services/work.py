@@ -19,10 +19,11 @@ from annotation.models import Item, Option, Revision
 from annotation.services import (
     Author,
     ItemChange,
-    item_snapshot,
+    NewItem,
+    item_revise,
     item_start_round,
-    item_update,
-    items_update,
+    items_create,
+    items_revise,
 )
 
 from ..models import GenerationJob, LLMCall
@@ -183,7 +184,7 @@ def answers_apply_many(calls: list[LLMCall], fallback, together: bool = True) ->
 
 def _answers_apply(calls: list[LLMCall]) -> Applied:
     applied = Applied()
-    _changed, left_alone = items_update(
+    _changed, left_alone = items_revise(
         changes=[
             ItemChange(
                 call.item_id,
@@ -214,7 +215,7 @@ def answer_apply(call: LLMCall, answer: str) -> list:
         raise NotApplied(
             f"item {item.pk} is {item.get_status_display().lower()} now; its answer was not replaced"
         )
-    item = item_update(
+    item = item_revise(
         item=item,
         changes={"reference_answer": answer},
         author=author_of(call),
@@ -299,36 +300,27 @@ class QuestionsWork(Work):
         topic_id = params.get("topic_id")
         if topic_id and not self.project.topics.filter(pk=topic_id).exists():
             topic_id = None  # re-clustered since the job started: the next topic run places these questions
-        created, follow_ups = [], []
+        new, follow_ups = [], []
         for entry in proposed:
             question = entry["question"].strip()
             key = text_key(question)
             if key in taken:
                 continue
             taken.add(key)
-            item = Item.objects.create(
-                project=self.project,
-                question=question,
-                causal_class=params["causal_class"],
-                topic_id=topic_id,
-                origin=Item.Origin.GENERATED,
-                status=Item.Status.PENDING,
-                round=0,
-                source=f"model:{call.endpoint.model}",
-                text_key=key,
-                metadata={"generation": {**provenance(call), "rationale": entry.get("rationale", "")}},
+            new.append(
+                NewItem(
+                    question=question,
+                    causal_class=params["causal_class"],
+                    topic_id=topic_id,
+                    origin=Item.Origin.GENERATED,
+                    source=f"model:{call.endpoint.model}",
+                    text_key=key,
+                    metadata={"generation": {**provenance(call), "rationale": entry.get("rationale", "")}},
+                    author=author_of(call),
+                    note=f"question by {call.endpoint.model}",
+                )
             )
-            Revision.objects.create(
-                item=item,
-                number=item.version,
-                round=0,
-                kind=Revision.Kind.CREATED,
-                llm_call_id=call.pk,
-                provenance=provenance(call),
-                snapshot=item_snapshot(item),
-                note=f"question by {call.endpoint.model}",
-            )
-            created.append(item)
+        created = items_create(project=self.project, items=new)
         skipped = len(parsed["questions"]) - len(created)
         updates = {
             "items_created": F("items_created") + len(created),
@@ -401,7 +393,7 @@ class DistractorsWork(Work):
         ]
         options = correct + distractors
         random.Random(item.pk).shuffle(options)  # the correct option's place says nothing; reruns agree
-        item = item_update(
+        item = item_revise(
             item=item,
             changes={},
             options=options,
@@ -469,7 +461,7 @@ class RevisionWork(Work):
         if not any(option["role"] == Option.Role.CORRECT for option in options):
             options = None
         changes = {"reference_answer": answer} if options is None or item.reference_answer else {}
-        item = item_update(
+        item = item_revise(
             item=item,
             changes=changes,
             options=options,

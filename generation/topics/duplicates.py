@@ -5,7 +5,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from annotation.topics import item_drop_as_duplicate
+from annotation.models import CurationDecision
+from annotation.services import item_close
 
 from ..models import NearDuplicate
 
@@ -22,7 +23,9 @@ def near_duplicate_resolve(*, pair: NearDuplicate, keep: str, curator) -> NearDu
         raise ValidationError({"keep": _("This pair was decided already.")})
     if keep != "both":
         kept, dropped = (pair.first, pair.second) if keep == "first" else (pair.second, pair.first)
-        item_drop_as_duplicate(item=dropped, of=kept, curator=curator)
+        item_close(
+            item=dropped, curator=curator, decision=CurationDecision.Decision.REJECT, duplicate_of=kept
+        )
     pair.status = NearDuplicate.Status.KEPT if keep == "both" else NearDuplicate.Status.MERGED
     pair.decided_by = curator
     pair.decided_at = timezone.now()

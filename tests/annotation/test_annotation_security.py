@@ -7,10 +7,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.curation import item_decide
 from annotation.judging import item_edit
 from annotation.models import Item
 from annotation.queue import assignment_next
+from annotation.services import item_close
 from tests.annotation.helpers import judge
 from tests.factories import ItemFactory, OptionFactory, ProjectFactory
 
@@ -153,7 +153,7 @@ def test_every_page_escapes_what_people_wrote(project, annotators, curator, pois
             reverse("annotation:item_part", args=[project.slug, poisoned.pk, "options"]) + "?edit=1"
         ),
     ]
-    item_decide(item=poisoned, curator=curator, decision="revise", note=f"Nota {PAYLOAD}")
+    item_close(item=poisoned, curator=curator, decision="revise", note=f"Nota {PAYLOAD}")
     pages += [
         curator_client.get(reverse("annotation:item_revise", args=[project.slug, poisoned.pk])),
         curator_client.get(reverse("annotation:revision_list", args=[project.slug])),

@@ -4,9 +4,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.curation import item_decide
 from annotation.judging import item_edit
 from annotation.queue import assignment_next
+from annotation.services import item_close
 from tests.annotation.helpers import judge
 from tests.factories import ItemFactory
 
@@ -101,7 +101,7 @@ def test_annotators_revising_by_hand_see_the_curators_note_but_not_the_reviewers
     item, second = judged_by_first
     judge(second, vote="needs_revision")
     judge(assignment_next(project=project, annotator=annotators[2]), vote="needs_revision")
-    item_decide(item=item, curator=curator, decision="revise", note="Explique o mecanismo causal.")
+    item_close(item=item, curator=curator, decision="revise", note="Explique o mecanismo causal.")
     url = reverse("annotation:item_revise", args=[project.slug, item.pk])
 
     as_annotator = signed_in(annotators[2]).get(url).content.decode()

@@ -3,17 +3,11 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from annotation.curation import (
-    ApprovalRule,
-    DecisionRefused,
-    bulk_approval_matches,
-    item_decide,
-    item_return_to_review,
-    items_bulk_approve,
-)
+from annotation.curation import ApprovalRule, bulk_approval_matches, item_return_to_review, items_bulk_approve
 from annotation.judging import AssignmentClosed, item_edit
 from annotation.models import Assignment, CurationDecision, Item
 from annotation.queue import assignment_next
+from annotation.services import DecisionRefused, item_close
 from annotation.signals import revision_requested
 from tests.annotation.helpers import judge
 from tests.factories import ItemFactory
@@ -37,7 +31,7 @@ def judged_item(
 @pytest.mark.parametrize(("decision", "status"), [("approve", "approved"), ("reject", "rejected")])
 def test_approving_or_rejecting_closes_the_item(project, annotators, curator, decision, status):
     item = judged_item(project, annotators)
-    made = item_decide(item=item, curator=curator, decision=decision)
+    made = item_close(item=item, curator=curator, decision=decision)
     item.refresh_from_db()
     assert item.status == status
     assert (made.round, made.curator, made.decision) == (1, curator, decision)
@@ -46,8 +40,8 @@ def test_approving_or_rejecting_closes_the_item(project, annotators, curator, de
 def test_revise_needs_a_note_and_moves_the_item_to_needs_revision(project, annotators, curator):
     item = judged_item(project, annotators, votes=("needs_revision",) * 3)
     with pytest.raises(ValidationError):
-        item_decide(item=item, curator=curator, decision="revise", note=" ")
-    item_decide(item=item, curator=curator, decision="revise", note="Explique o mecanismo.")
+        item_close(item=item, curator=curator, decision="revise", note=" ")
+    item_close(item=item, curator=curator, decision="revise", note="Explique o mecanismo.")
     item.refresh_from_db()
     assert item.status == Item.Status.NEEDS_REVISION
 
@@ -64,7 +58,7 @@ def test_revise_sends_revision_requested_only_after_the_transaction_commits(
     revision_requested.connect(receiver)
     try:
         with django_capture_on_commit_callbacks(execute=False) as callbacks:
-            item_decide(item=item, curator=curator, decision="revise", note="Mais curta.")
+            item_close(item=item, curator=curator, decision="revise", note="Mais curta.")
         assert received == []  # nothing before the commit
         for callback in callbacks:
             callback()
@@ -75,16 +69,16 @@ def test_revise_sends_revision_requested_only_after_the_transaction_commits(
 
 def test_a_round_is_decided_once(project, annotators, curator):
     item = judged_item(project, annotators)
-    item_decide(item=item, curator=curator, decision="approve")
+    item_close(item=item, curator=curator, decision="approve")
     with pytest.raises(DecisionRefused):
-        item_decide(item=item, curator=curator, decision="reject")
+        item_close(item=item, curator=curator, decision="reject")
     assert CurationDecision.objects.count() == 1
 
 
 def test_a_decision_closes_the_open_assignments_of_the_round(project, annotators, curator):
     item = ItemFactory(project=project)
     open_one = assignment_next(project=project, annotator=annotators[0])
-    item_decide(item=item, curator=curator, decision="reject")
+    item_close(item=item, curator=curator, decision="reject")
     open_one.refresh_from_db()
     assert open_one.status == Assignment.Status.EXPIRED
     with pytest.raises(AssignmentClosed):
@@ -95,7 +89,7 @@ def test_after_a_revision_by_hand_the_item_starts_a_new_round_with_fresh_judgmen
     project, annotators, curator
 ):
     item = judged_item(project, annotators)
-    item_decide(item=item, curator=curator, decision="revise", note="Reescreva.")
+    item_close(item=item, curator=curator, decision="revise", note="Reescreva.")
     item_edit(
         item=item, user=annotators[0], part="answer", values="Resposta reescrita.", base_version=item.version
     )
@@ -138,7 +132,7 @@ def test_bulk_approval_approves_what_was_previewed_and_still_matches(project, an
     rule = ApprovalRule(votes="all_accept", min_mean_rating=4)
     previewed = [m.item.pk for m in bulk_approval_matches(project=project, rule=rule)]
     late = judged_item(project, annotators, rating=5)  # matches, but was not in the preview
-    item_decide(item=second, curator=curator, decision="reject")  # decided after the preview
+    item_close(item=second, curator=curator, decision="reject")  # decided after the preview
 
     result = items_bulk_approve(project=project, curator=curator, rule=rule, item_ids=previewed)
 

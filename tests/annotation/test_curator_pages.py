@@ -7,11 +7,10 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from annotation.curation import item_decide
 from annotation.judging import item_edit
 from annotation.models import Item, Revision
 from annotation.queue import assignment_next
-from annotation.services import Author, item_update
+from annotation.services import Author, item_close, item_revise
 from tests.annotation.helpers import judge
 from tests.factories import ItemFactory
 
@@ -142,8 +141,8 @@ def test_the_history_shows_every_revision_with_who_made_it_and_the_decisions(pro
     judge(assignment)
     for annotator in annotators[1:]:
         judge(assignment_next(project=project, annotator=annotator))
-    item_decide(item=item, curator=curator, decision="revise", note="Seja mais específica.")
-    item_update(
+    item_close(item=item, curator=curator, decision="revise", note="Seja mais específica.")
+    item_revise(
         item=item,
         changes={"reference_answer": "Resposta do modelo."},
         kind=Revision.Kind.MODEL,

@@ -9,7 +9,7 @@ from django.utils import timezone
 from annotation.judging import AssignmentClosed, answer_submit, item_edit, judgment_submit
 from annotation.models import Assignment, Item, Judgment, Revision
 from annotation.queue import ANSWER, assignment_next
-from annotation.services import Author, EditConflict, item_start_round, item_update
+from annotation.services import Author, EditConflict, item_revise, item_start_round
 from tests.annotation.helpers import judge
 from tests.factories import ItemFactory, OptionFactory
 
@@ -141,7 +141,7 @@ def test_writing_an_answer_sends_the_question_to_review(project, annotator):
 def test_an_answer_written_over_someone_elses_is_a_conflict(project, annotator, curator):
     ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="")
     assignment = assignment_next(project=project, annotator=annotator, kind=ANSWER)
-    item_update(
+    item_revise(
         item=assignment.item, changes={"question": "Pergunta corrigida?"}, author=Author(user=curator)
     )
     with pytest.raises(EditConflict):

@@ -4,9 +4,9 @@ and agreement reads the latest."""
 import pytest
 from django.urls import reverse
 
-from annotation.curation import item_decide
 from annotation.models import Item, Judgment, JudgmentVersion
 from annotation.queue import assignment_next
+from annotation.services import item_close
 from tests.annotation.helpers import judge, judgment_post
 from tests.factories import ItemFactory
 
@@ -72,7 +72,7 @@ def test_a_decided_round_cannot_be_changed(client_for, project, annotator, curat
     ItemFactory(project=project)
     assignment = assignment_next(project=project, annotator=annotator)
     judge(assignment)
-    item_decide(item=Item.objects.get(), curator=curator, decision="approve")
+    item_close(item=Item.objects.get(), curator=curator, decision="approve")
     client = client_for(annotator)
     page = client.get(reverse("annotation:assignment", args=[project.slug, assignment.pk])).content.decode()
     assert "Change this judgment" not in page

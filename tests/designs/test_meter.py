@@ -10,11 +10,11 @@ import pytest
 from django.urls import reverse
 
 from annotation import queue
-from annotation.curation import item_decide
 from annotation.designs import design_for
 from annotation.judging import item_edit, judgment_submit
 from annotation.models import Item, ItemGroup, Judgment, Membership
 from annotation.projects import project_create
+from annotation.services import item_close
 from designs.meter import pipeline
 from designs.meter.stems import DATA as DESIGN_DATA
 from designs.meter.stems import LETTERS, letter_balance, option_positions, stem_bank
@@ -235,7 +235,7 @@ def test_the_example_goes_through_the_whole_pipeline(
 
     # --- approval: an entry is gold only when all three of its questions are ------------------------------
     for external_id in ("meter-01-L1", "meter-01-L2", "meter-01-L3", "meter-02-L1", "meter-02-L2"):
-        item_decide(item=Item.objects.get(external_id=external_id), curator=curator, decision="approve")
+        item_close(item=Item.objects.get(external_id=external_id), curator=curator, decision="approve")
     assert pipeline.stage_counts(meter) == {"gold": 1, "approval": 1, "discarded": 2}
     page = client_for(curator).get(reverse("annotation:project_detail", args=[meter.slug])).content.decode()
     assert 'class="tile stage-gold"' in page and "Answer letters" in page and "contaminated" in page
@@ -264,7 +264,7 @@ def test_the_example_goes_through_the_whole_pipeline(
     assert sorted(r.data["id"] for r in released) == ["meter-01-L1", "meter-01-L2", "meter-01-L3"]
     assert len({r.split for r in released}) == 1  # an entry is never split apart
 
-    item_decide(item=Item.objects.get(external_id="meter-02-L3"), curator=curator, decision="approve")
+    item_close(item=Item.objects.get(external_id="meter-02-L3"), curator=curator, decision="approve")
     assert pipeline.stage_counts(meter) == {"gold": 2, "discarded": 2}
     release = release_cut(project=meter, seed=5)
     assert release.items.count() == 6

@@ -17,7 +17,7 @@ from annotation.designs.base import ProjectDesign, Stage
 from annotation.models import Item, Judgment
 from annotation.projects import project_create
 from annotation.queue import assignment_next
-from annotation.services import item_start_round, item_update
+from annotation.services import item_create, item_revise, item_start_round
 from generation import kinds as kind_registry
 from generation.kinds import JobKind, job_kind_register
 from generation.models import GenerationJob
@@ -64,7 +64,7 @@ class ProverbDesign(ProjectDesign):
 
     def load_example(self, project, users):
         for number, (proverb, cause, effect) in enumerate(PROVERBS, start=1):
-            Item.objects.create(
+            item_create(
                 project=project,
                 question=proverb,
                 external_id=f"prov-{number}",
@@ -97,7 +97,7 @@ class ExplainWork(Work):
         item = Item.objects.get(pk=call.item_id)
         if item.status != Item.Status.PENDING:
             raise NotApplied(f"item {item.pk} is not waiting")
-        item = item_update(
+        item = item_revise(
             item=item,
             changes={"reference_answer": parsed["explanation"]},
             author=author_of(call),

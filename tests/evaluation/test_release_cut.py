@@ -9,7 +9,7 @@ import yaml
 from django.core.management import CommandError, call_command
 
 from annotation.models import ImportBatch, Item, Revision
-from annotation.services import Author, item_update
+from annotation.services import Author, item_revise
 from evaluation.models import Release, ReleaseItem
 from evaluation.releases.export import export_release
 from evaluation.releases.splits import SplitRatioError
@@ -74,7 +74,7 @@ def test_later_edits_never_change_a_release(project, gold, curator, tmp_path):
     item = gold[0]
     frozen = ReleaseItem.objects.get(release=release, item=item).data
 
-    item_update(
+    item_revise(
         item=item,
         changes={"question": "Uma pergunta reescrita depois?", "reference_answer": "Outra."},
         author=Author(user=curator),

@@ -103,7 +103,7 @@ def annotator_round_trip(project, annotators, client_for):
     """What an annotator does in a round: the queue, the item page, a judgment, an edit of the item."""
     from django.urls import reverse
 
-    from annotation.services import Author, item_update
+    from annotation.services import Author, item_revise
     from tests.annotation.helpers import judgment_post
 
     for n in range(3):
@@ -117,7 +117,7 @@ def annotator_round_trip(project, annotators, client_for):
         reverse("annotation:assignment_judge", args=[project.slug, assignment.pk]), judgment_post(project)
     )
     item = Item.objects.get(pk=assignment.item_id)
-    edited = item_update(item=item, changes={"context": "Contexto."}, author=Author(user=annotator))
+    edited = item_revise(item=item, changes={"context": "Contexto."}, author=Author(user=annotator))
     part = client.get(reverse("annotation:item_part", args=[project.slug, item.pk, "history"]))
     from annotation.permissions import get_item_for_editing, get_project_for_user
     from tests.factories import UserFactory

@@ -3,7 +3,7 @@
 import pytest
 
 from annotation.models import Item, Revision
-from annotation.services import Author, EditConflict, item_start_round, item_update
+from annotation.services import Author, EditConflict, item_revise, item_start_round
 from tests.factories import ItemFactory, OptionFactory
 
 pytestmark = pytest.mark.django_db
@@ -11,7 +11,7 @@ pytestmark = pytest.mark.django_db
 
 def test_an_edit_records_the_item_before_and_after(project, annotator):
     item = ItemFactory(project=project, reference_answer="Antes.")
-    saved = item_update(
+    saved = item_revise(
         item=item, changes={"reference_answer": "Depois."}, author=Author(user=annotator), expected_version=1
     )
 
@@ -26,7 +26,7 @@ def test_an_edit_records_the_item_before_and_after(project, annotator):
 
 def test_a_save_based_on_an_old_version_is_refused_and_changes_nothing(project, annotators):
     item = ItemFactory(project=project, question="Original?")
-    item_update(
+    item_revise(
         item=item,
         changes={"question": "Primeira edição?"},
         author=Author(user=annotators[0]),
@@ -34,7 +34,7 @@ def test_a_save_based_on_an_old_version_is_refused_and_changes_nothing(project, 
     )
 
     with pytest.raises(EditConflict) as conflict:
-        item_update(
+        item_revise(
             item=item,
             changes={"question": "Segunda edição?"},
             author=Author(user=annotators[1]),
@@ -50,7 +50,7 @@ def test_a_save_based_on_an_old_version_is_refused_and_changes_nothing(project, 
 def test_a_model_answer_is_marked_with_its_call(project):
     item = ItemFactory(project=project, reference_answer="")
     author = Author(llm_call_id=42, provenance={"model": "llama-70b", "template": "answer/class-agnostic v1"})
-    item_update(
+    item_revise(
         item=item,
         changes={"reference_answer": "Resposta do modelo."},
         author=author,
@@ -71,7 +71,7 @@ def test_options_are_replaced_and_recorded(project, annotator):
         {"text": "Certa", "role": "correct"},
         {"text": "Errada, mas melhor", "role": "unfounded", "rationale": "r"},
     ]
-    item_update(item=item, changes={}, options=options, author=Author(user=annotator))
+    item_revise(item=item, changes={}, options=options, author=Author(user=annotator))
 
     assert list(item.options.values_list("text", "role", "position")) == [
         ("Certa", "correct", 0),
@@ -82,7 +82,7 @@ def test_options_are_replaced_and_recorded(project, annotator):
 
 def test_saving_without_changes_writes_no_revision(project, annotator):
     item = ItemFactory(project=project, question="Igual?")
-    saved = item_update(item=item, changes={"question": "Igual?"}, author=Author(user=annotator))
+    saved = item_revise(item=item, changes={"question": "Igual?"}, author=Author(user=annotator))
     assert saved.version == 1
     assert not item.revisions.filter(kind="edit").exists()
 
@@ -96,12 +96,12 @@ def test_a_new_round_sends_the_item_back_to_review(project):
 def test_many_items_updated_at_once_get_the_same_versions_and_revisions_as_one_by_one(
     project, annotator, django_assert_max_num_queries
 ):
-    from annotation.services import ItemChange, items_update
+    from annotation.services import ItemChange, items_revise
 
     items = [ItemFactory(project=project, reference_answer="", answer_by="") for _ in range(20)]
     OptionFactory(item=items[0], text="Certa", role="correct", position=0)
     edited = ItemFactory(project=project, reference_answer="Antes.")
-    item_update(item=edited, changes={"question": "Editada?"}, author=Author(user=annotator))
+    item_revise(item=edited, changes={"question": "Editada?"}, author=Author(user=annotator))
     author = Author(llm_call_id=7, provenance={"model": "m", "call_id": 7})
     changes = [
         ItemChange(item.pk, {"reference_answer": f"Resposta {n}."}, author, note="lote")
@@ -112,7 +112,7 @@ def test_many_items_updated_at_once_get_the_same_versions_and_revisions_as_one_b
     )  # no change: no revision
 
     with django_assert_max_num_queries(8):
-        changed, left_alone = items_update(changes=changes, kind=Revision.Kind.MODEL, start_round=True)
+        changed, left_alone = items_revise(changes=changes, kind=Revision.Kind.MODEL, start_round=True)
 
     assert len(changed) == 21 and left_alone == {}
     for n, item in enumerate(items):
@@ -137,7 +137,7 @@ def test_many_items_updated_at_once_get_the_same_versions_and_revisions_as_one_b
 
 
 def test_items_in_other_statuses_are_left_alone_when_asked(project):
-    from annotation.services import ItemChange, items_update
+    from annotation.services import ItemChange, items_revise
 
     waiting = ItemFactory(project=project, status=Item.Status.PENDING, reference_answer="")
     approved = ItemFactory(project=project, status=Item.Status.APPROVED, reference_answer="Ouro.")
@@ -146,7 +146,7 @@ def test_items_in_other_statuses_are_left_alone_when_asked(project):
         ItemChange(pk, {"reference_answer": "Nova."}, author) for pk in (waiting.pk, approved.pk, 999999)
     ]
 
-    changed, left_alone = items_update(changes=changes, only_if_status=(Item.Status.PENDING,))
+    changed, left_alone = items_revise(changes=changes, only_if_status=(Item.Status.PENDING,))
 
     assert [item.pk for item in changed] == [waiting.pk]
     assert left_alone == {approved.pk: Item.Status.APPROVED, 999999: None}
@@ -158,7 +158,7 @@ def test_a_model_answer_to_an_item_sent_back_starts_a_fresh_round_not_a_complete
     """The stranded-item bug: an item sent back for revision after a full round with disagreement, then answered
     by a model through the batch path, must come back to review with empty round counters, as ``item_start_round``
     leaves them, so the queue assigns it again and the curator's queue shows no old disagreement."""
-    from annotation.services import ItemChange, items_update
+    from annotation.services import ItemChange, items_revise
 
     def sent_back():
         return ItemFactory(
@@ -174,14 +174,14 @@ def test_a_model_answer_to_an_item_sent_back_starts_a_fresh_round_not_a_complete
     by_batch, one_by_one = sent_back(), sent_back()
     author = Author(llm_call_id=3, provenance={"model": "m", "call_id": 3})
 
-    items_update(
+    items_revise(
         changes=[ItemChange(by_batch.pk, {"reference_answer": "Depois."}, author)],
         kind=Revision.Kind.MODEL,
         only_if_status=(Item.Status.NEEDS_REVISION,),
         start_round=True,
     )
     item_start_round(
-        item=item_update(
+        item=item_revise(
             item=one_by_one, changes={"reference_answer": "Depois."}, author=author, kind=Revision.Kind.MODEL
         )
     )
@@ -195,7 +195,7 @@ def test_a_model_answer_to_an_item_sent_back_starts_a_fresh_round_not_a_complete
 
 def test_an_item_answered_by_a_model_after_revision_is_assigned_for_review_again(project, annotators):
     from annotation.queue import assignment_next
-    from annotation.services import ItemChange, items_update
+    from annotation.services import ItemChange, items_revise
 
     item = ItemFactory(
         project=project,
@@ -206,7 +206,7 @@ def test_an_item_answered_by_a_model_after_revision_is_assigned_for_review_again
         round_judged=project.overlap,
         round_disagreement=1.0,
     )
-    items_update(
+    items_revise(
         changes=[ItemChange(item.pk, {"reference_answer": "Depois."}, Author(llm_call_id=4, provenance={}))],
         kind=Revision.Kind.MODEL,
         start_round=True,

@@ -1,8 +1,9 @@
-"""Writes to items that every door shares: the annotator's page, the API, model tasks, commands.
+"""Revising an item, and starting its next round.
 
-Every change to an item goes through ``item_update``: it bumps the item's version (so two
-people saving the same version cannot overwrite each other) and appends a ``Revision``
-holding the item as it stands after the change, with who or which model call made it.
+Every change to an item's content goes through ``item_revise`` (one item) or ``items_revise``
+(a batch of model output), which share their rules: it bumps the item's version (so two people
+saving the same version cannot overwrite each other) and appends a ``Revision`` holding the item
+as it stands after the change, with who or which model call made it.
 """
 
 import json
@@ -14,8 +15,8 @@ from django.utils import timezone
 
 from causalqa_site.compiled import CompiledQuery
 
-from .bulk import fast_insert, fast_update
-from .models import Item, Option, Revision
+from ..bulk import fast_insert, fast_update
+from ..models import Item, Option, Revision
 
 # Every edit locks its item with this (compiled once, see causalqa_site.compiled).
 _LOCKED_ITEM = CompiledQuery(lambda *, item_id: Item.objects.select_for_update().filter(pk=item_id)[:1])
@@ -65,19 +66,68 @@ def item_snapshot(item: Item, options: list[Option] | None = None) -> dict:
 
 @dataclass(frozen=True)
 class Author:
-    """Who made a change: a person (``user``) or a model call (``llm_call_id`` + ``provenance``)."""
+    """Who made a change: a person (``user``), a model call (``llm_call_id`` + ``provenance``), or nobody
+    named (an import, a seed). ``by_model``: a model wrote it though no call of ours is known (an imported
+    model answer, a demo)."""
 
     user: object = None
     llm_call_id: int | None = None
     provenance: dict | None = None
+    by_model: bool = False
 
     @property
     def is_model(self) -> bool:
-        return self.llm_call_id is not None
+        return self.by_model or self.llm_call_id is not None
+
+
+def _check_editable(changes: dict) -> None:
+    unknown = set(changes) - set(EDITABLE_FIELDS)
+    if unknown:
+        raise ValueError(f"not editable: {', '.join(sorted(unknown))}")
+
+
+def _apply_changes(item: Item, changes: dict, author: Author) -> list[str]:
+    """Set the fields ``changes`` changes on ``item`` (unsaved) and say which; a new answer records its author."""
+    changed = [name for name, value in changes.items() if getattr(item, name) != value]
+    for name in changed:
+        setattr(item, name, changes[name])
+    if "reference_answer" in changed:
+        item.answer_by, item.answer_author, item.answer_provenance = answer_fields(
+            item.reference_answer, author
+        )
+    return changed
+
+
+def answer_fields(answer: str, author: Author, provenance: dict | None = None) -> tuple:
+    """``answer_by``, ``answer_author`` and ``answer_provenance`` of an item whose answer ``author`` wrote:
+    the one rule for a new item (annotation.services.creation) and a revised one. ``provenance`` names a
+    source other than the author (an import batch, a seed)."""
+    if not answer:
+        return Item.AnswerBy.NOBODY, None, {}
+    if author.is_model:
+        return Item.AnswerBy.MODEL, None, dict(provenance or author.provenance or {})
+    return Item.AnswerBy.HUMAN, author.user, dict(provenance or {"kind": "human"})
+
+
+def _revision(
+    item: Item, *, kind: str, author: Author, snapshot: dict, changed: list, note: str, round_: int
+):
+    return Revision(
+        item=item,
+        number=item.version,
+        round=round_,
+        kind=kind,
+        author=author.user,
+        llm_call_id=author.llm_call_id,
+        provenance=dict(author.provenance or {}),
+        snapshot=snapshot,
+        changed_fields=changed,
+        note=note,
+    )
 
 
 @transaction.atomic
-def item_update(
+def item_revise(
     *,
     item: Item,
     changes: dict,
@@ -93,9 +143,7 @@ def item_update(
     Raises ``EditConflict`` when ``expected_version`` is given and the item has moved on.
     Returns the item as saved, with its new version.
     """
-    unknown = set(changes) - set(EDITABLE_FIELDS)
-    if unknown:
-        raise ValueError(f"not editable: {', '.join(sorted(unknown))}")
+    _check_editable(changes)
     current = _LOCKED_ITEM.first(item_id=item.pk)
     if current is None:
         raise Item.DoesNotExist(f"item {item.pk} no longer exists")
@@ -103,13 +151,7 @@ def item_update(
         raise EditConflict(current, expected_version)
     before = item_snapshot(current)
 
-    changed = [name for name, value in changes.items() if getattr(current, name) != value]
-    for name in changed:
-        setattr(current, name, changes[name])
-    if "reference_answer" in changed:
-        current.answer_by = Item.AnswerBy.MODEL if author.is_model else Item.AnswerBy.HUMAN
-        current.answer_author = None if author.is_model else author.user
-        current.answer_provenance = dict(author.provenance or {}) if author.is_model else {"kind": "human"}
+    changed = _apply_changes(current, changes, author)
     if options is not None and _options_differ(before["options"], options):
         current.options.all().delete()
         Option.objects.bulk_create(
@@ -143,18 +185,9 @@ def item_update(
             },
         }
     )
-    Revision.objects.create(
-        item=current,
-        number=current.version,
-        round=current.round,
-        kind=kind,
-        author=author.user,
-        llm_call_id=author.llm_call_id,
-        provenance=dict(author.provenance or {}),
-        snapshot=snapshot,
-        changed_fields=changed,
-        note=note,
-    )
+    _revision(
+        current, kind=kind, author=author, snapshot=snapshot, changed=changed, note=note, round_=current.round
+    ).save()
     return current
 
 
@@ -164,32 +197,45 @@ def _options_differ(before: list[dict], after: list[dict]) -> bool:
     return any(old.get(f, "") != new.get(f, "") for old, new in zip(before, after) for f in OPTION_FIELDS)
 
 
-def _ensure_first_revision(item: Item, snapshot: dict) -> None:
-    """Imported and generated items have no revision yet; record how they started before the first change.
+def first_revision(item: Item, *, snapshot: dict, author: Author | None = None, note: str = "") -> Revision:
+    """The revision that records how an item started (unsaved): the one rule for every way an item is made.
 
-    Every version after the first was written here with its revision, so only version 1 can lack one.
+    ``item_create`` writes it with the item; the bulk import leaves it to the item's first change
+    (``_ensure_first_revision``), which knows no author: the import names none, so both give the same.
+    """
+    author = author or Author()
+    provenance = {**(item.answer_provenance or {}), **(author.provenance or {})}
+    if item.import_batch_id:
+        provenance.setdefault("import_batch", item.import_batch_id)
+    return Revision(
+        item=item,
+        number=1,
+        round=item.round,
+        kind=Revision.Kind.CREATED,
+        author=author.user,
+        llm_call_id=author.llm_call_id,
+        provenance=provenance,
+        snapshot=snapshot,
+        note=note,
+    )
+
+
+def _ensure_first_revision(item: Item, snapshot: dict) -> None:
+    """Items of a bulk import have no revision yet; record how they started before the first change.
+
+    Every version after the first was written with its revision, so only version 1 can lack one.
     """
     if item.version > 1:
         return
-    provenance = dict(item.answer_provenance or {})
-    if item.import_batch_id:
-        provenance.setdefault("import_batch", item.import_batch_id)
     try:
         with transaction.atomic():
-            Revision.objects.create(
-                item=item,
-                number=item.version,
-                round=item.round,
-                kind=Revision.Kind.CREATED,
-                provenance=provenance,
-                snapshot=snapshot,
-            )
+            first_revision(item, snapshot=snapshot).save()
     except IntegrityError:
-        pass  # written by a concurrent first edit; both hold the same snapshot
+        pass  # written at creation, or by a concurrent first edit; both hold the same snapshot
 
 
 # What the next review round sets on an item besides ``round + 1``: the one rule ``item_start_round`` and the
-# batch path (``items_update(start_round=True)``, model answers) share, so no item comes back to review with the
+# batch path (``items_revise(start_round=True)``, model answers) share, so no item comes back to review with the
 # old round's counters (complete, so nobody is ever asked to review it again).
 NEW_ROUND = {
     "status": Item.Status.IN_REVIEW,
@@ -213,7 +259,7 @@ def item_start_round(*, item: Item) -> Item:
 
 @dataclass(frozen=True)
 class ItemChange:
-    """One item's part in ``items_update``."""
+    """One item's part in ``items_revise``."""
 
     item_id: int
     changes: dict
@@ -222,27 +268,25 @@ class ItemChange:
 
 
 @transaction.atomic(savepoint=False)  # all or nothing with the caller's transaction
-def items_update(
+def items_revise(
     *,
     changes: list[ItemChange],
     kind: str = Revision.Kind.EDIT,
     only_if_status: tuple[str, ...] | None = None,
     start_round: bool = False,
 ) -> tuple[list[Item], dict[int, str | None]]:
-    """``item_update`` for many items in a handful of queries, whatever their number.
+    """``item_revise`` for many items in a handful of queries, whatever their number.
 
-    For writers that deliver in batches (model output): the same rules as ``item_update``
-    (versions bumped, a revision per changed item, a first revision for items that had
-    none), without ``expected_version`` and without options. With ``only_if_status``, items
-    in another status are left alone; with ``start_round``, the items written then start
-    their next review round, as ``item_start_round`` does.
+    For writers that deliver in batches (model output): the same rules as ``item_revise``
+    (``_apply_changes``, versions bumped, a revision per changed item, ``first_revision`` for
+    items that had none), without ``expected_version`` and without options. With
+    ``only_if_status``, items in another status are left alone; with ``start_round``, the items
+    written then start their next review round, as ``item_start_round`` does.
 
     Returns the changed items and, for each item left alone, its status (None: no such item).
     """
     for change in changes:
-        unknown = set(change.changes) - set(EDITABLE_FIELDS)
-        if unknown:
-            raise ValueError(f"not editable: {', '.join(sorted(unknown))}")
+        _check_editable(change.changes)
     ids = [change.item_id for change in changes]
     items = {item.pk: item for item in Item.objects.select_for_update().filter(pk__in=ids)}
     left_alone = {pk: None for pk in ids if pk not in items}
@@ -258,37 +302,19 @@ def items_update(
     with_history = set(
         Revision.objects.filter(item_id__in=ids).order_by().values_list("item_id", flat=True).distinct()
     )
-    first_revisions, revisions, changed_items, fields = [], [], [], set()
+    revisions, changed_items, fields = [], [], set()
     now = timezone.now()
     for change in changes:
         item = items[change.item_id]
         before = item_snapshot(item, options[item.pk])
-        if item.pk not in with_history:
-            with_history.add(item.pk)
-            provenance = dict(item.answer_provenance or {})
-            if item.import_batch_id:
-                provenance.setdefault("import_batch", item.import_batch_id)
-            first_revisions.append(
-                Revision(
-                    item=item,
-                    number=item.version,
-                    round=item.round,
-                    kind=Revision.Kind.CREATED,
-                    provenance=provenance,
-                    snapshot=before,
-                )
-            )
-        changed = [name for name, value in change.changes.items() if getattr(item, name) != value]
+        revision_round = item.round
+        first = None if item.pk in with_history else first_revision(item, snapshot=before)
+        changed = _apply_changes(item, change.changes, change.author)
         if not changed:
             continue
-        author = change.author
-        revision_round = item.round
-        for name in changed:
-            setattr(item, name, change.changes[name])
-        if "reference_answer" in changed:
-            item.answer_by = Item.AnswerBy.MODEL if author.is_model else Item.AnswerBy.HUMAN
-            item.answer_author = None if author.is_model else author.user
-            item.answer_provenance = dict(author.provenance or {}) if author.is_model else {"kind": "human"}
+        if first is not None:
+            with_history.add(item.pk)
+            revisions.append(first)
         item.version += 1  # the row is locked: nobody else can move it meanwhile
         item.updated_at = now
         if start_round:
@@ -298,17 +324,14 @@ def items_update(
         fields.update(changed)
         changed_items.append(item)
         revisions.append(
-            Revision(
-                item=item,
-                number=item.version,
-                round=revision_round,
+            _revision(
+                item,
                 kind=kind,
-                author=author.user,
-                llm_call_id=author.llm_call_id,
-                provenance=dict(author.provenance or {}),
+                author=change.author,
                 snapshot=item_snapshot(item, options[item.pk]),
-                changed_fields=changed,
+                changed=changed,
                 note=change.note,
+                round_=revision_round,
             )
         )
     if changed_items:
@@ -318,7 +341,7 @@ def items_update(
         fast_update(Item, sorted(fields), changed_items)
     # Revision numbers are versions of rows this transaction holds, so they cannot collide, except
     # with a first revision a concurrent first edit wrote meanwhile: then the insert fails and the
-    # caller's transaction with it (item_update, one at a time, copes with that race).
+    # caller's transaction with it (item_revise, one at a time, copes with that race).
     fast_insert(
         Revision,
         REVISION_COLUMNS,
@@ -335,7 +358,7 @@ def items_update(
                 json.dumps(r.changed_fields),
                 r.note,
             )
-            for r in first_revisions + revisions
+            for r in revisions
         ),
         constants={"created_at": now},
     )

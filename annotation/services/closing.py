@@ -1,0 +1,143 @@
+"""Closing an item's round with a curator's decision: approve into the gold collection, reject, send back
+for revision, or drop as a near-duplicate of another question.
+
+Every way — the review page, the API, bulk approval, a design's rules (METER votes, CausalBench checks,
+ExpliCa aggregation), the near-duplicate page — goes through ``item_close`` or its batch form
+``items_close``, which share ``_close_rounds``: a ``CurationDecision`` per item and round, the new status,
+and the round's assignments expired. "Revise" moves the item to *needs revision* and, once the transaction
+commits, sends ``annotation.signals.revision_requested`` (the generation app asks a model to rewrite the
+answer from the reviewers' comments).
+"""
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from ..models import Assignment, CurationDecision, Item, Revision
+from ..signals import revision_requested
+from .revisions import _ensure_first_revision, item_snapshot
+
+Decision = CurationDecision.Decision
+STATUS_AFTER = {
+    Decision.APPROVE: Item.Status.APPROVED,
+    Decision.REJECT: Item.Status.REJECTED,
+    Decision.REVISE: Item.Status.NEEDS_REVISION,
+}
+
+
+class DecisionRefused(Exception):
+    """The item cannot be decided now; the message says why, for the person."""
+
+
+@transaction.atomic
+def item_close(
+    *, item: Item, curator, decision: str, note: str = "", duplicate_of: Item | None = None
+) -> CurationDecision:
+    """Decide the item's current round. ``note`` is required for "revise" (it guides the rewrite).
+
+    ``duplicate_of``: reject the item as a near-duplicate of that one (kept), whatever its round: it leaves
+    every queue, its history stays (a revision records the drop). An approved item is never dropped.
+    """
+    if decision not in STATUS_AFTER:
+        raise ValidationError({"decision": _("decide approve, reject or revise")})
+    note = (note or "").strip()
+    if decision == Decision.REVISE and not note:
+        raise ValidationError({"note": _("say what should be revised")})
+    if duplicate_of is not None and decision != Decision.REJECT:
+        raise ValueError("a near-duplicate is dropped by rejecting it")
+    item = Item.objects.select_for_update().get(pk=item.pk)
+    if duplicate_of is not None:
+        return _drop_as_duplicate(item, of=duplicate_of, curator=curator)
+    if item.status != Item.Status.IN_REVIEW:
+        raise DecisionRefused(
+            _("Only an item in review can be decided; this one is “%(status)s”.")
+            % {"status": item.get_status_display()}
+        )
+    if CurationDecision.objects.filter(item=item, round=item.round).exists():
+        raise DecisionRefused(_("Round %(round)s of this item is already decided.") % {"round": item.round})
+    (made,) = _close_rounds([item], curator=curator, decision=decision, note=note)
+    if decision == Decision.REVISE:
+        transaction.on_commit(
+            lambda: revision_requested.send(sender=CurationDecision, item=item, decision=made)
+        )
+    return made
+
+
+@transaction.atomic
+def items_close(*, item_ids, curator, decision: str = Decision.APPROVE, note: str) -> list[int]:
+    """``item_close`` for many items in a few queries (approve or reject): those of ``item_ids`` in review
+    whose round is not decided yet are decided; the others are left alone. Returns the ids decided, in order."""
+    if decision not in (Decision.APPROVE, Decision.REJECT):
+        raise ValueError(f"items_close approves or rejects, not {decision!r}")
+    locked = list(
+        Item.objects.select_for_update()
+        .filter(pk__in=list(item_ids), status=Item.Status.IN_REVIEW)
+        .only("pk", "round", "status")
+    )
+    already = set(
+        CurationDecision.objects.filter(item_id__in=[item.pk for item in locked]).values_list(
+            "item_id", "round"
+        )
+    )
+    open_rounds = sorted(
+        (item for item in locked if (item.pk, item.round) not in already), key=lambda i: i.pk
+    )
+    _close_rounds(open_rounds, curator=curator, decision=decision, note=note)
+    return [item.pk for item in open_rounds]
+
+
+def _close_rounds(
+    items: list[Item], *, curator, decision: str, note: str, extra_fields: tuple = ()
+) -> list[CurationDecision]:
+    """The one rule of closing a round: its decision recorded, the item's status set, and whoever still holds
+    the item gets nothing more to submit. ``items`` are locked and in the round being closed."""
+    now = timezone.now()
+    made = CurationDecision.objects.bulk_create(
+        (
+            CurationDecision(item=item, curator=curator, round=item.round, decision=decision, note=note)
+            for item in items
+        ),
+        batch_size=2000,
+    )
+    ids = [item.pk for item in items]
+    status = STATUS_AFTER[decision]
+    Item.objects.filter(pk__in=ids).update(status=status, updated_at=now)
+    for item in items:
+        item.status = status
+    Assignment.objects.filter(item_id__in=ids, status=Assignment.Status.ACTIVE).update(
+        status=Assignment.Status.EXPIRED, finished_at=now
+    )
+    return made
+
+
+def _drop_as_duplicate(item: Item, *, of: Item, curator) -> CurationDecision:
+    if item.project_id != of.project_id or item.pk == of.pk:
+        raise ValidationError({"item": _("Choose two different questions of the same project.")})
+    if item.status == Item.Status.APPROVED:
+        raise ValidationError(
+            {
+                "item": _("Question #%(id)s is in the gold collection; keep it and drop the other.")
+                % {"id": item.pk}
+            }
+        )
+    note = f"near-duplicate of #{of.pk}"
+    before = item_snapshot(item)
+    _ensure_first_revision(item, before)
+    item.metadata = {**(item.metadata or {}), "duplicate_of": of.pk}
+    item.version += 1
+    item.save(update_fields=["metadata", "version", "updated_at"])
+    Revision.objects.create(
+        item=item,
+        number=item.version,
+        round=item.round,
+        kind=Revision.Kind.DECISION,
+        author=curator,
+        snapshot=before,
+        changed_fields=["status"],
+        note=note,
+    )
+    # A round decided already (a pending item's round 0 has no decision yet) takes the drop instead.
+    CurationDecision.objects.filter(item=item, round=item.round).delete()
+    (made,) = _close_rounds([item], curator=curator, decision=Decision.REJECT, note=note)
+    return made
