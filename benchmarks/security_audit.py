@@ -38,10 +38,10 @@ SKIP = re.compile(r"^/(static|logout|accounts/logout|i18n/setlang)|/(download|ex
 def build():
     from django.contrib.auth import get_user_model
 
-    from annotation.curation import item_decide
     from annotation.judging import item_edit
     from annotation.models import Item, Membership, Project, Topic
     from annotation.queue import assignment_next
+    from annotation.services import item_close
     from evaluation.services import release_cut
     from tests.annotation.helpers import judge
     from tests.factories import ItemFactory, OptionFactory
@@ -94,7 +94,7 @@ def build():
     reviewed = Item.objects.filter(project=project, judgments__isnull=False).distinct()
     for index, item in enumerate(reviewed):
         decision = "approve" if index % 2 == 0 else "revise"
-        item_decide(item=item, curator=users["curator"], decision=decision, note=f"Nota {PAYLOAD}")
+        item_close(item=item, curator=users["curator"], decision=decision, note=f"Nota {PAYLOAD}")
     if Item.objects.filter(project=project, status=Item.Status.APPROVED).exists():
         release_cut(project=project, notes=f"Notas {PAYLOAD}")
     return users
