@@ -47,26 +47,38 @@ def releasable_items(project):
     return design_for(project).releasable(Item.objects.filter(project=project, status=Item.Status.APPROVED))
 
 
+class UnitItems(dict):
+    """The item ids of each split unit, by unit key. A unit of one item (``i<id>``) is not stored: its ids are
+    read from its key, which saves a list and an entry per ungrouped item (tens of MB at 100,000 items)."""
+
+    def __missing__(self, key: str) -> list[int]:
+        if key.startswith("i"):
+            return [int(key[1:])]
+        raise KeyError(key)
+
+
 def approved_units(
     project, subsample: dict | None = None, seed: int = 0
-) -> tuple[list[SplitUnit], dict[str, list[int]]]:
+) -> tuple[list[SplitUnit], UnitItems]:
     """The approved items as split units (a group, or one ungrouped item) and the item ids of each unit.
 
     With ``subsample`` ({"field", "max_per_stratum"}), only the items ``subsample_ids`` keeps."""
     keep = subsample_ids(project, subsample, seed) if subsample else None
     members: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
-    units, item_ids = [], {}
+    units, item_ids = [], UnitItems()
+    classes: dict[str, str] = {}  # one string per class, not one per item
     rows = releasable_items(project).values_list("pk", "group_id", "position_in_group", "causal_class")
+    # In no particular order: the units are sorted by key before the seeded shuffle, a group's items by their
+    # position (then id); an ORDER BY would only make the database sort the whole project first.
     with gc_paused():
-        for pk, group_id, position, causal_class in rows.order_by("pk").iterator(chunk_size=10_000):
+        for pk, group_id, position, causal_class in rows.order_by().iterator(chunk_size=10_000):
             if keep is not None and pk not in keep:
                 continue
+            causal_class = classes.setdefault(causal_class, causal_class)
             if group_id:
                 members[f"g{group_id}"].append((position, pk, causal_class))
             else:  # a unit of one: its stratum is its class (what group_stratum gives, without the Counter)
-                key = f"i{pk}"
-                units.append(SplitUnit(key, causal_class, 1))
-                item_ids[key] = [pk]
+                units.append(SplitUnit(f"i{pk}", causal_class, 1))
         for key, items in members.items():
             items.sort()
             units.append(SplitUnit(key, group_stratum([c for _p, _pk, c in items]), len(items)))
