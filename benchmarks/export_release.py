@@ -104,6 +104,36 @@ def build_project(n_items: int):
     return project, user
 
 
+def cpu_seconds() -> float:
+    """User + system CPU time of this process so far."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def server_cpu_seconds() -> float | None:
+    """CPU time so far of the PostgreSQL backend serving this process's connection (read from /proc: the
+    server runs on this machine), or None on SQLite, where the database works inside the process."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        pid = cursor.fetchone()[0]
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _server_delta(before: float | None) -> float | None:
+    after = server_cpu_seconds()
+    return None if before is None or after is None else round(after - before, 3)
+
+
 def child(mode: str, release_id: int, out: str) -> None:
     _django.setup("export", migrate=False)
     from django.contrib.auth import get_user_model
@@ -117,10 +147,14 @@ def child(mode: str, release_id: int, out: str) -> None:
     figures = {}
     if mode == "cut":  # release_id is the project's id here
         project = Project.objects.get(pk=release_id)
-        started = time.perf_counter()
-        release = release_cut(project=project, user=get_user_model().objects.get(username="bench-owner"))
+        user = get_user_model().objects.get(username="bench-owner")
+        server = server_cpu_seconds()
+        started, cpu = time.perf_counter(), cpu_seconds()
+        release = release_cut(project=project, user=user)
         figures.update(
             seconds=round(time.perf_counter() - started, 3),
+            cpu_seconds=round(cpu_seconds() - cpu, 3),
+            server_cpu_seconds=_server_delta(server),
             release=release.pk,
             tag=release.tag,
             checksum=release.checksum,
@@ -129,7 +163,8 @@ def child(mode: str, release_id: int, out: str) -> None:
         print(json.dumps(figures))
         return
     release = Release.objects.select_related("project").get(pk=release_id)
-    started = time.perf_counter()
+    server = server_cpu_seconds()
+    started, cpu = time.perf_counter(), cpu_seconds()
     if mode == "export":
         export_release(release, out)
         figures["bytes"] = sum(path.stat().st_size for path in Path(out).rglob("*") if path.is_file())
@@ -137,7 +172,8 @@ def child(mode: str, release_id: int, out: str) -> None:
         client = Client()
         client.force_login(get_user_model().objects.get(username="bench-owner"))
         client.get("/healthz")  # a running server has its URLs and views loaded already
-        started = time.perf_counter()
+        server = server_cpu_seconds()
+        started, cpu = time.perf_counter(), cpu_seconds()
         response = client.get(f"/evaluation/p/{release.project.slug}/releases/{release.version}/download.zip")
         size, first = 0, None
         for chunk in response.streaming_content:
@@ -146,6 +182,8 @@ def child(mode: str, release_id: int, out: str) -> None:
             size += len(chunk)
         figures.update(first_byte_seconds=round(first, 3), bytes=size)
     figures["seconds"] = round(time.perf_counter() - started, 3)
+    figures["cpu_seconds"] = round(cpu_seconds() - cpu, 3)
+    figures["server_cpu_seconds"] = _server_delta(server)
     figures["peak_mb"] = _django.peak_mb()
     print(json.dumps(figures))
 
@@ -194,18 +232,25 @@ def main() -> None:
         project.delete()
 
     n = args.items
+
+    def server(figures: dict) -> str:
+        seconds = figures.get("server_cpu_seconds")
+        return "" if seconds is None else f", PostgreSQL backend CPU {seconds:.2f} s"
+
     print(f"database: {_django.database_label()}; {n:,} approved items (built in {setup_seconds:.1f} s)")
     print(
-        f"cut release {release.tag}: {cut_seconds:.2f} s, {n / cut_seconds:,.0f} items/s, "
+        f"cut release {release.tag}: {cut_seconds:.2f} s (CPU {cut['cpu_seconds']:.2f} s{server(cut)}), "
+        f"{n / cut_seconds:,.0f} items/s, "
         f"peak memory {cut['peak_mb']:.0f} MB; checksum {cut['checksum']}"
     )
     print(
-        f"export JSONL + CSV + Parquet: {export['seconds']:.2f} s, {n / export['seconds']:,.0f} items/s, "
+        f"export JSONL + CSV + Parquet: {export['seconds']:.2f} s (CPU {export['cpu_seconds']:.2f} s{server(export)}), "
+        f"{n / export['seconds']:,.0f} items/s, "
         f"{export['bytes'] / 1e6:.0f} MB written, peak memory {export['peak_mb']:.0f} MB"
     )
     print(
         f"zip download (all formats): first byte after {zipped['first_byte_seconds']:.3f} s, whole zip "
-        f"{zipped['seconds']:.2f} s ({zipped['bytes'] / 1e6:.0f} MB), peak memory {zipped['peak_mb']:.0f} MB"
+        f"{zipped['seconds']:.2f} s (CPU {zipped['cpu_seconds']:.2f} s{server(zipped)}, {zipped['bytes'] / 1e6:.0f} MB), peak memory {zipped['peak_mb']:.0f} MB"
     )
     print(
         json.dumps(
@@ -214,13 +259,19 @@ def main() -> None:
                 "database": _django.database_label(),
                 "items": n,
                 "cut_seconds": round(cut_seconds, 3),
+                "cut_cpu_seconds": cut["cpu_seconds"],
+                "cut_server_cpu_seconds": cut["server_cpu_seconds"],
                 "cut_peak_mb": cut["peak_mb"],
                 "checksum": cut["checksum"],
                 "export_seconds": export["seconds"],
                 "export_items_per_second": round(n / export["seconds"]),
+                "export_cpu_seconds": export["cpu_seconds"],
+                "export_server_cpu_seconds": export["server_cpu_seconds"],
                 "export_peak_mb": export["peak_mb"],
                 "zip_first_byte_seconds": zipped["first_byte_seconds"],
                 "zip_seconds": zipped["seconds"],
+                "zip_cpu_seconds": zipped["cpu_seconds"],
+                "zip_server_cpu_seconds": zipped["server_cpu_seconds"],
                 "zip_peak_mb": zipped["peak_mb"],
             }
         )

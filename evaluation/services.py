@@ -142,8 +142,10 @@ def release_build(*, release: Release, on_progress: Callable[[Release], None] | 
     report = on_progress or (lambda release: None)
     try:
         ReleaseItem.objects.filter(release=release).delete()
-        units, item_ids = approved_units(release.project, release.subsample or None, release.seed)
-        placement = plan_positions(units, item_ids, release.split_ratios, release.seed)
+        # the units are not kept: at 100,000 items they hold tens of MB the freezing needs
+        units = approved_units(release.project, release.subsample or None, release.seed)
+        placement = plan_positions(*units, release.split_ratios, release.seed)
+        del units
         _progress(release, stage="freezing", total=len(placement), done=0)
         report(release)
 

@@ -4,12 +4,12 @@ import hashlib
 import os
 import random
 import tempfile
+from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
-from itertools import islice
 
 import orjson
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, F, Q, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -21,15 +21,25 @@ from annotation.models import ImportBatch, Item, Membership, Option, Revision
 from ..models import Release, ReleaseItem
 from ..selectors.releases import release_split_texts
 from .records import (
+    ANSWER_BY,
+    CAUSAL_CLASS,
+    FROZEN_VALUES,
+    GROUP_ID,
+    PK,
+    PROVENANCE_TEXT,
     answer_model_and_prompt,
     canonical_line,
     checksum,
+    gc_paused,
     item_record,
     json_value,
 )
 from .splits import SPLITS, SplitUnit, assign_splits, group_stratum
 
-CHUNK = 2000
+CHUNK = 2000  # items read at a time
+WRITE_CHUNK = (
+    10_000  # items written per transaction: SQLite writes 100,000 in a quarter less time than by 2,000
+)
 
 
 def releasable_items(project):
@@ -37,29 +47,42 @@ def releasable_items(project):
     return design_for(project).releasable(Item.objects.filter(project=project, status=Item.Status.APPROVED))
 
 
+class UnitItems(dict):
+    """The item ids of each split unit, by unit key. A unit of one item (``i<id>``) is not stored: its ids are
+    read from its key, which saves a list and an entry per ungrouped item (tens of MB at 100,000 items)."""
+
+    def __missing__(self, key: str) -> list[int]:
+        if key.startswith("i"):
+            return [int(key[1:])]
+        raise KeyError(key)
+
+
 def approved_units(
     project, subsample: dict | None = None, seed: int = 0
-) -> tuple[list[SplitUnit], dict[str, list[int]]]:
+) -> tuple[list[SplitUnit], UnitItems]:
     """The approved items as split units (a group, or one ungrouped item) and the item ids of each unit.
 
     With ``subsample`` ({"field", "max_per_stratum"}), only the items ``subsample_ids`` keeps."""
     keep = subsample_ids(project, subsample, seed) if subsample else None
     members: dict[str, list[tuple[int, int, str]]] = defaultdict(list)
-    units, item_ids = [], {}
+    units, item_ids = [], UnitItems()
+    classes: dict[str, str] = {}  # one string per class, not one per item
     rows = releasable_items(project).values_list("pk", "group_id", "position_in_group", "causal_class")
-    for pk, group_id, position, causal_class in rows.order_by("pk").iterator(chunk_size=10_000):
-        if keep is not None and pk not in keep:
-            continue
-        if group_id:
-            members[f"g{group_id}"].append((position, pk, causal_class))
-        else:  # a unit of one: its stratum is its class (what group_stratum gives, without the Counter)
-            key = f"i{pk}"
-            units.append(SplitUnit(key=key, stratum=causal_class, size=1))
-            item_ids[key] = [pk]
-    for key, items in members.items():
-        items.sort()
-        units.append(SplitUnit(key=key, stratum=group_stratum([c for _p, _pk, c in items]), size=len(items)))
-        item_ids[key] = [pk for _p, pk, _c in items]
+    # In no particular order: the units are sorted by key before the seeded shuffle, a group's items by their
+    # position (then id); an ORDER BY would only make the database sort the whole project first.
+    with gc_paused():
+        for pk, group_id, position, causal_class in rows.order_by().iterator(chunk_size=10_000):
+            if keep is not None and pk not in keep:
+                continue
+            causal_class = classes.setdefault(causal_class, causal_class)
+            if group_id:
+                members[f"g{group_id}"].append((position, pk, causal_class))
+            else:  # a unit of one: its stratum is its class (what group_stratum gives, without the Counter)
+                units.append(SplitUnit(f"i{pk}", causal_class, 1))
+        for key, items in members.items():
+            items.sort()
+            units.append(SplitUnit(key, group_stratum([c for _p, _pk, c in items]), len(items)))
+            item_ids[key] = [pk for _p, pk, _c in items]
     return units, item_ids
 
 
@@ -80,14 +103,15 @@ def subsample_ids(project, subsample: dict, seed: int) -> set[int]:
 
 def plan_positions(units, item_ids, ratios, seed) -> dict[int, tuple[str, int]]:
     """item id → (split, position): units in their seeded order, a group's items in their own order."""
-    assignment, order = assign_splits(units, ratios, seed)
-    next_position = Counter()
-    placement = {}
-    for key in order:
-        split = assignment[key]
-        for pk in item_ids[key]:
-            placement[pk] = (split, next_position[split])
-            next_position[split] += 1
+    with gc_paused():
+        assignment, order = assign_splits(units, ratios, seed)
+        next_position = dict.fromkeys(SPLITS, 0)
+        placement = {}
+        for key in order:
+            split = assignment[key]
+            for pk in item_ids[key]:
+                placement[pk] = (split, next_position[split])
+                next_position[split] += 1
     return placement
 
 
@@ -95,88 +119,105 @@ def freeze_items(release: Release, placement: dict, progress: Callable[[int], No
     """Write the frozen record of every planned item, chunk by chunk; return what the card counts and the
     release checksum.
 
-    The items and their options are read once each, in id order, as plain values: at 100,000 items, model
-    instances and per-chunk ``IN`` lists cost most of the time. Each chunk is written with one COPY or
-    executemany. The checksum runs over the lines in split order, which is not id order: each line is
-    kept in a temporary file as it is made and hashed from there at the end, so memory stays flat.
-    The records are built in Python rather than by an ``INSERT … SELECT``: ``metadata`` must be Python's
-    ``json.dumps(sort_keys=True)`` text bit for bit, which neither SQLite's ``json()`` nor PostgreSQL's
-    ``jsonb`` output reproduces.
+    The items and their options are read in id order, a range of ids at a time, as plain values: at
+    100,000 items, model instances, per-chunk ``IN`` lists and sorting the whole project cost most of the
+    time. Every WRITE_CHUNK items are written with one COPY or executemany. The checksum runs over the lines in split
+    order, which is not id order: each chunk's lines go to a temporary file as they are made and are
+    hashed from there at the end, in split order, so memory stays flat. The records are built in Python
+    rather than by an ``INSERT … SELECT``: ``metadata`` must be Python's ``json.dumps(sort_keys=True)``
+    text bit for bit, which neither SQLite's ``json()`` nor PostgreSQL's ``jsonb`` output reproduces.
     """
-    tally = {
-        "by_class_split": defaultdict(Counter),
-        "answers": defaultdict(Counter),
-        "models": Counter(),
-        "groups": set(),
-    }
+    by_class_split: dict[str, Counter] = defaultdict(Counter)
+    answers: dict[str, Counter] = defaultdict(Counter)
+    models = Counter()
+    groups = set()
     slug = release.project.slug
-    split_rank = {split: index for index, split in enumerate(SPLITS)}
-    order = sorted(placement, key=lambda pk: (split_rank[placement[pk][0]], placement[pk][1]))
-    rank = {pk: index for index, pk in enumerate(order)}
-    spans: list[tuple[int, int] | None] = [None] * len(order)
+    # An item's place in the checksum: the items of the splits before its own, then its position (positions
+    # run from 0 without gaps in each split).
+    sizes = Counter(split for split, _position in placement.values())
+    base, before = {}, 0
+    for split in SPLITS:
+        base[split] = before
+        before += sizes[split]
+    starts = array("q", [-1]) * len(placement)
+    lengths = array("q", [0]) * len(placement)
     done = offset = 0
-    with tempfile.TemporaryFile() as spool:
+    rows: list[tuple] = []
+
+    def write() -> None:
+        nonlocal done, rows
+        with transaction.atomic():
+            if connection.vendor == "postgresql":
+                # The commit need not wait for the disk: the release is only ready once its last write
+                # (status READY) commits, and that commit, durable, makes every earlier one durable too. A
+                # crash before it leaves a build that is started again from nothing.
+                with connection.cursor() as cursor:
+                    cursor.execute("SET LOCAL synchronous_commit TO OFF")
+            fast_insert(
+                ReleaseItem,
+                ["item_id", "split", "position", "causal_class", "data"],
+                rows,
+                constants={"release_id": release.pk},
+            )
+        done += len(rows)
+        rows = []
+        progress(done)
+
+    with tempfile.TemporaryFile() as spool, gc_paused():
         for chunk, options, models_by_call in frozen_chunks(release.project, placement):
-            rows = []
+            lines = []
             for row in chunk:
+                pk = row[PK]
                 record = item_record(
-                    row, slug=slug, options=options.get(row.pk, ()), models_by_call=models_by_call
+                    row, slug=slug, options=options.get(pk, ()), models_by_call=models_by_call
                 )
                 line = canonical_line(record)
-                spans[rank[row.pk]] = (offset, len(line))
-                spool.write(line)
+                split, position = placement[pk]
+                rank = base[split] + position
+                starts[rank] = offset
+                lengths[rank] = len(line)
                 offset += len(line)
-                split, position = placement[row.pk]
-                rows.append((row.pk, split, position, row.causal_class, line[:-1].decode()))
-                _count(tally, row, record, split)
-            with transaction.atomic():
-                fast_insert(
-                    ReleaseItem,
-                    ["item_id", "split", "position", "causal_class", "data"],
-                    rows,
-                    constants={"release_id": release.pk},
-                )
-            done += len(rows)
-            progress(done)
+                lines.append(line)
+                causal_class = row[CAUSAL_CLASS]
+                rows.append((pk, split, position, causal_class, line[:-1].decode()))
+                by_class_split[causal_class][split] += 1
+                answer_by = record["answer_by"]
+                answers[causal_class][answer_by or "none"] += 1
+                if answer_by == "model":
+                    models[(record["answer_model"], record["answer_prompt"], "answer")] += 1
+                if row[GROUP_ID]:
+                    groups.add(row[GROUP_ID])
+            spool.write(b"".join(lines))
+            if len(rows) >= WRITE_CHUNK:
+                write()
+        if rows:
+            write()
         spool.flush()
         descriptor = spool.fileno()
         digest = hashlib.sha256()
-        for span in spans:
-            if span is not None:  # an item deleted since the plan was made is simply not in the release
-                digest.update(os.pread(descriptor, span[1], span[0]))
-    tally["checksum"] = digest.hexdigest()
-    return tally
-
-
-FROZEN_VALUES = (
-    "pk",
-    "external_id",
-    "question",
-    "context",
-    "reference_answer",
-    "answer_by",
-    "causal_class",
-    "topic_label",
-    "origin",
-    "source",
-    "group_id",
-    "group_external_id",
-    "group_context",
-    "position_in_group",
-    "round",
-    "provenance_text",
-    "metadata_text",
-)
+        for start, length in zip(starts, lengths):
+            if start >= 0:  # an item deleted since the plan was made is simply not in the release
+                digest.update(os.pread(descriptor, length, start))
+    return {
+        "by_class_split": by_class_split,
+        "answers": answers,
+        "models": models,
+        "groups": groups,
+        "checksum": digest.hexdigest(),
+    }
 
 
 def frozen_chunks(project, placement: dict) -> Iterator[tuple[list, dict, dict]]:
     """The planned items in id order, CHUNK at a time, with what ``item_record`` needs: their rows (plain
-    values, JSON fields as text), their options ((position, text, role, rationale) in letter order, by item
-    id) and the model calls their answers name. Two streamed queries in all, merged by item id."""
+    tuples of FROZEN_VALUES, JSON fields as text), their options ((position, text, role, rationale) in letter
+    order, by item id) and the model calls their answers name.
+
+    Each chunk is read as a range of ids, which both databases walk along the primary key: no sort of the
+    whole project (SQLite sorted all of it in memory, 100 MB at 100,000 items) and no list of ids."""
     # evaluation may read generation; imported here to keep startup light
     from generation.models import LLMCall
 
-    rows = (
+    items = (
         Item.objects.filter(project=project)
         .annotate(
             topic_label=F("topic__label"),
@@ -185,29 +226,28 @@ def frozen_chunks(project, placement: dict) -> Iterator[tuple[list, dict, dict]]
             provenance_text=Cast("answer_provenance", TextField()),
             metadata_text=Cast("metadata", TextField()),
         )
-        .values_list(*FROZEN_VALUES, named=True)
         .order_by("pk")
-        .iterator(chunk_size=CHUNK)
     )
-    option_rows = (
-        Option.objects.filter(item__project=project)
-        .order_by("item_id", "position")
-        .values_list("item_id", "position", "text", "role", "rationale")
-        .iterator(chunk_size=CHUNK)
-    )
-    pending = next(option_rows, None)
-    while batch := list(islice(rows, CHUNK)):
-        chunk = [row for row in batch if row.pk in placement]  # the project's other items are passed over
-        options = defaultdict(list)
-        while pending is not None and pending[0] <= batch[-1].pk:
-            options[pending[0]].append(pending[1:])
-            pending = next(option_rows, None)
+    ids = sorted(placement)
+    for begin in range(0, len(ids), CHUNK):
+        low, high = ids[begin], ids[min(begin + CHUNK, len(ids)) - 1]
+        rows = items.filter(pk__gte=low, pk__lte=high).values_list(*FROZEN_VALUES)
+        chunk = [row for row in rows if row[PK] in placement]  # the project's other items are passed over
         if not chunk:
             continue
+        options = defaultdict(list)
+        option_rows = (
+            Option.objects.filter(item_id__gte=low, item_id__lte=high)
+            .order_by("item_id", "position")
+            .values_list("item_id", "position", "text", "role", "rationale")
+        )
+        for item_id, *option in option_rows:
+            options[item_id].append(option)
         call_ids = set()
         for row in chunk:
-            if row.answer_by == "model" and '"call_id"' in row.provenance_text:  # only model answers name one
-                provenance = json_value(row.provenance_text)
+            provenance_text = row[PROVENANCE_TEXT]
+            if row[ANSWER_BY] == "model" and '"call_id"' in provenance_text:  # only model answers name one
+                provenance = json_value(provenance_text)
                 if isinstance(provenance, dict) and isinstance(provenance.get("call_id"), int):
                     call_ids.add(provenance["call_id"])
         yield chunk, options, _calls(LLMCall, call_ids)
@@ -272,15 +312,6 @@ def _topic_model(project) -> dict | None:
         "topics": run["n_topics"],
         "clustering": (run["params"] or {}).get("used") or {},
     }
-
-
-def _count(tally, row, record, split) -> None:
-    tally["by_class_split"][row.causal_class][split] += 1
-    tally["answers"][row.causal_class][record["answer_by"] or "none"] += 1
-    if record["answer_by"] == "model":
-        tally["models"][(record["answer_model"], record["answer_prompt"], "answer")] += 1
-    if row.group_id:
-        tally["groups"].add(row.group_id)
 
 
 def _calls(LLMCall, call_ids: set) -> dict:

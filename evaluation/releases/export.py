@@ -22,14 +22,14 @@ from annotation.spreadsheet import FORMULA_PREFIXES, csv_lines
 
 from ..selectors.releases import release_split_texts
 from .card import FORMATS, data_path, render_card
-from .records import FIELDS, arrow_schema, canonical_line
+from .records import FIELDS, arrow_schema, canonical_line, gc_paused
 from .splits import SPLITS
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 # pyarrow is imported by the writers that need it (CSV, Parquet), not when the views' URLs load this module.
-
+# Records per batch: each batch is one Parquet row group and one Arrow conversion per format.
 BATCH = 1000
 COPY_BLOCK = 1 << 20
 
@@ -167,7 +167,15 @@ WRITERS = {"jsonl": _JsonlWriter, "csv": _CsvWriter, "parquet": _ParquetWriter}
 def _batches(release, split: str, size: int = BATCH) -> Iterator[Batch]:
     texts = release_split_texts(release, split, chunk_size=size)
     while chunk := list(islice(texts, size)):
-        yield Batch(chunk)
+        with gc_paused():
+            batch = Batch(chunk)
+        yield batch
+
+
+def _write(writers, batch: Batch) -> None:
+    with gc_paused():  # the batch's records hold no cycles; a collection would walk all of them
+        for writer in writers:
+            writer.write(batch)
 
 
 def design_files(release) -> list[ExportFile]:
@@ -226,8 +234,7 @@ def export_release(
         writers = {fmt: WRITERS[fmt](handle) for fmt, handle in handles.items()}
         try:
             for batch in _batches(release, split):
-                for writer in writers.values():
-                    writer.write(batch)
+                _write(writers.values(), batch)
                 done += len(batch)
                 if progress:
                     progress(done)
@@ -306,8 +313,7 @@ def _zip_split(archive, sink, sums, root, release, split, formats) -> Iterator[b
             handles = {first: _Hashing(entry), **{fmt: _Hashing(spool) for fmt, spool in spools.items()}}
             writers = [WRITERS[fmt](handle) for fmt, handle in handles.items()]
             for batch in _batches(release, split):
-                for writer in writers:
-                    writer.write(batch)
+                _write(writers, batch)
                 if sink.chunks:
                     yield sink.take()
             for writer in writers:

@@ -4,10 +4,13 @@ Every record has the same fields with the same types, so the JSONL, CSV and Parq
 release load with one schema. ``metadata`` is a JSON string for that reason (its keys vary).
 """
 
+import contextlib
+import gc
 import hashlib
 import json
 from collections.abc import Iterable
 from functools import cache
+from json.encoder import c_make_encoder, encode_basestring
 
 import orjson
 
@@ -62,40 +65,83 @@ FEATURES_YAML = [
 ]
 
 
-def item_record(row, *, slug: str, options: list[tuple], models_by_call: dict | None = None) -> dict:
-    """The release record of an approved item.
+# The columns ``item_record`` reads, in this order (``build.frozen_chunks`` selects them as plain tuples).
+FROZEN_VALUES = (
+    "pk",
+    "external_id",
+    "question",
+    "context",
+    "reference_answer",
+    "answer_by",
+    "causal_class",
+    "topic_label",
+    "origin",
+    "source",
+    "group_id",
+    "group_external_id",
+    "group_context",
+    "position_in_group",
+    "round",
+    "provenance_text",
+    "metadata_text",
+)
+PK, ANSWER_BY, CAUSAL_CLASS, GROUP_ID, PROVENANCE_TEXT = 0, 5, 6, 10, 15
 
-    ``row`` is one of ``frozen_rows``'s rows (plain values, the JSON fields as text); ``options`` are its
+
+def item_record(row: tuple, *, slug: str, options: list[tuple], models_by_call: dict | None = None) -> dict:
+    """The release record of an approved item, its keys already in sorted order.
+
+    ``row`` holds the values of FROZEN_VALUES in that order (the JSON fields as text); ``options`` are its
     (position, text, role, rationale) in letter order.
     """
-    by_model = row.answer_by == "model"
+    (
+        pk,
+        external_id,
+        question,
+        context,
+        reference_answer,
+        answer_by,
+        causal_class,
+        topic_label,
+        origin,
+        source,
+        group_id,
+        group_external_id,
+        group_context,
+        position_in_group,
+        review_rounds,
+        provenance_text,
+        metadata_text,
+    ) = row
     model = prompt = ""
-    if by_model:  # the provenance only says something about model answers
-        provenance = json_value(row.provenance_text)
+    if answer_by == "model":  # the provenance only says something about model answers
+        provenance = json_value(provenance_text)
         provenance = provenance if isinstance(provenance, dict) else {}
         model, prompt = answer_model_and_prompt(provenance, models_by_call or {})
-    grouped = row.group_id is not None
+    grouped = group_id is not None
     return {
-        "id": row.external_id or f"{slug}-{row.pk}",
-        "question": row.question,
-        "context": row.context or (row.group_context if grouped else ""),
-        "answer": row.reference_answer,
-        "answer_by": row.answer_by or "",
+        "answer": reference_answer,
+        "answer_by": answer_by or "",
         "answer_model": model,
         "answer_prompt": prompt,
-        "causal_class": row.causal_class,
-        "topic": row.topic_label or "",
-        "origin": row.origin,
-        "source": row.source,
-        "group": (row.group_external_id or f"group-{row.group_id}") if grouped else "",
-        "position_in_group": row.position_in_group if grouped else 0,
+        "causal_class": causal_class,
+        "context": context or (group_context if grouped else ""),
+        "correct_option": ",".join(chr(65 + option[0]) for option in options if option[2] == "correct")
+        if options
+        else "",
+        "group": (group_external_id or f"group-{group_id}") if grouped else "",
+        "id": external_id or f"{slug}-{pk}",
+        "metadata": _metadata_text(json_value(metadata_text)) if metadata_text else "{}",
         "options": [
-            {"letter": chr(ord("A") + position), "text": text, "role": role, "rationale": rationale}
+            {"letter": chr(65 + position), "rationale": rationale, "role": role, "text": text}
             for position, text, role, rationale in options
         ],
-        "correct_option": ",".join(chr(ord("A") + option[0]) for option in options if option[2] == "correct"),
-        "review_rounds": row.round,
-        "metadata": _metadata_text(json_value(row.metadata_text)),
+        "origin": origin,
+        "position_in_group": position_in_group if grouped else 0,
+        "question": question,
+        "review_rounds": review_rounds,
+        "source": source,
+        "topic": topic_label or "",
     }
 
 
@@ -110,12 +156,35 @@ def json_value(text: str | None):
         return json.loads(text)
 
 
-# json.dumps(metadata, ensure_ascii=False, sort_keys=True), without building an encoder for every item.
+# json.dumps(metadata, ensure_ascii=False, sort_keys=True): the C encoder that ``JSONEncoder.encode`` builds
+# for every call, built once (no circular check: values parsed from JSON cannot hold cycles).
 _METADATA_ENCODER = json.JSONEncoder(ensure_ascii=False, sort_keys=True)
+_encode_metadata = (
+    c_make_encoder(None, _METADATA_ENCODER.default, encode_basestring, None, ": ", ", ", True, False, True)
+    if c_make_encoder is not None
+    else None
+)
 
 
 def _metadata_text(metadata) -> str:
-    return _METADATA_ENCODER.encode(metadata) if metadata else "{}"
+    if not metadata:
+        return "{}"
+    if _encode_metadata is None:
+        return _METADATA_ENCODER.encode(metadata)
+    return "".join(_encode_metadata(metadata, 0))
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """No cyclic garbage collection inside: the records made by the hundred thousand hold no cycles, and at
+    that scale the collector's passes over every live object cost as much as making the records."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def answer_model_and_prompt(provenance: dict, models_by_call: dict) -> tuple[str, str]:
