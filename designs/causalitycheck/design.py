@@ -21,6 +21,7 @@ from .seeds import (
     LABEL_NAMES,
     LABELS,
     LETTERS,
+    TASK_ROLES,
     TASKS,
     VARIANTS,
     VERDICTS,
@@ -59,6 +60,17 @@ class CausalityCheckDesign(ProjectDesign):
 
     def label_names(self) -> dict:
         return {**LABEL_NAMES, **VERDICTS}
+
+    def judgment_labels(self, item) -> list[str]:
+        """The labels of the item's own task (its gold label is one of them): the option letters for the original
+        problem, answerable / unanswerable, valid / invalid chain, or the four verdicts. An item outside the
+        checklist (no task) is offered the project's labels."""
+        task = (item.metadata or {}).get("task")
+        if task not in TASK_ROLES:
+            return list(item.project.label_set)
+        if task == "op":
+            return list(LETTERS)
+        return list(dict.fromkeys(TASK_ROLES[task].values()))
 
     def stages(self) -> list[Stage]:
         return [
