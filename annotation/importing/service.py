@@ -1,20 +1,22 @@
 """``questions_import``: read a file through its column mapping, run the funnel, store items and every
 dropped row, in one go. The page (through its task), the command and the designs' imports call it."""
 
+import hashlib
 import json
-from collections import Counter
 from collections.abc import Callable
 from contextlib import ExitStack
 from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
 from ..bulk import fast_insert
 from ..models import CurationDecision, DroppedRow, ImportBatch, Item, Project, Topic
+from .chunks import KeyIndex, Spool, digests, id_digest
 from .errors import ImportFileError, RowError
-from .funnel import length_bounds, text_key, word_count
+from .funnel import length_bounds, normalise, word_count
 from .mapping import Mapping, check_values, propose
 from .read import LabelResolver, SourceRow, UnknownValues, read_rows
 from .tables import UNREADABLE, open_table, unreadable
@@ -86,52 +88,89 @@ def questions_import(
     say = progress or (lambda message: None)
     say("reading")
     unknown = UnknownValues()
-    with ExitStack() as stack:
-        try:
-            table = open_table(data, filename, path=path, sheet=sheet, stack=stack)
-            mapping = mapping or propose(table.columns, project.import_mapping)
-            _check_request(mapping, table.columns, project, as_gold, user)
-            errors = table.errors
+    scan = _Scan(batch.pk, as_gold)
+    try:
+        with ExitStack() as stack:
+            stack.callback(scan.close)
             try:
-                rows = read_rows(
-                    table.rows,
-                    table.columns,
-                    mapping,
-                    LabelResolver(project.label_set, mapping.values.get("causal_class")),
-                    errors,
-                    unknown,
-                )
-            except UNREADABLE as exc:
-                raise unreadable(exc) from exc
-            if not rows and not errors:
-                raise ImportFileError([RowError(1, "", "the file has no rows after its header")])
-        except ImportFileError as exc:
-            _reject(batch, exc.errors, mapping)
-            raise ImportRejected(batch, exc.errors) from exc
-    rows, errors = _within_field_limits(rows, errors)
-    if as_gold:
-        rows = _answered_only(rows, errors)
-    errors.sort(key=lambda error: error.line)
-    if errors and not skip_invalid:
-        _reject(batch, errors, mapping, unknown)
-        raise ImportRejected(batch, errors, unknown)
+                table = open_table(data, filename, path=path, sheet=sheet, stack=stack)
+                mapping = mapping or propose(table.columns, project.import_mapping)
+                _check_request(mapping, table.columns, project, as_gold, user)
+                errors = table.errors
+                labels = LabelResolver(project.label_set, mapping.values.get("causal_class"))
+                try:
+                    for records in _chunks(table.rows, CHUNK_ROWS):
+                        rows = read_rows(records, table.columns, mapping, labels, errors, unknown)
+                        rows = _within_field_limits_into(rows, errors)
+                        if as_gold:
+                            rows = _answered_only(rows, errors)
+                        scan.add(rows)
+                        say("reading")
+                except UNREADABLE as exc:
+                    raise unreadable(exc) from exc
+                if not scan.rows and not errors:
+                    raise ImportFileError([RowError(1, "", "the file has no rows after its header")])
+            except ImportFileError as exc:
+                _reject(batch, exc.errors, mapping)
+                raise ImportRejected(batch, exc.errors) from exc
+            errors.sort(key=lambda error: error.line)
+            if errors and not skip_invalid:
+                _reject(batch, errors, mapping, unknown)
+                raise ImportRejected(batch, errors, unknown)
+            _write(
+                project,
+                batch,
+                scan,
+                errors,
+                mapping,
+                unknown,
+                table.format,
+                as_gold,
+                user,
+                length_bounds_on,
+                say,
+            )
+    finally:
+        scan.close()
+    say("done")
+    return batch
 
+
+# Rows checked, deduplicated and spooled per chunk: memory stays flat whatever the file's size.
+CHUNK_ROWS = 10_000
+# Chunks waiting for the funnel's last steps stay in memory up to this much text, then go to a temporary file.
+SPOOL_MEMORY_BYTES = 16_000_000
+ROW_BYTES = 600  # what a spooled row costs in memory besides its text (its tuple and the strings' headers)
+
+
+def _chunks(records, size: int):
+    chunk = []
+    for record in records:
+        chunk.append(record)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _write(project, batch, scan, errors, mapping, unknown, file_format, as_gold, user, bounded, say) -> None:
     with transaction.atomic():
         # One import of a project at a time plans and writes: the "already in the project" check then sees every
         # item a concurrent import of the same file wrote (on SQLite the write lock of the transaction does it).
         Project.objects.select_for_update().filter(pk=project.pk).values_list("pk").first()
         say("filtering")
-        plan = _plan(project, rows, errors, length_bounds_on)
-        plan.funnel["format"] = table.format
+        plan = scan.plan(project, errors, bounded)
+        plan.funnel["format"] = file_format
         if unknown.by_field:
             plan.funnel["unknown_values"] = unknown.as_dict()
         say("writing")
-        topic_ids = _topic_ids(project, {row.topic for row in plan.keep if row.topic})
+        topic_ids = _topic_ids(project, plan.topics)
         now = timezone.now()
         fast_insert(
             Item,
             ITEM_FIELDS,
-            (_item_values(row, topic_ids, batch.pk, as_gold) for row in plan.keep),
+            plan.items(topic_ids),
             constants={
                 "project_id": project.pk,
                 "import_batch_id": batch.pk,
@@ -147,7 +186,7 @@ def questions_import(
         fast_insert(
             DroppedRow,
             ["line", "stage", "field", "reason", "question", "external_id"],
-            plan.dropped,
+            plan.dropped(),
             constants={"batch_id": batch.pk},
         )
         batch.funnel = plan.funnel
@@ -158,8 +197,6 @@ def questions_import(
         batch.save(update_fields=["funnel", "errors", "status", "finished_at", "mapping"])
         project.import_mapping = mapping.as_dict()
         project.save(update_fields=["import_mapping"])
-    say("done")
-    return batch
 
 
 def _check_request(mapping: Mapping, columns: list[str], project: Project, as_gold: bool, user) -> None:
@@ -216,11 +253,10 @@ FIELD_LIMITS = {
 }
 
 
-def _within_field_limits(
-    rows: list[SourceRow], errors: list[RowError]
-) -> tuple[list[SourceRow], list[RowError]]:
-    """Rows with a field over its limit become errors naming the line, the field and both sizes."""
-    kept, errors = [], list(errors)
+def _within_field_limits_into(rows: list[SourceRow], errors: list[RowError]) -> list[SourceRow]:
+    """Rows with a field over its limit become errors (appended to ``errors``) naming the line, the field and
+    both sizes; the other rows are returned."""
+    kept = []
     for row in rows:
         sizes = {name: len(getattr(row, name) or "") for name in FIELD_LIMITS if name != "metadata"}
         sizes["metadata"] = len(json.dumps(row.metadata, ensure_ascii=False)) if row.metadata else 0
@@ -235,8 +271,7 @@ def _within_field_limits(
             errors.extend(RowError(row.line, name, "contains a NUL byte") for name in nul)
         else:
             kept.append(row)
-    errors.sort(key=lambda error: error.line)
-    return kept, errors
+    return kept
 
 
 ITEM_FIELDS = [
@@ -256,7 +291,9 @@ ITEM_FIELDS = [
 ]
 
 
-def _item_values(row: SourceRow, topic_ids: dict[str, int], batch_id: int, as_gold: bool) -> tuple:
+def _item_values(row: SourceRow, topic, batch_id: int, as_gold: bool) -> tuple:
+    """The initial values of the item a source row becomes, in the order of ``ITEM_FIELDS`` (``topic``: the
+    value for ``topic_id``; the import passes the row's topic label and swaps in its id when writing)."""
     # An item with a reference answer is ready for review (round 1), or approved when it comes in reviewed;
     # one without waits for an answer.
     has_answer = bool(row.answer)
@@ -274,7 +311,7 @@ def _item_values(row: SourceRow, topic_ids: dict[str, int], batch_id: int, as_go
         row.question,
         row.context,
         row.causal_class,
-        topic_ids.get(row.topic),
+        topic,
         row.source,
         row.external_id,
         row.text_key,
@@ -287,91 +324,297 @@ def _item_values(row: SourceRow, topic_ids: dict[str, int], batch_id: int, as_go
     )
 
 
+class _Scan:
+    """The funnel's first steps, chunk by chunk as the file is read (outside the project's lock): not causal,
+    duplicates within the file (across chunks too), word counts. Unique rows wait in a spool, with their
+    item values, for the steps that need the whole file or the project: length bounds, already present."""
+
+    def __init__(self, batch_id: int, as_gold: bool):
+        self.batch_id = batch_id
+        self.as_gold = as_gold
+        self.rows = 0
+        self.causal = 0
+        self.unique = 0
+        self.seen_text = KeyIndex(np.int32)
+        self.seen_id = KeyIndex(np.int32)
+        self.words: list[np.ndarray] = []
+        self.classes: dict[str, int] = {}  # label → code, in order of first appearance
+        self.topics: dict[str, int] = {}
+        self.candidates = Spool(SPOOL_MEMORY_BYTES)
+        self.early_dropped = Spool(SPOOL_MEMORY_BYTES)
+
+    def add(self, rows: list[SourceRow]) -> None:
+        self.rows += len(rows)
+        dropped = []
+        causal = []
+        for row in rows:
+            if row.is_causal is False:
+                dropped.append(
+                    (
+                        row.line,
+                        Stage.NOT_CAUSAL,
+                        "is_causal",
+                        "is_causal is false",
+                        row.question,
+                        row.external_id,
+                    )
+                )
+            else:
+                causal.append(row)
+        self.causal += len(causal)
+        sha1 = hashlib.sha1
+        text_digests = []
+        id_digests = []
+        for row in causal:
+            digest = sha1(normalise(row.question).encode("utf-8")).digest()
+            row.text_key = digest.hex()
+            text_digests.append(digest)
+            id_digests.append(id_digest(row.external_id) if row.external_id else b"")
+        earlier_text = self.seen_text.lookup(digests(text_digests)).tolist()
+        earlier_id = self.seen_id.lookup(digests(id_digests)).tolist()
+        local_text: dict[bytes, int] = {}
+        local_id: dict[bytes, int] = {}
+        values, lines, words, text_keys, id_keys, has_id, classes, topics = [], [], [], [], [], [], [], []
+        chars = 0
+        class_codes, topic_codes = self.classes, self.topics
+        batch_id, as_gold = self.batch_id, self.as_gold
+        for row, text_digest, id_key, first_text, first_id in zip(
+            causal, text_digests, id_digests, earlier_text, earlier_id
+        ):
+            if first_text < 0:
+                first_text = local_text.get(text_digest, -1)
+            if first_text >= 0:
+                dropped.append(
+                    (
+                        row.line,
+                        Stage.DUPLICATE,
+                        "question",
+                        f"same text as line {first_text}",
+                        row.question,
+                        row.external_id,
+                    )
+                )
+                continue
+            if row.external_id:
+                if first_id < 0:
+                    first_id = local_id.get(id_key, -1)
+                if first_id >= 0:
+                    dropped.append(
+                        (
+                            row.line,
+                            Stage.DUPLICATE,
+                            "id",
+                            f"same id as line {first_id}",
+                            row.question,
+                            row.external_id,
+                        )
+                    )
+                    continue
+                local_id[id_key] = row.line
+            local_text[text_digest] = row.line
+            values.append(_item_values(row, row.topic, batch_id, as_gold))
+            lines.append(row.line)
+            words.append(word_count(row.question))
+            text_keys.append(text_digest)
+            id_keys.append(id_key)
+            has_id.append(bool(row.external_id))
+            classes.append(class_codes.setdefault(row.causal_class or "unlabelled", len(class_codes)))
+            topics.append(topic_codes.setdefault(row.topic, len(topic_codes)))
+            chars += len(row.question) + len(row.context) + len(row.answer)
+        if local_text:
+            self.seen_text.add(digests(list(local_text)), np.fromiter(local_text.values(), dtype=np.int64))
+        if local_id:
+            self.seen_id.add(digests(list(local_id)), np.fromiter(local_id.values(), dtype=np.int64))
+        self.unique += len(values)
+        counts = np.asarray(words, dtype=np.int32)
+        self.words.append(counts)
+        if values:
+            head = (
+                counts,
+                digests(text_keys),
+                digests(id_keys),
+                np.asarray(has_id, dtype=bool),
+                np.asarray(classes, dtype=np.int32),
+                np.asarray(topics, dtype=np.int32),
+            )
+            self.candidates.append(head, (values, lines), ROW_BYTES * len(values) + 2 * chars)
+        if dropped:
+            dropped.sort(key=lambda dropped_row: dropped_row[0])
+            size = ROW_BYTES * len(dropped) + 2 * sum(len(dropped_row[4]) for dropped_row in dropped)
+            self.early_dropped.append(None, dropped, size)
+
+    def plan(self, project: Project, errors: list[RowError], bounded: bool) -> "_Plan":
+        counts = np.concatenate(self.words) if self.words else np.empty(0, dtype=np.int32)
+        bounds = length_bounds(counts)
+        self.words = []
+        self.seen_text = self.seen_id = None  # done with: room for the project's keys
+        plan = _Plan(self, errors, bounds, bounded, *_existing_keys(project))
+        invalid_lines = len({error.line for error in errors})
+        in_length = imported = 0
+        class_counts = np.zeros(len(self.classes), dtype=np.int64)
+        topic_kept = np.zeros(len(self.topics), dtype=bool)
+        first_kept = np.full(len(self.classes), np.iinfo(np.int64).max, dtype=np.int64)
+        position = 0
+        for head in self.candidates.heads():
+            in_bounds, _present_id, _present_text, keep = plan.classify(head)
+            in_length += int(in_bounds.sum())
+            imported += int(keep.sum())
+            kept_classes = head[4][keep]
+            np.add.at(class_counts, kept_classes, 1)
+            kept_at = np.flatnonzero(keep) + position
+            np.minimum.at(first_kept, kept_classes, kept_at)
+            topic_kept[head[5][keep]] = True
+            position += len(keep)
+        labels = list(self.classes)
+        # as a Counter over the kept rows gives them: in order of the first kept row of each class
+        classes = {
+            labels[code]: int(class_counts[code])
+            for code in np.argsort(first_kept, kind="stable")
+            if class_counts[code]
+        }
+        plan.topics = {label for label, code in self.topics.items() if label and topic_kept[code]}
+        plan.funnel = {
+            "read": self.rows + invalid_lines,
+            "invalid": invalid_lines,
+            "causal": self.causal,
+            "unique": self.unique,
+            "in_length": in_length,
+            "imported": imported,
+            "already_present": in_length - imported,
+            "bounds": bounds.as_dict(),
+            "length_bounds": bounded,
+            "classes": dict(classes),
+        }
+        return plan
+
+    def close(self) -> None:
+        self.candidates.close()
+        self.early_dropped.close()
+
+
+def _existing_keys(project: Project) -> tuple[KeyIndex, KeyIndex]:
+    """The project's items by text key and by external id (the lowest item id of each), read in one pass."""
+    text_index, id_index = KeyIndex(), KeyIndex()
+    text_keys: list[bytes] = []
+    text_ids: list[int] = []
+    external_keys: list[bytes] = []
+    external_ids: list[int] = []
+
+    def flush():
+        text_index.add_new(digests(text_keys), np.asarray(text_ids, dtype=np.int64))
+        id_index.add_new(digests(external_keys), np.asarray(external_ids, dtype=np.int64))
+        for pending in (text_keys, text_ids, external_keys, external_ids):
+            pending.clear()
+
+    rows = Item.objects.filter(project=project).order_by("id").values_list("id", "text_key", "external_id")
+    for item_id, key, external_id in rows.iterator(chunk_size=20_000):
+        try:
+            digest = bytes.fromhex(key)
+        except ValueError:
+            digest = b""
+        if len(digest) == 20:  # a key of another form matches no row of a file
+            text_keys.append(digest)
+            text_ids.append(item_id)
+        if external_id:
+            external_keys.append(id_digest(external_id))
+            external_ids.append(item_id)
+        if len(text_keys) >= 50_000 or len(external_keys) >= 50_000:
+            flush()
+    flush()
+    return text_index, id_index
+
+
 class _Plan:
-    def __init__(self):
-        self.keep: list[SourceRow] = []
-        self.dropped: list[tuple] = []
+    """The funnel's last steps over the spooled unique rows: the items to write and every dropped row."""
+
+    def __init__(
+        self, scan: _Scan, errors, bounds, bounded: bool, existing_text: KeyIndex, existing_id: KeyIndex
+    ):
+        self.scan = scan
+        self.errors = errors
+        self.bounds = bounds
+        self.bounded = bounded
+        self.existing_text = existing_text
+        self.existing_id = existing_id
+        self.topics: set[str] = set()
         self.funnel: dict = {}
 
-    def drop(self, row: SourceRow, stage: str, reason: str, field: str = ""):
-        self.dropped.append((row.line, stage, field, reason, row.question, row.external_id))
-
-
-def _plan(project: Project, rows: list[SourceRow], errors: list[RowError], bounded: bool = True) -> _Plan:
-    plan = _Plan()
-    for error in errors:
-        plan.dropped.append((error.line, Stage.INVALID, error.field, error.reason, "", ""))
-    invalid_lines = {error.line for error in errors}
-
-    causal = []
-    for row in rows:
-        if row.is_causal is False:
-            plan.drop(row, Stage.NOT_CAUSAL, "is_causal is false", "is_causal")
+    def classify(self, head):
+        counts, text_keys, id_keys, has_id = head[:4]
+        if self.bounded:
+            in_bounds = (counts >= self.bounds.min_words) & (counts <= self.bounds.max_words)
         else:
-            causal.append(row)
+            in_bounds = np.ones(len(counts), dtype=bool)
+        present_id = np.where(has_id, self.existing_id.lookup(id_keys), -1)
+        present_text = self.existing_text.lookup(text_keys)
+        keep = in_bounds & (present_id < 0) & (present_text < 0)
+        return in_bounds, present_id, present_text, keep
 
-    unique, first_by_key, first_by_id = [], {}, {}
-    for row in causal:
-        row.text_key = text_key(row.question)
-        if row.text_key in first_by_key:
-            plan.drop(row, Stage.DUPLICATE, f"same text as line {first_by_key[row.text_key]}", "question")
-        elif row.external_id and row.external_id in first_by_id:
-            plan.drop(row, Stage.DUPLICATE, f"same id as line {first_by_id[row.external_id]}", "id")
-        else:
-            first_by_key[row.text_key] = row.line
-            if row.external_id:
-                first_by_id[row.external_id] = row.line
-            unique.append(row)
+    def items(self, topic_ids: dict[str, int]):
+        for head, body in self.scan.candidates:
+            keep = self.classify(head)[3]
+            values = body()[0]
+            if keep.all():
+                for row in values:
+                    yield (*row[:3], topic_ids.get(row[3]), *row[4:])
+                continue
+            for index in np.flatnonzero(keep).tolist():
+                row = values[index]
+                yield (*row[:3], topic_ids.get(row[3]), *row[4:])
 
-    counts = [word_count(row.question) for row in unique]
-    bounds = length_bounds(counts)
-    in_length = []
-    for row, words in zip(unique, counts):
-        if not bounded:
-            in_length.append(row)
-        elif words < bounds.min_words:
-            plan.drop(row, Stage.TOO_SHORT, f"{words} words (fewer than {bounds.min_words})", "question")
-        elif words > bounds.max_words:
-            plan.drop(
-                row,
-                Stage.TOO_LONG,
-                f"{words} words (more than {bounds.max_words:g} = Q3 + 1.5·IQR)",
-                "question",
-            )
-        else:
-            in_length.append(row)
-
-    existing_by_key, existing_by_id = {}, {}
-    for item_id, key, external_id in Item.objects.filter(project=project).values_list(
-        "id", "text_key", "external_id"
-    ):
-        existing_by_key.setdefault(key, item_id)
-        if external_id:
-            existing_by_id.setdefault(external_id, item_id)
-    for row in in_length:
-        if row.external_id and row.external_id in existing_by_id:
-            plan.drop(row, Stage.ALREADY_PRESENT, f"same id as item #{existing_by_id[row.external_id]}", "id")
-        elif row.text_key in existing_by_key:
-            plan.drop(
-                row, Stage.ALREADY_PRESENT, f"same text as item #{existing_by_key[row.text_key]}", "question"
-            )
-        else:
-            plan.keep.append(row)
-
-    plan.dropped.sort(key=lambda dropped: dropped[0])
-    plan.funnel = {
-        "read": len(rows) + len(invalid_lines),
-        "invalid": len(invalid_lines),
-        "causal": len(causal),
-        "unique": len(unique),
-        "in_length": len(in_length),
-        "imported": len(plan.keep),
-        "already_present": len(in_length) - len(plan.keep),
-        "bounds": bounds.as_dict(),
-        "length_bounds": bounded,
-        "classes": dict(Counter(row.causal_class or "unlabelled" for row in plan.keep)),
-    }
-    return plan
+    def dropped(self):
+        for error in self.errors:
+            yield (error.line, Stage.INVALID, error.field, error.reason, "", "")
+        for _head, body in self.scan.early_dropped:
+            yield from body()
+        bounds = self.bounds
+        for head, body in self.scan.candidates:
+            in_bounds, present_id, present_text, keep = self.classify(head)
+            if keep.all():
+                continue
+            values, lines = body()
+            counts = head[0]
+            for index in np.flatnonzero(~keep).tolist():
+                row = values[index]
+                question, external_id = row[0], row[5]
+                words = int(counts[index])
+                if not in_bounds[index]:
+                    if words < bounds.min_words:
+                        yield (
+                            lines[index],
+                            Stage.TOO_SHORT,
+                            "question",
+                            f"{words} words (fewer than {bounds.min_words})",
+                            question,
+                            external_id,
+                        )
+                    else:
+                        yield (
+                            lines[index],
+                            Stage.TOO_LONG,
+                            "question",
+                            f"{words} words (more than {bounds.max_words:g} = Q3 + 1.5·IQR)",
+                            question,
+                            external_id,
+                        )
+                elif present_id[index] >= 0:
+                    yield (
+                        lines[index],
+                        Stage.ALREADY_PRESENT,
+                        "id",
+                        f"same id as item #{present_id[index]}",
+                        question,
+                        external_id,
+                    )
+                else:
+                    yield (
+                        lines[index],
+                        Stage.ALREADY_PRESENT,
+                        "question",
+                        f"same text as item #{present_text[index]}",
+                        question,
+                        external_id,
+                    )
 
 
 def _topic_ids(project: Project, labels: set[str]) -> dict[str, int]:
