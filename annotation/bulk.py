@@ -37,18 +37,18 @@ def fast_insert(
                     copy.write_row((*row, *constant_values))
                     written += 1
         else:
+            # One statement, prepared once, fed by a generator: no list of rows is built.
             placeholders = ", ".join(["%s"] * (len(columns) + len(constant_columns)))
             sql = f"INSERT INTO {table} ({all_columns}) VALUES ({placeholders})"
-            batch: list[tuple] = []
-            for row in rows:
-                batch.append((*row, *constant_values))
-                if len(batch) >= 5000:
-                    cursor.executemany(sql, batch)
-                    written += len(batch)
-                    batch = []
-            if batch:
-                cursor.executemany(sql, batch)
-                written += len(batch)
+            counted = [0]
+
+            def params():
+                for row in rows:
+                    counted[0] += 1
+                    yield (*row, *constant_values)
+
+            cursor.executemany(sql, params())
+            written = counted[0]
             if written >= ANALYZE_AFTER_ROWS:
                 _sqlite_analyze(cursor, table)
     return written

@@ -210,9 +210,7 @@ def main() -> None:
             again = questions_import(project=project, data=data, path=path, filename=filename)
             again_seconds = time.perf_counter() - again_started
     finally:
-        project.items.all().delete()
-        project.imports.all().delete()
-        project.delete()
+        _remove(project)
         folder.cleanup()
     funnel = batch.funnel
     print(
@@ -252,6 +250,31 @@ def main() -> None:
             }
         )
     )
+
+
+def _remove(project) -> None:
+    """The benchmark's rows, deleted in SQL: Django's delete() would load 1.4 million items to cascade."""
+    from django.db import connection, transaction
+
+    from annotation.models import DroppedRow, ImportBatch, Item, Topic
+
+    with transaction.atomic(), connection.cursor() as cursor:
+        for model, column, value in (
+            (Item, "project_id", project.pk),
+            (DroppedRow, "batch_id", None),
+            (ImportBatch, "project_id", project.pk),
+            (Topic, "project_id", project.pk),
+        ):
+            table = connection.ops.quote_name(model._meta.db_table)
+            if value is None:
+                batches = connection.ops.quote_name(ImportBatch._meta.db_table)
+                cursor.execute(
+                    f"DELETE FROM {table} WHERE batch_id IN (SELECT id FROM {batches} WHERE project_id = %s)",
+                    [project.pk],
+                )
+            else:
+                cursor.execute(f"DELETE FROM {table} WHERE {column} = %s", [value])
+    project.delete()
 
 
 if __name__ == "__main__":

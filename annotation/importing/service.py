@@ -88,7 +88,7 @@ def questions_import(
     say = progress or (lambda message: None)
     say("reading")
     unknown = UnknownValues()
-    scan = _Scan(batch.pk, as_gold)
+    scan = _Scan(batch.pk, as_gold, _spool_memory(data, path))
     try:
         with ExitStack() as stack:
             stack.callback(scan.close)
@@ -137,9 +137,25 @@ def questions_import(
 
 
 # Rows checked, deduplicated and spooled per chunk: memory stays flat whatever the file's size.
-CHUNK_ROWS = 10_000
+CHUNK_ROWS = 5_000
 # Chunks waiting for the funnel's last steps stay in memory up to this much text, then go to a temporary file.
-SPOOL_MEMORY_BYTES = 16_000_000
+SPOOL_MEMORY_BYTES = 96_000_000
+# ... for a file up to this size (a larger file spools from its first chunk): a 100,000-row CSV (15 MB) is not
+# slowed down by the spool, and a 200 MB one keeps flat memory.
+SPOOL_FILES_UP_TO_BYTES = 24_000_000
+
+
+def _spool_memory(data: bytes | None, path: Path | None) -> int:
+    size = (
+        len(data)
+        if data is not None
+        else path.stat().st_size
+        if path is not None and path.is_file()
+        else None
+    )
+    return SPOOL_MEMORY_BYTES if size is not None and size <= SPOOL_FILES_UP_TO_BYTES else 0
+
+
 ROW_BYTES = 600  # what a spooled row costs in memory besides its text (its tuple and the strings' headers)
 
 
@@ -169,7 +185,7 @@ def _write(project, batch, scan, errors, mapping, unknown, file_format, as_gold,
         now = timezone.now()
         fast_insert(
             Item,
-            ITEM_FIELDS,
+            [*ITEM_FIELDS, "topic_id"],
             plan.items(topic_ids),
             constants={
                 "project_id": project.pk,
@@ -257,7 +273,27 @@ def _within_field_limits_into(rows: list[SourceRow], errors: list[RowError]) -> 
     """Rows with a field over its limit become errors (appended to ``errors``) naming the line, the field and
     both sizes; the other rows are returned."""
     kept = []
+    limits = FIELD_LIMITS
     for row in rows:
+        # Most rows are well within every limit and hold no NUL: checked first, in one expression.
+        question, context, answer = row.question, row.context, row.answer
+        if (
+            len(question) <= limits["question"]
+            and len(context) <= limits["context"]
+            and len(answer) <= limits["answer"]
+            and len(row.source) <= limits["source"]
+            and len(row.topic) <= limits["topic"]
+            and len(row.external_id) <= limits["external_id"]
+            and "\x00" not in question
+            and "\x00" not in context
+            and "\x00" not in answer
+            and "\x00" not in row.source
+            and "\x00" not in row.topic
+            and "\x00" not in row.external_id
+            and (not row.metadata or len(json.dumps(row.metadata, ensure_ascii=False)) <= limits["metadata"])
+        ):
+            kept.append(row)
+            continue
         sizes = {name: len(getattr(row, name) or "") for name in FIELD_LIMITS if name != "metadata"}
         sizes["metadata"] = len(json.dumps(row.metadata, ensure_ascii=False)) if row.metadata else 0
         over = [name for name, size in sizes.items() if size > FIELD_LIMITS[name]]
@@ -278,7 +314,6 @@ ITEM_FIELDS = [
     "question",
     "context",
     "causal_class",
-    "topic_id",
     "source",
     "external_id",
     "text_key",
@@ -289,11 +324,12 @@ ITEM_FIELDS = [
     "round",
     "metadata",
 ]
+EXTERNAL_ID = ITEM_FIELDS.index("external_id")
 
 
-def _item_values(row: SourceRow, topic, batch_id: int, as_gold: bool) -> tuple:
-    """The initial values of the item a source row becomes, in the order of ``ITEM_FIELDS`` (``topic``: the
-    value for ``topic_id``; the import passes the row's topic label and swaps in its id when writing)."""
+def _item_values(row: SourceRow, batch_id: int, as_gold: bool) -> tuple:
+    """The initial values of the item a source row becomes, in the order of ``ITEM_FIELDS`` (its topic, a
+    label the project may not have yet, becomes ``topic_id`` when the items are written)."""
     # An item with a reference answer is ready for review (round 1), or approved when it comes in reviewed;
     # one without waits for an answer.
     has_answer = bool(row.answer)
@@ -311,7 +347,6 @@ def _item_values(row: SourceRow, topic, batch_id: int, as_gold: bool) -> tuple:
         row.question,
         row.context,
         row.causal_class,
-        topic,
         row.source,
         row.external_id,
         row.text_key,
@@ -329,7 +364,7 @@ class _Scan:
     duplicates within the file (across chunks too), word counts. Unique rows wait in a spool, with their
     item values, for the steps that need the whole file or the project: length bounds, already present."""
 
-    def __init__(self, batch_id: int, as_gold: bool):
+    def __init__(self, batch_id: int, as_gold: bool, spool_memory: int):
         self.batch_id = batch_id
         self.as_gold = as_gold
         self.rows = 0
@@ -340,8 +375,8 @@ class _Scan:
         self.words: list[np.ndarray] = []
         self.classes: dict[str, int] = {}  # label → code, in order of first appearance
         self.topics: dict[str, int] = {}
-        self.candidates = Spool(SPOOL_MEMORY_BYTES)
-        self.early_dropped = Spool(SPOOL_MEMORY_BYTES)
+        self.candidates = Spool(spool_memory)
+        self.early_dropped = Spool(spool_memory)
 
     def add(self, rows: list[SourceRow]) -> None:
         self.rows += len(rows)
@@ -375,6 +410,7 @@ class _Scan:
         local_text: dict[bytes, int] = {}
         local_id: dict[bytes, int] = {}
         values, lines, words, text_keys, id_keys, has_id, classes, topics = [], [], [], [], [], [], [], []
+        topic_labels = []
         chars = 0
         class_codes, topic_codes = self.classes, self.topics
         batch_id, as_gold = self.batch_id, self.as_gold
@@ -412,7 +448,7 @@ class _Scan:
                     continue
                 local_id[id_key] = row.line
             local_text[text_digest] = row.line
-            values.append(_item_values(row, row.topic, batch_id, as_gold))
+            values.append(_item_values(row, batch_id, as_gold))
             lines.append(row.line)
             words.append(word_count(row.question))
             text_keys.append(text_digest)
@@ -420,6 +456,7 @@ class _Scan:
             has_id.append(bool(row.external_id))
             classes.append(class_codes.setdefault(row.causal_class or "unlabelled", len(class_codes)))
             topics.append(topic_codes.setdefault(row.topic, len(topic_codes)))
+            topic_labels.append(row.topic)
             chars += len(row.question) + len(row.context) + len(row.answer)
         if local_text:
             self.seen_text.add(digests(list(local_text)), np.fromiter(local_text.values(), dtype=np.int64))
@@ -437,7 +474,7 @@ class _Scan:
                 np.asarray(classes, dtype=np.int32),
                 np.asarray(topics, dtype=np.int32),
             )
-            self.candidates.append(head, (values, lines), ROW_BYTES * len(values) + 2 * chars)
+            self.candidates.append(head, (values, lines, topic_labels), ROW_BYTES * len(values) + 2 * chars)
         if dropped:
             dropped.sort(key=lambda dropped_row: dropped_row[0])
             size = ROW_BYTES * len(dropped) + 2 * sum(len(dropped_row[4]) for dropped_row in dropped)
@@ -551,16 +588,17 @@ class _Plan:
         return in_bounds, present_id, present_text, keep
 
     def items(self, topic_ids: dict[str, int]):
+        """The values of each item to write, for ``ITEM_FIELDS`` and then ``topic_id``."""
+        topic_id = topic_ids.get
         for head, body in self.scan.candidates:
             keep = self.classify(head)[3]
-            values = body()[0]
+            values, _lines, topics = body()
             if keep.all():
-                for row in values:
-                    yield (*row[:3], topic_ids.get(row[3]), *row[4:])
+                for row, topic in zip(values, topics):
+                    yield (*row, topic_id(topic))
                 continue
             for index in np.flatnonzero(keep).tolist():
-                row = values[index]
-                yield (*row[:3], topic_ids.get(row[3]), *row[4:])
+                yield (*values[index], topic_id(topics[index]))
 
     def dropped(self):
         for error in self.errors:
@@ -572,11 +610,11 @@ class _Plan:
             in_bounds, present_id, present_text, keep = self.classify(head)
             if keep.all():
                 continue
-            values, lines = body()
+            values, lines, _topics = body()
             counts = head[0]
             for index in np.flatnonzero(~keep).tolist():
                 row = values[index]
-                question, external_id = row[0], row[5]
+                question, external_id = row[0], row[EXTERNAL_ID]
                 words = int(counts[index])
                 if not in_bounds[index]:
                     if words < bounds.min_words:
