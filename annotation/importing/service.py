@@ -1,10 +1,11 @@
 """``questions_import``: read a file through its column mapping, run the funnel, store items and every
 dropped row, in one go. The page (through its task), the command and the designs' imports call it."""
 
+import gc
 import hashlib
 import json
 from collections.abc import Callable
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from datetime import timedelta
 from pathlib import Path
 
@@ -92,6 +93,7 @@ def questions_import(
     try:
         with ExitStack() as stack:
             stack.callback(scan.close)
+            stack.enter_context(_gc_paused())
             try:
                 table = open_table(data, filename, path=path, sheet=sheet, stack=stack)
                 mapping = mapping or propose(table.columns, project.import_mapping)
@@ -157,6 +159,19 @@ def _spool_memory(data: bytes | None, path: Path | None) -> int:
 
 
 ROW_BYTES = 600  # what a spooled row costs in memory besides its text (its tuple and the strings' headers)
+
+
+@contextmanager
+def _gc_paused():
+    """No cyclic garbage collection while the rows are read and written: the import makes no cycles, and each
+    collection would walk every row held so far (a third of the import's CPU time at 100,000 rows)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _chunks(records, size: int):
