@@ -69,6 +69,31 @@ def as_jsonl(rows) -> bytes:
     return "".join(json.dumps(dict(zip(HEADER, row)), ensure_ascii=False) + "\n" for row in rows).encode()
 
 
+def as_parquet(rows) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    binary = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist([dict(zip(HEADER, row)) for row in rows]), binary)
+    return binary.getvalue()
+
+
+def as_xlsx(rows) -> bytes:
+    import openpyxl
+
+    book = openpyxl.Workbook(write_only=True)
+    sheet = book.create_sheet("perguntas")
+    sheet.append(HEADER)
+    for row in rows:
+        sheet.append(row)
+    binary = io.BytesIO()
+    book.save(binary)
+    return binary.getvalue()
+
+
+WRITERS = {"csv": as_csv, "jsonl": as_jsonl, "parquet": as_parquet, "xlsx": as_xlsx}
+
+
 def previous_import_plan(project, data: bytes, filename: str):
     """The funnel and dropped rows of the previous import (the whole file read, then planned in one pass)."""
     table = open_table(data, filename)
@@ -114,11 +139,11 @@ def chunking(request, monkeypatch):
     return request.param
 
 
-@pytest.mark.parametrize("file_format", ["csv", "jsonl"])
+@pytest.mark.parametrize("file_format", list(WRITERS))
 def test_the_chunked_import_gives_the_previous_funnel_dropped_rows_and_items(
     project, chunking, file_format, tmp_path
 ):
-    to_bytes = as_csv if file_format == "csv" else as_jsonl
+    to_bytes = WRITERS[file_format]
     filename = f"perguntas.{file_format}"
     # Already in the project: some texts and ids of the file (and items of another form the file never matches).
     seed = questions_import(
