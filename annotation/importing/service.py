@@ -4,6 +4,7 @@ dropped row, in one go. The page (through its task), the command and the designs
 import gc
 import hashlib
 import json
+import time
 from collections.abc import Callable
 from contextlib import ExitStack, contextmanager
 from datetime import timedelta
@@ -100,6 +101,7 @@ def questions_import(
                 _check_request(mapping, table.columns, project, as_gold, user)
                 errors = table.errors
                 labels = LabelResolver(project.label_set, mapping.values.get("causal_class"))
+                said_at = time.monotonic()
                 try:
                     for records in _chunks(table.rows, CHUNK_ROWS):
                         rows = read_rows(records, table.columns, mapping, labels, errors, unknown)
@@ -107,7 +109,9 @@ def questions_import(
                         if as_gold:
                             rows = _answered_only(rows, errors)
                         scan.add(rows)
-                        say("reading")
+                        if time.monotonic() - said_at > PROGRESS_EVERY_SECONDS:  # the worker's heartbeat
+                            say("reading")
+                            said_at = time.monotonic()
                 except UNREADABLE as exc:
                     raise unreadable(exc) from exc
                 if not scan.rows and not errors:
@@ -138,6 +142,7 @@ def questions_import(
     return batch
 
 
+PROGRESS_EVERY_SECONDS = 10
 # Rows checked, deduplicated and spooled per chunk: memory stays flat whatever the file's size.
 CHUNK_ROWS = 5_000
 # Chunks waiting for the funnel's last steps stay in memory up to this much text, then go to a temporary file.
