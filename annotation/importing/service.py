@@ -90,7 +90,7 @@ def questions_import(
     say = progress or (lambda message: None)
     say("reading")
     unknown = UnknownValues()
-    scan = _Scan(batch.pk, as_gold, _spool_memory(data, path))
+    scan = _Scan(batch.pk, as_gold, _spool_memory(data, path, filename))
     try:
         with ExitStack() as stack:
             stack.callback(scan.close)
@@ -146,21 +146,24 @@ PROGRESS_EVERY_SECONDS = 10
 # Rows checked, deduplicated and spooled per chunk: memory stays flat whatever the file's size.
 CHUNK_ROWS = 5_000
 # Chunks waiting for the funnel's last steps stay in memory up to this much text, then go to a temporary file.
-SPOOL_MEMORY_BYTES = 96_000_000
+SPOOL_MEMORY_BYTES = 72_000_000
 # ... for a file up to this size (a larger file spools from its first chunk): a 100,000-row CSV (15 MB) is not
-# slowed down by the spool, and a 200 MB one keeps flat memory.
+# slowed down by the spool, and a 200 MB one keeps flat memory. A zipped file (XLSX, Parquet, .zip) counts
+# for what it holds, about 8 times its size.
 SPOOL_FILES_UP_TO_BYTES = 24_000_000
+COMPRESSED_FACTOR = 8
 
 
-def _spool_memory(data: bytes | None, path: Path | None) -> int:
-    size = (
-        len(data)
-        if data is not None
-        else path.stat().st_size
-        if path is not None and path.is_file()
-        else None
-    )
-    return SPOOL_MEMORY_BYTES if size is not None and size <= SPOOL_FILES_UP_TO_BYTES else 0
+def _spool_memory(data: bytes | None, path: Path | None, filename: str) -> int:
+    if data is not None:
+        size = len(data)
+    elif path is not None and path.is_file():
+        size = path.stat().st_size
+    else:
+        return 0  # a folder of splits
+    if filename.lower().endswith((".xlsx", ".xlsm", ".parquet", ".zip", ".arrow", ".feather")):
+        size *= COMPRESSED_FACTOR
+    return SPOOL_MEMORY_BYTES if size <= SPOOL_FILES_UP_TO_BYTES else 0
 
 
 ROW_BYTES = 600  # what a spooled row costs in memory besides its text (its tuple and the strings' headers)
