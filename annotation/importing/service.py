@@ -150,7 +150,7 @@ SPOOL_MEMORY_BYTES = 72_000_000
 # ... for a file up to this size (a larger file spools from its first chunk): a 100,000-row CSV (15 MB) is not
 # slowed down by the spool, and a 200 MB one keeps flat memory. A zipped file (XLSX, Parquet, .zip) counts
 # for what it holds, about 8 times its size.
-SPOOL_FILES_UP_TO_BYTES = 24_000_000
+SPOOL_FILES_UP_TO_BYTES = 16_000_000
 COMPRESSED_FACTOR = 8
 
 
