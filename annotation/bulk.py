@@ -37,12 +37,14 @@ def fast_insert(
                     copy.write_row((*row, *constant_values))
                     written += 1
         else:
+            # One statement (sqlite3 keeps it prepared across calls), fed in batches: not one generator, which
+            # Django's executemany tees (to peek at the first row), and the tee then holds every row until the end.
             placeholders = ", ".join(["%s"] * (len(columns) + len(constant_columns)))
             sql = f"INSERT INTO {table} ({all_columns}) VALUES ({placeholders})"
             batch: list[tuple] = []
             for row in rows:
                 batch.append((*row, *constant_values))
-                if len(batch) >= 5000:
+                if len(batch) >= SQLITE_BATCH_ROWS:
                     cursor.executemany(sql, batch)
                     written += len(batch)
                     batch = []
@@ -53,6 +55,8 @@ def fast_insert(
                 _sqlite_analyze(cursor, table)
     return written
 
+
+SQLITE_BATCH_ROWS = 5000
 
 # SQLite keeps no statistics unless asked (PostgreSQL's autovacuum gathers its own). Without them its
 # planner guesses, and for the queue's queries on a project of 100,000 items it guessed a scan of the

@@ -2,6 +2,7 @@
 
 import logging
 import uuid
+from pathlib import Path
 
 from celery import shared_task
 from django.utils import timezone
@@ -25,13 +26,12 @@ def import_questions_task(batch_id: int) -> dict:
     ):
         return {"skipped": "already taken or finished"}
     batch = ImportBatch.objects.select_related("project", "created_by").get(id=batch_id)
-    with batch.source_file.open("rb") as handle:
-        data = handle.read()
     options = batch.options or {}
     try:
         questions_import(
             project=batch.project,
-            data=data,
+            # Read from the stored file as the rows are needed: a 200 MB upload is never held whole.
+            **_source(batch),
             filename=batch.filename,
             user=batch.created_by,
             skip_invalid=batch.skip_invalid,
@@ -63,3 +63,12 @@ def import_questions_task(batch_id: int) -> dict:
     ImportBatch.objects.filter(id=batch_id).update(source_file="")
     batch.refresh_from_db(fields=["status", "funnel"])
     return {"status": batch.status, "funnel": batch.funnel}
+
+
+def _source(batch: ImportBatch) -> dict:
+    """The uploaded file as a path when its storage has one (the default), else its bytes."""
+    try:
+        return {"path": Path(batch.source_file.path)}
+    except NotImplementedError:
+        with batch.source_file.open("rb") as handle:
+            return {"data": handle.read()}

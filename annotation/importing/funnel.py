@@ -47,9 +47,9 @@ class LengthBounds:
         return {"min_words": self.min_words, "max_words": max_words, "q1": self.q1, "q3": self.q3}
 
 
-def length_bounds(counts: list[int], min_words: int = MIN_WORDS) -> LengthBounds:
+def length_bounds(counts, min_words: int = MIN_WORDS) -> LengthBounds:
     """Quartiles by linear interpolation (numpy's default, as pandas' ``quantile``)."""
-    if not counts:
+    if len(counts) == 0:
         return LengthBounds(min_words, float("inf"), 0.0, 0.0)
     q1, q3 = (float(value) for value in np.percentile(np.asarray(counts), [25, 75]))
     return LengthBounds(min_words, q3 + 1.5 * (q3 - q1), q1, q3)

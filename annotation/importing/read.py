@@ -241,12 +241,23 @@ class _Checker:
         errors = self.errors
         found_errors = len(errors)
         column = self.column
+        record_get = record.get
 
         def get(name):
             key = column[name]
-            return record.get(key) if key is not None else None
+            return record_get(key) if key is not None else None
 
-        question = _text(get("question"))
+        def text(name):
+            # _text, with its most common case (a string) first
+            key = column[name]
+            if key is None:
+                return ""
+            value = record_get(key)
+            return value.strip() if type(value) is str else _text(value)
+
+        key = column["question"]
+        value = record_get(key) if key is not None else None
+        question = value.strip() if type(value) is str else _text(value)
         if not question:
             errors.append(RowError(line, "question", "is missing or empty"))
         elif len(question) > MAX_FIELD_CHARS:
@@ -254,7 +265,7 @@ class _Checker:
                 RowError(line, "question", f"is {len(question)} characters long (limit {MAX_FIELD_CHARS})")
             )
 
-        raw_class = _text(get("causal_class"))
+        raw_class = text("causal_class")
         causal_class = ""
         if raw_class:
             causal_class = self.labels.resolve(raw_class) or ""
@@ -279,12 +290,12 @@ class _Checker:
 
         if len(errors) > found_errors:
             return None
-        answer = _text(get("answer"))
-        answer_model = self.answerers.resolve(_text(get("answer_by"))) if answer else None
+        answer = text("answer")
+        answer_model = self.answerers.resolve(text("answer_by")) if answer else None
         metadata = {
             name: json_value(record[name]) for name in self.kept if record.get(name) not in ("", None)
         }
-        expertise = _text(get("expertise"))
+        expertise = text("expertise")
         if expertise:
             metadata["expertise"] = expertise
         return SourceRow(
@@ -292,10 +303,10 @@ class _Checker:
             question=question,
             causal_class=causal_class,
             is_causal=is_causal,
-            source=_text(get("source"))[:200],
-            topic=_text(get("topic"))[:200],
-            external_id=_text(get("id"))[:200],
-            context=_text(get("context")),
+            source=text("source")[:200],
+            topic=text("topic")[:200],
+            external_id=text("id")[:200],
+            context=text("context"),
             answer=answer,
             answer_model=answer_model,
             metadata=metadata,

@@ -1,21 +1,25 @@
 """``questions_import``: read a file through its column mapping, run the funnel, store items and every
 dropped row, in one go. The page (through its task), the command and the designs' imports call it."""
 
+import gc
+import hashlib
 import json
-from collections import Counter
+import time
 from collections.abc import Callable
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
 from django.db import transaction
 from django.utils import timezone
 
 from .. import services  # the package, not its names: annotation.services reads importing.funnel
 from ..bulk import fast_insert
 from ..models import DroppedRow, ImportBatch, Item, Project, Topic
+from .chunks import KeyIndex, Spool, digests, id_digest
 from .errors import ImportFileError, RowError
-from .funnel import length_bounds, text_key, word_count
+from .funnel import length_bounds, normalise, word_count
 from .mapping import Mapping, check_values, propose
 from .read import LabelResolver, SourceRow, UnknownValues, read_rows
 from .tables import UNREADABLE, open_table, unreadable
@@ -87,51 +91,124 @@ def questions_import(
     say = progress or (lambda message: None)
     say("reading")
     unknown = UnknownValues()
-    with ExitStack() as stack:
-        try:
-            table = open_table(data, filename, path=path, sheet=sheet, stack=stack)
-            mapping = mapping or propose(table.columns, project.import_mapping)
-            _check_request(mapping, table.columns, project, as_gold, user)
-            errors = table.errors
+    scan = _Scan(_spool_memory(data, path, filename))
+    try:
+        with ExitStack() as stack:
+            stack.callback(scan.close)
+            stack.enter_context(_gc_paused())
             try:
-                rows = read_rows(
-                    table.rows,
-                    table.columns,
-                    mapping,
-                    LabelResolver(project.label_set, mapping.values.get("causal_class")),
-                    errors,
-                    unknown,
-                )
-            except UNREADABLE as exc:
-                raise unreadable(exc) from exc
-            if not rows and not errors:
-                raise ImportFileError([RowError(1, "", "the file has no rows after its header")])
-        except ImportFileError as exc:
-            _reject(batch, exc.errors, mapping)
-            raise ImportRejected(batch, exc.errors) from exc
-    rows, errors = _within_field_limits(rows, errors)
-    if as_gold:
-        rows = _answered_only(rows, errors)
-    errors.sort(key=lambda error: error.line)
-    if errors and not skip_invalid:
-        _reject(batch, errors, mapping, unknown)
-        raise ImportRejected(batch, errors, unknown)
+                table = open_table(data, filename, path=path, sheet=sheet, stack=stack)
+                mapping = mapping or propose(table.columns, project.import_mapping)
+                _check_request(mapping, table.columns, project, as_gold, user)
+                errors = table.errors
+                labels = LabelResolver(project.label_set, mapping.values.get("causal_class"))
+                said_at = time.monotonic()
+                try:
+                    for records in _chunks(table.rows, CHUNK_ROWS):
+                        rows = read_rows(records, table.columns, mapping, labels, errors, unknown)
+                        rows = _within_field_limits_into(rows, errors)
+                        if as_gold:
+                            rows = _answered_only(rows, errors)
+                        scan.add(rows)
+                        if time.monotonic() - said_at > PROGRESS_EVERY_SECONDS:  # the worker's heartbeat
+                            say("reading")
+                            said_at = time.monotonic()
+                except UNREADABLE as exc:
+                    raise unreadable(exc) from exc
+                if not scan.rows and not errors:
+                    raise ImportFileError([RowError(1, "", "the file has no rows after its header")])
+            except ImportFileError as exc:
+                _reject(batch, exc.errors, mapping)
+                raise ImportRejected(batch, exc.errors) from exc
+            errors.sort(key=lambda error: error.line)
+            if errors and not skip_invalid:
+                _reject(batch, errors, mapping, unknown)
+                raise ImportRejected(batch, errors, unknown)
+            _write(
+                project,
+                batch,
+                scan,
+                errors,
+                mapping,
+                unknown,
+                table.format,
+                as_gold,
+                user,
+                length_bounds_on,
+                say,
+            )
+    finally:
+        scan.close()
+    say("done")
+    return batch
 
+
+PROGRESS_EVERY_SECONDS = 10
+# Rows checked, deduplicated and spooled per chunk: memory stays flat whatever the file's size.
+CHUNK_ROWS = 5_000
+# Chunks waiting for the funnel's last steps stay in memory up to this much text, then go to a temporary file.
+SPOOL_MEMORY_BYTES = 72_000_000
+# ... for a file up to this size (a larger file spools from its first chunk): a 100,000-row CSV (15 MB) is not
+# slowed down by the spool, and a 200 MB one keeps flat memory. A zipped file (XLSX, Parquet, .zip) counts
+# for what it holds, about 8 times its size.
+SPOOL_FILES_UP_TO_BYTES = 16_000_000
+COMPRESSED_FACTOR = 8
+
+
+def _spool_memory(data: bytes | None, path: Path | None, filename: str) -> int:
+    if data is not None:
+        size = len(data)
+    elif path is not None and path.is_file():
+        size = path.stat().st_size
+    else:
+        return 0  # a folder of splits
+    if filename.lower().endswith((".xlsx", ".xlsm", ".parquet", ".zip", ".arrow", ".feather")):
+        size *= COMPRESSED_FACTOR
+    return SPOOL_MEMORY_BYTES if size <= SPOOL_FILES_UP_TO_BYTES else 0
+
+
+ROW_BYTES = 600  # what a spooled row costs in memory besides its text (its tuple and the strings' headers)
+
+
+@contextmanager
+def _gc_paused():
+    """No cyclic garbage collection while the rows are read and written: the import makes no cycles, and each
+    collection would walk every row held so far (a third of the import's CPU time at 100,000 rows)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _chunks(records, size: int):
+    chunk = []
+    for record in records:
+        chunk.append(record)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _write(project, batch, scan, errors, mapping, unknown, file_format, as_gold, user, bounded, say) -> None:
     with transaction.atomic():
         # One import of a project at a time plans and writes: the "already in the project" check then sees every
         # item a concurrent import of the same file wrote (on SQLite the write lock of the transaction does it).
         Project.objects.select_for_update().filter(pk=project.pk).values_list("pk").first()
         say("filtering")
-        plan = _plan(project, rows, errors, length_bounds_on)
-        plan.funnel["format"] = table.format
+        plan = scan.plan(project, errors, bounded)
+        plan.funnel["format"] = file_format
         if unknown.by_field:
             plan.funnel["unknown_values"] = unknown.as_dict()
         say("writing")
-        topic_ids = _topic_ids(project, {row.topic for row in plan.keep if row.topic})
-        sources = {None: {"kind": "import", "import_batch": batch.pk}}
+        topic_ids = _topic_ids(project, plan.topics)
         services.items_create_fast(
             project=project,
-            items=(_new_item(row, topic_ids, sources) for row in plan.keep),
+            items=plan.items(topic_ids, {None: {"kind": "import", "import_batch": batch.pk}}),
             import_batch_id=batch.pk,
             approved_by=user if as_gold else None,
             decision_note=f"Imported as already reviewed (import #{batch.pk}, {batch.filename})",
@@ -139,7 +216,7 @@ def questions_import(
         fast_insert(
             DroppedRow,
             ["line", "stage", "field", "reason", "question", "external_id"],
-            plan.dropped,
+            plan.dropped(),
             constants={"batch_id": batch.pk},
         )
         batch.funnel = plan.funnel
@@ -150,8 +227,6 @@ def questions_import(
         batch.save(update_fields=["funnel", "errors", "status", "finished_at", "mapping"])
         project.import_mapping = mapping.as_dict()
         project.save(update_fields=["import_mapping"])
-    say("done")
-    return batch
 
 
 def _check_request(mapping: Mapping, columns: list[str], project: Project, as_gold: bool, user) -> None:
@@ -186,12 +261,31 @@ FIELD_LIMITS = {
 }
 
 
-def _within_field_limits(
-    rows: list[SourceRow], errors: list[RowError]
-) -> tuple[list[SourceRow], list[RowError]]:
-    """Rows with a field over its limit become errors naming the line, the field and both sizes."""
-    kept, errors = [], list(errors)
+def _within_field_limits_into(rows: list[SourceRow], errors: list[RowError]) -> list[SourceRow]:
+    """Rows with a field over its limit become errors (appended to ``errors``) naming the line, the field and
+    both sizes; the other rows are returned."""
+    kept = []
+    limits = FIELD_LIMITS
     for row in rows:
+        # Most rows are well within every limit and hold no NUL: checked first, in one expression.
+        question, context, answer = row.question, row.context, row.answer
+        if (
+            len(question) <= limits["question"]
+            and len(context) <= limits["context"]
+            and len(answer) <= limits["answer"]
+            and len(row.source) <= limits["source"]
+            and len(row.topic) <= limits["topic"]
+            and len(row.external_id) <= limits["external_id"]
+            and "\x00" not in question
+            and "\x00" not in context
+            and "\x00" not in answer
+            and "\x00" not in row.source
+            and "\x00" not in row.topic
+            and "\x00" not in row.external_id
+            and (not row.metadata or len(json.dumps(row.metadata, ensure_ascii=False)) <= limits["metadata"])
+        ):
+            kept.append(row)
+            continue
         sizes = {name: len(getattr(row, name) or "") for name in FIELD_LIMITS if name != "metadata"}
         sizes["metadata"] = len(json.dumps(row.metadata, ensure_ascii=False)) if row.metadata else 0
         over = [name for name, size in sizes.items() if size > FIELD_LIMITS[name]]
@@ -205,27 +299,58 @@ def _within_field_limits(
             errors.extend(RowError(row.line, name, "contains a NUL byte") for name in nul)
         else:
             kept.append(row)
-    errors.sort(key=lambda error: error.line)
-    return kept, errors
+    return kept
 
 
-def _new_item(row: SourceRow, topic_ids: dict[str, int], sources: dict) -> "services.NewItem":
+# What the scan keeps of a unique row until the import writes it: the item's content as the file gives it.
+# ``services.items_create_fast`` decides the rest (status, round, the answer's author) by the lifecycle's rule.
+ROW_FIELDS = (
+    "question",
+    "context",
+    "causal_class",
+    "source",
+    "external_id",
+    "text_key",
+    "answer",
+    "answer_model",
+    "metadata",
+)
+EXTERNAL_ID = ROW_FIELDS.index("external_id")
+
+
+def _row_values(row: SourceRow) -> tuple:
+    """The values of ``ROW_FIELDS`` of a source row (its topic, a label the project may not have yet, becomes
+    ``topic_id`` when the items are written)."""
+    return (
+        row.question,
+        row.context,
+        row.causal_class,
+        row.source,
+        row.external_id,
+        row.text_key,
+        row.answer,
+        row.answer_model,
+        row.metadata or None,
+    )
+
+
+def _new_item(values: tuple, topic_id: int | None, sources: dict) -> "services.NewItem":
     # An item with a reference answer is ready for review (or approved when it comes in reviewed); one
     # without waits for an answer. ``sources``: where answers came from, by the model the file names (None:
     # a person), one dict for all the rows of each.
-    answered = bool(row.answer)
+    question, context, causal_class, source, external_id, key, answer, model, metadata = values
     return services.NewItem(
-        question=row.question,
-        context=row.context,
-        causal_class=row.causal_class,
-        topic_id=topic_ids.get(row.topic),
-        source=row.source,
-        external_id=row.external_id,
-        text_key=row.text_key,
-        reference_answer=row.answer,
-        author=services.A_MODEL if answered and row.answer_model is not None else services.NOBODY,
-        answer_provenance=_answer_source(sources, row.answer_model) if answered else None,
-        metadata=row.metadata or None,
+        question=question,
+        context=context,
+        causal_class=causal_class,
+        topic_id=topic_id,
+        source=source,
+        external_id=external_id,
+        text_key=key,
+        reference_answer=answer,
+        author=services.A_MODEL if answer and model is not None else services.NOBODY,
+        answer_provenance=_answer_source(sources, model) if answer else None,
+        metadata=metadata,
     )
 
 
@@ -235,91 +360,297 @@ def _answer_source(sources: dict, model: str | None) -> dict:
     return sources[model]
 
 
+class _Scan:
+    """The funnel's first steps, chunk by chunk as the file is read (outside the project's lock): not causal,
+    duplicates within the file (across chunks too), word counts. Unique rows wait in a spool, with their
+    item values, for the steps that need the whole file or the project: length bounds, already present."""
+
+    def __init__(self, spool_memory: int):
+        self.rows = 0
+        self.causal = 0
+        self.unique = 0
+        self.seen_text = KeyIndex(np.int32)
+        self.seen_id = KeyIndex(np.int32)
+        self.words: list[np.ndarray] = []
+        self.classes: dict[str, int] = {}  # label → code, in order of first appearance
+        self.topics: dict[str, int] = {}
+        self.candidates = Spool(spool_memory)
+        self.early_dropped = Spool(spool_memory)
+
+    def add(self, rows: list[SourceRow]) -> None:
+        self.rows += len(rows)
+        dropped = []
+        causal = []
+        for row in rows:
+            if row.is_causal is False:
+                dropped.append(
+                    (
+                        row.line,
+                        Stage.NOT_CAUSAL,
+                        "is_causal",
+                        "is_causal is false",
+                        row.question,
+                        row.external_id,
+                    )
+                )
+            else:
+                causal.append(row)
+        self.causal += len(causal)
+        sha1 = hashlib.sha1
+        text_digests = []
+        id_digests = []
+        for row in causal:
+            digest = sha1(normalise(row.question).encode("utf-8")).digest()
+            row.text_key = digest.hex()
+            text_digests.append(digest)
+            id_digests.append(id_digest(row.external_id) if row.external_id else b"")
+        earlier_text = self.seen_text.lookup(digests(text_digests)).tolist()
+        earlier_id = self.seen_id.lookup(digests(id_digests)).tolist()
+        local_text: dict[bytes, int] = {}
+        local_id: dict[bytes, int] = {}
+        values, lines, words, text_keys, id_keys, has_id, classes, topics = [], [], [], [], [], [], [], []
+        topic_labels = []
+        chars = 0
+        class_codes, topic_codes = self.classes, self.topics
+        for row, text_digest, id_key, first_text, first_id in zip(
+            causal, text_digests, id_digests, earlier_text, earlier_id
+        ):
+            if first_text < 0:
+                first_text = local_text.get(text_digest, -1)
+            if first_text >= 0:
+                dropped.append(
+                    (
+                        row.line,
+                        Stage.DUPLICATE,
+                        "question",
+                        f"same text as line {first_text}",
+                        row.question,
+                        row.external_id,
+                    )
+                )
+                continue
+            if row.external_id:
+                if first_id < 0:
+                    first_id = local_id.get(id_key, -1)
+                if first_id >= 0:
+                    dropped.append(
+                        (
+                            row.line,
+                            Stage.DUPLICATE,
+                            "id",
+                            f"same id as line {first_id}",
+                            row.question,
+                            row.external_id,
+                        )
+                    )
+                    continue
+                local_id[id_key] = row.line
+            local_text[text_digest] = row.line
+            values.append(_row_values(row))
+            lines.append(row.line)
+            words.append(word_count(row.question))
+            text_keys.append(text_digest)
+            id_keys.append(id_key)
+            has_id.append(bool(row.external_id))
+            classes.append(class_codes.setdefault(row.causal_class or "unlabelled", len(class_codes)))
+            topics.append(topic_codes.setdefault(row.topic, len(topic_codes)))
+            topic_labels.append(row.topic)
+            chars += len(row.question) + len(row.context) + len(row.answer)
+        if local_text:
+            self.seen_text.add(digests(list(local_text)), np.fromiter(local_text.values(), dtype=np.int64))
+        if local_id:
+            self.seen_id.add(digests(list(local_id)), np.fromiter(local_id.values(), dtype=np.int64))
+        self.unique += len(values)
+        counts = np.asarray(words, dtype=np.int32)
+        self.words.append(counts)
+        if values:
+            head = (
+                counts,
+                digests(text_keys),
+                digests(id_keys),
+                np.asarray(has_id, dtype=bool),
+                np.asarray(classes, dtype=np.int32),
+                np.asarray(topics, dtype=np.int32),
+            )
+            self.candidates.append(head, (values, lines, topic_labels), ROW_BYTES * len(values) + 2 * chars)
+        if dropped:
+            dropped.sort(key=lambda dropped_row: dropped_row[0])
+            size = ROW_BYTES * len(dropped) + 2 * sum(len(dropped_row[4]) for dropped_row in dropped)
+            self.early_dropped.append(None, dropped, size)
+
+    def plan(self, project: Project, errors: list[RowError], bounded: bool) -> "_Plan":
+        counts = np.concatenate(self.words) if self.words else np.empty(0, dtype=np.int32)
+        bounds = length_bounds(counts)
+        self.words = []
+        self.seen_text = self.seen_id = None  # done with: room for the project's keys
+        plan = _Plan(self, errors, bounds, bounded, *_existing_keys(project))
+        invalid_lines = len({error.line for error in errors})
+        in_length = imported = 0
+        class_counts = np.zeros(len(self.classes), dtype=np.int64)
+        topic_kept = np.zeros(len(self.topics), dtype=bool)
+        first_kept = np.full(len(self.classes), np.iinfo(np.int64).max, dtype=np.int64)
+        position = 0
+        for head in self.candidates.heads():
+            in_bounds, _present_id, _present_text, keep = plan.classify(head)
+            in_length += int(in_bounds.sum())
+            imported += int(keep.sum())
+            kept_classes = head[4][keep]
+            np.add.at(class_counts, kept_classes, 1)
+            kept_at = np.flatnonzero(keep) + position
+            np.minimum.at(first_kept, kept_classes, kept_at)
+            topic_kept[head[5][keep]] = True
+            position += len(keep)
+        labels = list(self.classes)
+        # as a Counter over the kept rows gives them: in order of the first kept row of each class
+        classes = {
+            labels[code]: int(class_counts[code])
+            for code in np.argsort(first_kept, kind="stable")
+            if class_counts[code]
+        }
+        plan.topics = {label for label, code in self.topics.items() if label and topic_kept[code]}
+        plan.funnel = {
+            "read": self.rows + invalid_lines,
+            "invalid": invalid_lines,
+            "causal": self.causal,
+            "unique": self.unique,
+            "in_length": in_length,
+            "imported": imported,
+            "already_present": in_length - imported,
+            "bounds": bounds.as_dict(),
+            "length_bounds": bounded,
+            "classes": dict(classes),
+        }
+        return plan
+
+    def close(self) -> None:
+        self.candidates.close()
+        self.early_dropped.close()
+
+
+def _existing_keys(project: Project) -> tuple[KeyIndex, KeyIndex]:
+    """The project's items by text key and by external id (the lowest item id of each), read in one pass."""
+    text_index, id_index = KeyIndex(), KeyIndex()
+    text_keys: list[bytes] = []
+    text_ids: list[int] = []
+    external_keys: list[bytes] = []
+    external_ids: list[int] = []
+
+    def flush():
+        text_index.add_new(digests(text_keys), np.asarray(text_ids, dtype=np.int64))
+        id_index.add_new(digests(external_keys), np.asarray(external_ids, dtype=np.int64))
+        for pending in (text_keys, text_ids, external_keys, external_ids):
+            pending.clear()
+
+    rows = Item.objects.filter(project=project).order_by("id").values_list("id", "text_key", "external_id")
+    for item_id, key, external_id in rows.iterator(chunk_size=20_000):
+        try:
+            digest = bytes.fromhex(key)
+        except ValueError:
+            digest = b""
+        if len(digest) == 20:  # a key of another form matches no row of a file
+            text_keys.append(digest)
+            text_ids.append(item_id)
+        if external_id:
+            external_keys.append(id_digest(external_id))
+            external_ids.append(item_id)
+        if len(text_keys) >= 50_000 or len(external_keys) >= 50_000:
+            flush()
+    flush()
+    return text_index, id_index
+
+
 class _Plan:
-    def __init__(self):
-        self.keep: list[SourceRow] = []
-        self.dropped: list[tuple] = []
+    """The funnel's last steps over the spooled unique rows: the items to write and every dropped row."""
+
+    def __init__(
+        self, scan: _Scan, errors, bounds, bounded: bool, existing_text: KeyIndex, existing_id: KeyIndex
+    ):
+        self.scan = scan
+        self.errors = errors
+        self.bounds = bounds
+        self.bounded = bounded
+        self.existing_text = existing_text
+        self.existing_id = existing_id
+        self.topics: set[str] = set()
         self.funnel: dict = {}
 
-    def drop(self, row: SourceRow, stage: str, reason: str, field: str = ""):
-        self.dropped.append((row.line, stage, field, reason, row.question, row.external_id))
-
-
-def _plan(project: Project, rows: list[SourceRow], errors: list[RowError], bounded: bool = True) -> _Plan:
-    plan = _Plan()
-    for error in errors:
-        plan.dropped.append((error.line, Stage.INVALID, error.field, error.reason, "", ""))
-    invalid_lines = {error.line for error in errors}
-
-    causal = []
-    for row in rows:
-        if row.is_causal is False:
-            plan.drop(row, Stage.NOT_CAUSAL, "is_causal is false", "is_causal")
+    def classify(self, head):
+        counts, text_keys, id_keys, has_id = head[:4]
+        if self.bounded:
+            in_bounds = (counts >= self.bounds.min_words) & (counts <= self.bounds.max_words)
         else:
-            causal.append(row)
+            in_bounds = np.ones(len(counts), dtype=bool)
+        present_id = np.where(has_id, self.existing_id.lookup(id_keys), -1)
+        present_text = self.existing_text.lookup(text_keys)
+        keep = in_bounds & (present_id < 0) & (present_text < 0)
+        return in_bounds, present_id, present_text, keep
 
-    unique, first_by_key, first_by_id = [], {}, {}
-    for row in causal:
-        row.text_key = text_key(row.question)
-        if row.text_key in first_by_key:
-            plan.drop(row, Stage.DUPLICATE, f"same text as line {first_by_key[row.text_key]}", "question")
-        elif row.external_id and row.external_id in first_by_id:
-            plan.drop(row, Stage.DUPLICATE, f"same id as line {first_by_id[row.external_id]}", "id")
-        else:
-            first_by_key[row.text_key] = row.line
-            if row.external_id:
-                first_by_id[row.external_id] = row.line
-            unique.append(row)
+    def items(self, topic_ids: dict[str, int], sources: dict):
+        """The items to write (``services.NewItem``), in the file's order."""
+        topic_id = topic_ids.get
+        for head, body in self.scan.candidates:
+            keep = self.classify(head)[3]
+            values, _lines, topics = body()
+            if keep.all():
+                for row, topic in zip(values, topics):
+                    yield _new_item(row, topic_id(topic), sources)
+                continue
+            for index in np.flatnonzero(keep).tolist():
+                yield _new_item(values[index], topic_id(topics[index]), sources)
 
-    counts = [word_count(row.question) for row in unique]
-    bounds = length_bounds(counts)
-    in_length = []
-    for row, words in zip(unique, counts):
-        if not bounded:
-            in_length.append(row)
-        elif words < bounds.min_words:
-            plan.drop(row, Stage.TOO_SHORT, f"{words} words (fewer than {bounds.min_words})", "question")
-        elif words > bounds.max_words:
-            plan.drop(
-                row,
-                Stage.TOO_LONG,
-                f"{words} words (more than {bounds.max_words:g} = Q3 + 1.5·IQR)",
-                "question",
-            )
-        else:
-            in_length.append(row)
-
-    existing_by_key, existing_by_id = {}, {}
-    for item_id, key, external_id in Item.objects.filter(project=project).values_list(
-        "id", "text_key", "external_id"
-    ):
-        existing_by_key.setdefault(key, item_id)
-        if external_id:
-            existing_by_id.setdefault(external_id, item_id)
-    for row in in_length:
-        if row.external_id and row.external_id in existing_by_id:
-            plan.drop(row, Stage.ALREADY_PRESENT, f"same id as item #{existing_by_id[row.external_id]}", "id")
-        elif row.text_key in existing_by_key:
-            plan.drop(
-                row, Stage.ALREADY_PRESENT, f"same text as item #{existing_by_key[row.text_key]}", "question"
-            )
-        else:
-            plan.keep.append(row)
-
-    plan.dropped.sort(key=lambda dropped: dropped[0])
-    plan.funnel = {
-        "read": len(rows) + len(invalid_lines),
-        "invalid": len(invalid_lines),
-        "causal": len(causal),
-        "unique": len(unique),
-        "in_length": len(in_length),
-        "imported": len(plan.keep),
-        "already_present": len(in_length) - len(plan.keep),
-        "bounds": bounds.as_dict(),
-        "length_bounds": bounded,
-        "classes": dict(Counter(row.causal_class or "unlabelled" for row in plan.keep)),
-    }
-    return plan
+    def dropped(self):
+        for error in self.errors:
+            yield (error.line, Stage.INVALID, error.field, error.reason, "", "")
+        for _head, body in self.scan.early_dropped:
+            yield from body()
+        bounds = self.bounds
+        for head, body in self.scan.candidates:
+            in_bounds, present_id, present_text, keep = self.classify(head)
+            if keep.all():
+                continue
+            values, lines, _topics = body()
+            counts = head[0]
+            for index in np.flatnonzero(~keep).tolist():
+                row = values[index]
+                question, external_id = row[0], row[EXTERNAL_ID]
+                words = int(counts[index])
+                if not in_bounds[index]:
+                    if words < bounds.min_words:
+                        yield (
+                            lines[index],
+                            Stage.TOO_SHORT,
+                            "question",
+                            f"{words} words (fewer than {bounds.min_words})",
+                            question,
+                            external_id,
+                        )
+                    else:
+                        yield (
+                            lines[index],
+                            Stage.TOO_LONG,
+                            "question",
+                            f"{words} words (more than {bounds.max_words:g} = Q3 + 1.5·IQR)",
+                            question,
+                            external_id,
+                        )
+                elif present_id[index] >= 0:
+                    yield (
+                        lines[index],
+                        Stage.ALREADY_PRESENT,
+                        "id",
+                        f"same id as item #{present_id[index]}",
+                        question,
+                        external_id,
+                    )
+                else:
+                    yield (
+                        lines[index],
+                        Stage.ALREADY_PRESENT,
+                        "question",
+                        f"same text as item #{present_text[index]}",
+                        question,
+                        external_id,
+                    )
 
 
 def _topic_ids(project: Project, labels: set[str]) -> dict[str, int]:

@@ -69,6 +69,9 @@ def open_table(
     if path is not None and path.is_dir():
         return _folder_table(path)
     if data is None:
+        streamed = _streamed_table(path, filename, sheet, stack)
+        if streamed is not None:
+            return streamed
         data = path.read_bytes()
     if data.startswith(UTF16_BOMS):  # a CSV as spreadsheets save it ("Unicode text")
         try:
@@ -100,6 +103,34 @@ def open_table(
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
+def _streamed_table(path: Path, filename: str, sheet: str, stack: ExitStack) -> Table | None:
+    """The table of a file read as its rows are asked for, so a 200 MB upload is never held whole: CSV, TSV
+    and JSONL line by line, XLSX and Parquet from the file itself. None for the rarer cases (UTF-16, a .zip
+    of splits, Arrow), which are read as bytes."""
+    with path.open("rb") as handle:
+        head = handle.read(2048)
+    lower = filename.lower()
+    if head.startswith(UTF16_BOMS) or lower.endswith((".zip", ".arrow", ".feather")):
+        return None
+    if head[:4] == b"PK\x03\x04":
+        if not lower.endswith((".xlsx", ".xlsm")) and not _is_xlsx_file(path):
+            return None
+        return _xlsx_table(stack.enter_context(path.open("rb")), sheet)
+    if lower.endswith(".parquet") or head[:4] == b"PAR1":
+        return _parquet_files([path])
+    if lower.endswith((".xlsx", ".xlsm", ".xls", ".ods", ".pdf", ".docx")) or _binary(head):
+        return None  # refused (or found unreadable) as from bytes, with the same message
+    return _text_stream_table(stack.enter_context(path.open("rb")), filename)
+
+
+def _is_xlsx_file(path: Path) -> bool:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return "xl/workbook.xml" in archive.namelist()
+    except zipfile.BadZipFile:
+        return False
+
+
 def _binary(head: bytes) -> bool:
     """NUL bytes in text that is not UTF-8: a binary file. (A NUL inside a UTF-8 text cell is a row's
     problem, reported with its line.)"""
@@ -126,6 +157,51 @@ def _text_table(data: bytes, filename: str) -> Table:
     if _looks_like_jsonl(filename, text):
         return _jsonl_table(text, errors)
     return _csv_table(text, filename, errors)
+
+
+def _text_stream_table(handle, filename: str) -> Table:
+    """CSV, TSV or JSONL from an open binary file, decoded line by line as ``decode`` does for bytes."""
+    errors: list[RowError] = []
+    lines = _decoded_lines(handle, errors)
+    first = []
+    for line in lines:  # the first line with text: empty file?, JSONL?, which delimiter?
+        first.append(line)
+        if line.strip():
+            break
+    if not first or not first[-1].strip():
+        raise ImportFileError([RowError(0, "", "the file is empty")])
+
+    def text_lines():
+        yield from first
+        yield from lines
+
+    lower = filename.lower()
+    jsonl = lower.endswith((".jsonl", ".ndjson", ".json")) or (
+        not lower.endswith((".csv", ".tsv", ".txt")) and first[-1].lstrip().startswith("{")
+    )
+    if jsonl:
+        return _jsonl_table_from(_jsonl_line_records(enumerate(text_lines(), start=1), errors), errors)
+    delimiter = sniff_delimiter(filename, first[0].rstrip("\n"))
+    reader = csv.reader(text_lines(), delimiter=delimiter)
+    try:
+        header = [name.strip() for name in next(reader)]
+    except csv.Error as exc:
+        raise ImportFileError([RowError(1, "", f"unreadable CSV header ({exc})")]) from exc
+    return Table(header, _csv_rows(reader, header, errors), "tsv" if delimiter == "\t" else "csv", errors)
+
+
+def _decoded_lines(handle, errors: list[RowError]) -> Iterator[str]:
+    """The file's lines (split on "\n" only, as ``io.StringIO`` splits for the CSV reader) as text; a line
+    that is not UTF-8 becomes an error and an empty line."""
+    for number, raw in enumerate(handle, start=1):
+        if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+            raw = raw[3:]
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad = raw[exc.start : exc.start + 1].hex()
+            errors.append(RowError(number, "", f"invalid UTF-8 (byte 0x{bad} at column {exc.start + 1})"))
+            yield "\n"
 
 
 def decode(data: bytes) -> tuple[str, list[RowError]]:
@@ -157,7 +233,10 @@ def _looks_like_jsonl(filename: str, text: str) -> bool:
 
 
 def _jsonl_table(text: str, errors: list[RowError]) -> Table:
-    records = _jsonl_records(text, errors)
+    return _jsonl_table_from(_jsonl_records(text, errors), errors)
+
+
+def _jsonl_table_from(records: Iterator[tuple[int, dict]], errors: list[RowError]) -> Table:
     first = []
     for record in records:  # the columns are the keys of the first rows, in order
         first.append(record)
@@ -174,7 +253,11 @@ def _jsonl_table(text: str, errors: list[RowError]) -> Table:
 
 def _jsonl_records(text: str, errors: list[RowError]) -> Iterator[tuple[int, dict]]:
     # split on "\n" only: JSON strings may hold U+2028 and other characters splitlines() breaks on
-    for number, line in enumerate(text.split("\n"), start=1):
+    return _jsonl_line_records(enumerate(text.split("\n"), start=1), errors)
+
+
+def _jsonl_line_records(numbered_lines, errors: list[RowError]) -> Iterator[tuple[int, dict]]:
+    for number, line in numbered_lines:
         if not line.strip():
             continue
         try:
@@ -242,11 +325,12 @@ def _is_xlsx(data: bytes) -> bool:
         return "xl/workbook.xml" in archive.namelist()
 
 
-def _xlsx_table(data: bytes, sheet: str) -> Table:
+def _xlsx_table(data, sheet: str) -> Table:
+    """``data``: the workbook's bytes, or an open binary file."""
     from .xlsx import Workbook, WorkbookError
 
     try:
-        book = Workbook(zipfile.ZipFile(io.BytesIO(data)))
+        book = Workbook(zipfile.ZipFile(io.BytesIO(data) if isinstance(data, bytes) else data))
     except (WorkbookError, zipfile.BadZipFile, KeyError, ValueError, expat.ExpatError) as exc:
         raise ImportFileError([RowError(0, "", f"unreadable spreadsheet ({exc})")]) from exc
     names = book.sheetnames

@@ -1,0 +1,309 @@
+"""The chunked import (streamed rows, keys looked up in sorted digests, unique rows spooled to disk) gives what
+the previous import gave, which read the whole file and planned it in one pass: the same funnel counts, the
+same dropped rows and the same items, on the same data. The previous planning is kept below, as it was."""
+
+import csv
+import io
+import json
+import random
+from collections import Counter
+
+import pytest
+
+from annotation.importing import questions_import
+from annotation.importing import service as import_service
+from annotation.importing.errors import RowError
+from annotation.importing.funnel import length_bounds, text_key, word_count
+from annotation.importing.mapping import propose
+from annotation.importing.read import LabelResolver, SourceRow, UnknownValues, read_rows
+from annotation.importing.service import FIELD_LIMITS
+from annotation.importing.tables import open_table
+from annotation.models import DroppedRow, Item, Project
+
+pytestmark = pytest.mark.django_db
+Stage = DroppedRow.Stage
+HEADER = ["id", "question", "causal_class", "is_causal", "topic"]
+
+
+def mixed_rows(count: int, seed: int, id_prefix: str = "q") -> list[list[str]]:
+    """Portuguese and English questions with every fate: duplicates by text (also far apart, so in other
+    chunks) and by id, too short, too long, not causal, invalid (no question, unknown class, bad boolean)."""
+    rng = random.Random(seed)
+    rows = []
+    for n in range(count):
+        roll = rng.random()
+        if roll < 0.05:
+            question = rng.choice(["Por quê?", "Why?", "E daí?"])
+        elif roll < 0.08:
+            question = " ".join(["muito"] * rng.randint(40, 90)) + "?"
+        elif roll < 0.2 and rows:
+            question = rng.choice(rows)[1].upper() + " !"  # the same text once normalised, maybe chunks away
+        elif roll < 0.6:
+            question = f"Por que a inflação sobe quando os juros caem no caso {rng.randint(0, count)}?"
+        else:
+            question = f"Why does unemployment rise when wages fall in case {rng.randint(0, count)}?"
+        row_id = f"{id_prefix}{n}" if rng.random() > 0.05 else f"{id_prefix}{rng.randint(0, n)}"
+        if rng.random() < 0.1:
+            row_id = ""
+        causal = rng.choice(["true", "true", "true", "false", "", "sim", "no"])
+        label = rng.choice(["associational", "interventional", "contrafactual", "", "Associativa"])
+        if rng.random() < 0.02:
+            question = ""  # invalid
+        if rng.random() < 0.01:
+            label = "talvez"  # invalid
+        if rng.random() < 0.01:
+            causal = "perhaps"  # invalid
+        rows.append([row_id, question, label, causal, rng.choice(["Economia", "Educação", "", "Animals"])])
+    return rows
+
+
+def as_csv(rows) -> bytes:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(HEADER)
+    writer.writerows(rows)
+    return buffer.getvalue().encode("utf-8")
+
+
+def as_jsonl(rows) -> bytes:
+    return "".join(json.dumps(dict(zip(HEADER, row)), ensure_ascii=False) + "\n" for row in rows).encode()
+
+
+def as_parquet(rows) -> bytes:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    binary = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist([dict(zip(HEADER, row)) for row in rows]), binary)
+    return binary.getvalue()
+
+
+def as_xlsx(rows) -> bytes:
+    import openpyxl
+
+    book = openpyxl.Workbook(write_only=True)
+    sheet = book.create_sheet("perguntas")
+    sheet.append(HEADER)
+    for row in rows:
+        sheet.append(row)
+    binary = io.BytesIO()
+    book.save(binary)
+    return binary.getvalue()
+
+
+WRITERS = {"csv": as_csv, "jsonl": as_jsonl, "parquet": as_parquet, "xlsx": as_xlsx}
+
+
+def previous_import_plan(project, data: bytes, filename: str):
+    """The funnel and dropped rows of the previous import (the whole file read, then planned in one pass)."""
+    table = open_table(data, filename)
+    mapping = propose(table.columns, project.import_mapping)
+    errors = table.errors
+    unknown = UnknownValues()
+    rows = read_rows(
+        table.rows,
+        table.columns,
+        mapping,
+        LabelResolver(project.label_set, mapping.values.get("causal_class")),
+        errors,
+        unknown,
+    )
+    rows, errors = _within_field_limits(rows, errors)
+    errors.sort(key=lambda error: error.line)
+    plan = _previous_plan(project, rows, errors, True)
+    if unknown.by_field:
+        plan.funnel["unknown_values"] = unknown.as_dict()
+    return plan
+
+
+def stored_dropped(batch) -> list[tuple]:
+    rows = DroppedRow.objects.filter(batch=batch).values_list(
+        "line", "stage", "field", "reason", "question", "external_id"
+    )
+    return sorted(rows)
+
+
+def stored_items(batch) -> list[tuple]:
+    return sorted(
+        Item.objects.filter(import_batch=batch).values_list(
+            "question", "external_id", "text_key", "causal_class", "topic__label", "status"
+        )
+    )
+
+
+@pytest.fixture(params=["small chunks spooled to disk", "one chunk in memory"])
+def chunking(request, monkeypatch):
+    if request.param.startswith("small"):
+        monkeypatch.setattr(import_service, "CHUNK_ROWS", 37)
+        monkeypatch.setattr(import_service, "SPOOL_MEMORY_BYTES", 0)
+    return request.param
+
+
+@pytest.mark.parametrize("file_format", list(WRITERS))
+def test_the_chunked_import_gives_the_previous_funnel_dropped_rows_and_items(
+    project, chunking, file_format, tmp_path
+):
+    to_bytes = WRITERS[file_format]
+    filename = f"perguntas.{file_format}"
+    # Already in the project: some texts and ids of the file (and items of another form the file never matches).
+    seed = questions_import(
+        project=project, data=to_bytes(mixed_rows(120, seed=2)), filename=filename, skip_invalid=True
+    )
+    assert seed.funnel["imported"] > 50
+    rows = mixed_rows(900, seed=1) + mixed_rows(60, seed=2)[::3]
+    data = to_bytes(rows)
+    previous = previous_import_plan(project, data, filename)
+    expected_items = sorted(
+        (row.question, row.external_id, text_key(row.question), row.causal_class, row.topic or None)
+        for row in previous.keep
+    )
+
+    path = tmp_path / filename
+    path.write_bytes(data)
+    batch = questions_import(project=project, path=path, filename=filename, skip_invalid=True)
+
+    funnel = {key: value for key, value in batch.funnel.items() if key != "format"}
+    assert funnel == previous.funnel
+    assert list(batch.funnel["classes"]) == list(previous.funnel["classes"])  # the same order too
+    for stage in (
+        Stage.INVALID,
+        Stage.NOT_CAUSAL,
+        Stage.DUPLICATE,
+        Stage.TOO_SHORT,
+        Stage.TOO_LONG,
+        Stage.ALREADY_PRESENT,
+    ):
+        assert any(dropped[1] == stage for dropped in previous.dropped), stage  # the data has every fate
+    assert stored_dropped(batch) == sorted(previous.dropped)
+    assert [item[:5] for item in stored_items(batch)] == expected_items
+
+
+def test_duplicates_in_different_chunks_are_caught(project, monkeypatch):
+    monkeypatch.setattr(import_service, "CHUNK_ROWS", 2)
+    monkeypatch.setattr(import_service, "SPOOL_MEMORY_BYTES", 0)
+    rows = [
+        ["a1", "Por que a chuva molha a rua de casa?", "", "", ""],
+        ["a2", "Por que o sol seca a roupa no varal?", "", "", ""],
+        ["a3", "Por que o vento derruba as folhas secas?", "", "", ""],
+        ["a4", "POR QUE a chuva molha a rua de casa!", "", "", ""],  # text of line 2, two chunks later
+        ["a2", "Por que a neve cobre a rua de manhã?", "", "", ""],  # id of line 3
+    ]
+    batch = questions_import(project=project, data=as_csv(rows), filename="p.csv")
+    assert batch.funnel["unique"] == 3
+    assert stored_dropped(batch) == [
+        (5, Stage.DUPLICATE, "question", "same text as line 2", rows[3][1], "a4"),
+        (6, Stage.DUPLICATE, "id", "same id as line 3", rows[4][1], "a2"),
+    ]
+    again = questions_import(project=project, data=as_csv(rows), filename="p.csv")
+    assert again.funnel["imported"] == 0 and again.funnel["already_present"] == 3
+
+
+# --- the previous planning, as it was (annotation/importing/service.py before the chunked import) ---------
+
+
+def _within_field_limits(rows, errors):
+    """Rows with a field over its limit become errors naming the line, the field and both sizes."""
+    kept, errors = [], list(errors)
+    for row in rows:
+        sizes = {name: len(getattr(row, name) or "") for name in FIELD_LIMITS if name != "metadata"}
+        sizes["metadata"] = len(json.dumps(row.metadata, ensure_ascii=False)) if row.metadata else 0
+        over = [name for name, size in sizes.items() if size > FIELD_LIMITS[name]]
+        # PostgreSQL cannot store a NUL character in text; no spreadsheet means one either.
+        nul = [name for name in FIELD_LIMITS if name != "metadata" and "\x00" in (getattr(row, name) or "")]
+        if over or nul:
+            errors.extend(
+                RowError(row.line, name, f"{sizes[name]:,} characters (at most {FIELD_LIMITS[name]:,})")
+                for name in over
+            )
+            errors.extend(RowError(row.line, name, "contains a NUL byte") for name in nul)
+        else:
+            kept.append(row)
+    errors.sort(key=lambda error: error.line)
+    return kept, errors
+
+
+class _PreviousPlan:
+    def __init__(self):
+        self.keep: list[SourceRow] = []
+        self.dropped: list[tuple] = []
+        self.funnel: dict = {}
+
+    def drop(self, row, stage: str, reason: str, field: str = ""):
+        self.dropped.append((row.line, stage, field, reason, row.question, row.external_id))
+
+
+def _previous_plan(project: Project, rows, errors, bounded: bool = True) -> _PreviousPlan:
+    plan = _PreviousPlan()
+    for error in errors:
+        plan.dropped.append((error.line, Stage.INVALID, error.field, error.reason, "", ""))
+    invalid_lines = {error.line for error in errors}
+
+    causal = []
+    for row in rows:
+        if row.is_causal is False:
+            plan.drop(row, Stage.NOT_CAUSAL, "is_causal is false", "is_causal")
+        else:
+            causal.append(row)
+
+    unique, first_by_key, first_by_id = [], {}, {}
+    for row in causal:
+        row.text_key = text_key(row.question)
+        if row.text_key in first_by_key:
+            plan.drop(row, Stage.DUPLICATE, f"same text as line {first_by_key[row.text_key]}", "question")
+        elif row.external_id and row.external_id in first_by_id:
+            plan.drop(row, Stage.DUPLICATE, f"same id as line {first_by_id[row.external_id]}", "id")
+        else:
+            first_by_key[row.text_key] = row.line
+            if row.external_id:
+                first_by_id[row.external_id] = row.line
+            unique.append(row)
+
+    counts = [word_count(row.question) for row in unique]
+    bounds = length_bounds(counts)
+    in_length = []
+    for row, words in zip(unique, counts):
+        if not bounded:
+            in_length.append(row)
+        elif words < bounds.min_words:
+            plan.drop(row, Stage.TOO_SHORT, f"{words} words (fewer than {bounds.min_words})", "question")
+        elif words > bounds.max_words:
+            plan.drop(
+                row,
+                Stage.TOO_LONG,
+                f"{words} words (more than {bounds.max_words:g} = Q3 + 1.5·IQR)",
+                "question",
+            )
+        else:
+            in_length.append(row)
+
+    existing_by_key, existing_by_id = {}, {}
+    for item_id, key, external_id in Item.objects.filter(project=project).values_list(
+        "id", "text_key", "external_id"
+    ):
+        existing_by_key.setdefault(key, item_id)
+        if external_id:
+            existing_by_id.setdefault(external_id, item_id)
+    for row in in_length:
+        if row.external_id and row.external_id in existing_by_id:
+            plan.drop(row, Stage.ALREADY_PRESENT, f"same id as item #{existing_by_id[row.external_id]}", "id")
+        elif row.text_key in existing_by_key:
+            plan.drop(
+                row, Stage.ALREADY_PRESENT, f"same text as item #{existing_by_key[row.text_key]}", "question"
+            )
+        else:
+            plan.keep.append(row)
+
+    plan.dropped.sort(key=lambda dropped: dropped[0])
+    plan.funnel = {
+        "read": len(rows) + len(invalid_lines),
+        "invalid": len(invalid_lines),
+        "causal": len(causal),
+        "unique": len(unique),
+        "in_length": len(in_length),
+        "imported": len(plan.keep),
+        "already_present": len(in_length) - len(plan.keep),
+        "bounds": bounds.as_dict(),
+        "length_bounds": bounded,
+        "classes": dict(Counter(row.causal_class or "unlabelled" for row in plan.keep)),
+    }
+    return plan
