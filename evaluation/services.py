@@ -10,7 +10,7 @@ from django.db import transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone, translation
 
-from annotation.background import work_claim, work_owner_token
+from annotation.background import work_claim, work_heartbeat, work_owner_token
 from annotation.models import Item, Project
 
 from .models import Release, ReleaseItem
@@ -126,12 +126,15 @@ def release_build(*, release: Release, on_progress: Callable[[Release], None] | 
     """Freeze the approved items into ``release`` with their splits, checksum and card.
 
     Claims the release (queued → building), so a duplicate task does nothing. On failure every
-    frozen item is removed and the release is marked failed with the error.
+    frozen item is removed and the release is marked failed with the error. Every progress write checks
+    the claim: a build resumed elsewhere while this one was silent (``releases_resume_stale``) is the new
+    owner's, and this one stops without touching it.
     """
+    owner = work_owner_token()
     claimed = work_claim(
         Release,
         pk=release.pk,
-        owner=work_owner_token(),
+        owner=owner,
         queued=Release.Status.QUEUED,
         running=Release.Status.BUILDING,
         stage="planning",
@@ -140,6 +143,13 @@ def release_build(*, release: Release, on_progress: Callable[[Release], None] | 
     if not claimed:
         return release
     report = on_progress or (lambda release: None)
+
+    def _progress(release: Release, **fields) -> None:
+        if not work_heartbeat(Release, pk=release.pk, owner=owner, running=Release.Status.BUILDING, **fields):
+            raise _BuildTakenOver
+        for name, value in fields.items():
+            setattr(release, name, value)
+
     try:
         ReleaseItem.objects.filter(release=release).delete()
         # the units are not kept: at 100,000 items they hold tens of MB the freezing needs
@@ -166,18 +176,30 @@ def release_build(*, release: Release, on_progress: Callable[[Release], None] | 
                 facts["subsample"] = release.subsample
             release.counts = facts
             release.card = render_card(release, facts)
-        release.status = Release.Status.READY
-        release.stage = ""
-        release.finished_at = timezone.now()
-        release.save(update_fields=["checksum", "counts", "card", "status", "stage", "finished_at"])
-    except Exception as exc:
-        ReleaseItem.objects.filter(release=release).delete()
-        Release.objects.filter(pk=release.pk).update(
-            status=Release.Status.FAILED,
+        finished = _own(release, owner).update(
+            checksum=release.checksum,
+            counts=release.counts,
+            card=release.card,
+            status=Release.Status.READY,
             stage="",
-            error=f"{type(exc).__name__}: {exc}",
             finished_at=timezone.now(),
         )
+        if not finished:
+            raise _BuildTakenOver
+        release.refresh_from_db()
+    except _BuildTakenOver:
+        release.refresh_from_db()  # the build that took it over owns its items now
+        return release
+    except Exception as exc:
+        with transaction.atomic():
+            if _own(release, owner).select_for_update().exists():
+                ReleaseItem.objects.filter(release=release).delete()
+                _own(release, owner).update(
+                    status=Release.Status.FAILED,
+                    stage="",
+                    error=f"{type(exc).__name__}: {exc}",
+                    finished_at=timezone.now(),
+                )
         release.refresh_from_db()
         raise
     report(release)
@@ -216,11 +238,13 @@ def release_agreement(release: Release) -> list[dict]:
     return rows
 
 
-def _progress(release: Release, **fields) -> None:
-    fields["heartbeat_at"] = timezone.now()
-    for name, value in fields.items():
-        setattr(release, name, value)
-    Release.objects.filter(pk=release.pk).update(**fields)
+class _BuildTakenOver(Exception):
+    """The release is no longer this build's: resumed by another worker while this one was silent."""
+
+
+def _own(release: Release, owner: str):
+    """The release, while it is still being built by ``owner``."""
+    return Release.objects.filter(pk=release.pk, owner=owner, status=Release.Status.BUILDING)
 
 
 def releases_resume_stale() -> list[int]:

@@ -125,3 +125,29 @@ def test_annotators_see_releases_but_cannot_cut_them(request, project, client_fo
     assert (
         client.post(url, {"seed": 1, "train": 1, "dev": 0, "test": 0, "license": "mit"}).status_code == post
     )
+
+
+@pytest.mark.parametrize("taken_at", ["freezing", "card"])
+def test_a_build_taken_over_while_it_was_silent_stops_without_touching_the_new_builds_release(
+    db, project, taken_at
+):
+    """A worker that was silent long enough for its build to be resumed elsewhere (issue 13: one lifecycle,
+    the claim checked on every heartbeat) finds at its next progress write that the release is no longer its
+    own: it stops, and neither fails the release nor deletes its items nor marks it ready."""
+    from evaluation.models import ReleaseItem
+    from evaluation.services import release_build, release_create
+
+    approved_items(project, {"associational": 10, "counterfactual": 10})
+    release = release_create(project=project, seed=3)
+    taken = []
+
+    def on_progress(seen):
+        if seen.stage == taken_at and not taken:
+            # What releases_resume_stale and the next worker's claim leave: the release is another's.
+            Release.objects.filter(pk=seen.pk).update(owner="another-host:1:resumed", resumed=1)
+            taken.append(ReleaseItem.objects.filter(release=seen).count())
+
+    built = release_build(release=release, on_progress=on_progress)
+    assert taken, "the build reported its stage"
+    assert (built.status, built.owner, built.error) == (Release.Status.BUILDING, "another-host:1:resumed", "")
+    assert ReleaseItem.objects.filter(release=release).count() >= taken[0]  # nothing of the new build removed
