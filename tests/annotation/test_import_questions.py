@@ -1,5 +1,6 @@
 """Importing source questions: the funnel, every kind of bad input, idempotence, the page and the command."""
 
+import io
 import json
 import subprocess
 import sys
@@ -303,3 +304,21 @@ def run_manage(args, env_extra):
     return subprocess.run(
         [sys.executable, "manage.py", *args], capture_output=True, text=True, env=env, timeout=120
     )
+
+
+def test_the_command_reads_the_file_from_its_path_not_whole_into_memory(project, tmp_path, monkeypatch):
+    """Like the worker with an upload (issue 17: import memory flat): the rows are read in chunks from the
+    path; the whole file is read as bytes only for a design with a reader of its published layout."""
+    from pathlib import Path
+
+    from django.core.management import call_command
+
+    path = tmp_path / "synthetic.csv"
+    path.write_bytes(csv_bytes(synthetic_rows()))
+
+    def refuse(self):
+        raise AssertionError(f"{self} was read whole")
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    call_command("import_questions", str(path), "--project", project.slug, "--json", stdout=io.StringIO())
+    assert project.items.count() == 12

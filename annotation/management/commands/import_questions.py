@@ -6,7 +6,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.designs import design_for
+from annotation.designs import ProjectDesign, design_for
 from annotation.importing import (
     ImportRejected,
     Mapping,
@@ -67,15 +67,17 @@ class Command(BaseCommand):
         path = Path(options["path"])
         if not path.exists():
             raise CommandError(f"Cannot read {path}: no such file or folder")
-        data = None
+        design = design_for(project)
         if not path.is_dir():
             try:
-                data = path.read_bytes()
+                path.open("rb").close()
             except OSError as exc:
                 raise CommandError(f"Cannot read {path}: {exc.strerror}") from exc
-        if data is not None:
+        # The file is read from its path, in chunks, as the worker reads an upload (memory stays flat);
+        # only a design with a reader of its published layout gets the bytes first, as on the page.
+        if not path.is_dir() and type(design).published_import is not ProjectDesign.published_import:
             try:
-                added = design_for(project).published_import(project=project, data=data, filename=path.name)
+                added = design.published_import(project=project, data=path.read_bytes(), filename=path.name)
             except (ValueError, ImportFileError) as exc:
                 raise CommandError(f"Nothing was imported: {exc}") from exc
             if (
@@ -89,7 +91,7 @@ class Command(BaseCommand):
                 columns, values = parse_columns(options["columns"]), parse_values(options["values"])
             except MappingError as exc:
                 raise CommandError(str(exc)) from exc
-            mapping = _complete(path, data, project, columns, values, options["sheet"])
+            mapping = _complete(path, project, columns, values, options["sheet"])
         user = None
         if options["as_gold"] and not options["user"]:
             raise CommandError("--as-gold records who reviewed the items: give --user USERNAME.")
@@ -101,7 +103,6 @@ class Command(BaseCommand):
         try:
             batch = questions_import(
                 project=project,
-                data=data,
                 filename=path.name,
                 path=path,
                 user=user,
@@ -156,11 +157,11 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"import #{batch.pk} done"))
 
 
-def _complete(path, data, project, columns: dict, values: dict, sheet: str) -> Mapping:
+def _complete(path, project, columns: dict, values: dict, sheet: str) -> Mapping:
     """The fields named on the command line, and the others proposed from the file's column names."""
     with ExitStack() as stack:
         try:
-            table = open_table(data, path.name, path=path, sheet=sheet, stack=stack)
+            table = open_table(None, path.name, path=path, sheet=sheet, stack=stack)
         except ImportFileError as exc:
             raise CommandError(str(exc)) from exc
         proposed = propose(table.columns, project.import_mapping)
