@@ -378,24 +378,26 @@ def _hand_off(job: GenerationJob) -> bool:
 
 def _drive(run: EvalRun, job: GenerationJob, owner: str, claim_after: float = 0.0) -> GenerationJob:
     """Run the job here if it is free; if another worker has it (a resumed job, or one handed to the queue),
-    wait for it to end. A job handed to the queue is left to the other workers until ``claim_after``."""
+    wait for it to end. A job handed to the queue is left to the other workers until ``claim_after``, and
+    watched closely (its end is the run's next step), the run beating at its usual pace meanwhile."""
+    handed_off = claim_after > 0
+    last_beat = 0.0
     while True:
         job.refresh_from_db()
         if job.is_finished:
             return job
         if _cancel_requested(run):
             job_cancel(job=job)
-        if job.status == GenerationJob.Status.QUEUED and time.monotonic() < claim_after:
+        if not (job.status == GenerationJob.Status.QUEUED and time.monotonic() < claim_after):
+            job_owner = new_owner_token()
+            if job_claim(job_id=job.pk, owner=job_owner):
+                job_run(job_id=job.pk, owner=job_owner)
+                _beat(run, owner)
+                continue
+        if time.monotonic() - last_beat >= (WAIT_SECONDS if handed_off else 0):
             _beat(run, owner)
-            time.sleep(HANDOFF_POLL_SECONDS)
-            continue
-        job_owner = new_owner_token()
-        if job_claim(job_id=job.pk, owner=job_owner):
-            job_run(job_id=job.pk, owner=job_owner)
-            _beat(run, owner)
-            continue
-        _beat(run, owner)
-        time.sleep(WAIT_SECONDS)
+            last_beat = time.monotonic()
+        time.sleep(HANDOFF_POLL_SECONDS if handed_off else WAIT_SECONDS)
 
 
 def _bertscore(run: EvalRun, owner: str) -> None:
