@@ -1,13 +1,17 @@
 """A benchmark run's throughput, its report's cost, and BERTScore's speed, against the fake model server.
 
     .venv/bin/python benchmarks/eval_run.py [--items 1000] [--repetitions 3] [--concurrency 32] [--latency 0.2]
-        [--models 3] [--quick]
+        [--models 3] [--worker POOL:N] [--quick]
 
 A multiple-choice project of ``items`` released items (all in the test split but a few train
 items) is evaluated zero-shot ``repetitions`` times in this process, as a worker's task would
 (run claimed, its job run by the generation runner): the ideal rate is concurrency / latency
 calls per second. With ``--models N`` the run asks N models side by side (N endpoints, each
-with its own fake server and ``concurrency``): the ideal is N × concurrency / latency. Then the report's tables
+with its own fake server and ``concurrency``): the ideal is N × concurrency / latency. With ``--worker POOL:N``
+the run is queued to a real Celery worker started with that pool and concurrency (``threads:8`` as `make run`
+starts it, ``prefork:4`` as docker-compose does): its task hands the run's other models' jobs to the queue, so
+with a prefork pool each model answers in a process (a core) of its own; the time is from queueing the run to
+the run's end (once the worker took it), the CPU that of the worker's processes. Then the report's tables
 and plots are built, and BERTScore is computed with the packaged model (if the ml extra is installed) for
 ``pairs`` answer/reference pairs of about 100 words each, and for pairs of about 600 words (longer than the
 512-token window: read whole in overlapping windows). ``--bertscore-only`` measures only that.
@@ -113,6 +117,10 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=32)
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--models", type=int, default=1, help="models answering side by side")
+    parser.add_argument(
+        "--worker",
+        help="POOL:N: run in a real Celery worker (threads:8 as `make run`, prefork:4 as docker-compose)",
+    )
     parser.add_argument("--quick", action="store_true", help="smaller defaults; 50 BERTScore pairs")
     args = parser.parse_args()
     args.items = args.items or (200 if args.quick else 1000)
@@ -181,23 +189,29 @@ def main() -> None:
         repetitions=args.repetitions,
         enqueue=False,
     )
-    assert run_claim(run_id=run.pk, owner="bench")
-    started = time.perf_counter()
-    cpu = os.times()
-    run_execute(run_id=run.pk, owner="bench")
-    wall = time.perf_counter() - started
-    cpu = sum(os.times()[:2]) - sum(cpu[:2])
+    if args.worker:
+        wall, cpu = in_worker(run, args.worker)
+    else:
+        assert run_claim(run_id=run.pk, owner="bench")
+        started = time.perf_counter()
+        cpu = os.times()
+        run_execute(run_id=run.pk, owner="bench")
+        wall = time.perf_counter() - started
+        cpu = sum(os.times()[:2]) - sum(cpu[:2])
     run.refresh_from_db()
     calls = run.responses.count()
     ideal = args.models * args.concurrency / args.latency
     started = time.perf_counter()
     tables = report_tables([run])
     report_seconds = time.perf_counter() - started
+    server_cpu = sum(_tree_cpu_seconds(server.pid) for server in servers)
     for server in servers:
         server.terminate()
     result = {
         "benchmark": "eval_run",
         "models": args.models,
+        "worker": args.worker or "in this process",
+        "load_average": round(os.getloadavg()[0], 2),
         "status": run.status,
         "calls": calls,
         "seconds": round(wall, 2),
@@ -205,6 +219,8 @@ def main() -> None:
         "ideal": ideal,
         "ratio": round(calls / wall / ideal, 2),
         "cpu_ms_per_call": round(1000 * cpu / calls, 2),
+        # The fake servers' CPU (their whole life, mostly this run): on a 2-core machine it is taken from the runner.
+        "fake_server_cpu_ms_per_call": round(1000 * server_cpu / calls, 2),
         "release_cut_seconds": round(cut, 2),
         "report_seconds": round(report_seconds, 2),
         "tables": len(tables),
@@ -215,6 +231,53 @@ def main() -> None:
         f"report in {report_seconds:.2f} s"
     )
     print(json.dumps(result))
+
+
+def in_worker(run, worker_spec: str) -> tuple[float, float]:
+    """Queue the run to a real worker (``pool:concurrency``); its wall time and its processes' CPU time."""
+    import tempfile
+
+    from evaluation.models import EvalRun
+    from evaluation.runs.services import run_enqueue
+    from tests.workers import CeleryWorker
+
+    pool, concurrency = worker_spec.split(":")
+    worker = CeleryWorker(
+        log_path=Path(tempfile.mkdtemp()) / "worker.log", concurrency=int(concurrency), pool=pool
+    )
+    worker.start()
+    try:
+        cpu = _tree_cpu_seconds(worker.process.pid)
+        started = time.perf_counter()
+        run_enqueue(run.pk)
+        while not EvalRun.objects.filter(pk=run.pk, status__in=FINISHED).exists():
+            time.sleep(0.05)
+        queued = time.perf_counter() - started
+        cpu = _tree_cpu_seconds(worker.process.pid) - cpu
+        run.refresh_from_db()
+        # From the worker taking the run to its end, as in this process (the broker's delivery apart).
+        wall = (run.finished_at - run.started_at).total_seconds()
+        print(f"{queued:.2f} s from queueing the run to seeing it finished; {wall:.2f} s running")
+    finally:
+        worker.stop()
+    return wall, cpu
+
+
+FINISHED = ["succeeded", "failed", "cancelled"]
+
+
+def _tree_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process and its children (Linux): a prefork worker's pool processes."""
+    total = 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                total += _tree_cpu_seconds(int(child))
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return total
 
 
 if __name__ == "__main__":

@@ -29,4 +29,5 @@ def run_eval_task(run_id: int) -> dict:
     owner = new_owner_token()
     if not run_claim(run_id=run_id, owner=owner):
         return {"run": run_id, "skipped": "already running, finished or cancelled"}
-    return run_execute(run_id=run_id, owner=owner)
+    # The run's other jobs go to the queue: other worker processes run them on other cores.
+    return run_execute(run_id=run_id, owner=owner, hand_off=True)

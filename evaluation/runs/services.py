@@ -2,9 +2,11 @@
 
 A run goes through stages: the models answer (one generation job per model), the judge
 scores and ranks (open answers, when a judge is chosen), BERTScore is computed (open
-answers). A stage's jobs run inside the run's task side by side, each with the runner's
-concurrency within its endpoint's limits; a job whose worker died is taken over by the generation watch or by the
-run when it resumes, and only calls whose results were never recorded are made again.
+answers). A stage's jobs run side by side, each with the runner's concurrency within its endpoint's
+limits: in a worker, the run's task runs the first job itself and hands the others to the queue, so other
+worker processes (other cores) run them while it waits; a job no worker took within ``HANDOFF_SECONDS`` is
+run by the run's task in a thread of its own. A job whose worker died is taken over by the generation watch
+or by the run when it resumes, and only calls whose results were never recorded are made again.
 """
 
 import logging
@@ -26,6 +28,7 @@ from generation.services import (
     endpoint_usable,
     job_cancel,
     job_claim,
+    job_enqueue,
     job_run,
     new_owner_token,
     template_latest,
@@ -44,6 +47,8 @@ Stage = EvalRun.Stage
 DECODING_KEYS = {"temperature": float, "top_p": float, "max_tokens": int, "seed": int}
 MAX_REPETITIONS = 10
 WAIT_SECONDS = 0.5
+HANDOFF_SECONDS = 3.0  # how long a job handed to the queue may wait for another worker before the run runs it
+HANDOFF_POLL_SECONDS = 0.1
 BERTSCORE_BATCH = 64
 
 
@@ -249,8 +254,10 @@ class _Lost(Exception):
     """Another worker took the run over (this one was thought dead)."""
 
 
-def run_execute(*, run_id: int, owner: str) -> dict:
-    """Take a claimed run through its stages, resuming where an earlier worker stopped."""
+def run_execute(*, run_id: int, owner: str, hand_off: bool = False) -> dict:
+    """Take a claimed run through its stages, resuming where an earlier worker stopped.
+
+    ``hand_off`` (the worker's task): a stage's jobs after the first go to the queue, for other workers."""
     run = EvalRun.objects.select_related("project", "release").get(pk=run_id)
     try:
         for stage in _stages(run):
@@ -258,7 +265,7 @@ def run_execute(*, run_id: int, owner: str) -> dict:
             if stage == Stage.SCORING:
                 _bertscore(run, owner)
                 continue
-            jobs = _drive_all(run, _stage_jobs(run, stage), owner)
+            jobs = _drive_all(run, _stage_jobs(run, stage), owner, hand_off=hand_off)
             if _cancel_requested(run):
                 return _finish(run, owner, Status.CANCELLED)
             failed = [job for job in jobs if job.status == GenerationJob.Status.FAILED]
@@ -326,39 +333,71 @@ def _stage_jobs(run: EvalRun, stage: str) -> list[GenerationJob]:
     return jobs
 
 
-def _drive_all(run: EvalRun, jobs: list[GenerationJob], owner: str) -> list[GenerationJob]:
+def _drive_all(
+    run: EvalRun, jobs: list[GenerationJob], owner: str, hand_off: bool = False
+) -> list[GenerationJob]:
     """Drive the stage's jobs side by side: each model answers at its own endpoint's pace (the endpoints'
     limiters, shared by every job, keep each within its limits), so a run of three models takes about
     as long as its slowest model, not the sum. Inside an enclosing transaction (a test's) the jobs run one
-    after another, since other threads could not see its rows."""
+    after another, since other threads could not see its rows.
+
+    With ``hand_off`` and Redis every job but the first is sent to the queue: another worker process runs it
+    on another core (one process's threads share one interpreter lock, which three models' calls saturate);
+    this one waits for it, and runs it itself if no worker took it within ``HANDOFF_SECONDS``. Only with
+    Redis: there the endpoints' limiters are shared by every process; the embedded default (`make run`: one
+    worker process, filesystem broker polled each second) keeps its jobs in this process's threads."""
     if len(jobs) < 2 or transaction.get_connection().in_atomic_block:
         return [_drive(run, job, owner) for job in jobs]
+    claim_after = [0.0] * len(jobs)
+    if hand_off and settings.REDIS_URL:
+        for n, job in enumerate(jobs[1:], start=1):
+            if _hand_off(job):
+                claim_after[n] = time.monotonic() + HANDOFF_SECONDS
 
-    def drive(job: GenerationJob) -> GenerationJob:
+    def drive(n: int) -> GenerationJob:
         try:
-            return _drive(run, job, owner)
+            return _drive(run, jobs[n], owner, claim_after=claim_after[n])
         finally:
             connection.close()
 
     with ThreadPoolExecutor(max_workers=len(jobs), thread_name_prefix=f"run-{run.pk}") as pool:
-        return list(pool.map(drive, jobs))
+        return list(pool.map(drive, range(len(jobs))))
 
 
-def _drive(run: EvalRun, job: GenerationJob, owner: str) -> GenerationJob:
-    """Run the job here if it is free; if another worker has it (a resumed job), wait for it to end."""
+def _hand_off(job: GenerationJob) -> bool:
+    """Send a queued job to the queue; False if it is not waiting or the broker cannot be reached."""
+    if job.status != GenerationJob.Status.QUEUED:
+        return False
+    try:
+        job_enqueue(job.pk)
+    except Exception:  # noqa: BLE001 - the broker is down: the run runs the job itself
+        logger.warning("run job %s could not be queued; the run runs it itself", job.pk, exc_info=True)
+        return False
+    return True
+
+
+def _drive(run: EvalRun, job: GenerationJob, owner: str, claim_after: float = 0.0) -> GenerationJob:
+    """Run the job here if it is free; if another worker has it (a resumed job, or one handed to the queue),
+    wait for it to end. A job handed to the queue is left to the other workers until ``claim_after``, and
+    watched closely (its end is the run's next step), the run beating at its usual pace meanwhile."""
+    handed_off = claim_after > 0
+    last_beat = 0.0
     while True:
         job.refresh_from_db()
         if job.is_finished:
             return job
         if _cancel_requested(run):
             job_cancel(job=job)
-        job_owner = new_owner_token()
-        if job_claim(job_id=job.pk, owner=job_owner):
-            job_run(job_id=job.pk, owner=job_owner)
+        if not (job.status == GenerationJob.Status.QUEUED and time.monotonic() < claim_after):
+            job_owner = new_owner_token()
+            if job_claim(job_id=job.pk, owner=job_owner):
+                job_run(job_id=job.pk, owner=job_owner)
+                _beat(run, owner)
+                continue
+        if time.monotonic() - last_beat >= (WAIT_SECONDS if handed_off else 0):
             _beat(run, owner)
-            continue
-        _beat(run, owner)
-        time.sleep(WAIT_SECONDS)
+            last_beat = time.monotonic()
+        time.sleep(HANDOFF_POLL_SECONDS if handed_off else WAIT_SECONDS)
 
 
 def _bertscore(run: EvalRun, owner: str) -> None:

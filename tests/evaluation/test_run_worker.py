@@ -6,13 +6,15 @@ from collections import Counter
 
 import httpx
 import pytest
+from django.conf import settings
 
 from evaluation.models import EvalResponse, EvalRun
 from evaluation.runs.services import run_create
 from generation.models import LLMCall
-from tests.evaluation.runs import asked, mc_items, open_items, release_of
+from tests.evaluation.runs import asked, mc_items, open_items, release_of, second_endpoint
 from tests.factories import api_token_key
 from tests.fake_llm import Reply
+from tests.workers import QUICK_JOB_SETTINGS, CeleryWorker
 
 pytestmark = pytest.mark.services
 
@@ -72,3 +74,34 @@ def test_a_worker_killed_mid_run_and_started_again_finishes_it_and_pays_nothing_
     repeated = sum(count - 1 for count in asked_count.values())
     assert repeated <= 2 * endpoint.max_concurrency and len(fake_llm.requests) == n_items + repeated
     assert run.jobs.get().resumed + run.resumed >= 1
+
+
+@pytest.mark.skipif(
+    not settings.REDIS_URL,
+    reason="a run hands its jobs to other worker processes only with Redis (shared limits)",
+)
+def test_the_models_of_a_run_answer_in_worker_processes_of_their_own(
+    transactional_db, tmp_path, api_key, project, endpoint, fake_llm
+):
+    """With a prefork pool the run's task answers with the first model and hands the other to the queue: another
+    process (another core) runs it, each result recorded once."""
+    worker = CeleryWorker(
+        log_path=tmp_path / "worker.log", pool="prefork", concurrency=3, extra_env=QUICK_JOB_SETTINGS
+    )
+    worker.start()
+    try:
+        mc_items(project, 30)
+        release = release_of(project)
+        tested = release.items.filter(split="test").count()
+        other = second_endpoint(endpoint)
+        fake_llm.latency = 0.05
+        fake_llm.responder = lambda received: Reply.json({"answer": "A"})
+        run = run_create(project=project, release=release, endpoints=[endpoint, other])
+        worker.wait_for(lambda: EvalRun.objects.get(pk=run.pk).is_finished, timeout=120)
+    finally:
+        worker.stop()
+    run.refresh_from_db()
+    assert run.status == EvalRun.Status.SUCCEEDED, run.error
+    processes = {job.owner.split(":")[1] for job in run.jobs.all()}
+    assert len(processes) == 2, "both models answered in the same process"
+    assert EvalResponse.objects.filter(run=run).count() == 2 * tested == len(fake_llm.requests)
