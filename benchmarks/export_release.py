@@ -194,8 +194,9 @@ def run_child(mode: str, release_id: int, out: str) -> dict:
         capture_output=True,
         text=True,
         env={**os.environ},
-        check=True,
     )
+    if result.returncode:
+        sys.exit(f"the {mode} step failed:\n{result.stderr[-3000:]}")
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
