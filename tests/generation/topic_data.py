@@ -3,6 +3,7 @@
 import random
 
 from annotation.importing.funnel import text_key
+from generation.topics.run import TopicParams, topic_run_claim, topic_run_create, topic_run_execute
 
 THEMES = {
     "education": [
@@ -47,3 +48,10 @@ def create_items(project, rows, **fields):
             for n, (question, theme) in enumerate(rows)
         ]
     )
+
+
+def run_now(project, **params):
+    """A topic run of ``project`` with ``params``, made and run here (no worker)."""
+    run = topic_run_create(project=project, params=TopicParams(**params), enqueue=False)
+    assert topic_run_claim(run_id=run.pk)
+    return topic_run_execute(run_id=run.pk)
