@@ -1,5 +1,6 @@
 """Real Celery worker processes for tests (no eager mode, no in-process fakes)."""
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -85,8 +86,15 @@ class CeleryWorker:
             **self.extra_env,
         }
         with open(self.log_path, "ab") as log:  # the child keeps its own copy of the descriptor
+            # A session of its own: the worker's embedded beat is a child process, which a kill of the
+            # worker alone would leave running after the test.
             self.process = subprocess.Popen(
-                self.command(), cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT
+                self.command(),
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         self.wait_ready(wait)
 
@@ -103,8 +111,13 @@ class CeleryWorker:
     def kill(self) -> None:
         """SIGKILL: the worker gets no chance to clean up (as when a machine dies)."""
         if self.process and self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
+            self._kill_group()
             self.process.wait(timeout=10)
+
+    def _kill_group(self) -> None:
+        """SIGKILL to the worker and every process it started (its beat)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
 
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
@@ -112,8 +125,10 @@ class CeleryWorker:
             try:
                 self.process.wait(timeout=15)
             except subprocess.TimeoutExpired:
-                self.process.kill()
+                self._kill_group()
                 self.process.wait(timeout=5)
+        if self.process:
+            self._kill_group()  # whatever the worker left behind
         if self._previous_queue is not None:
             app.conf.task_default_queue = self._previous_queue
             self._previous_queue = None
