@@ -9,11 +9,14 @@ commits, sends ``annotation.signals.revision_requested`` (the generation app ask
 answer from the reviewers' comments).
 """
 
+from dataclasses import dataclass
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from ..bulk import fast_insert, fast_update
 from ..models import Assignment, CurationDecision, Item, Revision
 from ..signals import revision_requested
 from .revisions import _ensure_first_revision, item_snapshot
@@ -56,7 +59,7 @@ def item_close(
         )
     if CurationDecision.objects.filter(item=item, round=item.round).exists():
         raise DecisionRefused(_("Round %(round)s of this item is already decided.") % {"round": item.round})
-    (made,) = _close_rounds([item], curator=curator, decision=decision, note=note)
+    made = _close_rounds([item], curator=curator, decision=decision, note=note)
     if decision == Decision.REVISE:
         transaction.on_commit(
             lambda: revision_requested.send(sender=CurationDecision, item=item, decision=made)
@@ -65,16 +68,23 @@ def item_close(
 
 
 @transaction.atomic
-def items_close(*, item_ids, curator, decision: str = Decision.APPROVE, note: str) -> list[int]:
+def items_close(
+    *, item_ids, curator, decision: str = Decision.APPROVE, note: str, metadata: dict | None = None
+) -> list[int]:
     """``item_close`` for many items in a few queries (approve or reject): those of ``item_ids`` in review
-    whose round is not decided yet are decided; the others are left alone. Returns the ids decided, in order."""
+    whose round is not decided yet are decided; the others are left alone. Returns the ids decided, in order.
+
+    ``metadata`` ({item id: metadata}): what a design's rule recorded on the items it decides, written in the
+    same statement as their new status (each rewrite of an item row updates its fifteen indexes). Only the items
+    decided are written; the caller writes the others' metadata if it wants them."""
     if decision not in (Decision.APPROVE, Decision.REJECT):
         raise ValueError(f"items_close approves or rejects, not {decision!r}")
-    locked = list(
-        Item.objects.select_for_update()
+    locked = [
+        _Open(pk, round_number)
+        for pk, round_number in Item.objects.select_for_update()
         .filter(pk__in=list(item_ids), status=Item.Status.IN_REVIEW)
-        .only("pk", "round", "status")
-    )
+        .values_list("pk", "round")
+    ]
     already = set(
         CurationDecision.objects.filter(item_id__in=[item.pk for item in locked]).values_list(
             "item_id", "round"
@@ -83,32 +93,52 @@ def items_close(*, item_ids, curator, decision: str = Decision.APPROVE, note: st
     open_rounds = sorted(
         (item for item in locked if (item.pk, item.round) not in already), key=lambda i: i.pk
     )
-    _close_rounds(open_rounds, curator=curator, decision=decision, note=note)
+    _close_rounds(open_rounds, curator=curator, decision=decision, note=note, metadata=metadata)
     return [item.pk for item in open_rounds]
 
 
+@dataclass
+class _Open:
+    """An item's round to close, read as plain values (thousands of model instances cost a tenth of a second)."""
+
+    pk: int
+    round: int
+    status: str = ""
+    updated_at: object = None
+    metadata: dict | None = None
+
+
 def _close_rounds(
-    items: list[Item], *, curator, decision: str, note: str, extra_fields: tuple = ()
-) -> list[CurationDecision]:
+    items: list[Item | _Open], *, curator, decision: str, note: str, metadata: dict | None = None
+) -> CurationDecision | None:
     """The one rule of closing a round: its decision recorded, the item's status set, and whoever still holds
-    the item gets nothing more to submit. ``items`` are locked and in the round being closed."""
+    the item gets nothing more to submit. ``items`` are locked and in the round being closed; ``metadata``
+    replaces theirs where given. Returns the decision when one item was closed."""
     now = timezone.now()
-    made = CurationDecision.objects.bulk_create(
-        (
-            CurationDecision(item=item, curator=curator, round=item.round, decision=decision, note=note)
-            for item in items
-        ),
-        batch_size=2000,
+    curator_id = curator.pk if curator is not None else None
+    fast_insert(
+        CurationDecision,
+        ["item", "round"],
+        ((item.pk, item.round) for item in items),
+        constants={"curator": curator_id, "decision": decision, "note": note, "created_at": now},
     )
     ids = [item.pk for item in items]
     status = STATUS_AFTER[decision]
-    Item.objects.filter(pk__in=ids).update(status=status, updated_at=now)
     for item in items:
-        item.status = status
+        item.status, item.updated_at = status, now
+    relabelled = [item for item in items if metadata and item.pk in metadata]
+    for item in relabelled:
+        item.metadata = metadata[item.pk]
+    fast_update(Item, ["status", "updated_at", "metadata"], relabelled)
+    if len(relabelled) < len(ids):
+        done = {item.pk for item in relabelled}
+        Item.objects.filter(pk__in=[pk for pk in ids if pk not in done]).update(status=status, updated_at=now)
     Assignment.objects.filter(item_id__in=ids, status=Assignment.Status.ACTIVE).update(
         status=Assignment.Status.EXPIRED, finished_at=now
     )
-    return made
+    if len(items) == 1:
+        return CurationDecision.objects.get(item_id=items[0].pk, round=items[0].round)
+    return None
 
 
 def _drop_as_duplicate(item: Item, *, of: Item, curator) -> CurationDecision:
@@ -139,5 +169,4 @@ def _drop_as_duplicate(item: Item, *, of: Item, curator) -> CurationDecision:
     )
     # A round decided already (a pending item's round 0 has no decision yet) takes the drop instead.
     CurationDecision.objects.filter(item=item, round=item.round).delete()
-    (made,) = _close_rounds([item], curator=curator, decision=Decision.REJECT, note=note)
-    return made
+    return _close_rounds([item], curator=curator, decision=Decision.REJECT, note=note)

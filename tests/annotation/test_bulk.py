@@ -1,11 +1,12 @@
-"""Bulk inserts (annotation.bulk): on SQLite a large one leaves statistics for the query planner."""
+"""Bulk inserts and updates (annotation.bulk): on SQLite a large insert leaves statistics for the query planner;
+a large update (by COPY into a scratch table on PostgreSQL) writes what the row-by-row one writes."""
 
 import pytest
 from django.db import connection
 from django.utils import timezone
 
 from annotation import bulk
-from annotation.bulk import fast_insert
+from annotation.bulk import fast_insert, fast_update
 from annotation.models import Item
 from tests.factories import ProjectFactory
 
@@ -47,3 +48,33 @@ def test_a_large_insert_on_sqlite_leaves_statistics_for_the_queue_indexes(monkey
         cursor.execute("SELECT idx FROM sqlite_stat1 WHERE tbl = 'annotation_item'")
         indexes = {row[0] for row in cursor.fetchall()}
     assert {"item_queue_fresh", "item_project_status_round"} <= indexes
+
+
+@pytest.mark.parametrize("copy_from", [1, 10_000], ids=["whole batch at once", "row by row"])
+def test_a_bulk_update_writes_each_rows_own_values_whichever_way_it_goes(monkeypatch, copy_from):
+    """From ``COPY_UPDATE_ROWS`` rows on, PostgreSQL updates from a scratch table filled by COPY; every value —
+    Portuguese text, JSON with quotes and nulls, timestamps — lands on its own row either way, and the rows
+    not passed are untouched. The scratch table is gone afterwards."""
+    monkeypatch.setattr(bulk, "COPY_UPDATE_ROWS", copy_from)
+    project = ProjectFactory()
+    items = [
+        Item.objects.create(project=project, question=f"Por que {n}?", text_key=f"{n:040x}") for n in range(6)
+    ]
+    untouched = items.pop()
+    later = timezone.now()
+    for n, item in enumerate(items):
+        item.status = "approved" if n % 2 else "rejected"
+        item.updated_at = later
+        item.metadata = {"nota": f"ação “{n}”\t\\ fim", "vazio": None, "n": n, "lista": [n, "dois"]}
+
+    assert fast_update(Item, ["status", "updated_at", "metadata"], items) == 5
+
+    for n, item in enumerate(items):
+        stored = Item.objects.get(pk=item.pk)
+        assert (stored.status, stored.updated_at, stored.metadata) == (item.status, later, item.metadata)
+    assert Item.objects.get(pk=untouched.pk).metadata == untouched.metadata
+    assert Item.objects.get(pk=untouched.pk).status == untouched.status
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_class WHERE relname LIKE 'fast_update_%%'")
+            assert cursor.fetchone()[0] == 0
