@@ -69,7 +69,7 @@ def test_a_bulk_update_writes_each_rows_own_values_whichever_way_it_goes(monkeyp
 
     assert fast_update(Item, ["status", "updated_at", "metadata"], items) == 5
 
-    for n, item in enumerate(items):
+    for item in items:
         stored = Item.objects.get(pk=item.pk)
         assert (stored.status, stored.updated_at, stored.metadata) == (item.status, later, item.metadata)
     assert Item.objects.get(pk=untouched.pk).metadata == untouched.metadata
