@@ -7,9 +7,10 @@ JSON already serialised with ``json.dumps``. Values that are the same for every
 row (timestamps, foreign keys) go in ``constants`` and are prepared once.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import ExitStack, suppress
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections, models
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 
 
 def fast_insert(
@@ -19,15 +20,7 @@ def fast_insert(
     constants: dict | None = None,
 ) -> int:
     """Insert ``rows`` (tuples in the order of ``fields``) and return how many were written."""
-    constants = constants or {}
-    meta = model._meta
-    columns = [meta.get_field(name).column for name in fields]
-    constant_columns = [meta.get_field(name).column for name in constants]
-    constant_values = tuple(
-        meta.get_field(name).get_db_prep_save(value, connection) for name, value in constants.items()
-    )
-    all_columns = ", ".join(connection.ops.quote_name(column) for column in [*columns, *constant_columns])
-    table = connection.ops.quote_name(meta.db_table)
+    table, all_columns, constant_values = _insert_columns(model, fields, constants)
     written = 0
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
@@ -39,7 +32,7 @@ def fast_insert(
         else:
             # One statement (sqlite3 keeps it prepared across calls), fed in batches: not one generator, which
             # Django's executemany tees (to peek at the first row), and the tee then holds every row until the end.
-            placeholders = ", ".join(["%s"] * (len(columns) + len(constant_columns)))
+            placeholders = ", ".join(["%s"] * (len(fields) + len(constant_values)))
             sql = f"INSERT INTO {table} ({all_columns}) VALUES ({placeholders})"
             batch: list[tuple] = []
             for row in rows:
@@ -54,6 +47,18 @@ def fast_insert(
             if written >= ANALYZE_AFTER_ROWS:
                 _sqlite_analyze(cursor, table)
     return written
+
+
+def _insert_columns(model, fields: Sequence[str], constants: dict | None) -> tuple[str, str, tuple]:
+    """The quoted table, its quoted columns (``fields`` then ``constants``) and the constants prepared once."""
+    constants = constants or {}
+    meta = model._meta
+    columns = [meta.get_field(name).column for name in [*fields, *constants]]
+    constant_values = tuple(
+        meta.get_field(name).get_db_prep_save(value, connection) for name, value in constants.items()
+    )
+    quote = connection.ops.quote_name
+    return quote(meta.db_table), ", ".join(quote(column) for column in columns), constant_values
 
 
 SQLITE_BATCH_ROWS = 5000
@@ -128,3 +133,109 @@ def _update_from_copy(cursor, meta, targets, params) -> None:
         )
     finally:
         cursor.execute(f"DROP TABLE IF EXISTS {scratch}")
+
+
+class StreamAbandoned(Exception):
+    """The work feeding a ``StreamedInsert`` failed; its uncommitted rows are dropped."""
+
+
+class StreamedInsert:
+    """Rows inserted as they are made, committed every ``commit_every`` rows (``on_commit(rows so far)`` after
+    each commit); ``close()`` writes the rest.
+
+    On PostgreSQL, outside any transaction, the rows go through a COPY on a second connection, sent from a
+    thread as they come: the server ingests them while this process makes the next ones, two cores busy
+    instead of one after the other. Inside a transaction (a test's, say) a second connection could not see its
+    uncommitted rows, so the rows are gathered and written with ``fast_insert`` on this connection at each
+    commit, as on SQLite.
+    """
+
+    def __init__(
+        self,
+        model,
+        fields: Sequence[str],
+        *,
+        constants: dict | None = None,
+        commit_every: int,
+        on_commit: Callable[[int], None] = lambda written: None,
+    ):
+        self.model, self.fields, self.constants = model, fields, constants or {}
+        self.commit_every, self.on_commit = commit_every, on_commit
+        self.written = 0
+        self.pending: list[tuple] = []
+        self.side = None
+        if connection.vendor == "postgresql" and not connection.in_atomic_block:
+            self.side = connections.create_connection(DEFAULT_DB_ALIAS)
+            self.side.ensure_connection()
+            self.table, self.columns, self.constant_values = _insert_columns(model, fields, constants)
+        self._copy = None
+        self._copied = 0
+
+    def add(self, row: Sequence) -> None:
+        if self.side is None:
+            self.pending.append(row)
+            if len(self.pending) >= self.commit_every:
+                self._write_pending()
+            return
+        if self._copy is None:
+            self._open_copy()
+        self._copy.write_row((*row, *self.constant_values))
+        self._copied += 1
+        if self._copied >= self.commit_every:
+            self._commit_copy()
+
+    def close(self) -> None:
+        """Write and commit what is left, and let the second connection go."""
+        try:
+            if self.pending:
+                self._write_pending()
+            if self._copy is not None:
+                self._commit_copy()
+        finally:
+            self.abandon()
+
+    def abandon(self) -> None:
+        """Let the second connection go; an unfinished COPY's rows go with it (never committed)."""
+        if self._copy is not None:
+            self._copy = None
+            with suppress(Exception):  # the COPY fails, its sending thread ends, its transaction rolls back
+                self._open.__exit__(StreamAbandoned, StreamAbandoned(), None)
+        if self.side is not None:
+            self.side.close()
+            self.side = None
+
+    def _write_pending(self) -> None:
+        with transaction.atomic():
+            _commit_without_waiting_for_disk()
+            fast_insert(self.model, self.fields, self.pending, self.constants)
+        self.written += len(self.pending)
+        self.pending = []
+        self.on_commit(self.written)
+
+    def _open_copy(self) -> None:
+        from psycopg.copy import QueuedLibpqWriter
+
+        raw = self.side.connection
+        self._open = ExitStack()
+        self._open.enter_context(raw.transaction())
+        raw.execute("SET LOCAL synchronous_commit TO OFF")  # as _commit_without_waiting_for_disk
+        cursor = self._open.enter_context(raw.cursor())
+        sql = f"COPY {self.table} ({self.columns}) FROM STDIN"
+        self._copy = self._open.enter_context(cursor.copy(sql, writer=QueuedLibpqWriter(cursor)))
+        self._copied = 0
+
+    def _commit_copy(self) -> None:
+        self._copy = None
+        self._open.close()  # ends the COPY, then commits
+        self.written += self._copied
+        self.on_commit(self.written)
+
+
+def _commit_without_waiting_for_disk() -> None:
+    """On PostgreSQL, this transaction's commit does not wait for the disk (``SET LOCAL``: this one only).
+
+    For writes that a later, durable commit completes: a crash before it loses them, and the work that made
+    them is started again from nothing."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit TO OFF")

@@ -7,14 +7,14 @@ import tempfile
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import orjson
-from django.db import connection, transaction
 from django.db.models import Count, F, Q, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from annotation.bulk import fast_insert
+from annotation.bulk import StreamedInsert
 from annotation.designs import design_for
 from annotation.models import ImportBatch, Item, Membership, Option, Revision
 
@@ -121,7 +121,8 @@ def freeze_items(release: Release, placement: dict, progress: Callable[[int], No
 
     The items and their options are read in id order, a range of ids at a time, as plain values: at
     100,000 items, model instances, per-chunk ``IN`` lists and sorting the whole project cost most of the
-    time. Every WRITE_CHUNK items are written with one COPY or executemany. The checksum runs over the lines in split
+    time. The records are written as they are made (``StreamedInsert``: on PostgreSQL a second connection's
+    COPY that the server ingests alongside), committed every WRITE_CHUNK items. The checksum runs over the lines in split
     order, which is not id order: each chunk's lines go to a temporary file as they are made and are
     hashed from there at the end, in split order, so memory stays flat. The records are built in Python
     rather than by an ``INSERT … SELECT``: ``metadata`` must be Python's ``json.dumps(sort_keys=True)``
@@ -141,29 +142,19 @@ def freeze_items(release: Release, placement: dict, progress: Callable[[int], No
         before += sizes[split]
     starts = array("q", [-1]) * len(placement)
     lengths = array("q", [0]) * len(placement)
-    done = offset = 0
-    rows: list[tuple] = []
+    offset = 0
+    # The commit need not wait for the disk: the release is only ready once its last write (status READY)
+    # commits, and that commit, durable, makes every earlier one durable too. A crash before it leaves a build
+    # that is started again from nothing.
+    frozen = StreamedInsert(
+        ReleaseItem,
+        ["item_id", "split", "position", "causal_class", "data"],
+        constants={"release_id": release.pk},
+        commit_every=WRITE_CHUNK,
+        on_commit=progress,
+    )
 
-    def write() -> None:
-        nonlocal done, rows
-        with transaction.atomic():
-            if connection.vendor == "postgresql":
-                # The commit need not wait for the disk: the release is only ready once its last write
-                # (status READY) commits, and that commit, durable, makes every earlier one durable too. A
-                # crash before it leaves a build that is started again from nothing.
-                with connection.cursor() as cursor:
-                    cursor.execute("SET LOCAL synchronous_commit TO OFF")
-            fast_insert(
-                ReleaseItem,
-                ["item_id", "split", "position", "causal_class", "data"],
-                rows,
-                constants={"release_id": release.pk},
-            )
-        done += len(rows)
-        rows = []
-        progress(done)
-
-    with tempfile.TemporaryFile() as spool, gc_paused():
+    with tempfile.TemporaryFile() as spool, gc_paused(), _abandoned_on_error(frozen):
         for chunk, options, models_by_call in frozen_chunks(release.project, placement):
             lines = []
             for row in chunk:
@@ -179,7 +170,7 @@ def freeze_items(release: Release, placement: dict, progress: Callable[[int], No
                 offset += len(line)
                 lines.append(line)
                 causal_class = row[CAUSAL_CLASS]
-                rows.append((pk, split, position, causal_class, line[:-1].decode()))
+                frozen.add((pk, split, position, causal_class, line[:-1].decode()))
                 by_class_split[causal_class][split] += 1
                 answer_by = record["answer_by"]
                 answers[causal_class][answer_by or "none"] += 1
@@ -188,10 +179,7 @@ def freeze_items(release: Release, placement: dict, progress: Callable[[int], No
                 if row[GROUP_ID]:
                     groups.add(row[GROUP_ID])
             spool.write(b"".join(lines))
-            if len(rows) >= WRITE_CHUNK:
-                write()
-        if rows:
-            write()
+        frozen.close()
         spool.flush()
         descriptor = spool.fileno()
         digest = hashlib.sha256()
@@ -205,6 +193,15 @@ def freeze_items(release: Release, placement: dict, progress: Callable[[int], No
         "groups": groups,
         "checksum": digest.hexdigest(),
     }
+
+
+@contextmanager
+def _abandoned_on_error(frozen: StreamedInsert):
+    try:
+        yield
+    except BaseException:
+        frozen.abandon()
+        raise
 
 
 def frozen_chunks(project, placement: dict) -> Iterator[tuple[list, dict, dict]]:

@@ -1,6 +1,8 @@
 """Bulk inserts and updates (annotation.bulk): on SQLite a large insert leaves statistics for the query planner;
 a large update (by COPY into a scratch table on PostgreSQL) writes what the row-by-row one writes."""
 
+import threading
+
 import pytest
 from django.db import connection
 from django.utils import timezone
@@ -78,3 +80,36 @@ def test_a_bulk_update_writes_each_rows_own_values_whichever_way_it_goes(monkeyp
         with connection.cursor() as cursor:
             cursor.execute("SELECT count(*) FROM pg_class WHERE relname LIKE 'fast_update_%%'")
             assert cursor.fetchone()[0] == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_streamed_insert_commits_every_n_rows_and_an_abandoned_one_leaves_only_what_it_committed():
+    """Outside a transaction (a worker's build), rows stream in and are committed every ``commit_every``;
+    when the work fails midway, what was not committed yet is not written at all."""
+    project = ProjectFactory()
+    now = timezone.now()
+    constants = {
+        "project_id": project.pk,
+        **dict.fromkeys(
+            ["status", "origin", "source", "context", "causal_class", "reference_answer", "external_id"], ""
+        ),
+        **{"answer_by": "", "round": 0, "version": 1, "position_in_group": 0},
+        **{"created_at": now, "updated_at": now, "answer_provenance": "{}", "metadata": "{}"},
+    }
+    commits = []
+    threads = threading.active_count()
+    stream = bulk.StreamedInsert(
+        Item, ["question", "text_key"], constants=constants, commit_every=3, on_commit=commits.append
+    )
+    try:
+        for n in range(5):
+            stream.add((f"Por que “{n}”?\tÉ\\assim", f"{n:040x}"))
+        assert commits == [3]
+        assert Item.objects.filter(project=project).count() == 3
+    finally:
+        stream.abandon()
+
+    assert threading.active_count() == threads  # the COPY's sending thread (PostgreSQL) ended with it
+    assert sorted(Item.objects.filter(project=project).values_list("question", flat=True)) == [
+        f"Por que “{n}”?\tÉ\\assim" for n in range(3)
+    ]

@@ -5,6 +5,7 @@ replaced: the checksum and every item's split and position must not move.
 """
 
 import pytest
+from django.db import connection
 
 from annotation.models import Item, ItemGroup, Topic
 from evaluation.releases.build import release_checksum
@@ -171,3 +172,21 @@ def test_the_streamed_checksum_is_the_checksum_of_what_was_stored(project):
     published_items(project)
     release = release_cut(project=project, seed=7, split_ratios="0.6,0.2,0.2")
     assert release.checksum == release_checksum(release)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_build_outside_any_transaction_freezes_the_same_release(project, monkeypatch):
+    """A worker builds outside any transaction: on PostgreSQL the records then stream through a second
+    connection's COPY (``StreamedInsert``) while the first reads the next items. Same checksum, same splits."""
+    from annotation import bulk
+
+    copies = []
+    open_copy = bulk.StreamedInsert._open_copy
+    monkeypatch.setattr(bulk.StreamedInsert, "_open_copy", lambda self: copies.append(1) or open_copy(self))
+    published_items(project)
+
+    release = release_cut(project=project, seed=7, split_ratios="0.6,0.2,0.2")
+
+    assert release.checksum == CHECKSUM == release_checksum(release)
+    assert placement(release) == PLACEMENT
+    assert bool(copies) == (connection.vendor == "postgresql")
