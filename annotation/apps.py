@@ -11,4 +11,7 @@ class AnnotationConfig(AppConfig):
 
         sweep_register("imports resumed or failed", imports_resume_stale)
 
-        from . import preferences  # noqa: F401 - copies a person's preferences into the session at sign-in
+        from . import (
+            bulk,  # noqa: F401 - registers the ``in_many`` lookup
+            preferences,  # noqa: F401 - copies a person's preferences into the session at sign-in
+        )

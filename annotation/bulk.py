@@ -11,6 +11,25 @@ from collections.abc import Callable, Iterable, Sequence
 from contextlib import ExitStack, suppress
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
+from django.db.models.lookups import In
+
+
+@models.IntegerField.register_lookup
+@models.ForeignKey.register_lookup
+class InMany(In):
+    """``field__in_many=ids``: ``IN`` for thousands of ids, which PostgreSQL gets as one array (``= ANY(%s)``).
+
+    A list of thousands of placeholders costs Django and the driver tens of milliseconds per query to build
+    and the server as much to parse. Integers only (ids); elsewhere a plain ``IN``."""
+
+    lookup_name = "in_many"
+
+    def get_prep_lookup(self):
+        return [int(value) for value in self.rhs]
+
+    def as_postgresql(self, compiler, connection):
+        lhs, params = self.process_lhs(compiler, connection)
+        return f"{lhs} = ANY(%s::bigint[])", (*params, self.rhs)
 
 
 def fast_insert(
@@ -123,16 +142,16 @@ def _update_from_copy(cursor, meta, targets, params) -> None:
     cursor.execute(
         f"CREATE TEMPORARY TABLE {scratch} ({definitions}, {pk} {meta.pk.rel_db_type(connection)})"
     )
-    try:
-        with cursor.cursor.copy(f"COPY {scratch} ({', '.join(columns)}, {pk}) FROM STDIN") as copy:
-            for row in params:
-                copy.write_row(row)
-        assignments = ", ".join(f"{column} = new.{column}" for column in columns)
-        cursor.execute(
-            f"UPDATE {table} SET {assignments} FROM {scratch} AS new WHERE {table}.{pk} = new.{pk}"
-        )
-    finally:
-        cursor.execute(f"DROP TABLE IF EXISTS {scratch}")
+    with cursor.cursor.copy(f"COPY {scratch} ({', '.join(columns)}, {pk}) FROM STDIN") as copy:
+        for row in params:
+            copy.write_row(row)
+    # Its statistics, so the planner sees a few thousand rows to look up by key, not an unknown table worth
+    # a scan of the whole target (it guessed 33,000 rows and hashed every item of the database).
+    cursor.execute(f"ANALYZE {scratch}")
+    assignments = ", ".join(f"{column} = new.{column}" for column in columns)
+    cursor.execute(f"UPDATE {table} SET {assignments} FROM {scratch} AS new WHERE {table}.{pk} = new.{pk}")
+    # Not in a ``finally``: after an error the transaction is aborted (and the table goes with it).
+    cursor.execute(f"DROP TABLE {scratch}")
 
 
 class StreamAbandoned(Exception):

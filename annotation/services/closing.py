@@ -82,11 +82,11 @@ def items_close(
     locked = [
         _Open(pk, round_number)
         for pk, round_number in Item.objects.select_for_update()
-        .filter(pk__in=list(item_ids), status=Item.Status.IN_REVIEW)
+        .filter(pk__in_many=item_ids, status=Item.Status.IN_REVIEW)
         .values_list("pk", "round")
     ]
     already = set(
-        CurationDecision.objects.filter(item_id__in=[item.pk for item in locked]).values_list(
+        CurationDecision.objects.filter(item_id__in_many=[item.pk for item in locked]).values_list(
             "item_id", "round"
         )
     )
@@ -132,8 +132,10 @@ def _close_rounds(
     fast_update(Item, ["status", "updated_at", "metadata"], relabelled)
     if len(relabelled) < len(ids):
         done = {item.pk for item in relabelled}
-        Item.objects.filter(pk__in=[pk for pk in ids if pk not in done]).update(status=status, updated_at=now)
-    Assignment.objects.filter(item_id__in=ids, status=Assignment.Status.ACTIVE).update(
+        Item.objects.filter(pk__in_many=[pk for pk in ids if pk not in done]).update(
+            status=status, updated_at=now
+        )
+    Assignment.objects.filter(item_id__in_many=ids, status=Assignment.Status.ACTIVE).update(
         status=Assignment.Status.EXPIRED, finished_at=now
     )
     if len(items) == 1:

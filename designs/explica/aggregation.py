@@ -153,14 +153,17 @@ def pair_ratings(project: Project, groups: list[ItemGroup]) -> tuple[dict, dict,
     """For each pair: its ratings in the items' current round ({order: {word: [ratings]}}), its connectives as
     its items were generated (word, type, order; a later edit of the project's table does not relabel them), and
     how many of its items still lack ratings; and the pairs' items (with their metadata)."""
+    group_ids = [group.pk for group in groups]
     items = _pair_items(
-        Item.objects.filter(project=project, group__in=groups).order_by("group_id", "position_in_group")
+        Item.objects.filter(project=project, group_id__in_many=group_ids).order_by(
+            "group_id", "position_in_group"
+        )
     )
     rounds = {item.pk: item.round for item in items}
     by_item: dict[int, list[int]] = defaultdict(list)
     # The rating is read as text by the database: decoding 72,000 JSON objects in Python cost seconds.
     judgments = (
-        Judgment.objects.filter(item__project=project, item__group__in=groups)
+        Judgment.objects.filter(item__project=project, item__group_id__in_many=group_ids)
         .annotate(rating=KeyTextTransform(RATING, "ratings"))
         .values_list("item_id", "round", "rating")
     )

@@ -113,3 +113,17 @@ def test_a_streamed_insert_commits_every_n_rows_and_an_abandoned_one_leaves_only
     assert sorted(Item.objects.filter(project=project).values_list("question", flat=True)) == [
         f"Por que “{n}”?\tÉ\\assim" for n in range(3)
     ]
+
+
+def test_in_many_finds_what_in_finds_for_ids_and_foreign_keys():
+    """``in_many`` (one array parameter on PostgreSQL) selects the rows ``in`` selects, for keys and foreign
+    keys, thousands of ids or none."""
+    project, other = ProjectFactory(), ProjectFactory()
+    items = [Item.objects.create(project=project, question=f"P{n}?", text_key=f"{n:040x}") for n in range(4)]
+    Item.objects.create(project=other, question="Outra?", text_key="f" * 40)
+    wanted = [items[0].pk, items[2].pk, *range(10**9, 10**9 + 3000)]
+
+    assert list(Item.objects.filter(pk__in_many=wanted).order_by("pk")) == [items[0], items[2]]
+    assert Item.objects.filter(project_id__in_many=[project.pk]).count() == 4
+    assert Item.objects.filter(project__in=[project]).count() == 4
+    assert not Item.objects.filter(pk__in_many=[]).exists()
