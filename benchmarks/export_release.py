@@ -113,20 +113,21 @@ def cpu_seconds() -> float:
 
 
 def server_cpu_seconds() -> float | None:
-    """CPU time so far of the PostgreSQL backend serving this process's connection (read from /proc: the
-    server runs on this machine), or None on SQLite, where the database works inside the process."""
+    """CPU time so far of every other process on the machine (from /proc/stat, less this process's), or None on
+    SQLite, where the database works inside the process. On a quiet machine that is the PostgreSQL server's:
+    the backend serving this process's connection and the one a release build opens to stream its records
+    (which exits before the figure is read, so its own /proc entry would be gone)."""
     from django.db import connection
 
     if connection.vendor != "postgresql":
         return None
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_backend_pid()")
-        pid = cursor.fetchone()[0]
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
     except OSError:
         return None
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(value) for value in fields[:8])
+    busy = (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+    return busy - cpu_seconds()
 
 
 def _server_delta(before: float | None) -> float | None:
@@ -236,7 +237,7 @@ def main() -> None:
 
     def server(figures: dict) -> str:
         seconds = figures.get("server_cpu_seconds")
-        return "" if seconds is None else f", PostgreSQL backend CPU {seconds:.2f} s"
+        return "" if seconds is None else f", PostgreSQL server CPU {seconds:.2f} s"
 
     print(f"database: {_django.database_label()}; {n:,} approved items (built in {setup_seconds:.1f} s)")
     print(
