@@ -225,7 +225,7 @@ class StreamedInsert:
 
     def _write_pending(self) -> None:
         with transaction.atomic():
-            _commit_without_waiting_for_disk()
+            commit_without_waiting_for_disk()
             fast_insert(self.model, self.fields, self.pending, self.constants)
         self.written += len(self.pending)
         self.pending = []
@@ -237,7 +237,7 @@ class StreamedInsert:
         raw = self.side.connection
         self._open = ExitStack()
         self._open.enter_context(raw.transaction())
-        raw.execute("SET LOCAL synchronous_commit TO OFF")  # as _commit_without_waiting_for_disk
+        raw.execute("SET LOCAL synchronous_commit TO OFF")  # as commit_without_waiting_for_disk
         cursor = self._open.enter_context(raw.cursor())
         sql = f"COPY {self.table} ({self.columns}) FROM STDIN"
         self._copy = self._open.enter_context(cursor.copy(sql, writer=QueuedLibpqWriter(cursor)))
@@ -250,11 +250,12 @@ class StreamedInsert:
         self.on_commit(self.written)
 
 
-def _commit_without_waiting_for_disk() -> None:
+def commit_without_waiting_for_disk() -> None:
     """On PostgreSQL, this transaction's commit does not wait for the disk (``SET LOCAL``: this one only).
 
-    For writes that a later, durable commit completes: a crash before it loses them, and the work that made
-    them is started again from nothing."""
+    For writes that a crash may lose: those a later, durable commit completes (the work that made them is
+    started again from nothing), or those nobody misses (an item handed out to an annotator)."""
+    connection = transaction.get_connection()
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")

@@ -56,6 +56,7 @@ from django.utils.translation import gettext as _
 
 from causalqa_site.compiled import CompiledQuery
 
+from .bulk import commit_without_waiting_for_disk
 from .designs.base import design_for
 from .models import Assignment, Item, Membership, Project, Topic, item_expertise_tag
 
@@ -72,7 +73,9 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
     if kind is not None and kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, not {kind!r}")
     with transaction.atomic():
-        _commit_without_waiting_for_disk()
+        # Handing out an item need not survive a database crash (the annotator would just get another one).
+        # Judgments and edits do wait for the disk.
+        commit_without_waiting_for_disk()
         # One query (this runs on every "next item"): lock the membership, and learn whether the annotator
         # holds an item already, whether the project selected topics, and whether any assignment expired.
         membership = _MEMBERSHIP.first(
@@ -179,15 +182,6 @@ def _candidate_queries(
 # Compiled once per shape: building these querysets cost more than the database took to answer them.
 _MEMBERSHIP = CompiledQuery(_membership_with_state)
 _CANDIDATES = CompiledQuery(_candidate_queries)
-
-
-def _commit_without_waiting_for_disk() -> None:
-    """Handing out an item need not survive a database crash (the annotator would just get another one),
-    so on PostgreSQL this transaction does not wait for its commit to reach the disk. Judgments and edits do."""
-    connection = transaction.get_connection()
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
 def active_assignment(*, project: Project, annotator, kind: str | None = None) -> Assignment | None:

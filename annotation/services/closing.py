@@ -59,7 +59,7 @@ def item_close(
         )
     if CurationDecision.objects.filter(item=item, round=item.round).exists():
         raise DecisionRefused(_("Round %(round)s of this item is already decided.") % {"round": item.round})
-    made = _close_rounds([item], curator=curator, decision=decision, note=note)
+    made = _close_round(item, curator=curator, decision=decision, note=note)
     if decision == Decision.REVISE:
         transaction.on_commit(
             lambda: revision_requested.send(sender=CurationDecision, item=item, decision=made)
@@ -110,10 +110,10 @@ class _Open:
 
 def _close_rounds(
     items: list[Item | _Open], *, curator, decision: str, note: str, metadata: dict | None = None
-) -> CurationDecision | None:
+) -> None:
     """The one rule of closing a round: its decision recorded, the item's status set, and whoever still holds
     the item gets nothing more to submit. ``items`` are locked and in the round being closed; ``metadata``
-    replaces theirs where given. Returns the decision when one item was closed."""
+    replaces theirs where given."""
     now = timezone.now()
     curator_id = curator.pk if curator is not None else None
     fast_insert(
@@ -138,9 +138,12 @@ def _close_rounds(
     Assignment.objects.filter(item_id__in_many=ids, status=Assignment.Status.ACTIVE).update(
         status=Assignment.Status.EXPIRED, finished_at=now
     )
-    if len(items) == 1:
-        return CurationDecision.objects.get(item_id=items[0].pk, round=items[0].round)
-    return None
+
+
+def _close_round(item: Item, **decided) -> CurationDecision:
+    """``_close_rounds`` for one item, returning its decision."""
+    _close_rounds([item], **decided)
+    return CurationDecision.objects.get(item=item, round=item.round)
 
 
 def _drop_as_duplicate(item: Item, *, of: Item, curator) -> CurationDecision:
@@ -171,4 +174,4 @@ def _drop_as_duplicate(item: Item, *, of: Item, curator) -> CurationDecision:
     )
     # A round decided already (a pending item's round 0 has no decision yet) takes the drop instead.
     CurationDecision.objects.filter(item=item, round=item.round).delete()
-    return _close_rounds([item], curator=curator, decision=Decision.REJECT, note=note)
+    return _close_round(item, curator=curator, decision=Decision.REJECT, note=note)
