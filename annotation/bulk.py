@@ -7,7 +7,9 @@ JSON already serialised with ``json.dumps``. Values that are the same for every
 row (timestamps, foreign keys) go in ``constants`` and are prepared once.
 """
 
-from collections.abc import Callable, Iterable, Sequence
+import queue
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, suppress
 
 from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
@@ -159,14 +161,15 @@ class StreamAbandoned(Exception):
 
 
 class StreamedInsert:
-    """Rows inserted as they are made, committed every ``commit_every`` rows (``on_commit(rows so far)`` after
-    each commit); ``close()`` writes the rest.
+    """Rows inserted as they are made: ``add()`` each, ``close()`` to write the rest and commit, or ``abandon()``.
+    ``on_progress(rows so far)`` is called every ``every`` rows.
 
-    On PostgreSQL, outside any transaction, the rows go through a COPY on a second connection, sent from a
-    thread as they come: the server ingests them while this process makes the next ones, two cores busy
-    instead of one after the other. Inside a transaction (a test's, say) a second connection could not see its
-    uncommitted rows, so the rows are gathered and written with ``fast_insert`` on this connection at each
-    commit, as on SQLite.
+    On PostgreSQL, outside any transaction, the rows go through one COPY on a second connection, sent from a
+    thread as they come, in binary where every column's type allows it: the server ingests them while this
+    process makes the next ones, two cores busy instead of one after the other. ``close()`` commits them all;
+    ``abandon()`` drops them all. Elsewhere the rows are written with ``fast_insert`` every ``every`` rows: on
+    SQLite each batch in a transaction of its own (other writers get their turn between them), inside a
+    transaction (a test's, where a second connection could not see its uncommitted rows) as part of it.
     """
 
     def __init__(
@@ -175,11 +178,11 @@ class StreamedInsert:
         fields: Sequence[str],
         *,
         constants: dict | None = None,
-        commit_every: int,
-        on_commit: Callable[[int], None] = lambda written: None,
+        every: int,
+        on_progress: Callable[[int], None] = lambda written: None,
     ):
         self.model, self.fields, self.constants = model, fields, constants or {}
-        self.commit_every, self.on_commit = commit_every, on_commit
+        self.every, self.on_progress = every, on_progress
         self.written = 0
         self.pending: list[tuple] = []
         self.side = None
@@ -187,21 +190,21 @@ class StreamedInsert:
             self.side = connections.create_connection(DEFAULT_DB_ALIAS)
             self.side.ensure_connection()
             self.table, self.columns, self.constant_values = _insert_columns(model, fields, constants)
+            self.binary_types = _binary_copy_types(model, [*fields, *self.constants])
         self._copy = None
-        self._copied = 0
 
     def add(self, row: Sequence) -> None:
         if self.side is None:
             self.pending.append(row)
-            if len(self.pending) >= self.commit_every:
+            if len(self.pending) >= self.every:
                 self._write_pending()
             return
         if self._copy is None:
             self._open_copy()
         self._copy.write_row((*row, *self.constant_values))
-        self._copied += 1
-        if self._copied >= self.commit_every:
-            self._commit_copy()
+        self.written += 1
+        if self.written % self.every == 0:
+            self.on_progress(self.written)
 
     def close(self) -> None:
         """Write and commit what is left, and let the second connection go."""
@@ -209,7 +212,10 @@ class StreamedInsert:
             if self.pending:
                 self._write_pending()
             if self._copy is not None:
-                self._commit_copy()
+                self._copy = None
+                self._open.close()  # ends the COPY, then commits
+                if self.written % self.every:
+                    self.on_progress(self.written)
         finally:
             self.abandon()
 
@@ -229,25 +235,31 @@ class StreamedInsert:
             fast_insert(self.model, self.fields, self.pending, self.constants)
         self.written += len(self.pending)
         self.pending = []
-        self.on_commit(self.written)
+        self.on_progress(self.written)
 
     def _open_copy(self) -> None:
-        from psycopg.copy import QueuedLibpqWriter
 
         raw = self.side.connection
         self._open = ExitStack()
         self._open.enter_context(raw.transaction())
         raw.execute("SET LOCAL synchronous_commit TO OFF")  # as commit_without_waiting_for_disk
         cursor = self._open.enter_context(raw.cursor())
-        sql = f"COPY {self.table} ({self.columns}) FROM STDIN"
-        self._copy = self._open.enter_context(cursor.copy(sql, writer=QueuedLibpqWriter(cursor)))
-        self._copied = 0
+        binary = " (FORMAT BINARY)" if self.binary_types else ""
+        sql = f"COPY {self.table} ({self.columns}) FROM STDIN{binary}"
+        self._copy = self._open.enter_context(cursor.copy(sql))
+        if self.binary_types:
+            self._copy.set_types(self.binary_types)
 
-    def _commit_copy(self) -> None:
-        self._copy = None
-        self._open.close()  # ends the COPY, then commits
-        self.written += self._copied
-        self.on_commit(self.written)
+
+# Column types a binary COPY takes straight from Python's values (ints, strings, booleans, floats). Binary saves
+# the server parsing each value's text and the client escaping it: a third of the time of a 100,000-row COPY of
+# frozen records (measured). A column of any other type (JSON, timestamps) keeps the whole COPY in text.
+BINARY_COPY_TYPES = {"bigint", "integer", "smallint", "text", "varchar", "boolean", "double precision"}
+
+
+def _binary_copy_types(model, fields: Sequence[str]) -> list[str] | None:
+    types = [model._meta.get_field(name).db_type(connection).split("(")[0] for name in fields]
+    return types if all(kind in BINARY_COPY_TYPES for kind in types) else None
 
 
 def commit_without_waiting_for_disk() -> None:
@@ -259,3 +271,55 @@ def commit_without_waiting_for_disk() -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
+def read_ahead(produce: Callable[[], Iterator], *, depth: int = 2) -> Iterator:
+    """The values of ``produce()``, made in a thread on its own database connection up to ``depth`` ahead of
+    the caller, who works on one while the next is read.
+
+    For reads of many chunks that each wait on a PostgreSQL server: the thread waits (without Python's lock)
+    while the caller builds, so the two overlap instead of adding up. Each of the thread's queries sees what is
+    committed, as the caller's own would outside a transaction. ``produce()`` runs here instead, as a plain
+    generator, on SQLite (the database works inside this process, and a thread only contended for Python's
+    lock: a 100,000-item release cut took 3.6 s instead of 3.4) and inside a transaction (a test's: another
+    connection could not see its uncommitted rows)."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        yield from produce()
+        return
+    handed: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    end = object()
+
+    def hand(value, error=None) -> bool:
+        while not stop.is_set():
+            try:
+                handed.put((value, error), timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def work() -> None:
+        try:
+            for value in produce():
+                if not hand(value):
+                    return
+            hand(end)
+        except BaseException as exc:  # handed to the caller, who raises it
+            hand(end, exc)
+        finally:
+            connections.close_all()  # this thread's connections only (they are per thread)
+
+    thread = threading.Thread(target=work, name="read-ahead", daemon=True)
+    thread.start()
+    try:
+        while True:
+            value, error = handed.get()
+            if value is end:
+                if error is not None:
+                    raise error
+                return
+            yield value
+    finally:
+        stop.set()
+        thread.join()

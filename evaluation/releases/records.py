@@ -74,25 +74,32 @@ FROZEN_VALUES = (
     "reference_answer",
     "answer_by",
     "causal_class",
-    "topic_label",
+    "topic_id",
     "origin",
     "source",
     "group_id",
-    "group_external_id",
-    "group_context",
     "position_in_group",
     "round",
     "provenance_text",
     "metadata_text",
 )
-PK, ANSWER_BY, CAUSAL_CLASS, GROUP_ID, PROVENANCE_TEXT = 0, 5, 6, 10, 15
+PK, ANSWER_BY, CAUSAL_CLASS, TOPIC_ID, GROUP_ID, PROVENANCE_TEXT = 0, 5, 6, 7, 10, 13
 
 
-def item_record(row: tuple, *, slug: str, options: list[tuple], models_by_call: dict | None = None) -> dict:
+def item_record(
+    row: tuple,
+    *,
+    slug: str,
+    options: list[tuple],
+    topics: dict[int, str],
+    groups: dict[int, tuple[str, str]],
+    models_by_call: dict | None = None,
+) -> dict:
     """The release record of an approved item, its keys already in sorted order.
 
     ``row`` holds the values of FROZEN_VALUES in that order (the JSON fields as text); ``options`` are its
-    (position, text, role, rationale) in letter order.
+    (position, text, role, rationale) in letter order; ``topics`` the labels by topic id, ``groups`` the
+    (external id, context) by group id.
     """
     (
         pk,
@@ -102,12 +109,10 @@ def item_record(row: tuple, *, slug: str, options: list[tuple], models_by_call: 
         reference_answer,
         answer_by,
         causal_class,
-        topic_label,
+        topic_id,
         origin,
         source,
         group_id,
-        group_external_id,
-        group_context,
         position_in_group,
         review_rounds,
         provenance_text,
@@ -119,13 +124,14 @@ def item_record(row: tuple, *, slug: str, options: list[tuple], models_by_call: 
         provenance = provenance if isinstance(provenance, dict) else {}
         model, prompt = answer_model_and_prompt(provenance, models_by_call or {})
     grouped = group_id is not None
+    group_external_id, group_context = groups.get(group_id, ("", "")) if grouped else ("", "")
     return {
         "answer": reference_answer,
         "answer_by": answer_by or "",
         "answer_model": model,
         "answer_prompt": prompt,
         "causal_class": causal_class,
-        "context": context or (group_context if grouped else ""),
+        "context": context or group_context,
         "correct_option": ",".join(chr(65 + option[0]) for option in options if option[2] == "correct")
         if options
         else "",
@@ -141,7 +147,7 @@ def item_record(row: tuple, *, slug: str, options: list[tuple], models_by_call: 
         "question": question,
         "review_rounds": review_rounds,
         "source": source,
-        "topic": topic_label or "",
+        "topic": topics.get(topic_id) or "",
     }
 
 

@@ -1,6 +1,7 @@
 """Bulk inserts and updates (annotation.bulk): on SQLite a large insert leaves statistics for the query planner;
 a large update (by COPY into a scratch table on PostgreSQL) writes what the row-by-row one writes."""
 
+import json
 import threading
 
 import pytest
@@ -82,13 +83,9 @@ def test_a_bulk_update_writes_each_rows_own_values_whichever_way_it_goes(monkeyp
             assert cursor.fetchone()[0] == 0
 
 
-@pytest.mark.django_db(transaction=True)
-def test_a_streamed_insert_commits_every_n_rows_and_an_abandoned_one_leaves_only_what_it_committed():
-    """Outside a transaction (a worker's build), rows stream in and are committed every ``commit_every``;
-    when the work fails midway, what was not committed yet is not written at all."""
-    project = ProjectFactory()
+def _item_constants(project) -> dict:
     now = timezone.now()
-    constants = {
+    return {
         "project_id": project.pk,
         **dict.fromkeys(
             ["status", "origin", "source", "context", "causal_class", "reference_answer", "external_id"], ""
@@ -96,23 +93,109 @@ def test_a_streamed_insert_commits_every_n_rows_and_an_abandoned_one_leaves_only
         **{"answer_by": "", "round": 0, "version": 1, "position_in_group": 0},
         **{"created_at": now, "updated_at": now, "answer_provenance": "{}", "metadata": "{}"},
     }
-    commits = []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_streamed_insert_reports_every_n_rows_and_an_abandoned_one_leaves_nothing_uncommitted():
+    """Outside a transaction (a worker's build), rows stream in with progress every ``every`` rows. When the
+    work fails midway: on PostgreSQL (one COPY, committed by ``close``) nothing is written; on SQLite the
+    batches written so far stay (each was its own transaction) and the rest is not written."""
+    project = ProjectFactory()
+    progress = []
     threads = threading.active_count()
     stream = bulk.StreamedInsert(
-        Item, ["question", "text_key"], constants=constants, commit_every=3, on_commit=commits.append
+        Item,
+        ["question", "text_key"],
+        constants=_item_constants(project),
+        every=3,
+        on_progress=progress.append,
     )
     try:
         for n in range(5):
             stream.add((f"Por que “{n}”?\tÉ\\assim", f"{n:040x}"))
-        assert commits == [3]
-        assert Item.objects.filter(project=project).count() == 3
+        assert progress == [3]
     finally:
         stream.abandon()
 
-    assert threading.active_count() == threads  # the COPY's sending thread (PostgreSQL) ended with it
+    assert threading.active_count() == threads
+    kept = 0 if connection.vendor == "postgresql" else 3
     assert sorted(Item.objects.filter(project=project).values_list("question", flat=True)) == [
-        f"Por que “{n}”?\tÉ\\assim" for n in range(3)
+        f"Por que “{n}”?\tÉ\\assim" for n in range(kept)
     ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_closed_streamed_insert_writes_every_row_as_given():
+    """``close`` commits every row, with the last progress at the total; text with tabs, backslashes, accents
+    and quotes, numbers and NULLs arrive as given (on PostgreSQL through a binary COPY when every column's type
+    allows it, as here, or a text one when not, as with the items' JSON and timestamps)."""
+    from evaluation.models import Release, ReleaseItem
+
+    project = ProjectFactory()
+    release = Release.objects.create(project=project, version=1)
+    records = [
+        (None, "train", n, f"classe\t{n}", f'{{"id":"q{n}","question":"Por quê \\"{n}\\"?\\nÉ"}}')
+        for n in range(7)
+    ]
+    progress = []
+    stream = bulk.StreamedInsert(
+        ReleaseItem,
+        ["item_id", "split", "position", "causal_class", "data"],
+        constants={"release_id": release.pk},
+        every=3,
+        on_progress=progress.append,
+    )
+    for record in records:
+        stream.add(record)
+    stream.close()
+
+    assert progress == [3, 6, 7]
+    stored = ReleaseItem.objects.filter(release=release).order_by("position")
+    assert [(None, "train", r.position, r.causal_class, r.data) for r in stored] == [
+        (None, split, position, causal_class, json.loads(data))
+        for _i, split, position, causal_class, data in records
+    ]
+    if connection.vendor == "postgresql":
+        assert bulk._binary_copy_types(
+            ReleaseItem, ["item_id", "split", "position", "causal_class", "data", "release"]
+        )
+        assert bulk._binary_copy_types(Item, ["question", "metadata"]) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_read_ahead_gives_what_the_generator_gives_and_passes_on_its_error():
+    """``read_ahead`` yields the producer's values in order (made in a thread with its own connection on
+    PostgreSQL), raises the producer's error where it happened, and leaves no thread behind, even when the
+    caller stops early."""
+    project = ProjectFactory()
+    Item.objects.bulk_create(Item(project=project, question=f"P{n}?", text_key=f"{n:040x}") for n in range(6))
+    threads = threading.active_count()
+
+    def chunks():
+        ids = list(Item.objects.filter(project=project).order_by("pk").values_list("pk", flat=True))
+        for begin in range(0, 6, 2):
+            yield list(
+                Item.objects.filter(pk__in=ids[begin : begin + 2])
+                .order_by("pk")
+                .values_list("question", flat=True)
+            )
+
+    assert list(bulk.read_ahead(chunks)) == [["P0?", "P1?"], ["P2?", "P3?"], ["P4?", "P5?"]]
+
+    def failing():
+        yield from chunks()
+        raise ValueError("the third chunk is bad")
+
+    seen = []
+    with pytest.raises(ValueError, match="the third chunk is bad"):
+        for chunk in bulk.read_ahead(failing):
+            seen.append(chunk)
+    assert len(seen) == 3
+
+    reader = bulk.read_ahead(chunks)
+    assert next(reader) == ["P0?", "P1?"]
+    reader.close()
+    assert threading.active_count() == threads
 
 
 def test_in_many_finds_what_in_finds_for_ids_and_foreign_keys():
