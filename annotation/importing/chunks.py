@@ -21,10 +21,6 @@ DIGEST = "S12"
 MERGED_RUN_KEYS = 256_000
 
 
-def text_digest(normalised: str) -> bytes:
-    return hashlib.sha1(normalised.encode("utf-8")).digest()
-
-
 def id_digest(value: str) -> bytes:
     return hashlib.sha1(value.encode("utf-8")).digest()
 

@@ -2,7 +2,6 @@
 dropped row, in one go. The page (through its task), the command and the designs' imports call it."""
 
 import gc
-import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -19,7 +18,7 @@ from ..bulk import fast_insert
 from ..models import DroppedRow, ImportBatch, Item, Project, Topic
 from .chunks import KeyIndex, Spool, digests, id_digest
 from .errors import ImportFileError, RowError
-from .funnel import length_bounds, normalise, word_count
+from .funnel import length_bounds, question_digest, word_count
 from .mapping import Mapping, check_values, propose
 from .read import LabelResolver, SourceRow, UnknownValues, read_rows
 from .tables import UNREADABLE, open_table, unreadable
@@ -396,11 +395,10 @@ class _Scan:
             else:
                 causal.append(row)
         self.causal += len(causal)
-        sha1 = hashlib.sha1
         text_digests = []
         id_digests = []
         for row in causal:
-            digest = sha1(normalise(row.question).encode("utf-8")).digest()
+            digest = question_digest(row.question)
             row.text_key = digest.hex()
             text_digests.append(digest)
             id_digests.append(id_digest(row.external_id) if row.external_id else b"")

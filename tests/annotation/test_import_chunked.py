@@ -307,3 +307,33 @@ def _previous_plan(project: Project, rows, errors, bounded: bool = True) -> _Pre
         "classes": dict(Counter(row.causal_class or "unlabelled" for row in plan.keep)),
     }
     return plan
+
+
+def test_the_text_key_by_table_is_the_text_key_by_regular_expression():
+    """``question_digest`` normalises Latin-1 text byte by byte through a table; every other text, and the two
+    Latin-1 letters whose case fold leaves it (ß, µ), go through ``normalise``. Both give the SHA-1 of
+    ``normalise(text)``: on every Latin-1 character, on questions as files hold them, and on random mixes
+    of Latin-1 with letters, marks, spaces and symbols from elsewhere."""
+    import hashlib
+
+    from annotation.importing.funnel import normalise, question_digest
+
+    def by_expression(text: str) -> bytes:
+        return hashlib.sha1(normalise(text).encode("utf-8")).digest()
+
+    rng = random.Random(11)
+    alphabet = [chr(code) for code in range(256)] + list("ſﬁİıΣσςДдẞ中文日本😀\u0301\u200b\u2028\u3000\u2019")
+    texts = [
+        *(chr(code) for code in range(256)),
+        "Por que a inflação AUMENTA quando os juros caem?",
+        "  O que teria acontecido se... a safra  tivesse falhado?!  ",
+        "Straße, µ-Wert: Warum?",
+        "Why does __init__ run twice?",
+        "Qual é o efeito da chuva no preço do café — e do açúcar?",
+        "Почему растёт инфляция?",
+        "",
+        *("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 14))) for _ in range(20_000)),
+    ]
+    for text in texts:
+        assert question_digest(text) == by_expression(text), repr(text)
+    assert text_key("Por que?") == by_expression("Por que?").hex()
