@@ -5,6 +5,8 @@ questions that alone costs seconds. Here rows are plain tuples and the database
 does the rest. Callers pass values ready for the column: strings, numbers, None,
 JSON already serialised with ``json.dumps``. Values that are the same for every
 row (timestamps, foreign keys) go in ``constants`` and are prepared once.
+
+Reading many rows in chunks overlaps with the work on them through ``read_ahead`` (PostgreSQL).
 """
 
 import queue
@@ -164,8 +166,8 @@ class StreamedInsert:
     """Rows inserted as they are made: ``add()`` each, ``close()`` to write the rest and commit, or ``abandon()``.
     ``on_progress(rows so far)`` is called every ``every`` rows.
 
-    On PostgreSQL, outside any transaction, the rows go through one COPY on a second connection, sent from a
-    thread as they come, in binary where every column's type allows it: the server ingests them while this
+    On PostgreSQL, outside any transaction, the rows go through one COPY on a second connection, sent as they
+    come, in binary where every column's type allows it: the server ingests them while this
     process makes the next ones, two cores busy instead of one after the other. ``close()`` commits them all;
     ``abandon()`` drops them all. Elsewhere the rows are written with ``fast_insert`` every ``every`` rows: on
     SQLite each batch in a transaction of its own (other writers get their turn between them), inside a
@@ -238,7 +240,6 @@ class StreamedInsert:
         self.on_progress(self.written)
 
     def _open_copy(self) -> None:
-
         raw = self.side.connection
         self._open = ExitStack()
         self._open.enter_context(raw.transaction())

@@ -7,7 +7,7 @@ import tempfile
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from typing import NamedTuple
 
 import orjson
@@ -156,8 +156,9 @@ def freeze_items(release: Release, placement: dict, progress: Callable[[int], No
         on_progress=progress,
     )
 
-    with tempfile.TemporaryFile() as spool, gc_paused(), _abandoned_on_error(frozen):
-        for chunk in read_ahead(lambda: frozen_chunks(release.project, placement)):
+    chunks = read_ahead(lambda: frozen_chunks(release.project, placement))
+    with tempfile.TemporaryFile() as spool, gc_paused(), _abandoned_on_error(frozen), closing(chunks):
+        for chunk in chunks:
             lines = []
             for row in chunk.rows:
                 pk = row[PK]

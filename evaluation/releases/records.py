@@ -124,7 +124,7 @@ def item_record(
         provenance = provenance if isinstance(provenance, dict) else {}
         model, prompt = answer_model_and_prompt(provenance, models_by_call or {})
     grouped = group_id is not None
-    group_external_id, group_context = groups.get(group_id, ("", "")) if grouped else ("", "")
+    group_external_id, group_context = groups.get(group_id, ("", ""))
     return {
         "answer": reference_answer,
         "answer_by": answer_by or "",
