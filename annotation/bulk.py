@@ -1,4 +1,4 @@
-"""Inserting many rows at once: COPY on PostgreSQL, one executemany elsewhere.
+"""Inserting many rows at once: COPY on PostgreSQL; on SQLite an ``INSERT … SELECT`` from a scratch table.
 
 Django's ``bulk_create`` builds a model instance per row; for imports of 100,000
 questions that alone costs seconds. Here rows are plain tuples and the database
@@ -53,20 +53,7 @@ def fast_insert(
                     copy.write_row((*row, *constant_values))
                     written += 1
         else:
-            # One statement (sqlite3 keeps it prepared across calls), fed in batches: not one generator, which
-            # Django's executemany tees (to peek at the first row), and the tee then holds every row until the end.
-            placeholders = ", ".join(["%s"] * (len(fields) + len(constant_values)))
-            sql = f"INSERT INTO {table} ({all_columns}) VALUES ({placeholders})"
-            batch: list[tuple] = []
-            for row in rows:
-                batch.append((*row, *constant_values))
-                if len(batch) >= SQLITE_BATCH_ROWS:
-                    cursor.executemany(sql, batch)
-                    written += len(batch)
-                    batch = []
-            if batch:
-                cursor.executemany(sql, batch)
-                written += len(batch)
+            written = _sqlite_insert(cursor, table, all_columns, len(fields), constant_values, rows)
             if written >= ANALYZE_AFTER_ROWS:
                 _sqlite_analyze(cursor, table)
     return written
@@ -85,6 +72,61 @@ def _insert_columns(model, fields: Sequence[str], constants: dict | None) -> tup
 
 
 SQLITE_BATCH_ROWS = 5000
+# From this many rows in a batch on, SQLite gets them through a scratch table (``_sqlite_insert``).
+SQLITE_STAGE_FROM_ROWS = 50
+SQLITE_SCRATCH = "temp.fast_insert_rows"
+
+
+def _sqlite_insert(cursor, table: str, columns: str, width: int, constant_values: tuple, rows) -> int:
+    """``rows`` into ``table`` on SQLite, ``SQLITE_BATCH_ROWS`` at a time; return how many were written.
+
+    A batch of many rows goes first into a scratch table in memory, without indexes or checks, then into the
+    table with one ``INSERT … SELECT``, the constants given once. Each execution of a one-row ``INSERT`` opens
+    the table and every one of its indexes again: for the items (eleven indexes) the ``executemany`` of
+    85,000 rows took 0.85 s, through the scratch table 0.47 s (measured). The rows keep their order, and so
+    their ids; each value reaches its column as it would have bound directly (the scratch table's columns
+    have no type, so nothing is converted on the way). A batch of a few rows is inserted directly.
+
+    Batches, not one generator: Django's ``executemany`` tees a generator (to peek at its first row), and the
+    tee then holds every row until the end."""
+    constant_params = ", ".join(["%s"] * len(constant_values))
+    direct = f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * (width + len(constant_values)))})"
+    staged = False
+    written = 0
+    for batch in batches(rows, SQLITE_BATCH_ROWS):
+        if len(batch) < SQLITE_STAGE_FROM_ROWS:
+            cursor.executemany(direct, [(*row, *constant_values) for row in batch])
+        else:
+            if not staged:
+                scratch_columns = ", ".join(f"c{n}" for n in range(width))
+                cursor.execute(f"DROP TABLE IF EXISTS {SQLITE_SCRATCH}")
+                cursor.execute(f"CREATE TABLE {SQLITE_SCRATCH} ({scratch_columns})")
+                fill = f"INSERT INTO {SQLITE_SCRATCH} VALUES ({', '.join(['%s'] * width)})"
+                selected = scratch_columns + (f", {constant_params}" if constant_values else "")
+                move = (
+                    f"INSERT INTO {table} ({columns}) SELECT {selected} FROM {SQLITE_SCRATCH} ORDER BY rowid"
+                )
+                staged = True
+            cursor.executemany(fill, batch)
+            cursor.execute(move, constant_values)
+            cursor.execute(f"DELETE FROM {SQLITE_SCRATCH}")
+        written += len(batch)
+    if staged:
+        cursor.execute(f"DROP TABLE {SQLITE_SCRATCH}")
+    return written
+
+
+def batches(rows: Iterable, size: int) -> Iterator[list]:
+    """``rows`` as lists of ``size`` (the last one shorter)."""
+    batch = []
+    for row in rows:
+        batch.append(row)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
 
 # SQLite keeps no statistics unless asked (PostgreSQL's autovacuum gathers its own). Without them its
 # planner guesses, and for the queue's queries on a project of 100,000 items it guessed a scan of the

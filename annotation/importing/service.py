@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import services  # the package, not its names: annotation.services reads importing.funnel
-from ..bulk import fast_insert
+from ..bulk import batches, fast_insert
 from ..models import DroppedRow, ImportBatch, Item, Project, Topic
 from .chunks import KeyIndex, Spool, digests, id_digest
 from .errors import ImportFileError, RowError
@@ -103,7 +103,7 @@ def questions_import(
                 labels = LabelResolver(project.label_set, mapping.values.get("causal_class"))
                 said_at = time.monotonic()
                 try:
-                    for records in _chunks(table.rows, CHUNK_ROWS):
+                    for records in batches(table.rows, CHUNK_ROWS):
                         rows = read_rows(records, table.columns, mapping, labels, errors, unknown)
                         rows = _within_field_limits_into(rows, errors)
                         if as_gold:
@@ -180,17 +180,6 @@ def _gc_paused():
     finally:
         if was_enabled:
             gc.enable()
-
-
-def _chunks(records, size: int):
-    chunk = []
-    for record in records:
-        chunk.append(record)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 def _write(project, batch, scan, errors, mapping, unknown, file_format, as_gold, user, bounded, say) -> None:

@@ -83,6 +83,58 @@ def test_a_bulk_update_writes_each_rows_own_values_whichever_way_it_goes(monkeyp
             assert cursor.fetchone()[0] == 0
 
 
+def test_a_staged_insert_stores_what_a_direct_one_stores_in_the_same_order(monkeypatch):
+    """On SQLite a batch of many rows goes through a scratch table and one ``INSERT … SELECT``; a batch of a few
+    is inserted directly. Both store the same values — Portuguese text with quotes, tabs and backslashes, JSON
+    text, integers, NULLs, timestamps given once as constants — and number the rows in the order given; the
+    scratch table is gone afterwards (on PostgreSQL both are one COPY)."""
+    monkeypatch.setattr(bulk, "SQLITE_BATCH_ROWS", 4)  # several batches, the last one short
+
+    def rows(tag):
+        for n in range(10):
+            yield (
+                f"Por que “[{tag}]{n}”?\tÉ\\assim; 'aspas' e \"aspas\"",
+                f"{tag}{n:039x}",
+                json.dumps({"ordem": n, "nota": None if n % 2 else f"ação {n}", "lista": [n, "dois"]}),
+                n % 3 or None,
+            )
+
+    stored = {}
+    for tag, stage_from in (("d", 1_000), ("s", 1)):
+        monkeypatch.setattr(bulk, "SQLITE_STAGE_FROM_ROWS", stage_from)
+        project = ProjectFactory()
+        written = fast_insert(
+            Item,
+            ["question", "text_key", "metadata", "position_in_group"],
+            ((question, key, metadata, position or 0) for question, key, metadata, position in rows(tag)),
+            constants={
+                k: v
+                for k, v in _item_constants(project).items()
+                if k not in ("metadata", "position_in_group")
+            },
+        )
+        assert written == 10
+        items = Item.objects.filter(project=project).order_by("pk")
+        stored[tag] = [
+            (
+                item.question.replace(f"[{tag}]", ""),
+                item.text_key[1:],
+                item.metadata,
+                item.position_in_group,
+                item.created_at,
+            )
+            for item in items
+        ]
+        assert [item.text_key for item in items] == [f"{tag}{n:039x}" for n in range(10)]
+    assert [row[:4] for row in stored["s"]] == [row[:4] for row in stored["d"]]
+    assert stored["s"][0][2] == {"ordem": 0, "nota": "ação 0", "lista": [0, "dois"]}
+    assert len({row[4] for row in stored["s"]}) == 1
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM sqlite_temp_master WHERE name = 'fast_insert_rows'")
+            assert cursor.fetchone() == (0,)
+
+
 def _item_constants(project) -> dict:
     now = timezone.now()
     return {
