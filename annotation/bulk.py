@@ -9,6 +9,7 @@ row (timestamps, foreign keys) go in ``constants`` and are prepared once.
 Reading many rows in chunks overlaps with the work on them through ``read_ahead`` (PostgreSQL).
 """
 
+import itertools
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -74,7 +75,8 @@ def _insert_columns(model, fields: Sequence[str], constants: dict | None) -> tup
 SQLITE_BATCH_ROWS = 5000
 # From this many rows in a batch on, SQLite gets them through a scratch table (``_sqlite_insert``).
 SQLITE_STAGE_FROM_ROWS = 50
-SQLITE_SCRATCH = "temp.fast_insert_rows"
+# Each insert's own scratch table: a generator of rows that itself inserted (between two batches) keeps its own.
+_scratch_tables = itertools.count()
 
 
 def _sqlite_insert(cursor, table: str, columns: str, width: int, constant_values: tuple, rows) -> int:
@@ -91,28 +93,26 @@ def _sqlite_insert(cursor, table: str, columns: str, width: int, constant_values
     tee then holds every row until the end."""
     constant_params = ", ".join(["%s"] * len(constant_values))
     direct = f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * (width + len(constant_values)))})"
-    staged = False
+    scratch = None
     written = 0
     for batch in batches(rows, SQLITE_BATCH_ROWS):
         if len(batch) < SQLITE_STAGE_FROM_ROWS:
             cursor.executemany(direct, [(*row, *constant_values) for row in batch])
         else:
-            if not staged:
+            if scratch is None:
+                scratch = f"temp.fast_insert_rows_{next(_scratch_tables)}"
                 scratch_columns = ", ".join(f"c{n}" for n in range(width))
-                cursor.execute(f"DROP TABLE IF EXISTS {SQLITE_SCRATCH}")
-                cursor.execute(f"CREATE TABLE {SQLITE_SCRATCH} ({scratch_columns})")
-                fill = f"INSERT INTO {SQLITE_SCRATCH} VALUES ({', '.join(['%s'] * width)})"
+                cursor.execute(f"DROP TABLE IF EXISTS {scratch}")
+                cursor.execute(f"CREATE TABLE {scratch} ({scratch_columns})")
+                fill = f"INSERT INTO {scratch} VALUES ({', '.join(['%s'] * width)})"
                 selected = scratch_columns + (f", {constant_params}" if constant_values else "")
-                move = (
-                    f"INSERT INTO {table} ({columns}) SELECT {selected} FROM {SQLITE_SCRATCH} ORDER BY rowid"
-                )
-                staged = True
+                move = f"INSERT INTO {table} ({columns}) SELECT {selected} FROM {scratch} ORDER BY rowid"
             cursor.executemany(fill, batch)
             cursor.execute(move, constant_values)
-            cursor.execute(f"DELETE FROM {SQLITE_SCRATCH}")
+            cursor.execute(f"DELETE FROM {scratch}")
         written += len(batch)
-    if staged:
-        cursor.execute(f"DROP TABLE {SQLITE_SCRATCH}")
+    if scratch is not None:
+        cursor.execute(f"DROP TABLE {scratch}")
     return written
 
 

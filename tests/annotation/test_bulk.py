@@ -131,8 +131,39 @@ def test_a_staged_insert_stores_what_a_direct_one_stores_in_the_same_order(monke
     assert len({row[4] for row in stored["s"]}) == 1
     if connection.vendor == "sqlite":
         with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM sqlite_temp_master WHERE name = 'fast_insert_rows'")
+            cursor.execute("SELECT count(*) FROM sqlite_temp_master WHERE name LIKE 'fast_insert_rows%'")
             assert cursor.fetchone() == (0,)
+
+
+@pytest.mark.allow_skip
+def test_rows_that_insert_rows_themselves_keep_both_inserts_whole(monkeypatch):
+    """On SQLite a generator of rows may insert rows of its own between two batches (each insert has its own
+    scratch table): both inserts store every row."""
+    if connection.vendor != "sqlite":
+        pytest.skip(
+            "on PostgreSQL the insert is one COPY, and the connection takes no other query until it ends"
+        )
+    monkeypatch.setattr(bulk, "SQLITE_BATCH_ROWS", 4)
+    monkeypatch.setattr(bulk, "SQLITE_STAGE_FROM_ROWS", 1)
+    outer, inner = ProjectFactory(), ProjectFactory()
+    constants = {k: v for k, v in _item_constants(outer).items() if k != "project_id"}
+
+    def rows():
+        for n in range(10):
+            if n == 5:
+                fast_insert(
+                    Item,
+                    ["project_id", "question", "text_key"],
+                    ((inner.pk, f"Dentro {m}?", f"i{m:039x}") for m in range(6)),
+                    constants=constants,
+                )
+            yield (outer.pk, f"Fora {n}?", f"o{n:039x}")
+
+    assert fast_insert(Item, ["project_id", "question", "text_key"], rows(), constants=constants) == 10
+    assert list(Item.objects.filter(project=outer).order_by("pk").values_list("question", flat=True)) == [
+        f"Fora {n}?" for n in range(10)
+    ]
+    assert Item.objects.filter(project=inner).count() == 6
 
 
 def _item_constants(project) -> dict:
