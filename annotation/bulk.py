@@ -15,7 +15,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, suppress
 
-from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, models, transaction
 from django.db.models.lookups import In
 
 
@@ -48,8 +48,12 @@ def fast_insert(
     written = 0
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            # psycopg 3: COPY ... FROM STDIN, rows adapted by the driver.
-            with cursor.cursor.copy(f"COPY {table} ({all_columns}) FROM STDIN") as copy:
+            # psycopg 3: COPY ... FROM STDIN, rows adapted by the driver; its errors raised as Django's (an
+            # IntegrityError is django.db's on both databases).
+            with (
+                connection.wrap_database_errors,
+                cursor.cursor.copy(f"COPY {table} ({all_columns}) FROM STDIN") as copy,
+            ):
                 for row in rows:
                     copy.write_row((*row, *constant_values))
                     written += 1
@@ -95,24 +99,28 @@ def _sqlite_insert(cursor, table: str, columns: str, width: int, constant_values
     direct = f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * (width + len(constant_values)))})"
     scratch = None
     written = 0
-    for batch in batches(rows, SQLITE_BATCH_ROWS):
-        if len(batch) < SQLITE_STAGE_FROM_ROWS:
-            cursor.executemany(direct, [(*row, *constant_values) for row in batch])
-        else:
-            if scratch is None:
-                scratch = f"temp.fast_insert_rows_{next(_scratch_tables)}"
-                scratch_columns = ", ".join(f"c{n}" for n in range(width))
+    try:
+        for batch in batches(rows, SQLITE_BATCH_ROWS):
+            if len(batch) < SQLITE_STAGE_FROM_ROWS:
+                cursor.executemany(direct, [(*row, *constant_values) for row in batch])
+            else:
+                if scratch is None:
+                    scratch = f"temp.fast_insert_rows_{next(_scratch_tables)}"
+                    scratch_columns = ", ".join(f"c{n}" for n in range(width))
+                    cursor.execute(f"CREATE TABLE {scratch} ({scratch_columns})")
+                    fill = f"INSERT INTO {scratch} VALUES ({', '.join(['%s'] * width)})"
+                    selected = scratch_columns + (f", {constant_params}" if constant_values else "")
+                    move = f"INSERT INTO {table} ({columns}) SELECT {selected} FROM {scratch} ORDER BY rowid"
+                cursor.executemany(fill, batch)
+                cursor.execute(move, constant_values)
+                cursor.execute(f"DELETE FROM {scratch}")
+            written += len(batch)
+    finally:
+        if scratch is not None:
+            with suppress(
+                DatabaseError
+            ):  # after a failed insert too (a rolled-back transaction took it already)
                 cursor.execute(f"DROP TABLE IF EXISTS {scratch}")
-                cursor.execute(f"CREATE TABLE {scratch} ({scratch_columns})")
-                fill = f"INSERT INTO {scratch} VALUES ({', '.join(['%s'] * width)})"
-                selected = scratch_columns + (f", {constant_params}" if constant_values else "")
-                move = f"INSERT INTO {table} ({columns}) SELECT {selected} FROM {scratch} ORDER BY rowid"
-            cursor.executemany(fill, batch)
-            cursor.execute(move, constant_values)
-            cursor.execute(f"DELETE FROM {scratch}")
-        written += len(batch)
-    if scratch is not None:
-        cursor.execute(f"DROP TABLE {scratch}")
     return written
 
 

@@ -166,6 +166,27 @@ def test_rows_that_insert_rows_themselves_keep_both_inserts_whole(monkeypatch):
     assert Item.objects.filter(project=inner).count() == 6
 
 
+def test_a_failed_insert_writes_nothing_and_leaves_no_scratch_table(monkeypatch):
+    """A batch breaking a constraint (here two rows with one external id) raises the database's
+    IntegrityError, as a direct insert does; the transaction writes none of the rows and no scratch table
+    stays behind."""
+    from django.db import IntegrityError, transaction
+
+    monkeypatch.setattr(bulk, "SQLITE_STAGE_FROM_ROWS", 1)
+    project = ProjectFactory()
+    constants = {k: v for k, v in _item_constants(project).items() if k != "external_id"}
+    rows = [(f"Por que {n}?", f"{n:040x}", "repetido" if n in (3, 7) else f"x{n}") for n in range(10)]
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        fast_insert(Item, ["question", "text_key", "external_id"], rows, constants=constants)
+
+    assert not Item.objects.filter(project=project).exists()
+    if connection.vendor == "sqlite":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM sqlite_temp_master WHERE name LIKE 'fast_insert_rows%'")
+            assert cursor.fetchone() == (0,)
+
+
 def _item_constants(project) -> dict:
     now = timezone.now()
     return {
