@@ -116,10 +116,9 @@ def _sqlite_insert(cursor, table: str, columns: str, width: int, constant_values
                 cursor.execute(f"DELETE FROM {scratch}")
             written += len(batch)
     finally:
+        # After a failed insert too (where a rolled-back transaction may have taken it already).
         if scratch is not None:
-            with suppress(
-                DatabaseError
-            ):  # after a failed insert too (a rolled-back transaction took it already)
+            with suppress(DatabaseError):
                 cursor.execute(f"DROP TABLE IF EXISTS {scratch}")
     return written
 
