@@ -6,6 +6,7 @@ at any other local sentence-transformers / Hugging Face directory (for Portugues
 BERTimbau-style model). Free of Django: callers pass the directory.
 """
 
+import ctypes
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -50,10 +51,33 @@ def _offline() -> None:
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 
+# glibc's mallopt parameters (malloc.h)
+M_TRIM_THRESHOLD = -1
+M_MMAP_THRESHOLD = -3
+
+
+@lru_cache(maxsize=1)
+def keep_freed_blocks() -> bool:
+    """Let this process keep the memory a model's forward pass frees, instead of returning it to the kernel.
+
+    glibc hands each block over 128 KB (a batch's activations: 10–30 MB each) back to the kernel when it is
+    freed, so the next batch faults the same memory in again, page by page: 25,000–35,000 page faults per batch
+    of 32 texts of 200 tokens, a fifth of BERTScore's time on 2 cores (profiled; the forward pass of that batch
+    takes 310 ms with this setting, 380 ms without). With it, blocks up to 32 MB come from the heap and up to
+    64 MB of its free top is kept for the next batch. Returns whether it applied (glibc only; elsewhere nothing
+    is changed)."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):  # not glibc (macOS has no mallopt)
+        return False
+    return bool(mallopt(M_MMAP_THRESHOLD, 32 << 20)) and bool(mallopt(M_TRIM_THRESHOLD, 64 << 20))
+
+
 @lru_cache(maxsize=4)
 def sentence_model(model_dir: str = ""):
     """A SentenceTransformer on the CPU, loaded once per process and directory."""
     _offline()
+    keep_freed_blocks()
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
@@ -105,6 +129,7 @@ def token_model(model_dir: str = "", dtype: str = "float32") -> TokenModel:
     """A Hugging Face encoder and its tokenizer on the CPU, in eval mode (BERTScore reads its hidden layers),
     its weights in ``dtype`` ("float32" or "bfloat16")."""
     _offline()
+    keep_freed_blocks()
     try:
         import torch  # the extra's heaviest part: missing means the extra is missing
         from transformers import AutoModel, AutoTokenizer
