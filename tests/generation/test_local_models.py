@@ -25,7 +25,7 @@ def test_embeddings_are_unit_length_repeatable_and_put_similar_questions_togethe
 
 def test_a_repeated_forward_pass_reuses_its_memory_instead_of_faulting_it_in_again():
     """The process keeps what a batch frees (``keep_freed_blocks``): the second pass over a batch of the same
-    shape takes its 10–20 MB activations from the heap, not from fresh pages (without it: ~10,000 faults)."""
+    shape takes its 10–20 MB activations from the heap, not from fresh pages (without it: ~33,000 faults)."""
     torch = pytest.importorskip("torch", reason="the ml extra is not installed")
     resource = pytest.importorskip("resource")
     from generation.local_models import keep_freed_blocks, token_model
