@@ -42,8 +42,13 @@ def fast_insert(
     fields: Sequence[str],
     rows: Iterable[Sequence],
     constants: dict | None = None,
+    *,
+    made_apart: bool = False,
 ) -> int:
-    """Insert ``rows`` (tuples in the order of ``fields``) and return how many were written."""
+    """Insert ``rows`` (tuples in the order of ``fields``) and return how many were written.
+
+    ``made_apart``: making ``rows`` touches no database (they come from memory or a file); on SQLite each batch
+    is then made in a second thread while the database writes the one before (``_BatchesAhead``)."""
     table, all_columns, constant_values = _insert_columns(model, fields, constants)
     written = 0
     with connection.cursor() as cursor:
@@ -58,7 +63,8 @@ def fast_insert(
                     copy.write_row((*row, *constant_values))
                     written += 1
         else:
-            written = _sqlite_insert(cursor, table, all_columns, len(fields), constant_values, rows)
+            made = _BatchesAhead(rows) if made_apart else _Batches(rows)
+            written = _sqlite_insert(cursor, table, all_columns, len(fields), constant_values, made)
             if written >= ANALYZE_AFTER_ROWS:
                 _sqlite_analyze(cursor, table)
     return written
@@ -83,8 +89,8 @@ SQLITE_STAGE_FROM_ROWS = 50
 _scratch_tables = itertools.count()
 
 
-def _sqlite_insert(cursor, table: str, columns: str, width: int, constant_values: tuple, rows) -> int:
-    """``rows`` into ``table`` on SQLite, ``SQLITE_BATCH_ROWS`` at a time; return how many were written.
+def _sqlite_insert(cursor, table: str, columns: str, width: int, constant_values: tuple, made) -> int:
+    """The rows of ``made`` (``_Batches``) into ``table`` on SQLite; return how many were written.
 
     A batch of many rows goes first into a scratch table in memory, without indexes or checks, then into the
     table with one ``INSERT … SELECT``, the constants given once. Each execution of a one-row ``INSERT`` opens
@@ -93,6 +99,8 @@ def _sqlite_insert(cursor, table: str, columns: str, width: int, constant_values
     their ids; each value reaches its column as it would have bound directly (the scratch table's columns
     have no type, so nothing is converted on the way). A batch of a few rows is inserted directly.
 
+    The ``INSERT … SELECT`` runs without Python's lock: while it does, ``made`` may make the next batch.
+
     Batches, not one generator: Django's ``executemany`` tees a generator (to peek at its first row), and the
     tee then holds every row until the end."""
     constant_params = ", ".join(["%s"] * len(constant_values))
@@ -100,9 +108,10 @@ def _sqlite_insert(cursor, table: str, columns: str, width: int, constant_values
     scratch = None
     written = 0
     try:
-        for batch in batches(rows, SQLITE_BATCH_ROWS):
+        while (batch := made.next()) is not None:
             if len(batch) < SQLITE_STAGE_FROM_ROWS:
                 cursor.executemany(direct, [(*row, *constant_values) for row in batch])
+                made.make_next()
             else:
                 if scratch is None:
                     scratch = f"temp.fast_insert_rows_{next(_scratch_tables)}"
@@ -112,15 +121,78 @@ def _sqlite_insert(cursor, table: str, columns: str, width: int, constant_values
                     selected = scratch_columns + (f", {constant_params}" if constant_values else "")
                     move = f"INSERT INTO {table} ({columns}) SELECT {selected} FROM {scratch} ORDER BY rowid"
                 cursor.executemany(fill, batch)
+                made.make_next()
                 cursor.execute(move, constant_values)
                 cursor.execute(f"DELETE FROM {scratch}")
             written += len(batch)
     finally:
+        made.close()
         # After a failed insert too (where a rolled-back transaction may have taken it already).
         if scratch is not None:
             with suppress(DatabaseError):
                 cursor.execute(f"DROP TABLE IF EXISTS {scratch}")
     return written
+
+
+class _Batches:
+    """``rows`` in batches of ``SQLITE_BATCH_ROWS``: ``next()`` gives the next one (None at the end), made when
+    asked for; ``make_next()`` says the next will be asked for soon."""
+
+    def __init__(self, rows: Iterable):
+        self._batches = batches(rows, SQLITE_BATCH_ROWS)
+
+    def next(self) -> list | None:
+        return next(self._batches, None)
+
+    def make_next(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class _BatchesAhead(_Batches):
+    """``_Batches`` made in a second thread: ``make_next()`` starts the next batch there, and ``next()`` waits for
+    it. The insert calls ``make_next()`` just before its ``INSERT … SELECT``, which holds no Python lock, so the
+    two cores work at once: for the 85,000 items of an import the rows' making (0.4 s) hides behind the
+    database's writing (0.5 s). The thread only makes rows between those two calls: while the insert binds rows
+    one by one (``executemany``, which takes and gives back Python's lock for each row), a thread busy in Python
+    would make every row wait for its turn."""
+
+    def __init__(self, rows: Iterable):
+        super().__init__(rows)
+        self._go = threading.Semaphore(1)  # the first batch at once
+        self._made: queue.SimpleQueue = queue.SimpleQueue()
+        self._stop = False
+        self._thread = threading.Thread(target=self._work, name="insert-ahead", daemon=True)
+        self._thread.start()
+
+    def _work(self) -> None:
+        try:
+            while True:
+                self._go.acquire()
+                if self._stop:
+                    return
+                batch = super().next()
+                self._made.put((batch, None))
+                if batch is None:
+                    return
+        except BaseException as exc:  # handed to the insert, which raises it
+            self._made.put((None, exc))
+
+    def next(self) -> list | None:
+        batch, error = self._made.get()
+        if error is not None:
+            raise error
+        return batch
+
+    def make_next(self) -> None:
+        self._go.release()
+
+    def close(self) -> None:
+        self._stop = True
+        self._go.release()
+        self._thread.join()
 
 
 def batches(rows: Iterable, size: int) -> Iterator[list]:

@@ -206,6 +206,7 @@ def _write(project, batch, scan, errors, mapping, unknown, file_format, as_gold,
             ["line", "stage", "field", "reason", "question", "external_id"],
             plan.dropped(),
             constants={"batch_id": batch.pk},
+            made_apart=True,
         )
         batch.funnel = plan.funnel
         batch.errors = [error.as_dict() for error in errors[:MAX_STORED_ERRORS]]

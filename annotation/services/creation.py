@@ -230,7 +230,9 @@ def items_create_fast(
 
     Items without options, whose author is nobody named (an import): their first revision is written by
     their first change, with the same rule. Returns how many items were written. Call it inside the
-    import's transaction.
+    import's transaction. Making ``items`` must not touch the database (an import's come from its file and its
+    spool): on SQLite they are made in a second thread while the database writes (``fast_insert``'s
+    ``made_apart``).
     """
     now = timezone.now()
     approved = approved_by is not None
@@ -270,6 +272,7 @@ def items_create_fast(
         # The round's counters are left to their database defaults (db_default), which are ITEM_CONSTANTS': three
         # values fewer to send for each of 100,000 rows.
         constants={"version": ITEM_CONSTANTS["version"], "created_at": now, "updated_at": now},
+        made_apart=True,
     )
     if approved:
         # Read before the decisions' insert starts: on PostgreSQL it is a COPY, and a query on the same

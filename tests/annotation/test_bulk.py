@@ -187,6 +187,51 @@ def test_a_failed_insert_writes_nothing_and_leaves_no_scratch_table(monkeypatch)
             assert cursor.fetchone() == (0,)
 
 
+@pytest.mark.parametrize("made_apart", [False, True], ids=["made when asked", "made apart"])
+def test_rows_made_apart_are_stored_in_order_and_a_failure_on_either_side_stops_both(monkeypatch, made_apart):
+    """``made_apart``: on SQLite each batch is made in a second thread while the one before is written. The
+    rows land in their order, with the same ids as made when asked for; an error while making them reaches
+    the caller and the rows are not kept; a failing insert ends the thread that makes them."""
+    from django.db import IntegrityError, transaction
+
+    monkeypatch.setattr(bulk, "SQLITE_BATCH_ROWS", 7)
+    monkeypatch.setattr(bulk, "SQLITE_STAGE_FROM_ROWS", 3)  # batches of 7 staged, the last (2 rows) direct
+    project = ProjectFactory()
+    constants = {k: v for k, v in _item_constants(project).items() if k != "external_id"}
+    threads = set()
+
+    def rows(count=30, fail_at=None, repeat_id=None):
+        for n in range(count):
+            threads.add(threading.get_ident())
+            if n == fail_at:
+                raise ValueError("linha 12 ilegível")
+            external = "repetido" if n == repeat_id else f"x{n}"
+            yield (f"Por que a chuva {n} molha?", f"{n:040x}", external)
+
+    fields = ["question", "text_key", "external_id"]
+    assert fast_insert(Item, fields, rows(), constants=constants, made_apart=made_apart) == 30
+    stored = list(Item.objects.filter(project=project).order_by("pk").values_list("pk", "external_id"))
+    assert [external for _pk, external in stored] == [f"x{n}" for n in range(30)]
+    assert [pk for pk, _external in stored] == list(range(stored[0][0], stored[0][0] + 30))
+    made_here = threads == {threading.get_ident()}
+    assert made_here is (not made_apart or connection.vendor != "sqlite")
+
+    Item.objects.filter(project=project).delete()
+    with pytest.raises(ValueError, match="linha 12"), transaction.atomic():
+        fast_insert(Item, fields, rows(fail_at=12), constants=constants, made_apart=made_apart)
+    first = (
+        "Por que repetir?",
+        "f" * 40,
+        "repetido",
+    )  # the 10th made row repeats its id: the 2nd batch fails
+    with pytest.raises(IntegrityError), transaction.atomic():
+        fast_insert(
+            Item, fields, [first, *rows(300, repeat_id=9)], constants=constants, made_apart=made_apart
+        )
+    assert not Item.objects.filter(project=project).exists()
+    assert not [thread for thread in threading.enumerate() if thread.name == "insert-ahead"]
+
+
 def _item_constants(project) -> dict:
     now = timezone.now()
     return {
