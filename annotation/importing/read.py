@@ -1,4 +1,5 @@
-"""Checking the rows of a table (``tables``) through a column mapping (``mapping``) into source rows.
+"""Checking the rows of a table (``tables``) through a column mapping (``mapping``) into source rows, a chunk of
+columns at a time (``RowChecker``).
 
 Every problem becomes a ``RowError`` naming the line, the field and the reason. Problems with the
 whole file (empty, no question column) are fatal; problems with single rows are collected so the
@@ -7,7 +8,8 @@ value, with the lines they are on, so a file's own codes can be mapped in one go
 """
 
 import json
-from collections.abc import Iterable
+import operator
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from .errors import ImportFileError, RowError
@@ -163,6 +165,53 @@ class UnknownValues:
         return lines
 
 
+class Rows:
+    """Checked rows of a chunk as columns: one list per field of ``SourceRow``, all of one length, in the file's
+    order. The funnel works on whole columns; ``source_rows()`` gives them one row at a time."""
+
+    FIELDS = (
+        "line",
+        "question",
+        "causal_class",
+        "is_causal",
+        "source",
+        "topic",
+        "external_id",
+        "context",
+        "answer",
+        "answer_model",
+        "metadata",  # a dict, or None for a row with none
+    )
+    __slots__ = FIELDS
+
+    def __init__(self, **columns: list):
+        for name in self.FIELDS:
+            setattr(self, name, columns[name])
+
+    def __len__(self) -> int:
+        return len(self.line)
+
+    def take(self, indices: list[int]) -> "Rows":
+        """The rows at ``indices`` (in their order)."""
+        if len(indices) == len(self):
+            return self
+        pick = taker(indices)
+        return Rows(**{name: pick(getattr(self, name)) for name in self.FIELDS})
+
+    def source_rows(self) -> list[SourceRow]:
+        return [
+            SourceRow(**{**dict(zip(self.FIELDS, values)), "metadata": values[-1] or {}})
+            for values in zip(*(getattr(self, name) for name in self.FIELDS))
+        ]
+
+
+def taker(indices: list[int]) -> Callable[[Sequence], Sequence]:
+    """A function giving the values of a list (or tuple) at ``indices``, in their order, as a tuple."""
+    if len(indices) > 1:
+        return operator.itemgetter(*indices)  # in C: a tenth of the time of a list comprehension
+    return lambda values: tuple(values[index] for index in indices)
+
+
 def read_rows(
     records: Iterable[tuple[int, dict]],
     columns: list[str],
@@ -172,19 +221,11 @@ def read_rows(
     unknown: UnknownValues,
 ) -> list[SourceRow]:
     """Check each record through ``mapping``; good rows are returned, problems appended to ``errors``."""
-    if "question" not in mapping.columns:
-        raise ImportFileError(
-            [
-                RowError(
-                    1,
-                    "question",
-                    f"required column is missing (found columns: {', '.join(columns) or 'none'}); "
-                    "map one, e.g. --columns question=COLUMN",
-                )
-            ]
-        )
-    check = _Checker(mapping, columns, labels, errors, unknown)
-    return [row for row in (check(line, record) for line, record in records) if row is not None]
+    check = RowChecker(mapping, columns, labels, errors, unknown)
+    records = list(records)
+    lines = [line for line, _record in records]
+    values = {name: [record.get(name) for _line, record in records] for name in check.wanted}
+    return check(lines, values).source_rows()
 
 
 def _text(value) -> str:
@@ -206,7 +247,30 @@ def json_value(value):
     return str(value)
 
 
-class _Checker:
+# The mapping's fields a row's check reads (those of ``mapping.FIELDS``).
+CHECKED_FIELDS = (
+    "question",
+    "causal_class",
+    "is_causal",
+    "source",
+    "topic",
+    "id",
+    "context",
+    "answer",
+    "answer_by",
+    "expertise",
+)
+
+
+class RowChecker:
+    """Checks a file's rows through ``mapping``, a chunk at a time (``lines`` and a list of values per column
+    of ``wanted``): the good rows come back as ``Rows``; each problem is appended to ``errors`` (its line, its
+    field, the reason) and a row with any problem is left out. Class values that match no label are counted
+    in ``unknown``.
+
+    Each rule runs over a whole column, and a value a file repeats (a class, a boolean, a model's name) is
+    worked out once: an import of 100,000 rows checks them in a fraction of the time a row at a time took."""
+
     def __init__(
         self,
         mapping: Mapping,
@@ -215,99 +279,134 @@ class _Checker:
         errors: list[RowError],
         unknown: UnknownValues,
     ):
-        self.column = {
-            name: mapping.columns.get(name)
-            for name in (
-                "question",
-                "causal_class",
-                "is_causal",
-                "source",
-                "topic",
-                "id",
-                "context",
-                "answer",
-                "answer_by",
-                "expertise",
+        if "question" not in mapping.columns:
+            raise ImportFileError(
+                [
+                    RowError(
+                        1,
+                        "question",
+                        f"required column is missing (found columns: {', '.join(columns) or 'none'}); "
+                        "map one, e.g. --columns question=COLUMN",
+                    )
+                ]
             )
-        }
+        self.column = {name: mapping.columns.get(name) for name in CHECKED_FIELDS}
         self.kept = mapping.metadata_columns(columns)
+        # The columns a chunk must give: the mapped ones and those kept as metadata.
+        self.wanted = list(dict.fromkeys([*(c for c in self.column.values() if c is not None), *self.kept]))
         self.labels = labels
         self.answerers = AnswererResolver(mapping.values.get("answer_by"))
         self.causal_words = {fold(raw): value for raw, value in mapping.values.get("is_causal", {}).items()}
+        self._causal_seen: dict[str, tuple] = {}
         self.errors = errors
         self.unknown = unknown
 
-    def __call__(self, line: int, record: dict) -> SourceRow | None:
+    def __call__(self, lines: list[int], columns: dict[str, list]) -> Rows:
         errors = self.errors
-        found_errors = len(errors)
-        column = self.column
-        record_get = record.get
+        size = len(lines)
 
-        def get(name):
-            key = column[name]
-            return record_get(key) if key is not None else None
+        def raw(name) -> list | None:
+            key = self.column[name]
+            return columns.get(key) if key is not None else None
 
-        def text(name):
-            # _text, with its most common case (a string) first
-            key = column[name]
-            if key is None:
-                return ""
-            value = record_get(key)
-            return value.strip() if type(value) is str else _text(value)
+        def text(name) -> list[str]:
+            values = raw(name)
+            if values is None:
+                return [""] * size
+            return [value.strip() if type(value) is str else _text(value) for value in values]
 
-        key = column["question"]
-        value = record_get(key) if key is not None else None
-        question = value.strip() if type(value) is str else _text(value)
-        if not question:
-            errors.append(RowError(line, "question", "is missing or empty"))
-        elif len(question) > MAX_FIELD_CHARS:
-            errors.append(
-                RowError(line, "question", f"is {len(question)} characters long (limit {MAX_FIELD_CHARS})")
+        failed: set[int] = set()
+        questions = text("question")
+        for index in [
+            i for i, question in enumerate(questions) if not question or len(question) > MAX_FIELD_CHARS
+        ]:
+            question = questions[index]
+            reason = (
+                f"is {len(question)} characters long (limit {MAX_FIELD_CHARS})"
+                if question
+                else "is missing or empty"
             )
+            errors.append(RowError(lines[index], "question", reason))
+            failed.add(index)
 
-        raw_class = text("causal_class")
-        causal_class = ""
-        if raw_class:
-            causal_class = self.labels.resolve(raw_class) or ""
-            if not causal_class:
-                allowed = ", ".join(self.labels.labels)
-                errors.append(
-                    RowError(
-                        line, "causal_class", f"unknown class {raw_class!r} (expected one of: {allowed})"
-                    )
-                )
-                self.unknown.add("causal_class", raw_class, line)
+        raw_classes = text("causal_class")
+        resolved = {value: (self.labels.resolve(value) or "") if value else "" for value in set(raw_classes)}
+        classes = [resolved[value] for value in raw_classes]
+        if not all(resolved[value] or not value for value in resolved):
+            allowed = ", ".join(self.labels.labels)
+            for index, (value, label) in enumerate(zip(raw_classes, classes)):
+                if value and not label:
+                    reason = f"unknown class {value!r} (expected one of: {allowed})"
+                    errors.append(RowError(lines[index], "causal_class", reason))
+                    self.unknown.add("causal_class", value, lines[index])
+                    failed.add(index)
 
-        raw_causal = get("is_causal")
+        raw_causal = raw("is_causal")
+        if raw_causal is None:
+            is_causal = [None] * size
+        else:
+            meanings = [self._is_causal(value) for value in raw_causal]
+            is_causal = [value for value, _problem in meanings]
+            for index, (_value, problem) in enumerate(meanings):
+                if problem is not None:
+                    errors.append(RowError(lines[index], "is_causal", problem))
+                    failed.add(index)
+
+        answers = text("answer")
+        models = [None] * size
+        if any(answers):
+            resolve = self.answerers.resolve
+            models = [resolve(by) if answer else None for answer, by in zip(answers, text("answer_by"))]
+        rows = Rows(
+            line=lines,
+            question=questions,
+            causal_class=classes,
+            is_causal=is_causal,
+            source=_cut(text("source"), 200),
+            topic=_cut(text("topic"), 200),
+            external_id=_cut(text("id"), 200),
+            context=text("context"),
+            answer=answers,
+            answer_model=models,
+            metadata=self._metadata(columns, text("expertise"), size),
+        )
+        return rows.take([index for index in range(size) if index not in failed]) if failed else rows
+
+    def _is_causal(self, raw_causal) -> tuple[bool | None, str | None]:
+        """A value of the ``is_causal`` column → (True / False / None, None) or (None, the problem)."""
+        if type(raw_causal) is str:
+            try:
+                return self._causal_seen[raw_causal]
+            except KeyError:
+                meaning = self._causal_seen[raw_causal] = self._is_causal_worked_out(raw_causal)
+                return meaning
+        return self._is_causal_worked_out(raw_causal)
+
+    def _is_causal_worked_out(self, raw_causal) -> tuple[bool | None, str | None]:
         if isinstance(raw_causal, str) and self.causal_words:
             raw_causal = self.causal_words.get(fold(raw_causal), raw_causal)
         is_causal = _BOOLEANS[raw_causal] if isinstance(raw_causal, str) else raw_causal
         if type(raw_causal) in (int, float) and raw_causal in (0, 1):  # JSON or spreadsheet 0 / 1
             is_causal = bool(raw_causal)
         if not (is_causal is None or isinstance(is_causal, bool)):  # _UNKNOWN, or a number / list
-            is_causal = None
-            errors.append(RowError(line, "is_causal", f"{raw_causal!r} is not a boolean (use true/false)"))
+            return None, f"{raw_causal!r} is not a boolean (use true/false)"
+        return is_causal, None
 
-        if len(errors) > found_errors:
-            return None
-        answer = text("answer")
-        answer_model = self.answerers.resolve(text("answer_by")) if answer else None
-        metadata = {
-            name: json_value(record[name]) for name in self.kept if record.get(name) not in ("", None)
-        }
-        expertise = text("expertise")
-        if expertise:
-            metadata["expertise"] = expertise
-        return SourceRow(
-            line=line,
-            question=question,
-            causal_class=causal_class,
-            is_causal=is_causal,
-            source=text("source")[:200],
-            topic=text("topic")[:200],
-            external_id=text("id")[:200],
-            context=text("context"),
-            answer=answer,
-            answer_model=answer_model,
-            metadata=metadata,
-        )
+    def _metadata(self, columns: dict[str, list], expertise: list[str], size: int) -> list[dict | None]:
+        """Each row's values of the columns kept as metadata (those it has) and its expertise."""
+        kept = [(name, columns[name]) for name in self.kept if name in columns]
+        if not kept and not any(expertise):
+            return [None] * size
+        metadata = []
+        for index in range(size):
+            row = {
+                name: json_value(values[index]) for name, values in kept if values[index] not in ("", None)
+            }
+            if expertise[index]:
+                row["expertise"] = expertise[index]
+            metadata.append(row or None)
+        return metadata
+
+
+def _cut(values: list[str], limit: int) -> list[str]:
+    return [value[:limit] for value in values] if max(map(len, values), default=0) > limit else values

@@ -14,13 +14,13 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import services  # the package, not its names: annotation.services reads importing.funnel
-from ..bulk import batches, fast_insert
+from ..bulk import fast_insert
 from ..models import DroppedRow, ImportBatch, Item, Project, Topic
 from .chunks import KeyIndex, Spool, digests, id_digest
 from .errors import ImportFileError, RowError
 from .funnel import length_bounds, question_digest, word_count
 from .mapping import Mapping, check_values, propose
-from .read import LabelResolver, SourceRow, UnknownValues, read_rows
+from .read import LabelResolver, RowChecker, Rows, UnknownValues, taker
 from .tables import UNREADABLE, open_table, unreadable
 
 Stage = DroppedRow.Stage
@@ -96,16 +96,16 @@ def questions_import(
             stack.callback(scan.close)
             stack.enter_context(_gc_paused())
             try:
-                table = open_table(data, filename, path=path, sheet=sheet, stack=stack)
+                table = open_table(data, filename, path=path, sheet=sheet, stack=stack, every_row=True)
                 mapping = mapping or propose(table.columns, project.import_mapping)
                 _check_request(mapping, table.columns, project, as_gold, user)
                 errors = table.errors
                 labels = LabelResolver(project.label_set, mapping.values.get("causal_class"))
+                check = RowChecker(mapping, table.columns, labels, errors, unknown)
                 said_at = time.monotonic()
                 try:
-                    for records in batches(table.rows, CHUNK_ROWS):
-                        rows = read_rows(records, table.columns, mapping, labels, errors, unknown)
-                        rows = _within_field_limits_into(rows, errors)
+                    for lines, columns in table.column_chunks(CHUNK_ROWS, check.wanted):
+                        rows = _within_field_limits_into(check(lines, columns), errors)
                         if as_gold:
                             rows = _answered_only(rows, errors)
                         scan.add(rows)
@@ -226,16 +226,13 @@ def _check_request(mapping: Mapping, columns: list[str], project: Project, as_go
         raise ImportFileError([RowError(0, "mapping", problem) for problem in problems])
 
 
-def _answered_only(rows: list[SourceRow], errors: list[RowError]) -> list[SourceRow]:
-    answered = []
-    for row in rows:
-        if row.answer:
-            answered.append(row)
-        else:
-            errors.append(
-                RowError(row.line, "answer", "is empty; an item imported as reviewed needs its answer")
-            )
-    return answered
+def _answered_only(rows: Rows, errors: list[RowError]) -> Rows:
+    unanswered = [index for index, answer in enumerate(rows.answer) if not answer]
+    for index in unanswered:
+        errors.append(
+            RowError(rows.line[index], "answer", "is empty; an item imported as reviewed needs its answer")
+        )
+    return rows.take([index for index, answer in enumerate(rows.answer) if answer]) if unanswered else rows
 
 
 # The most a field of one row may hold, whatever the format (a 28 MB context made a 27 MB item page).
@@ -248,47 +245,42 @@ FIELD_LIMITS = {
     "external_id": 200,
     "metadata": 100_000,
 }
+TEXT_LIMITS = {name: limit for name, limit in FIELD_LIMITS.items() if name != "metadata"}
 
 
-def _within_field_limits_into(rows: list[SourceRow], errors: list[RowError]) -> list[SourceRow]:
-    """Rows with a field over its limit become errors (appended to ``errors``) naming the line, the field and
-    both sizes; the other rows are returned."""
-    kept = []
-    limits = FIELD_LIMITS
-    for row in rows:
-        # Most rows are well within every limit and hold no NUL: checked first, in one expression.
-        question, context, answer = row.question, row.context, row.answer
-        if (
-            len(question) <= limits["question"]
-            and len(context) <= limits["context"]
-            and len(answer) <= limits["answer"]
-            and len(row.source) <= limits["source"]
-            and len(row.topic) <= limits["topic"]
-            and len(row.external_id) <= limits["external_id"]
-            and "\x00" not in question
-            and "\x00" not in context
-            and "\x00" not in answer
-            and "\x00" not in row.source
-            and "\x00" not in row.topic
-            and "\x00" not in row.external_id
-            and (not row.metadata or len(json.dumps(row.metadata, ensure_ascii=False)) <= limits["metadata"])
-        ):
-            kept.append(row)
-            continue
-        sizes = {name: len(getattr(row, name) or "") for name in FIELD_LIMITS if name != "metadata"}
-        sizes["metadata"] = len(json.dumps(row.metadata, ensure_ascii=False)) if row.metadata else 0
+def _within_field_limits_into(rows: Rows, errors: list[RowError]) -> Rows:
+    """Rows with a field over its limit, or with a NUL character, become errors (appended to ``errors``)
+    naming the line, the field and both sizes; the other rows are returned.
+
+    Most columns are well within their limit and hold no NUL: that is checked for the whole column first."""
+    suspects: set[int] = set()
+    for name, limit in TEXT_LIMITS.items():
+        values = getattr(rows, name)
+        if max(map(len, values), default=0) > limit or "\x00" in "".join(values):
+            suspects.update(
+                index for index, value in enumerate(values) if len(value) > limit or "\x00" in value
+            )
+    suspects.update(
+        index
+        for index, metadata in enumerate(rows.metadata)
+        if metadata and len(json.dumps(metadata, ensure_ascii=False)) > FIELD_LIMITS["metadata"]
+    )
+    if not suspects:
+        return rows
+    for index in sorted(suspects):
+        sizes = {name: len(getattr(rows, name)[index]) for name in TEXT_LIMITS}
+        metadata = rows.metadata[index]
+        sizes["metadata"] = len(json.dumps(metadata, ensure_ascii=False)) if metadata else 0
         over = [name for name, size in sizes.items() if size > FIELD_LIMITS[name]]
         # PostgreSQL cannot store a NUL character in text; no spreadsheet means one either.
-        nul = [name for name in FIELD_LIMITS if name != "metadata" and "\x00" in (getattr(row, name) or "")]
-        if over or nul:
-            errors.extend(
-                RowError(row.line, name, f"{sizes[name]:,} characters (at most {FIELD_LIMITS[name]:,})")
-                for name in over
-            )
-            errors.extend(RowError(row.line, name, "contains a NUL byte") for name in nul)
-        else:
-            kept.append(row)
-    return kept
+        nul = [name for name in TEXT_LIMITS if "\x00" in getattr(rows, name)[index]]
+        line = rows.line[index]
+        errors.extend(
+            RowError(line, name, f"{sizes[name]:,} characters (at most {FIELD_LIMITS[name]:,})")
+            for name in over
+        )
+        errors.extend(RowError(line, name, "contains a NUL byte") for name in nul)
+    return rows.take([index for index in range(len(rows)) if index not in suspects])
 
 
 # What the scan keeps of a unique row until the import writes it: the item's content as the file gives it.
@@ -305,22 +297,6 @@ ROW_FIELDS = (
     "metadata",
 )
 EXTERNAL_ID = ROW_FIELDS.index("external_id")
-
-
-def _row_values(row: SourceRow) -> tuple:
-    """The values of ``ROW_FIELDS`` of a source row (its topic, a label the project may not have yet, becomes
-    ``topic_id`` when the items are written)."""
-    return (
-        row.question,
-        row.context,
-        row.causal_class,
-        row.source,
-        row.external_id,
-        row.text_key,
-        row.answer,
-        row.answer_model,
-        row.metadata or None,
-    )
 
 
 def _new_item(values: tuple, topic_id: int | None, sources: dict) -> "services.NewItem":
@@ -366,101 +342,79 @@ class _Scan:
         self.candidates = Spool(spool_memory)
         self.early_dropped = Spool(spool_memory)
 
-    def add(self, rows: list[SourceRow]) -> None:
+    def add(self, rows: Rows) -> None:
         self.rows += len(rows)
-        dropped = []
-        causal = []
-        for row in rows:
-            if row.is_causal is False:
-                dropped.append(
-                    (
-                        row.line,
-                        Stage.NOT_CAUSAL,
-                        "is_causal",
-                        "is_causal is false",
-                        row.question,
-                        row.external_id,
-                    )
-                )
-            else:
-                causal.append(row)
-        self.causal += len(causal)
-        text_digests = []
-        id_digests = []
-        for row in causal:
-            digest = question_digest(row.question)
-            row.text_key = digest.hex()
-            text_digests.append(digest)
-            id_digests.append(id_digest(row.external_id) if row.external_id else b"")
+        lines, questions, ids = rows.line, rows.question, rows.external_id
+        dropped = [
+            (lines[index], Stage.NOT_CAUSAL, "is_causal", "is_causal is false", questions[index], ids[index])
+            for index, causal in enumerate(rows.is_causal)
+            if causal is False
+        ]
+        if dropped:
+            rows = rows.take([index for index, causal in enumerate(rows.is_causal) if causal is not False])
+            lines, questions, ids = rows.line, rows.question, rows.external_id
+        self.causal += len(rows)
+        text_digests = [question_digest(question) for question in questions]
+        id_digests = [id_digest(external_id) if external_id else b"" for external_id in ids]
         earlier_text = self.seen_text.lookup(digests(text_digests)).tolist()
         earlier_id = self.seen_id.lookup(digests(id_digests)).tolist()
+        # A row is dropped when an earlier row kept has its text, or else its id; the rows kept, in order.
         local_text: dict[bytes, int] = {}
         local_id: dict[bytes, int] = {}
-        values, lines, words, text_keys, id_keys, has_id, classes, topics = [], [], [], [], [], [], [], []
-        topic_labels = []
-        chars = 0
-        class_codes, topic_codes = self.classes, self.topics
-        for row, text_digest, id_key, first_text, first_id in zip(
-            causal, text_digests, id_digests, earlier_text, earlier_id
+        unique = []
+        for index, (text_digest, id_key, first_text, first_id) in enumerate(
+            zip(text_digests, id_digests, earlier_text, earlier_id)
         ):
             if first_text < 0:
                 first_text = local_text.get(text_digest, -1)
             if first_text >= 0:
+                reason = f"same text as line {first_text}"
                 dropped.append(
-                    (
-                        row.line,
-                        Stage.DUPLICATE,
-                        "question",
-                        f"same text as line {first_text}",
-                        row.question,
-                        row.external_id,
-                    )
+                    (lines[index], Stage.DUPLICATE, "question", reason, questions[index], ids[index])
                 )
                 continue
-            if row.external_id:
+            if id_key:
                 if first_id < 0:
                     first_id = local_id.get(id_key, -1)
                 if first_id >= 0:
+                    reason = f"same id as line {first_id}"
                     dropped.append(
-                        (
-                            row.line,
-                            Stage.DUPLICATE,
-                            "id",
-                            f"same id as line {first_id}",
-                            row.question,
-                            row.external_id,
-                        )
+                        (lines[index], Stage.DUPLICATE, "id", reason, questions[index], ids[index])
                     )
                     continue
-                local_id[id_key] = row.line
-            local_text[text_digest] = row.line
-            values.append(_row_values(row))
-            lines.append(row.line)
-            words.append(word_count(row.question))
-            text_keys.append(text_digest)
-            id_keys.append(id_key)
-            has_id.append(bool(row.external_id))
-            classes.append(class_codes.setdefault(row.causal_class or "unlabelled", len(class_codes)))
-            topics.append(topic_codes.setdefault(row.topic, len(topic_codes)))
-            topic_labels.append(row.topic)
-            chars += len(row.question) + len(row.context) + len(row.answer)
+                local_id[id_key] = lines[index]
+            local_text[text_digest] = lines[index]
+            unique.append(index)
         if local_text:
             self.seen_text.add(digests(list(local_text)), np.fromiter(local_text.values(), dtype=np.int64))
         if local_id:
             self.seen_id.add(digests(list(local_id)), np.fromiter(local_id.values(), dtype=np.int64))
-        self.unique += len(values)
-        counts = np.asarray(words, dtype=np.int32)
+        kept = rows.take(unique)
+        if len(unique) < len(text_digests):
+            pick = taker(unique)
+            text_digests, id_digests = pick(text_digests), pick(id_digests)
+        self.unique += len(kept)
+        counts = np.fromiter(map(word_count, kept.question), dtype=np.int32, count=len(kept))
         self.words.append(counts)
-        if values:
+        if len(kept):
+            class_codes, topic_codes = self.classes, self.topics
+            classes = [
+                class_codes.setdefault(label or "unlabelled", len(class_codes)) for label in kept.causal_class
+            ]
+            topics = [topic_codes.setdefault(topic, len(topic_codes)) for topic in kept.topic]
             head = (
                 counts,
-                digests(text_keys),
-                digests(id_keys),
-                np.asarray(has_id, dtype=bool),
+                digests(text_digests),
+                digests(id_digests),
+                np.fromiter(map(bool, kept.external_id), dtype=bool, count=len(kept)),
                 np.asarray(classes, dtype=np.int32),
                 np.asarray(topics, dtype=np.int32),
             )
-            self.candidates.append(head, (values, lines, topic_labels), ROW_BYTES * len(values) + 2 * chars)
+            fields = {name: getattr(kept, name) for name in ROW_FIELDS if name != "text_key"}
+            fields["text_key"] = [digest.hex() for digest in text_digests]
+            values = list(zip(*(fields[name] for name in ROW_FIELDS)))
+            chars = sum(map(len, kept.question)) + sum(map(len, kept.context)) + sum(map(len, kept.answer))
+            self.candidates.append(head, (values, kept.line, kept.topic), ROW_BYTES * len(values) + 2 * chars)
         if dropped:
             dropped.sort(key=lambda dropped_row: dropped_row[0])
             size = ROW_BYTES * len(dropped) + 2 * sum(len(dropped_row[4]) for dropped_row in dropped)

@@ -5,20 +5,25 @@ CSV (comma, semicolon or tab, sniffed), TSV, JSONL, XLSX (one sheet, streamed: `
 ``.zip`` of one — holding parquet / jsonl / csv splits. Every reader yields ``(line, {column: value})``
 lazily, so a large file is never held twice; ``line`` is what a person finds in the file: the line of a
 CSV or JSONL (the header is line 1), the row number of a spreadsheet (the header is row 1), the row
-number of a Parquet or Arrow table (first row 1, numbered on across splits).
+number of a Parquet or Arrow table (first row 1, numbered on across splits). The import reads the rows as
+chunks of columns instead (``Table.column_chunks``): a CSV straight from pyarrow's parser where it reads the
+file exactly as the csv module does (``_arrow_csv_table``), every other file from its rows.
 """
 
 import codecs
 import csv
 import io
+import itertools
 import json
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from xml.parsers import expat
+
+import numpy as np
 
 from .errors import ImportFileError, RowError
 
@@ -43,13 +48,26 @@ def unreadable(exc: Exception) -> ImportFileError:
 
 @dataclass
 class Table:
-    """A file's columns (in file order) and its rows, read once and lazily."""
+    """A file's columns (in file order) and its rows, read once and lazily: ``rows`` one at a time, or
+    ``column_chunks`` a chunk at a time (one or the other)."""
 
     columns: list[str]
     rows: Iterator[tuple[int, dict]]
     format: str
     errors: list[RowError] = field(default_factory=list)
     sheets: list[str] = field(default_factory=list)
+    # A reader that gives chunks of columns itself, without a dict per row: ``chunks(size, names)``.
+    chunks: Callable[[int, list[str]], Iterator[tuple[list[int], dict[str, list]]]] | None = None
+
+    def column_chunks(self, size: int, names: list[str]) -> Iterator[tuple[list[int], dict[str, list]]]:
+        """The rows ``size`` at a time, each chunk as its lines and, for each of ``names``, the list of its rows'
+        values (None where a row has none)."""
+        if self.chunks is not None:
+            yield from self.chunks(size, names)
+            return
+        while records := list(itertools.islice(self.rows, size)):
+            lines = [line for line, _record in records]
+            yield lines, {name: [record.get(name) for _line, record in records] for name in names}
 
 
 def open_table(
@@ -59,17 +77,20 @@ def open_table(
     path: Path | None = None,
     sheet: str = "",
     stack: ExitStack | None = None,
+    every_row: bool = False,
 ) -> Table:
     """The table in ``data`` (bytes of one file named ``filename``) or at ``path`` (a file or a folder).
 
-    ``stack`` keeps temporary folders (an unpacked .zip) until the caller has read every row.
+    ``stack`` keeps temporary folders (an unpacked .zip) until the caller has read every row. ``every_row``: the
+    caller reads the whole file (an import, not a preview of its first rows); a CSV is then parsed by pyarrow
+    where it reads as the csv module would (``_arrow_csv_table``), which first reads the file through once.
     Raises ``ImportFileError`` for a file that is empty, unreadable, or of no known format.
     """
     stack = stack or ExitStack()
     if path is not None and path.is_dir():
         return _folder_table(path)
     if data is None:
-        streamed = _streamed_table(path, filename, sheet, stack)
+        streamed = _streamed_table(path, filename, sheet, stack, every_row)
         if streamed is not None:
             return streamed
         data = path.read_bytes()
@@ -97,13 +118,13 @@ def open_table(
         return _arrow_table([io.BytesIO(data)])
     if lower.endswith((".xls", ".ods", ".pdf", ".docx")) or _binary(data[:2048]):
         raise _refused(filename, "this is not a format the platform reads")
-    return _text_table(data, filename)
+    return _text_table(data, filename, every_row)
 
 
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
-def _streamed_table(path: Path, filename: str, sheet: str, stack: ExitStack) -> Table | None:
+def _streamed_table(path: Path, filename: str, sheet: str, stack: ExitStack, every_row: bool) -> Table | None:
     """The table of a file read as its rows are asked for, so a 200 MB upload is never held whole: CSV, TSV
     and JSONL line by line, XLSX and Parquet from the file itself. None for the rarer cases (UTF-16, a .zip
     of splits, Arrow), which are read as bytes."""
@@ -120,6 +141,9 @@ def _streamed_table(path: Path, filename: str, sheet: str, stack: ExitStack) -> 
         return _parquet_files([path])
     if lower.endswith((".xlsx", ".xlsm", ".xls", ".ods", ".pdf", ".docx")) or _binary(head):
         return None  # refused (or found unreadable) as from bytes, with the same message
+    table = _arrow_csv_table(None, filename, path) if every_row else None
+    if table is not None:
+        return table
     return _text_stream_table(stack.enter_context(path.open("rb")), filename)
 
 
@@ -150,7 +174,10 @@ def _refused(filename: str, why: str) -> ImportFileError:
 # --- text: CSV, TSV, JSONL ---------------------------------------------------------------------------
 
 
-def _text_table(data: bytes, filename: str) -> Table:
+def _text_table(data: bytes, filename: str, every_row: bool = False) -> Table:
+    table = _arrow_csv_table(data, filename) if every_row else None
+    if table is not None:
+        return table
     text, errors = decode(data)
     if not text or text.isspace():
         raise ImportFileError([RowError(0, "", "the file is empty")])
@@ -187,7 +214,7 @@ def _text_stream_table(handle, filename: str) -> Table:
         header = [name.strip() for name in next(reader)]
     except csv.Error as exc:
         raise ImportFileError([RowError(1, "", f"unreadable CSV header ({exc})")]) from exc
-    return Table(header, _csv_rows(reader, header, errors), "tsv" if delimiter == "\t" else "csv", errors)
+    return _csv_table_of(reader, header, delimiter, errors)
 
 
 def _decoded_lines(handle, errors: list[RowError]) -> Iterator[str]:
@@ -291,10 +318,37 @@ def _csv_table(text: str, filename: str, errors: list[RowError]) -> Table:
         header = [name.strip() for name in next(reader)]
     except csv.Error as exc:
         raise ImportFileError([RowError(1, "", f"unreadable CSV header ({exc})")]) from exc
-    return Table(header, _csv_rows(reader, header, errors), "tsv" if delimiter == "\t" else "csv", errors)
+    return _csv_table_of(reader, header, delimiter, errors)
 
 
-def _csv_rows(reader, header: list[str], errors: list[RowError]) -> Iterator[tuple[int, dict]]:
+def _csv_table_of(reader, header: list[str], delimiter: str, errors: list[RowError]) -> Table:
+    """A CSV's table: its rows as dicts, or its chunks of columns straight from the reader's lists."""
+    values = _csv_values(reader, header, errors)
+
+    def chunks(size: int, names: list[str]) -> Iterator[tuple[list[int], dict[str, list]]]:
+        where = {name: position for position, name in enumerate(header)}  # a repeated name: its last column
+        width = len(header)
+        while chunk := list(itertools.islice(values, size)):
+            lines = [line for line, _cells in chunk]
+            padded = [
+                cells if len(cells) == width else cells + [None] * (width - len(cells))
+                for _line, cells in chunk
+            ]
+            by_position = list(zip(*padded))
+            yield (
+                lines,
+                {
+                    name: list(by_position[where[name]]) if name in where else [None] * len(lines)
+                    for name in names
+                },
+            )
+
+    rows = ((line, dict(zip(header, cells))) for line, cells in values)
+    return Table(header, rows, "tsv" if delimiter == "\t" else "csv", errors, chunks=chunks)
+
+
+def _csv_values(reader, header: list[str], errors: list[RowError]) -> Iterator[tuple[int, list]]:
+    """Each row's line and its cells (as many as the header has, or fewer)."""
     previous_end = reader.line_num
     while True:
         start = previous_end + 1
@@ -314,7 +368,188 @@ def _csv_rows(reader, header: list[str], errors: list[RowError]) -> Iterator[tup
                 RowError(start, "", f"{len(values)} cells but the header has {len(header)} columns")
             )
             continue
-        yield start, dict(zip(header, values))
+        yield start, values
+
+
+CSV_FIELD_LIMIT = csv.field_size_limit()  # a longer cell is an unreadable row for the csv module
+SCAN_BLOCK_BYTES = 8_000_000
+HEAD_BYTES = 65_536  # the header line is within them, or the csv module reads the file
+
+
+def _arrow_csv_table(data: bytes | None, filename: str, path: Path | None = None) -> Table | None:
+    """A CSV or TSV (``data``, or the file at ``path``) read by pyarrow, in C, or None when the csv module
+    must read it. Read in blocks either way: memory stays flat whatever the file's size.
+
+    pyarrow reads quotes, doubled quotes and delimiters in cells as the csv module does; what it would read
+    differently is left to the csv module: a cell spanning lines (a line with an odd number of quotes), a lone
+    carriage return, a cell longer than the csv module's limit, a NUL byte, a header with quotes or with a
+    repeated or empty name, text that is not UTF-8, a row with another number of cells than the header. Every
+    row then lies on a line of its own, and the lines of the rows are the lines after the header that are not
+    empty. The file is parsed twice: once to find whether pyarrow reads all of it, then for its rows."""
+    import pyarrow as pa
+    import pyarrow.csv as pa_csv
+
+    def blocks() -> Iterator[bytes]:
+        if data is not None:
+            view = memoryview(data)
+            yield from (
+                view[start : start + SCAN_BLOCK_BYTES] for start in range(0, len(data), SCAN_BLOCK_BYTES)
+            )
+            return
+        with path.open("rb") as handle:
+            while block := handle.read(SCAN_BLOCK_BYTES):
+                yield block
+
+    if data is not None:
+        head = data[:HEAD_BYTES]
+    else:
+        with path.open("rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    head = head.removeprefix(b"\xef\xbb\xbf")
+    lower = filename.lower()
+    if lower.endswith((".jsonl", ".ndjson", ".json")) or (
+        not lower.endswith((".csv", ".tsv", ".txt")) and head.lstrip().startswith(b"{")
+    ):
+        return None
+    first_end = head.find(b"\n")
+    first = head[: first_end if first_end >= 0 else len(head)].rstrip(b"\r")
+    if not first.strip() or b'"' in first or (first_end < 0 and len(head) == HEAD_BYTES):
+        return None
+    try:
+        header_line = first.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    delimiter = sniff_delimiter(filename, header_line)
+    header = [name.strip() for name in header_line.split(delimiter)]
+    if "" in header or len(set(header)) != len(header):
+        return None
+    lines = _row_lines(blocks())
+    if lines is None:
+        return None
+
+    def batches():
+        source = pa.BufferReader(data) if data is not None else pa.OSFile(str(path))
+        return pa_csv.open_csv(
+            source,
+            read_options=pa_csv.ReadOptions(column_names=header, skip_rows=1),
+            parse_options=pa_csv.ParseOptions(
+                delimiter=delimiter, quote_char='"', double_quote=True, escape_char=False
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                column_types=dict.fromkeys(header, pa.string()),
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+
+    def empty_rows(batch) -> np.ndarray:
+        """The positions of a batch's rows with nothing but empty cells (the csv reader skips such a row), read
+        off the string columns' offsets."""
+        empty = np.ones(batch.num_rows, dtype=bool)
+        for column in batch.columns:
+            offsets = np.frombuffer(column.buffers()[1], dtype=np.int32)[
+                column.offset : column.offset + len(column) + 1
+            ]
+            empty &= offsets[1:] == offsets[:-1]
+        return np.flatnonzero(empty)
+
+    try:
+        count = 0
+        skipped = []
+        for batch in batches():
+            skipped.extend((empty_rows(batch) + count).tolist())
+            count += batch.num_rows
+    except pa.ArrowException:  # a row with too few or too many cells, text that is not UTF-8
+        return None
+    if count != len(lines):
+        return None
+    lines = np.delete(lines, skipped) if skipped else lines
+
+    def chunks(size: int, names: list[str]) -> Iterator[tuple[list[int], dict[str, list]]]:
+        def parts():
+            read = 0
+            for batch in batches():
+                empty = empty_rows(batch).tolist() if skipped else []
+                columns = {}
+                for name in names:
+                    values = batch.column(name).to_pylist() if name in header else [None] * batch.num_rows
+                    for position in reversed(empty):
+                        del values[position]
+                    columns[name] = values
+                count = batch.num_rows - len(empty)
+                yield lines[read : read + count].tolist(), columns
+                read += count
+
+        return _rechunked(parts(), size)
+
+    rows = _chunk_rows(chunks(ARROW_BATCH_ROWS, header), header)
+    return Table(header, rows, "tsv" if delimiter == "\t" else "csv", chunks=chunks)
+
+
+Chunk = tuple[list[int], dict[str, list]]
+
+
+def _rechunked(parts: Iterator[Chunk], size: int) -> Iterator[Chunk]:
+    """Chunks of any sizes (a reader's batches) as chunks of ``size`` rows (the last one shorter)."""
+    pending_lines: list[int] = []
+    pending: dict[str, list] = {}
+    for lines, columns in parts:
+        pending_lines += lines
+        for name, values in columns.items():
+            pending.setdefault(name, []).extend(values)
+        while len(pending_lines) >= size:
+            yield pending_lines[:size], {name: values[:size] for name, values in pending.items()}
+            pending_lines = pending_lines[size:]
+            pending = {name: values[size:] for name, values in pending.items()}
+    if pending_lines:
+        yield pending_lines, pending
+
+
+def _chunk_rows(chunks: Iterator[Chunk], names: list[str]) -> Iterator[tuple[int, dict]]:
+    """Rows as dicts, from chunks of columns."""
+    for lines, columns in chunks:
+        yield from zip(
+            lines, (dict(zip(names, values)) for values in zip(*(columns[name] for name in names)))
+        )
+
+
+def _row_lines(blocks: Iterator[bytes]):
+    """The numbers of the lines after the first that are not empty (a numpy array), or None when a line
+    holds an odd number of quotes (a quoted cell may go on to the next line) or a NUL byte, a carriage return
+    not before a newline, or more characters than a cell may have."""
+    ends, carriage_before = [], []
+    offset = quotes_before = 0
+    last = 0  # the last byte of the block before
+    for block in blocks:
+        codes = np.frombuffer(block, dtype=np.uint8)
+        if (codes == 0).any():
+            return None
+        local_ends = np.flatnonzero(codes == 10)
+        quotes = np.flatnonzero(codes == 34)
+        if (quotes_before % 2 or len(quotes)) and (
+            (quotes_before + np.searchsorted(quotes, local_ends)) % 2
+        ).any():
+            return None
+        following = np.flatnonzero(codes == 13) + 1  # a carriage return's next byte: a newline
+        if (last == 13 and codes[0] != 10) or (codes[following[following < len(codes)]] != 10).any():
+            return None
+        before = np.where(local_ends > 0, codes[np.maximum(local_ends - 1, 0)], last) == 13
+        ends.append(local_ends + offset)
+        carriage_before.append(before)
+        quotes_before += len(quotes)
+        offset += len(codes)
+        last = int(codes[-1]) if len(codes) else last
+    if last == 13 or quotes_before % 2:
+        return None
+    ends = np.concatenate(ends) if ends else np.empty(0, dtype=np.int64)
+    carriage_before = np.concatenate(carriage_before) if carriage_before else np.empty(0, dtype=bool)
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    lengths = ends - starts - carriage_before
+    if offset > (ends[-1] + 1 if len(ends) else 0):  # a last line without a newline
+        lengths = np.append(lengths, offset - (ends[-1] + 1 if len(ends) else 0))
+    if len(lengths) and lengths.max() > CSV_FIELD_LIMIT:
+        return None
+    return np.flatnonzero(lengths > 0)[1:] + 1
 
 
 # --- spreadsheets ------------------------------------------------------------------------------------
@@ -384,7 +619,7 @@ def _parquet_files(sources: list, split_names: list[str] | None = None) -> Table
         for index, file in enumerate(files)
         for batch in file.iter_batches(batch_size=ARROW_BATCH_ROWS)
     )
-    return Table(columns, _batch_rows(batches, split_names), "parquet")
+    return _batches_table(columns, batches, split_names, "parquet")
 
 
 def _arrow_table(sources: list, split_names: list[str] | None = None) -> Table:
@@ -408,7 +643,7 @@ def _arrow_table(sources: list, split_names: list[str] | None = None) -> Table:
     ]
     columns = _union_columns(schemas, split_names)
     batches = ((index, batch) for index, reader in enumerate(readers) for batch in reader)
-    return Table(columns, _batch_rows(batches, split_names), "arrow")
+    return _batches_table(columns, batches, split_names, "arrow")
 
 
 def _union_columns(schemas: list[list[str]], split_names: list[str] | None) -> list[str]:
@@ -416,6 +651,44 @@ def _union_columns(schemas: list[list[str]], split_names: list[str] | None) -> l
     if split_names and "split" not in columns:
         columns.append("split")
     return columns
+
+
+def _batches_table(columns: list[str], batches, split_names: list[str] | None, file_format: str) -> Table:
+    """The table of Arrow record batches (``(split index, batch)``): rows as dicts, or chunks of columns
+    straight from each batch's columns."""
+
+    def chunks(size: int, names: list[str]) -> Iterator[Chunk]:
+        def parts():
+            number = 0
+            for index, batch in batches:
+                split = split_names[index] if split_names else None
+                yield (
+                    list(range(number + 1, number + batch.num_rows + 1)),
+                    _batch_columns(batch, names, split),
+                )
+                number += batch.num_rows
+
+        return _rechunked(parts(), size)
+
+    return Table(columns, _batch_rows(batches, split_names), file_format, chunks=chunks)
+
+
+def _batch_columns(batch, names: list[str], split: str | None) -> dict[str, list]:
+    """A record batch's values of each of ``names``: its column; for a "split" it lacks, the split's name."""
+    present = batch.schema.names
+    if len(set(present)) < len(present):  # a name twice: its last column, as in a row's dict
+        records = batch.to_pylist()
+        if split is not None:
+            for record in records:
+                record.setdefault("split", split)
+        return {name: [record.get(name) for record in records] for name in names}
+
+    def column(name: str) -> list:
+        if name in present:
+            return batch.column(name).to_pylist()
+        return [split if name == "split" else None] * batch.num_rows
+
+    return {name: column(name) for name in names}
 
 
 def _batch_rows(batches, split_names: list[str] | None) -> Iterator[tuple[int, dict]]:
