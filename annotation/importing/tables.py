@@ -372,7 +372,8 @@ def _csv_values(reader, header: list[str], errors: list[RowError]) -> Iterator[t
 
 
 CSV_FIELD_LIMIT = csv.field_size_limit()  # a longer cell is an unreadable row for the csv module
-SCAN_BLOCK_BYTES = 8_000_000
+SCAN_BLOCK_BYTES = 1_000_000
+ARROW_CSV_BLOCK_BYTES = 128 * 1024
 HEAD_BYTES = 65_536  # the header line is within them, or the csv module reads the file
 
 
@@ -423,15 +424,18 @@ def _arrow_csv_table(data: bytes | None, filename: str, path: Path | None = None
     header = [name.strip() for name in header_line.split(delimiter)]
     if "" in header or len(set(header)) != len(header):
         return None
-    lines = _row_lines(blocks())
-    if lines is None:
+    found = _row_lines(blocks())
+    if found is None:
         return None
+    lines, longest = found
+    # pyarrow reads a block at a time, a row within one; small blocks keep its memory small (~60 times a block)
+    block_size = max(ARROW_CSV_BLOCK_BYTES, 2 * longest)
 
     def batches():
         source = pa.BufferReader(data) if data is not None else pa.OSFile(str(path))
         return pa_csv.open_csv(
             source,
-            read_options=pa_csv.ReadOptions(column_names=header, skip_rows=1),
+            read_options=pa_csv.ReadOptions(column_names=header, skip_rows=1, block_size=block_size),
             parse_options=pa_csv.ParseOptions(
                 delimiter=delimiter, quote_char='"', double_quote=True, escape_char=False
             ),
@@ -513,43 +517,48 @@ def _chunk_rows(chunks: Iterator[Chunk], names: list[str]) -> Iterator[tuple[int
         )
 
 
-def _row_lines(blocks: Iterator[bytes]):
-    """The numbers of the lines after the first that are not empty (a numpy array), or None when a line
-    holds an odd number of quotes (a quoted cell may go on to the next line) or a NUL byte, a carriage return
-    not before a newline, or more characters than a cell may have."""
-    ends, carriage_before = [], []
+def _row_lines(blocks: Iterator[bytes]) -> tuple[np.ndarray, int] | None:
+    """The numbers of the lines after the first that are not empty (a numpy array) and the length in bytes of
+    the longest line; None when a line holds an odd number of quotes (a quoted cell may go on to the next
+    line) or a NUL byte, a carriage return not before a newline, or more characters than a cell may have.
+    Worked out block by block: what is kept is a number per row."""
+    numbers = []
+    longest = 0
     offset = quotes_before = 0
+    previous_end = -1  # where the last newline so far is
+    lines_before = 0
     last = 0  # the last byte of the block before
     for block in blocks:
         codes = np.frombuffer(block, dtype=np.uint8)
         if (codes == 0).any():
             return None
-        local_ends = np.flatnonzero(codes == 10)
+        ends = np.flatnonzero(codes == 10)
         quotes = np.flatnonzero(codes == 34)
-        if (quotes_before % 2 or len(quotes)) and (
-            (quotes_before + np.searchsorted(quotes, local_ends)) % 2
-        ).any():
+        if (quotes_before % 2 or len(quotes)) and ((quotes_before + np.searchsorted(quotes, ends)) % 2).any():
             return None
         following = np.flatnonzero(codes == 13) + 1  # a carriage return's next byte: a newline
         if (last == 13 and codes[0] != 10) or (codes[following[following < len(codes)]] != 10).any():
             return None
-        before = np.where(local_ends > 0, codes[np.maximum(local_ends - 1, 0)], last) == 13
-        ends.append(local_ends + offset)
-        carriage_before.append(before)
+        carriage_before = np.where(ends > 0, codes[np.maximum(ends - 1, 0)], last) == 13
+        ends += offset
+        starts = np.concatenate(([previous_end + 1], ends[:-1] + 1))
+        lengths = ends - starts - carriage_before
+        if len(lengths):
+            longest = max(longest, int(lengths.max()))
+            numbers.append(np.flatnonzero(lengths > 0) + lines_before + 1)
+            previous_end = int(ends[-1])
+        lines_before += len(ends)
         quotes_before += len(quotes)
         offset += len(codes)
-        last = int(codes[-1]) if len(codes) else last
+        last = int(codes[-1])
     if last == 13 or quotes_before % 2:
         return None
-    ends = np.concatenate(ends) if ends else np.empty(0, dtype=np.int64)
-    carriage_before = np.concatenate(carriage_before) if carriage_before else np.empty(0, dtype=bool)
-    starts = np.concatenate(([0], ends[:-1] + 1))
-    lengths = ends - starts - carriage_before
-    if offset > (ends[-1] + 1 if len(ends) else 0):  # a last line without a newline
-        lengths = np.append(lengths, offset - (ends[-1] + 1 if len(ends) else 0))
-    if len(lengths) and lengths.max() > CSV_FIELD_LIMIT:
+    if offset > previous_end + 1:  # a last line without a newline
+        longest = max(longest, offset - previous_end - 1)
+        numbers.append(np.array([lines_before + 1]))
+    if longest > CSV_FIELD_LIMIT:
         return None
-    return np.flatnonzero(lengths > 0)[1:] + 1
+    return (np.concatenate(numbers)[1:] if numbers else np.empty(0, dtype=np.int64)), longest
 
 
 # --- spreadsheets ------------------------------------------------------------------------------------
