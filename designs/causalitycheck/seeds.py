@@ -187,6 +187,19 @@ class SeedData:
     def missing(self) -> list[str]:
         return [name for name in INGREDIENTS if self.ingredients.get(name) in (None, "", [])]
 
+    def lacking_verdicts(self) -> list[str]:
+        """The verdicts with no explanation yet (one prompt per verdict adds them one by one)."""
+        have = {
+            entry.get("verdict")
+            for entry in self.ingredients.get("verdicts") or []
+            if isinstance(entry, dict)
+        }
+        return [verdict for verdict in VERDICTS if verdict not in have]
+
+    def complete(self) -> bool:
+        """Every ingredient there, with an explanation for each verdict: the checklist can be derived."""
+        return not self.missing() and not self.lacking_verdicts()
+
     def check_ingredients(self) -> None:
         """Raise SeedInvalid naming the first ingredient that is missing or cannot work."""
         where = f"seed {self.external_id}"

@@ -60,8 +60,7 @@ def checklist_steps(seed: "checklist.SeedData", *, double_prompt: bool) -> list[
         steps.append("chains-double" if double_prompt else "chain")
     elif "corrupted_chain" in missing:
         steps.append("chain-corrupt")
-    have = {entry.get("verdict") for entry in seed.ingredients.get("verdicts") or []}
-    lacking = [verdict for verdict in checklist.VERDICTS if verdict not in have]
+    lacking = seed.lacking_verdicts()
     if lacking:
         steps += ["verdicts-double"] if double_prompt else [f"verdict-{verdict}" for verdict in lacking]
     return steps
@@ -162,7 +161,9 @@ class ChecklistWork(Work):
         follow_up = CHECKLIST_FOLLOW_UPS.get(step)
         if follow_up and follow_up[1] in seed.missing():
             follow_ups = LLMCall.objects.bulk_create([self._call(follow_up[0], group.pk)])
-        if not seed.missing():
+        # Not before the last verdict too: with one prompt per verdict, the other ingredients may all be in
+        # while a verdict's answer is still on its way.
+        if seed.complete():
             items = checklist.seed_derive(group=group)
             GenerationJob.objects.filter(pk=self.job.pk).update(items_created=F("items_created") + len(items))
         return follow_ups

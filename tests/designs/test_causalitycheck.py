@@ -6,6 +6,7 @@ model server writing what the seeds lack (answers scripted from the example), tw
 its one-file-per-cell export.
 """
 
+import dataclasses
 import json
 import re
 
@@ -281,9 +282,25 @@ def test_the_example_goes_from_bare_seeds_to_a_per_cell_export(
     )
 
 
-def test_single_prompts_take_eleven_calls_per_seed_and_give_the_same_items(cc_project, endpoint, fake_llm):
+@pytest.mark.parametrize(
+    "last", [None, "incorrect_and_unreliable"], ids=["as they come", "a verdict answers last"]
+)
+def test_single_prompts_take_eleven_calls_per_seed_and_give_the_same_items(
+    cc_project, endpoint, fake_llm, last
+):
+    """With one prompt per verdict the checklist is derived once every ingredient and every verdict is in,
+    whichever answer comes last (here also a verdict's, long after the others: the checklist used to be derived,
+    and refused, as soon as the other ingredients were in)."""
     group = seed_create(project=cc_project, spec=bare(SEEDS["cc-02"]))
-    fake_llm.responder = example_responder
+
+    def responder(received):
+        reply = example_responder(received)
+        step = received.body["response_format"]["json_schema"]["name"]
+        if last and step == "checklist_verdict" and re.search(rf"(?<!\w){last}:", received.prompt):
+            return dataclasses.replace(reply, delay=0.8)  # the others are all in long before
+        return reply
+
+    fake_llm.responder = responder
 
     job = job_create(
         project=cc_project,
