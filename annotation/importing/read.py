@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from .errors import ImportFileError, RowError
 from .mapping import Mapping, fold
+from .tables import records_as_columns
 
 # Portuguese and English names (and spelling variants) of Pearl's three rungs, folded.
 LABEL_ALIASES = {
@@ -192,7 +193,7 @@ class Rows:
         return len(self.line)
 
     def take(self, indices: list[int]) -> "Rows":
-        """The rows at ``indices`` (in their order)."""
+        """The rows at ``indices`` (increasing: as many as there are rows means all of them)."""
         if len(indices) == len(self):
             return self
         pick = taker(indices)
@@ -222,10 +223,7 @@ def read_rows(
 ) -> list[SourceRow]:
     """Check each record through ``mapping``; good rows are returned, problems appended to ``errors``."""
     check = RowChecker(mapping, columns, labels, errors, unknown)
-    records = list(records)
-    lines = [line for line, _record in records]
-    values = {name: [record.get(name) for _line, record in records] for name in check.wanted}
-    return check(lines, values).source_rows()
+    return check(*records_as_columns(list(records), check.wanted)).source_rows()
 
 
 def _text(value) -> str:

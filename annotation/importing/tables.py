@@ -46,6 +46,10 @@ def unreadable(exc: Exception) -> ImportFileError:
     )
 
 
+# Some rows of a table: their lines, and the list of their values in each column asked for.
+Chunk = tuple[list[int], dict[str, list]]
+
+
 @dataclass
 class Table:
     """A file's columns (in file order) and its rows, read once and lazily: ``rows`` one at a time, or
@@ -57,17 +61,23 @@ class Table:
     errors: list[RowError] = field(default_factory=list)
     sheets: list[str] = field(default_factory=list)
     # A reader that gives chunks of columns itself, without a dict per row: ``chunks(size, names)``.
-    chunks: Callable[[int, list[str]], Iterator[tuple[list[int], dict[str, list]]]] | None = None
+    chunks: Callable[[int, list[str]], Iterator[Chunk]] | None = None
 
-    def column_chunks(self, size: int, names: list[str]) -> Iterator[tuple[list[int], dict[str, list]]]:
+    def column_chunks(self, size: int, names: list[str]) -> Iterator[Chunk]:
         """The rows ``size`` at a time, each chunk as its lines and, for each of ``names``, the list of its rows'
         values (None where a row has none)."""
         if self.chunks is not None:
             yield from self.chunks(size, names)
             return
         while records := list(itertools.islice(self.rows, size)):
-            lines = [line for line, _record in records]
-            yield lines, {name: [record.get(name) for _line, record in records] for name in names}
+            yield records_as_columns(records, names)
+
+
+def records_as_columns(records: list[tuple[int, dict]], names: list[str]) -> Chunk:
+    """Rows as ``(line, {column: value})`` turned into a chunk of the columns ``names``."""
+    return [line for line, _record in records], {
+        name: [record.get(name) for _line, record in records] for name in names
+    }
 
 
 def open_table(
@@ -325,7 +335,7 @@ def _csv_table_of(reader, header: list[str], delimiter: str, errors: list[RowErr
     """A CSV's table: its rows as dicts, or its chunks of columns straight from the reader's lists."""
     values = _csv_values(reader, header, errors)
 
-    def chunks(size: int, names: list[str]) -> Iterator[tuple[list[int], dict[str, list]]]:
+    def chunks(size: int, names: list[str]) -> Iterator[Chunk]:
         where = {name: position for position, name in enumerate(header)}  # a repeated name: its last column
         width = len(header)
         while chunk := list(itertools.islice(values, size)):
@@ -407,10 +417,7 @@ def _arrow_csv_table(data: bytes | None, filename: str, path: Path | None = None
         with path.open("rb") as handle:
             head = handle.read(HEAD_BYTES)
     head = head.removeprefix(b"\xef\xbb\xbf")
-    lower = filename.lower()
-    if lower.endswith((".jsonl", ".ndjson", ".json")) or (
-        not lower.endswith((".csv", ".tsv", ".txt")) and head.lstrip().startswith(b"{")
-    ):
+    if _looks_like_jsonl(filename, head.decode("utf-8", "replace")):
         return None
     first_end = head.find(b"\n")
     first = head[: first_end if first_end >= 0 else len(head)].rstrip(b"\r")
@@ -469,7 +476,7 @@ def _arrow_csv_table(data: bytes | None, filename: str, path: Path | None = None
         return None
     lines = np.delete(lines, skipped) if skipped else lines
 
-    def chunks(size: int, names: list[str]) -> Iterator[tuple[list[int], dict[str, list]]]:
+    def chunks(size: int, names: list[str]) -> Iterator[Chunk]:
         def parts():
             read = 0
             for batch in batches():
@@ -488,9 +495,6 @@ def _arrow_csv_table(data: bytes | None, filename: str, path: Path | None = None
 
     rows = _chunk_rows(chunks(ARROW_BATCH_ROWS, header), header)
     return Table(header, rows, "tsv" if delimiter == "\t" else "csv", chunks=chunks)
-
-
-Chunk = tuple[list[int], dict[str, list]]
 
 
 def _rechunked(parts: Iterator[Chunk], size: int) -> Iterator[Chunk]:
