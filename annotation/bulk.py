@@ -11,9 +11,10 @@ Reading many rows in chunks overlaps with the work on them through ``read_ahead`
 
 import itertools
 import queue
+import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import ExitStack, suppress
+from contextlib import ExitStack, contextmanager, suppress
 
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connection, connections, models, transaction
 from django.db.models.lookups import In
@@ -393,6 +394,61 @@ def commit_without_waiting_for_disk() -> None:
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
+
+
+@contextmanager
+def wal_checkpoints_aside(*, every: float = 0.02) -> Iterator[None]:
+    """On SQLite, the checkpoints of this connection's commits run in a thread of their own while inside.
+
+    A commit that leaves the write-ahead log past 1,000 pages (4 MB) copies the log into the database file itself
+    before it returns (SQLite's automatic checkpoint): at 100,000 frozen records that copy was 0.8 s of a 4.4 s
+    release cut (measured). Inside, this connection's automatic checkpoints are off, and a second connection
+    runs ``wal_checkpoint(PASSIVE)`` in a thread every ``every`` seconds: the copy holds no Python lock, so it
+    runs on the other core, and a passive checkpoint never blocks the writer or a reader. On leaving, the last
+    checkpoint is waited for and the setting restored, so the log is back in the file as before.
+
+    Nothing changes on PostgreSQL, for an in-memory database, or inside a transaction (a test's, which commits
+    nothing)."""
+    if connection.vendor != "sqlite" or connection.in_atomic_block or connection.is_in_memory_db():
+        yield
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA journal_mode")
+        wal = cursor.fetchone()[0] == "wal"
+        cursor.execute("PRAGMA wal_autocheckpoint")
+        pages = cursor.fetchone()[0]
+        if wal:
+            cursor.execute("PRAGMA wal_autocheckpoint = 0")
+    if not wal:
+        yield
+        return
+    leaving = threading.Event()
+
+    def work() -> None:
+        side = connections.create_connection(connection.alias)
+        try:
+            side.ensure_connection()
+            while True:
+                last = leaving.is_set()  # read first: the last pass then holds every commit made inside
+                with suppress(
+                    sqlite3.Error
+                ):  # busy, say: the log stays whole, the next pass or commit copies it
+                    side.connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+                if last:
+                    return
+                leaving.wait(every)
+        finally:
+            side.close()
+
+    thread = threading.Thread(target=work, name="wal-checkpoints", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        leaving.set()
+        thread.join()
+        with connection.cursor() as cursor:
+            cursor.execute(f"PRAGMA wal_autocheckpoint = {int(pages)}")
 
 
 def read_ahead(produce: Callable[[], Iterator], *, depth: int = 2) -> Iterator:

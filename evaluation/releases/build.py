@@ -15,7 +15,7 @@ from django.db.models import Count, Q, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from annotation.bulk import StreamedInsert, read_ahead
+from annotation.bulk import StreamedInsert, read_ahead, wal_checkpoints_aside
 from annotation.designs import design_for
 from annotation.models import ImportBatch, Item, ItemGroup, Membership, Option, Revision, Topic
 
@@ -157,7 +157,13 @@ def freeze_items(release: Release, placement: dict, progress: Callable[[int], No
     )
 
     chunks = read_ahead(lambda: frozen_chunks(release.project, placement))
-    with tempfile.TemporaryFile() as spool, gc_paused(), _abandoned_on_error(frozen), closing(chunks):
+    with (
+        tempfile.TemporaryFile() as spool,
+        gc_paused(),
+        wal_checkpoints_aside(),
+        _abandoned_on_error(frozen),
+        closing(chunks),
+    ):
         for chunk in chunks:
             lines = []
             for row in chunk.rows:

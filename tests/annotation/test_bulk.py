@@ -2,7 +2,9 @@
 a large update (by COPY into a scratch table on PostgreSQL) writes what the row-by-row one writes."""
 
 import json
+import os
 import threading
+import time
 
 import pytest
 from django.db import connection
@@ -345,6 +347,58 @@ def test_read_ahead_gives_what_the_generator_gives_and_passes_on_its_error():
     assert next(reader) == ["P0?", "P1?"]
     reader.close()
     assert threading.active_count() == threads
+
+
+@pytest.mark.django_db(transaction=True)
+def test_wal_checkpoints_aside_copy_the_log_in_a_thread_and_restore_the_setting():
+    """On SQLite, inside ``wal_checkpoints_aside`` the connection's commits copy nothing into the database file
+    themselves (automatic checkpoints off) and a thread copies the log there as they come; on leaving, after an
+    error too, the thread is gone, the setting is back and every commit is in the file. Elsewhere nothing
+    changes (no thread)."""
+    project = ProjectFactory()
+    threads = threading.active_count()
+
+    def setting():
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA wal_autocheckpoint")
+            return cursor.fetchone()[0]
+
+    def file_size():
+        return os.path.getsize(connection.settings_dict["NAME"])
+
+    def write(first):
+        fast_insert(
+            Item,
+            ["question", "text_key"],
+            ((f"Por que {n}? " + "é" * 2000, f"{n:040x}") for n in range(first, first + 500)),
+            constants=_item_constants(project),
+        )
+
+    sqlite = connection.vendor == "sqlite"
+    before = setting() if sqlite else None
+    with bulk.wal_checkpoints_aside(every=0.01):
+        if sqlite:
+            assert setting() == 0
+            assert threading.active_count() == threads + 1
+            size = file_size()
+            write(0)  # about 2 MB, committed: into the log only
+            deadline = time.monotonic() + 10
+            while file_size() <= size and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert file_size() > size  # the thread copied it
+        else:
+            assert threading.active_count() == threads
+    assert threading.active_count() == threads
+
+    size = file_size() if sqlite else None
+    with pytest.raises(ValueError, match="stopped"), bulk.wal_checkpoints_aside(every=60):
+        write(500)
+        raise ValueError("stopped")
+    assert threading.active_count() == threads
+    assert Item.objects.filter(project=project).count() == 1000
+    if sqlite:
+        assert setting() == before
+        assert file_size() > size  # the last pass, on leaving, copied the last commit
 
 
 def test_in_many_finds_what_in_finds_for_ids_and_foreign_keys():
