@@ -4,6 +4,7 @@ import csv
 import hashlib
 import io
 import json
+import threading
 import zipfile
 
 import pyarrow.parquet as pq
@@ -103,6 +104,9 @@ def test_whole_columns_are_neutralised_exactly_like_single_cells():
         "ação",
     ]
     assert neutralise_column(pa.array(cells)).to_pylist() == [neutralise_formula(cell) for cell in cells]
+    safe = ["a=b", "", None, "ação", "'quoted"]  # no cell to change: the column comes back as it was
+    assert neutralise_column(pa.array(safe)).to_pylist() == safe
+    assert neutralise_column(pa.array([None, "=1", None])).to_pylist() == [None, "'=1", None]
 
 
 def test_checksums_txt_lists_every_file(release, tmp_path):
@@ -137,6 +141,50 @@ def test_the_release_page_downloads_a_streamed_zip_that_matches_the_export(
     export_release(release, tmp_path, ("jsonl", "parquet"))
     for name in ("README.md", "data/train.jsonl", "checksums.txt"):
         assert archive.read(f"causal-qa-v1/{name}") == (tmp_path / name).read_bytes()
+
+
+def test_a_zip_read_a_little_at_a_time_or_left_midway_or_failing_in_its_thread_ends_cleanly(
+    release, tmp_path, monkeypatch
+):
+    """The zip is compressed in a thread: read one small piece at a time through tiny queues, it is still the
+    export; a client gone after the first piece, or an error in the thread (raised to the reader), leaves no
+    thread and no spooled file open."""
+    from evaluation.releases import export
+
+    monkeypatch.setattr(export, "COPY_BLOCK", 256)
+    monkeypatch.setattr(export, "BATCH", 7)
+    monkeypatch.setattr(export._Zipper, "QUEUED_JOBS", 1)
+    monkeypatch.setattr(export._Zipper, "QUEUED_CHUNKS", 1)
+    threads = threading.active_count()
+    pieces = list(export.zip_stream(release))
+    assert len(pieces) > 20
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(pieces)))
+    export_release(release, tmp_path)
+    root = f"{release.project.slug}-{release.tag}"
+    for path in [path for path in tmp_path.rglob("*") if path.is_file()]:
+        assert archive.read(f"{root}/{path.relative_to(tmp_path)}") == path.read_bytes()
+    assert threading.active_count() == threads
+
+    opened = []
+    real_temporary_file = export.tempfile.TemporaryFile
+    monkeypatch.setattr(
+        export.tempfile, "TemporaryFile", lambda: opened.append(real_temporary_file()) or opened[-1]
+    )
+    stream = export.zip_stream(release)
+    assert next(stream).startswith(b"PK")
+    next(stream)  # the splits have started: their spooled files are open
+    stream.close()
+    assert threading.active_count() == threads
+    assert opened and all(spool.closed for spool in opened)
+
+    def broken_copy(*args):
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(export._Zipper, "_copy", broken_copy)
+    with pytest.raises(OSError, match="the disk went away"):
+        b"".join(export.zip_stream(release))
+    assert threading.active_count() == threads
+    assert all(spool.closed for spool in opened)
 
 
 def test_an_unknown_download_format_is_not_found(release, client_for, annotator):
