@@ -250,7 +250,8 @@ def _item_constants(project) -> dict:
 def test_a_streamed_insert_reports_every_n_rows_and_an_abandoned_one_leaves_nothing_uncommitted():
     """Outside a transaction (a worker's build), rows stream in with progress every ``every`` rows. When the
     work fails midway: on PostgreSQL (one COPY, committed by ``close``) nothing is written; on SQLite the
-    batches written so far stay (each was its own transaction) and the rest is not written."""
+    batches handed over so far are written (each in a transaction of its own, by the writing thread, which
+    reports them once committed) and the rest is not."""
     project = ProjectFactory()
     progress = []
     threads = threading.active_count()
@@ -264,10 +265,10 @@ def test_a_streamed_insert_reports_every_n_rows_and_an_abandoned_one_leaves_noth
     try:
         for n in range(5):
             stream.add((f"Por que “{n}”?\tÉ\\assim", f"{n:040x}"))
-        assert progress == [3]
     finally:
         stream.abandon()
 
+    assert progress == [3]
     assert threading.active_count() == threads
     kept = 0 if connection.vendor == "postgresql" else 3
     assert sorted(Item.objects.filter(project=project).values_list("question", flat=True)) == [
@@ -288,6 +289,7 @@ def test_a_closed_streamed_insert_writes_every_row_as_given():
         (None, "train", n, f"classe\t{n}", f'{{"id":"q{n}","question":"Por quê \\"{n}\\"?\\nÉ"}}')
         for n in range(7)
     ]
+    records[1] = (None, "dev", 1, "", '{"q":"🙂 ç \\\\ \\u0000","n":-1}')  # an empty text, an emoji, a NUL
     progress = []
     stream = bulk.StreamedInsert(
         ReleaseItem,
@@ -302,7 +304,7 @@ def test_a_closed_streamed_insert_writes_every_row_as_given():
 
     assert progress == [3, 6, 7]
     stored = ReleaseItem.objects.filter(release=release).order_by("position")
-    assert [(None, "train", r.position, r.causal_class, r.data) for r in stored] == [
+    assert [(r.item_id, r.split, r.position, r.causal_class, r.data) for r in stored] == [
         (None, split, position, causal_class, json.loads(data))
         for _i, split, position, causal_class, data in records
     ]
@@ -311,6 +313,45 @@ def test_a_closed_streamed_insert_writes_every_row_as_given():
             ReleaseItem, ["item_id", "split", "position", "causal_class", "data", "release"]
         )
         assert bulk._binary_copy_types(Item, ["question", "metadata"]) is None
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("bad", ["position taken twice", "no class"])
+def test_a_streamed_insert_whose_batch_fails_raises_its_error_and_keeps_the_batches_before(bad):
+    """A batch the database refuses (a position taken twice, a null in a text column that takes none) raises
+    its error in the caller, at the next hand-over or at ``close``, and leaves no thread; the batches before it
+    stay on SQLite (each committed on its own), nothing on PostgreSQL (one COPY)."""
+    from django.db import IntegrityError
+
+    from evaluation.models import Release, ReleaseItem
+
+    release = Release.objects.create(project=ProjectFactory(), version=1)
+    threads = threading.active_count()
+    stream = bulk.StreamedInsert(
+        ReleaseItem,
+        ["item_id", "split", "position", "causal_class", "data"],
+        constants={"release_id": release.pk},
+        every=2,
+    )
+    with pytest.raises(IntegrityError):
+        try:
+            positions = (0, 1, 2, 2, 3, 4, 5, 6) if bad == "position taken twice" else range(8)
+            for position in positions:
+                no_class = bad == "no class" and position == 3
+                stream.add((None, "test", position, None if no_class else "", "{}"))
+            stream.close()
+        finally:
+            stream.abandon()
+    assert threading.active_count() == threads
+    kept = [] if connection.vendor == "postgresql" else [0, 1]
+    assert (
+        list(
+            ReleaseItem.objects.filter(release=release)
+            .order_by("position")
+            .values_list("position", flat=True)
+        )
+        == kept
+    )
 
 
 @pytest.mark.django_db(transaction=True)
