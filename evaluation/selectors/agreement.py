@@ -9,8 +9,9 @@ import numpy as np
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
 from django.db import connection
-from django.db.models import Count, Max, QuerySet
+from django.db.models import Count, Max, QuerySet, TextField
 from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
 from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
@@ -20,6 +21,7 @@ from annotation.models import Item, Judgment, Project
 
 from ..agreement import AgreementSummary, Bootstrap, RatingTable, agreement_summary
 from ..agreement.table import MISSING
+from ..releases.records import json_value
 
 AGREEMENT_BOOTSTRAP = Bootstrap(resamples=1000, seed=0)
 RATING_PREFIX = "rating:"
@@ -382,7 +384,11 @@ def _unit_groups(by: str, unit_items: np.ndarray, unit_rounds: np.ndarray) -> li
     if by == "round":
         return [_breakdown_value(round_, by, round_) for round_ in unit_rounds.tolist()]
     field = _BREAKDOWN_FIELDS.get(by, "item__metadata").removeprefix("item__")
-    values = dict(Item.objects.filter(pk__in=set(unit_items.tolist())).values_list("pk", field))
+    items = Item.objects.filter(pk__in=set(unit_items.tolist()))
+    if field == "metadata":  # read as text and parsed by orjson: the ORM's json.loads of every item is slower
+        values = {pk: json_value(text) for pk, text in items.values_list("pk", Cast(field, TextField()))}
+    else:
+        values = dict(items.values_list("pk", field))
     return [
         _breakdown_value(values[item], by, round_)
         for item, round_ in zip(unit_items.tolist(), unit_rounds.tolist())
