@@ -336,7 +336,13 @@ class StreamedInsert:
             return
         if self._copy is None:
             self._open_copy()
-        self._copy.write_row((*row, *self.constant_values))
+        try:
+            self._copy.write_row((*row, *self.constant_values))
+        except Exception:
+            with (
+                self.side.wrap_database_errors
+            ):  # the server's refusal raised as Django's error, as elsewhere
+                raise
         self.written += 1
         if self.written % self.every == 0:
             self.on_progress(self.written)
@@ -353,7 +359,8 @@ class StreamedInsert:
                 self._write_pending()
             if self._copy is not None:
                 self._copy = None
-                self._open.close()  # ends the COPY, then commits
+                with self.side.wrap_database_errors:
+                    self._open.close()  # ends the COPY, then commits
                 if self.written % self.every:
                     self.on_progress(self.written)
         finally:
