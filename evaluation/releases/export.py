@@ -357,16 +357,9 @@ class _Zipper:
             with contextlib.suppress(queue.Full):
                 self._jobs.put_nowait(("stop", None, None, None))  # or waiting for work
             self._thread.join(0.01)
-        for kind, _name, _label, data in self._taken_jobs():
+        for kind, _name, _label, data in _emptied(self._jobs):
             if kind == "copy":  # never copied: its spooled file is closed here
                 data.close()
-
-    def _taken_jobs(self) -> list:
-        taken = []
-        with contextlib.suppress(queue.Empty):
-            while True:
-                taken.append(self._jobs.get_nowait())
-        return taken
 
     def _send(self, job: tuple) -> None:
         """Queue ``job``; while the queue is full, take what the thread has made (it may be waiting to hand it
@@ -384,11 +377,8 @@ class _Zipper:
                     raise RuntimeError("the zip thread stopped") from None
 
     def _taken(self) -> list:
-        taken = []
-        with contextlib.suppress(queue.Empty):
-            while True:
-                taken.append(self._out.get_nowait())
-        return taken
+        """What the thread has handed over so far."""
+        return _emptied(self._out)
 
     @staticmethod
     def _checked(chunk):
@@ -459,6 +449,15 @@ class _Zipper:
                 return
             except queue.Full:
                 continue
+
+
+def _emptied(waiting: queue.Queue) -> list:
+    """Everything in ``waiting`` now, taken out without waiting."""
+    taken = []
+    with contextlib.suppress(queue.Empty):
+        while True:
+            taken.append(waiting.get_nowait())
+    return taken
 
 
 def zip_stream(release, formats: tuple[str, ...] = FORMATS) -> Iterator[bytes]:
