@@ -188,9 +188,13 @@ def release_build(*, release: Release, on_progress: Callable[[Release], None] | 
             raise _BuildTakenOver
         release.refresh_from_db()
     except _BuildTakenOver:
+        if _deleted_meanwhile(release):
+            return release
         release.refresh_from_db()  # the build that took it over owns its items now
         return release
     except Exception as exc:
+        if _deleted_meanwhile(release):
+            raise
         with transaction.atomic():
             if _own(release, owner).select_for_update().exists():
                 ReleaseItem.objects.filter(release=release).delete()
@@ -240,6 +244,16 @@ def release_agreement(release: Release) -> list[dict]:
 
 class _BuildTakenOver(Exception):
     """The release is no longer this build's: resumed by another worker while this one was silent."""
+
+
+def _deleted_meanwhile(release: Release) -> bool:
+    """Whether ``release`` was deleted while it was built (its project was); then the records this build
+    committed after the deletion had removed the release's records are removed too (no database constraint
+    ties them to their release: ``ReleaseItem.release``)."""
+    if Release.objects.filter(pk=release.pk).exists():
+        return False
+    ReleaseItem.objects.filter(release_id=release.pk).delete()
+    return True
 
 
 def _own(release: Release, owner: str):

@@ -151,3 +151,30 @@ def test_a_build_taken_over_while_it_was_silent_stops_without_touching_the_new_b
     assert taken, "the build reported its stage"
     assert (built.status, built.owner, built.error) == (Release.Status.BUILDING, "another-host:1:resumed", "")
     assert ReleaseItem.objects.filter(release=release).count() >= taken[0]  # nothing of the new build removed
+
+
+@pytest.mark.parametrize("deleted_at", ["freezing", "checksum"])
+def test_a_release_deleted_while_it_was_built_leaves_none_of_its_records(
+    transactional_db, project, deleted_at
+):
+    """A record is tied to its release by Django's cascade, not by a database constraint (PostgreSQL checked
+    that one record by record when the cut's COPY committed). A release deleted while it is built, before its
+    records are written or after, the deletion taking the records it saw and the build committing more: the
+    build stops without an error and none of the release's records is left. Outside any transaction, as a
+    worker builds: the records stream through a second connection (PostgreSQL) or a writing thread (SQLite)."""
+    from evaluation.models import ReleaseItem
+    from evaluation.services import release_build, release_create
+
+    approved_items(project, {"associational": 10, "counterfactual": 10})
+    release = release_create(project=project, seed=3)
+    deleted = []
+
+    def on_progress(seen):
+        if seen.stage == deleted_at and not deleted:
+            deleted.append(ReleaseItem.objects.filter(release_id=seen.pk).count())
+            Release.objects.filter(pk=seen.pk).delete()  # as the project's deletion does
+
+    release_build(release=release, on_progress=on_progress)
+    assert deleted == [0 if deleted_at == "freezing" else 20]
+    assert not Release.objects.filter(pk=release.pk).exists()
+    assert not ReleaseItem.objects.filter(release_id=release.pk).exists()
