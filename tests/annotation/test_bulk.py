@@ -137,6 +137,64 @@ def test_a_staged_insert_stores_what_a_direct_one_stores_in_the_same_order(monke
             assert cursor.fetchone() == (0,)
 
 
+def test_columns_the_same_throughout_a_batch_are_stored_as_each_row_would_have_bound_them(monkeypatch):
+    """A column with one value in every row of a staged batch is bound once instead of row by row: a batch
+    whose every column is the same, columns of one text, of None, of 0 and of ``1.0`` beside 1 (not the same,
+    though equal in Python: a text column keeps "1.0"), each row stored as the direct insert stores it, in
+    order."""
+    monkeypatch.setattr(bulk, "SQLITE_BATCH_ROWS", 4)
+
+    def rows(tag):
+        for n in range(10):
+            varying = n >= 4  # the first batch: every column the same in its 4 rows
+            yield (
+                f"[{tag}] Por que a maré {n if varying else 0} sobe?",
+                "contrafactual",
+                json.dumps({"fonte": "ação", "n": n % 2 if varying else 0}),
+                None,
+                0,
+                1.0 if n == 9 else 1,
+                f"{tag}{n:039x}",
+            )
+
+    stored = {}
+    for tag, stage_from in (("d", 1_000), ("s", 1)):
+        monkeypatch.setattr(bulk, "SQLITE_STAGE_FROM_ROWS", stage_from)
+        project = ProjectFactory()
+        constants = _item_constants(project)
+        fields = [
+            "question",
+            "causal_class",
+            "metadata",
+            "topic_id",
+            "position_in_group",
+            "source",
+            "text_key",
+        ]
+        written = fast_insert(
+            Item, fields, rows(tag), constants={k: v for k, v in constants.items() if k not in fields}
+        )
+        assert written == 10
+        stored[tag] = [
+            (question.replace(f"[{tag}]", ""), *rest, key[1:])
+            for question, *rest, key in Item.objects.filter(project=project)
+            .order_by("pk")
+            .values_list(*fields)
+        ]
+    assert stored["s"] == stored["d"]
+    assert stored["s"][0] == (
+        " Por que a maré 0 sobe?",
+        "contrafactual",
+        {"fonte": "ação", "n": 0},
+        None,
+        0,
+        "1",
+        f"{0:039x}",
+    )
+    assert [row[2]["n"] for row in stored["s"]] == [0, 0, 0, 0, 0, 1, 0, 1, 0, 1]
+    assert [row[5] for row in stored["s"]] == ["1"] * 9 + ["1.0"]
+
+
 @pytest.mark.allow_skip
 def test_rows_that_insert_rows_themselves_keep_both_inserts_whole(monkeypatch):
     """On SQLite a generator of rows may insert rows of its own between two batches (each insert has its own
