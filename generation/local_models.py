@@ -111,15 +111,16 @@ class TokenModel:
     model: object
 
 
-def native_bfloat16() -> bool:
-    """Whether this CPU computes bfloat16 in hardware (AMX or AVX-512 BF16): there a bfloat16 encoder runs
-    about twice as fast as a float32 one. Elsewhere bfloat16 is emulated and slower, so float32 is kept."""
+def native_bfloat16(cpuinfo: str = "/proc/cpuinfo") -> bool:
+    """Whether this CPU multiplies bfloat16 matrices in hardware (AMX, ``amx_bf16``): there a bfloat16 encoder
+    runs about twice as fast as a float32 one. AVX-512 BF16 alone is not enough: on such a processor (the
+    same family, AMX not offered to the machine) the bfloat16 encoder scored 27–28 pairs/s where float32
+    scored 38–40 (BERTScore, 100-word answers, measured alternately). Elsewhere float32 is kept."""
     try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as cpuinfo:
-            for line in cpuinfo:
+        with open(cpuinfo, encoding="ascii", errors="replace") as lines:
+            for line in lines:
                 if line.startswith("flags"):
-                    flags = set(line.split(":", 1)[1].split())
-                    return bool(flags & {"amx_bf16", "avx512_bf16"})
+                    return "amx_bf16" in line.split(":", 1)[1].split()
     except OSError:
         pass
     return False
