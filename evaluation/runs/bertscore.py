@@ -72,7 +72,7 @@ class Scorer:
 
 def scorer(model_dir: str = "", layer: int | None = None, precision: str = "") -> Scorer:
     """Load the model (cached per process), in ``precision`` ("float32" or "bfloat16"; by default bfloat16 where
-    the CPU computes it in hardware). Raises ``LocalModelUnavailable`` without the ml extra or the directory,
+    the CPU has AMX, ``native_bfloat16``). Raises ``LocalModelUnavailable`` without the ml extra or the directory,
     ``ValueError`` for a layer the model does not have."""
     precision = precision or ("bfloat16" if native_bfloat16() else "float32")
     if precision not in ("float32", "bfloat16"):
