@@ -45,21 +45,22 @@ def test_a_repeated_forward_pass_reuses_its_memory_instead_of_faulting_it_in_aga
 
 
 @pytest.mark.parametrize(
-    ("flags", "native"),
+    ("vendor", "flags", "native"),
     [
-        ("fpu avx2 avx512f avx512_bf16 avx512_fp16 amx_bf16 amx_tile amx_int8", True),
-        (
-            "fpu avx2 avx512f avx512_bf16 avx512_fp16 avx_vnni",
-            False,
-        ),  # AVX-512 BF16 alone: float32 was faster
-        ("fpu sse4_2 avx2 fma", False),
+        ("GenuineIntel", "fpu avx2 avx512f avx512_bf16 avx512_fp16 amx_bf16 amx_tile amx_int8", True),
+        ("GenuineIntel", "fpu avx2 avx512f avx512_bf16 avx512_fp16 avx_vnni", False),  # float32 was faster
+        ("AuthenticAMD", "fpu avx2 avx512f avx512_bf16 avx512_vnni", True),
+        ("AuthenticAMD", "fpu sse4_2 avx2 fma", False),
     ],
-    ids=["AMX", "AVX-512 BF16 only", "neither"],
+    ids=["Intel with AMX", "Intel with AVX-512 BF16 only", "AMD with AVX-512 BF16", "neither"],
 )
-def test_bfloat16_is_chosen_only_where_the_cpu_multiplies_it_in_hardware(tmp_path, flags, native):
+def test_bfloat16_is_chosen_only_where_it_ran_faster_than_float32(tmp_path, vendor, flags, native):
     from generation.local_models import native_bfloat16
 
     cpuinfo = tmp_path / "cpuinfo"
-    cpuinfo.write_text(f"processor\t: 0\nmodel name\t: Xeon\nflags\t\t: {flags}\n\nprocessor\t: 1\n")
+    cpuinfo.write_text(
+        f"processor\t: 0\nvendor_id\t: {vendor}\nmodel name\t: a processor\nflags\t\t: {flags}\n\n"
+        f"processor\t: 1\nvendor_id\t: {vendor}\n"
+    )
     assert native_bfloat16(str(cpuinfo)) is native
     assert native_bfloat16(str(tmp_path / "missing")) is False
