@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import services  # the package, not its names: annotation.services reads importing.funnel
-from ..bulk import fast_insert
+from ..bulk import fast_insert, wal_checkpoints_aside
 from ..models import DroppedRow, ImportBatch, Item, Project, Topic
 from .chunks import KeyIndex, Spool, digests, id_digest
 from .errors import ImportFileError, RowError
@@ -93,8 +93,9 @@ def questions_import(
     scan = _Scan(_spool_memory(data, path, filename))
     try:
         with ExitStack() as stack:
-            stack.callback(scan.close)
+            # The spool is emptied before collection resumes: its rows then are not walked by the first one.
             stack.enter_context(_gc_paused())
+            stack.callback(scan.close)
             try:
                 table = open_table(data, filename, path=path, sheet=sheet, stack=stack, every_row=True)
                 mapping = mapping or propose(table.columns, project.import_mapping)
@@ -123,19 +124,22 @@ def questions_import(
             if errors and not skip_invalid:
                 _reject(batch, errors, mapping, unknown)
                 raise ImportRejected(batch, errors, unknown)
-            _write(
-                project,
-                batch,
-                scan,
-                errors,
-                mapping,
-                unknown,
-                table.format,
-                as_gold,
-                user,
-                length_bounds_on,
-                say,
-            )
+            # The import is done when its transaction commits; the log's copy into the database file after it is
+            # left to a thread of its own (``wal_checkpoints_aside``, on SQLite).
+            with wal_checkpoints_aside(every=WAL_CHECKPOINT_SECONDS, wait=False):
+                _write(
+                    project,
+                    batch,
+                    scan,
+                    errors,
+                    mapping,
+                    unknown,
+                    table.format,
+                    as_gold,
+                    user,
+                    length_bounds_on,
+                    say,
+                )
     finally:
         scan.close()
     say("done")
@@ -143,6 +147,8 @@ def questions_import(
 
 
 PROGRESS_EVERY_SECONDS = 10
+# The write commits once, at its end: a checkpoint before then finds only what earlier commits left in the log.
+WAL_CHECKPOINT_SECONDS = 60
 # Rows checked, deduplicated and spooled per chunk: memory stays flat whatever the file's size.
 CHUNK_ROWS = 5_000
 # Chunks waiting for the funnel's last steps stay in memory up to this much text, then go to a temporary file.

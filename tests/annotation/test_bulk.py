@@ -5,6 +5,7 @@ import json
 import os
 import threading
 import time
+import uuid
 
 import pytest
 from django.db import connection
@@ -496,6 +497,44 @@ def test_wal_checkpoints_aside_copy_the_log_in_a_thread_and_restore_the_setting(
     if sqlite:
         assert setting() == before
         assert file_size() > size  # the last pass, on leaving, copied the last commit
+
+
+@pytest.mark.django_db(transaction=True)
+def test_wal_checkpoints_aside_without_waiting_copy_the_last_commit_after_leaving():
+    """``wait=False`` (an import): leaving does not wait for the copy. The setting is back at once, every commit
+    is read back at once (from the log), and the thread copies the log into the file, then ends, on its own."""
+    project = ProjectFactory()
+    threads = threading.active_count()
+    sqlite = connection.vendor == "sqlite"
+    marker = f"marcador-{uuid.uuid4().hex}"  # in the database file only once the log is copied there
+    if sqlite:
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA wal_autocheckpoint")
+            before = cursor.fetchone()[0]
+    with bulk.wal_checkpoints_aside(every=60, wait=False):
+        fast_insert(
+            Item,
+            ["question", "text_key"],
+            ((f"Por que {n}? {marker}", f"{n:040x}") for n in range(500)),
+            constants=_item_constants(project),
+        )
+    assert Item.objects.filter(project=project, question__contains=marker).count() == 500
+    if not sqlite:
+        assert threading.active_count() == threads
+        return
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA wal_autocheckpoint")
+        assert cursor.fetchone()[0] == before
+
+    def in_file() -> bool:
+        with open(connection.settings_dict["NAME"], "rb") as handle:
+            return marker.encode() in handle.read()
+
+    deadline = time.monotonic() + 10
+    while not (in_file() and threading.active_count() == threads) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert in_file()  # the thread copied the log
+    assert threading.active_count() == threads
 
 
 def test_in_many_finds_what_in_finds_for_ids_and_foreign_keys():
