@@ -562,6 +562,9 @@ def commit_without_waiting_for_disk() -> None:
             cursor.execute("SET LOCAL synchronous_commit TO OFF")
 
 
+CHECKPOINT_THREAD = "wal-checkpoints"
+
+
 @contextmanager
 def wal_checkpoints_aside(*, every: float = 0.02, wait: bool = True) -> Iterator[None]:
     """On SQLite, the checkpoints of this connection's commits run in a thread of their own while inside.
@@ -609,7 +612,7 @@ def wal_checkpoints_aside(*, every: float = 0.02, wait: bool = True) -> Iterator
         finally:
             side.close()
 
-    thread = threading.Thread(target=work, name="wal-checkpoints", daemon=True)
+    thread = threading.Thread(target=work, name=CHECKPOINT_THREAD, daemon=True)
     thread.start()
     try:
         yield

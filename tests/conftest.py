@@ -6,6 +6,7 @@ models, services) into failures, so nothing is silently left out there.
 """
 
 import os
+import threading
 
 import pytest
 
@@ -45,6 +46,19 @@ def default_language():
     translation.deactivate()
     yield
     translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
+def checkpoints_finished():
+    """An import outside a transaction (a live server's, a transactional test's) leaves the copy of SQLite's log
+    to a thread of its own (``wal_checkpoints_aside(wait=False)``): it ends before the next test, which may count
+    the threads it starts itself."""
+    yield
+    from annotation.bulk import CHECKPOINT_THREAD
+
+    for thread in threading.enumerate():
+        if thread.name == CHECKPOINT_THREAD:
+            thread.join(timeout=30)
 
 
 @pytest.fixture
