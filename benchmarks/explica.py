@@ -122,13 +122,19 @@ CPU: list[
 
 def measure(slug: str) -> dict:
     """In a process of its own, as a server worker would be: the page cold, unchanged and after one new judgment,
-    then the aggregation; its peak memory is the page's and the aggregation's, not the building's."""
+    then the aggregation; its peak memory is the page's and the aggregation's, not the building's.
+
+    The process starts as the server's workers do, through ``causalqa_site.wsgi``: the application loaded, then
+    everything loaded so far frozen out of the garbage collector's full collections (``gc.freeze()``). Without
+    that, the first page's full collections walked all of Django and numpy, which no worker's do: the cold page
+    took 0.78–0.98 s instead of 0.64–0.72 s (three runs each, alternately)."""
     _django.setup("explica", migrate=False)
     from django.contrib.auth import get_user_model
     from django.core.cache import cache
     from django.test import Client
     from django.urls import reverse
 
+    import causalqa_site.wsgi  # noqa: F401 - the server's start: its application, then gc.freeze()
     from annotation.models import Project
     from designs.explica.aggregation import explica_aggregate
 
