@@ -1,11 +1,10 @@
 """``questions_import``: read a file through its column mapping, run the funnel, store items and every
 dropped row, in one go. The page (through its task), the command and the designs' imports call it."""
 
-import gc
 import json
 import time
 from collections.abc import Callable
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from datetime import timedelta
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from .. import services  # the package, not its names: annotation.services reads importing.funnel
-from ..bulk import fast_insert, wal_checkpoints_aside
+from ..bulk import fast_insert, gc_paused, wal_checkpoints_aside
 from ..models import DroppedRow, ImportBatch, Item, Project, Topic
 from .chunks import KeyIndex, Spool, digests, id_digest
 from .errors import ImportFileError, RowError
@@ -94,7 +93,7 @@ def questions_import(
     try:
         with ExitStack() as stack:
             # The spool is emptied before collection resumes: its rows then are not walked by the first one.
-            stack.enter_context(_gc_paused())
+            stack.enter_context(gc_paused())
             stack.callback(scan.close)
             try:
                 table = open_table(data, filename, path=path, sheet=sheet, stack=stack, every_row=True)
@@ -173,19 +172,6 @@ def _spool_memory(data: bytes | None, path: Path | None, filename: str) -> int:
 
 
 ROW_BYTES = 600  # what a spooled row costs in memory besides its text (its tuple and the strings' headers)
-
-
-@contextmanager
-def _gc_paused():
-    """No cyclic garbage collection while the rows are read and written: the import makes no cycles, and each
-    collection would walk every row held so far (a third of the import's CPU time at 100,000 rows)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _write(project, batch, scan, errors, mapping, unknown, file_format, as_gold, user, bounded, say) -> None:

@@ -15,7 +15,7 @@ from django.db.models import Count, Q, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from annotation.bulk import StreamedInsert, read_ahead, wal_checkpoints_aside
+from annotation.bulk import StreamedInsert, gc_paused, read_ahead, wal_checkpoints_aside
 from annotation.designs import design_for
 from annotation.models import ImportBatch, Item, ItemGroup, Membership, Option, Revision, Topic
 
@@ -32,7 +32,6 @@ from .records import (
     answer_model_and_prompt,
     canonical_line,
     checksum,
-    gc_paused,
     item_record,
     json_value,
 )

@@ -19,12 +19,13 @@ from typing import TYPE_CHECKING
 
 import orjson
 
+from annotation.bulk import gc_paused
 from annotation.designs import ExportFile, design_for
 from annotation.spreadsheet import FORMULA_PREFIXES, csv_lines
 
 from ..selectors.releases import release_split_texts
 from .card import FORMATS, data_path, render_card
-from .records import FIELDS, arrow_schema, canonical_line, gc_paused
+from .records import FIELDS, arrow_schema, canonical_line
 from .splits import SPLITS
 
 if TYPE_CHECKING:

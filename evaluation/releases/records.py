@@ -4,8 +4,6 @@ Every record has the same fields with the same types, so the JSONL, CSV and Parq
 release load with one schema. ``metadata`` is a JSON string for that reason (its keys vary).
 """
 
-import contextlib
-import gc
 import hashlib
 import json
 from collections.abc import Iterable
@@ -178,19 +176,6 @@ def _metadata_text(metadata) -> str:
     if _encode_metadata is None:
         return _METADATA_ENCODER.encode(metadata)
     return "".join(_encode_metadata(metadata, 0))
-
-
-@contextlib.contextmanager
-def gc_paused():
-    """No cyclic garbage collection inside: the records made by the hundred thousand hold no cycles, and at
-    that scale the collector's passes over every live object cost as much as making the records."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def answer_model_and_prompt(provenance: dict, models_by_call: dict) -> tuple[str, str]:
