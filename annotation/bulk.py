@@ -689,3 +689,47 @@ def read_ahead(produce: Callable[[], Iterator], *, depth: int = 2) -> Iterator:
     finally:
         stop.set()
         thread.join()
+
+
+class ReservedIds:
+    """Ids for rows of ``model`` that the current transaction inserts later, handed out without a query on
+    its connection (which a COPY may hold, or which another thread may be using): an import gives each new
+    topic its id when it first meets it, in the thread making the items' rows, and writes the topics at its end.
+
+    On PostgreSQL each id comes from the table's sequence, through a second connection opened at the first
+    one (a sequence hands a number out once, whatever becomes of the transaction; an unused one is a gap). On
+    SQLite ids count on from the highest ever given (``sqlite_sequence``, kept by ``AUTOINCREMENT``), which
+    no other connection can take meanwhile: every transaction holds the write lock from its start
+    (``IMMEDIATE``, in the settings). ``close()`` lets the second connection go."""
+
+    def __init__(self, model: type[models.Model]):
+        if not connection.in_atomic_block:
+            raise RuntimeError("ids are reserved for rows the same transaction writes")
+        self.table = model._meta.db_table
+        self.side = None
+        self.counted = connection.vendor != "postgresql"
+        with connection.cursor() as cursor:
+            if not self.counted:
+                cursor.execute("SELECT pg_get_serial_sequence(%s, %s)", [self.table, model._meta.pk.column])
+                self.sequence = cursor.fetchone()[0]
+                return
+            cursor.execute("SELECT max(seq) FROM sqlite_sequence WHERE name = %s", [self.table])
+            counted = cursor.fetchone()[0] or 0
+            quote = connection.ops.quote_name
+            cursor.execute(f"SELECT max({quote(model._meta.pk.column)}) FROM {quote(self.table)}")
+            self.last = max(counted, cursor.fetchone()[0] or 0)
+
+    def next(self) -> int:
+        if self.counted:
+            self.last += 1
+            return self.last
+        if self.side is None:
+            self.side = connections.create_connection(DEFAULT_DB_ALIAS)
+        with self.side.cursor() as cursor:
+            cursor.execute("SELECT nextval(%s)", [self.sequence])
+            return cursor.fetchone()[0]
+
+    def close(self) -> None:
+        if self.side is not None:
+            self.side.close()
+            self.side = None

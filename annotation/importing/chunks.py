@@ -1,5 +1,5 @@
 """What lets an import stream its file in chunks with flat memory: the keys already seen, as sorted arrays of
-digests instead of dicts of strings, and a spool of the chunks waiting for the funnel's last steps.
+digests instead of dicts of strings, and a spool of the rows waiting for the funnel's last step.
 
 A 200 MB CSV holds ~1.4 million rows: dicts of their 40-character keys alone would take ~250 MB; the same
 keys as 20-byte digests in a sorted numpy array take 28 MB, and a chunk is looked up in one

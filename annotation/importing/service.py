@@ -2,22 +2,21 @@
 dropped row, in one go. The page (through its task), the command and the designs' imports call it."""
 
 import json
-import time
 from collections.abc import Callable
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from .. import services  # the package, not its names: annotation.services reads importing.funnel
-from ..bulk import fast_insert, gc_paused, wal_checkpoints_aside
+from ..bulk import ReservedIds, fast_insert, gc_paused, wal_checkpoints_aside
 from ..models import DroppedRow, ImportBatch, Item, Project, Topic
 from .chunks import KeyIndex, Spool, digests, id_digest
 from .errors import ImportFileError, RowError
-from .funnel import length_bounds, question_digest, word_count
+from .funnel import MIN_WORDS, length_bounds, question_digest, word_count
 from .mapping import Mapping, check_values, propose
 from .read import LabelResolver, RowChecker, Rows, UnknownValues, taker
 from .tables import UNREADABLE, open_table, unreadable
@@ -89,68 +88,76 @@ def questions_import(
     say = progress or (lambda message: None)
     say("reading")
     unknown = UnknownValues()
-    scan = _Scan(_spool_memory(data, path, filename))
-    try:
-        with ExitStack() as stack:
-            # The spool is emptied before collection resumes: its rows then are not walked by the first one.
-            stack.enter_context(gc_paused())
-            stack.callback(scan.close)
-            try:
-                table = open_table(data, filename, path=path, sheet=sheet, stack=stack, every_row=True)
-                mapping = mapping or propose(table.columns, project.import_mapping)
-                _check_request(mapping, table.columns, project, as_gold, user)
-                errors = table.errors
-                labels = LabelResolver(project.label_set, mapping.values.get("causal_class"))
-                check = RowChecker(mapping, table.columns, labels, errors, unknown)
-                said_at = time.monotonic()
+    errors: list[RowError] = []
+    with ExitStack() as stack:
+        # The spool is emptied before collection resumes: its rows then are not walked by the first one.
+        stack.enter_context(gc_paused())
+        try:
+            table = open_table(data, filename, path=path, sheet=sheet, stack=stack, every_row=True)
+            mapping = mapping or propose(table.columns, project.import_mapping)
+            _check_request(mapping, table.columns, project, as_gold, user)
+            errors = table.errors
+            labels = LabelResolver(project.label_set, mapping.values.get("causal_class"))
+            check = RowChecker(mapping, table.columns, labels, errors, unknown)
+
+            def checked_rows():
                 try:
                     for lines, columns in table.column_chunks(CHUNK_ROWS, check.wanted):
                         rows = _within_field_limits_into(check(lines, columns), errors)
-                        if as_gold:
-                            rows = _answered_only(rows, errors)
-                        scan.add(rows)
-                        if time.monotonic() - said_at > PROGRESS_EVERY_SECONDS:  # the worker's heartbeat
-                            say("reading")
-                            said_at = time.monotonic()
+                        yield _answered_only(rows, errors) if as_gold else rows
                 except UNREADABLE as exc:
                     raise unreadable(exc) from exc
-                if not scan.rows and not errors:
-                    raise ImportFileError([RowError(1, "", "the file has no rows after its header")])
-            except ImportFileError as exc:
-                _reject(batch, exc.errors, mapping)
-                raise ImportRejected(batch, exc.errors) from exc
-            errors.sort(key=lambda error: error.line)
-            if errors and not skip_invalid:
-                _reject(batch, errors, mapping, unknown)
-                raise ImportRejected(batch, errors, unknown)
+
+            spool_memory = _spool_memory(data, path, filename)
+            scan = _Scan(spool_memory, errors, length_bounds_on, skip_invalid)
+            stack.callback(scan.close)
+            chunks = checked_rows()
+            if table.format in READ_FIRST_FORMATS and connection.vendor == "sqlite":
+                chunks = _read_first(chunks, stack.enter_context(closing(Spool(spool_memory))))
             # The import is done when its transaction commits; the log's copy into the database file after it is
             # left to a thread of its own (``wal_checkpoints_aside``, on SQLite).
             with wal_checkpoints_aside(every=WAL_CHECKPOINT_SECONDS, wait=False):
-                _write(
-                    project,
-                    batch,
-                    scan,
-                    errors,
-                    mapping,
-                    unknown,
-                    table.format,
-                    as_gold,
-                    user,
-                    length_bounds_on,
-                    say,
-                )
-    finally:
-        scan.close()
+                _write(project, batch, scan, chunks, mapping, unknown, table.format, as_gold, user, say)
+        except ImportFileError as exc:
+            _reject(batch, exc.errors, mapping)
+            raise ImportRejected(batch, exc.errors) from exc
+        except _Invalid:
+            errors.sort(key=lambda error: error.line)
+            _reject(batch, errors, mapping, unknown)
+            raise ImportRejected(batch, errors, unknown) from None
     say("done")
     return batch
 
 
-PROGRESS_EVERY_SECONDS = 10
+# Formats whose reading costs several times the rest of their import: the XML of a spreadsheet (expat, about
+# 2 s per 100,000 rows). On SQLite an import holds the database's write lock while it reads, which every
+# other write waits for; such a file is read and checked first, outside the transaction, into a spool.
+READ_FIRST_FORMATS = {"xlsx"}
+
+
+def _read_first(chunks, spool: Spool):
+    """``chunks`` of rows read to their end now, then given back one by one."""
+    for rows in chunks:
+        texts = sum(map(len, rows.question)) + sum(map(len, rows.context)) + sum(map(len, rows.answer))
+        spool.append(None, rows, ROW_BYTES * len(rows) + 2 * texts)
+
+    def given_back():
+        for _head, body in spool:
+            yield body()
+
+    return given_back()
+
+
+class _Invalid(Exception):
+    """Rows of the file have errors and the import was not asked to skip them: its transaction is undone."""
+
+
 # The write commits once, at its end: a checkpoint before then finds only what earlier commits left in the log.
 WAL_CHECKPOINT_SECONDS = 60
 # Rows checked, deduplicated and spooled per chunk: memory stays flat whatever the file's size.
 CHUNK_ROWS = 5_000
-# Chunks waiting for the funnel's last steps stay in memory up to this much text, then go to a temporary file.
+# Rows held back for the funnel's last step (already present) and dropped rows stay in memory up to this much
+# text, then go to a temporary file.
 SPOOL_MEMORY_BYTES = 72_000_000
 # ... for a file up to this size (a larger file spools from its first chunk): a 100,000-row CSV (15 MB) is not
 # slowed down by the spool, and a 200 MB one keeps flat memory. A zipped file (XLSX, Parquet, .zip) counts
@@ -174,34 +181,42 @@ def _spool_memory(data: bytes | None, path: Path | None, filename: str) -> int:
 ROW_BYTES = 600  # what a spooled row costs in memory besides its text (its tuple and the strings' headers)
 
 
-def _write(project, batch, scan, errors, mapping, unknown, file_format, as_gold, user, bounded, say) -> None:
+def _write(project, batch, scan, rows, mapping, unknown, file_format, as_gold, user, say) -> None:
+    """Read the file's ``rows`` and write its items in one transaction, each chunk's as soon as it is read (the
+    database inserts one chunk while the next is read and checked), then take back out the few rows over the
+    upper length bound, which only the whole file gives, and write the funnel's report."""
     with transaction.atomic():
-        # One import of a project at a time plans and writes: the "already in the project" check then sees every
+        # One import of a project at a time reads and writes: the "already in the project" check then sees every
         # item a concurrent import of the same file wrote (on SQLite the write lock of the transaction does it).
         Project.objects.select_for_update().filter(pk=project.pk).values_list("pk").first()
-        say("filtering")
-        plan = scan.plan(project, errors, bounded)
-        plan.funnel["format"] = file_format
-        if unknown.by_field:
-            plan.funnel["unknown_values"] = unknown.as_dict()
-        say("writing")
-        topic_ids = _topic_ids(project, plan.topics)
+        scan.start(project)
+        sources = {None: {"kind": "import", "import_batch": batch.pk}}
         services.items_create_fast(
             project=project,
-            items=plan.items(topic_ids, {None: {"kind": "import", "import_batch": batch.pk}}),
+            items=scan.items(rows, sources),
             import_batch_id=batch.pk,
             approved_by=user if as_gold else None,
             decision_note=f"Imported as already reviewed (import #{batch.pk}, {batch.filename})",
         )
+        if scan.errors and not scan.skip_invalid:
+            raise _Invalid
+        if not scan.rows and not scan.errors:
+            raise ImportFileError([RowError(1, "", "the file has no rows after its header")])
+        say("filtering")
+        scan.errors.sort(key=lambda error: error.line)
+        funnel = scan.finish(project, batch)
+        funnel["format"] = file_format
+        if unknown.by_field:
+            funnel["unknown_values"] = unknown.as_dict()
         fast_insert(
             DroppedRow,
             ["line", "stage", "field", "reason", "question", "external_id"],
-            plan.dropped(),
+            scan.dropped(),
             constants={"batch_id": batch.pk},
             made_apart=True,
         )
-        batch.funnel = plan.funnel
-        batch.errors = [error.as_dict() for error in errors[:MAX_STORED_ERRORS]]
+        batch.funnel = funnel
+        batch.errors = [error.as_dict() for error in scan.errors[:MAX_STORED_ERRORS]]
         batch.status = ImportBatch.Status.DONE
         batch.finished_at = timezone.now()
         batch.mapping = mapping.as_dict()
@@ -318,23 +333,51 @@ def _answer_source(sources: dict, model: str | None) -> dict:
 
 
 class _Scan:
-    """The funnel's first steps, chunk by chunk as the file is read (outside the project's lock): not causal,
-    duplicates within the file (across chunks too), word counts. Unique rows wait in a spool, with their
-    item values, for the steps that need the whole file or the project: length bounds, already present."""
+    """The funnel, chunk by chunk as the file is read: not causal, duplicates within the file (across chunks
+    too), too short, already in the project. The rows left are written at once (``items``); those held back
+    as already present wait in a spool for the one step that needs the whole file, the upper length bound
+    (Q3 + 1.5·IQR of the unique rows' word counts), which ``finish`` applies to them and to the rows written.
 
-    def __init__(self, spool_memory: int):
+    Until the first error, unless ``skip_invalid``: a file with errors is rejected whole, so once one is found
+    the rest is only checked (for the report), and nothing more is written."""
+
+    def __init__(self, spool_memory: int, errors: list[RowError], bounded: bool, skip_invalid: bool):
+        self.errors = errors
+        self.bounded = bounded
+        self.skip_invalid = skip_invalid
         self.rows = 0
         self.causal = 0
         self.unique = 0
         self.seen_text = KeyIndex(np.int32)
         self.seen_id = KeyIndex(np.int32)
-        self.words: list[np.ndarray] = []
+        self.words: list[np.ndarray] = []  # of every unique row: the length bounds' sample
+        # Of each chunk's rows written: word counts, lines, text keys (20 bytes each, end to end), class
+        # codes and topic ids (-1: none), to take back out the rows over the upper bound and count the rest.
+        self.written: list[tuple[np.ndarray, np.ndarray, bytes, np.ndarray, np.ndarray]] = []
         self.classes: dict[str, int] = {}  # label → code, in order of first appearance
-        self.topics: dict[str, int] = {}
-        self.candidates = Spool(spool_memory)
+        self.held = Spool(spool_memory)  # already present: (lines, words, id found by id, by text, rows)
         self.early_dropped = Spool(spool_memory)
+        self.too_long: list[tuple] = []
+        self.bounds = None
+        self.new_topic_ids: ReservedIds | None = None
 
-    def add(self, rows: Rows) -> None:
+    def start(self, project: Project) -> None:
+        """Under the project's lock: its items' keys and its topics."""
+        self.existing_text, self.existing_id = _existing_keys(project)
+        self.topic_ids = dict(Topic.objects.filter(project=project).values_list("label", "id"))
+        self.known_topics = set(self.topic_ids.values())
+        self.new_topic_ids = ReservedIds(Topic)
+
+    def items(self, chunks, sources: dict):
+        """The items to write (``services.NewItem``), in the file's order, as ``chunks`` of rows are read.
+        Touches no database (``ReservedIds`` keeps its own connection): on SQLite it runs in the thread that
+        makes the insert's rows."""
+        for rows in chunks:
+            if self.errors and not self.skip_invalid:
+                continue
+            yield from self.add(rows, sources)
+
+    def add(self, rows: Rows, sources: dict) -> list:
         self.rows += len(rows)
         lines, questions, ids = rows.line, rows.question, rows.external_id
         dropped = [
@@ -388,77 +431,192 @@ class _Scan:
         self.unique += len(kept)
         counts = np.fromiter(map(word_count, kept.question), dtype=np.int32, count=len(kept))
         self.words.append(counts)
-        if len(kept):
-            class_codes, topic_codes = self.classes, self.topics
-            classes = [
-                class_codes.setdefault(label or "unlabelled", len(class_codes)) for label in kept.causal_class
-            ]
-            topics = [topic_codes.setdefault(topic, len(topic_codes)) for topic in kept.topic]
-            head = (
-                counts,
-                digests(text_digests),
-                digests(id_digests),
-                np.fromiter(map(bool, kept.external_id), dtype=bool, count=len(kept)),
-                np.asarray(classes, dtype=np.int32),
-                np.asarray(topics, dtype=np.int32),
-            )
-            fields = {name: getattr(kept, name) for name in ROW_FIELDS if name != "text_key"}
-            fields["text_key"] = [digest.hex() for digest in text_digests]
-            values = list(zip(*(fields[name] for name in ROW_FIELDS)))
-            chars = sum(map(len, kept.question)) + sum(map(len, kept.context)) + sum(map(len, kept.answer))
-            self.candidates.append(head, (values, kept.line, kept.topic), ROW_BYTES * len(values) + 2 * chars)
+        items = self._sort(kept, counts, text_digests, id_digests, dropped, sources) if len(kept) else []
         if dropped:
             dropped.sort(key=lambda dropped_row: dropped_row[0])
             size = ROW_BYTES * len(dropped) + 2 * sum(len(dropped_row[4]) for dropped_row in dropped)
             self.early_dropped.append(None, dropped, size)
+        return items
 
-    def plan(self, project: Project, errors: list[RowError], bounded: bool) -> "_Plan":
+    def _sort(self, kept: Rows, counts, text_digests, id_digests, dropped: list, sources: dict) -> list:
+        """The unique rows of a chunk: too short (to ``dropped``), already present (held), or to write (the
+        items returned)."""
+        lines = kept.line
+        if self.bounded:
+            short = counts < MIN_WORDS
+            for index in np.flatnonzero(short).tolist():
+                reason = f"{int(counts[index])} words (fewer than {MIN_WORDS})"
+                dropped.append(
+                    (
+                        lines[index],
+                        Stage.TOO_SHORT,
+                        "question",
+                        reason,
+                        kept.question[index],
+                        kept.external_id[index],
+                    )
+                )
+        else:
+            short = np.zeros(len(kept), dtype=bool)
+        has_id = np.fromiter(map(bool, kept.external_id), dtype=bool, count=len(kept))
+        present_id = np.where(has_id, self.existing_id.lookup(digests(id_digests)), -1)
+        present_text = self.existing_text.lookup(digests(text_digests))
+        present = ~short & ((present_id >= 0) | (present_text >= 0))
+        if present.any():
+            at = np.flatnonzero(present).tolist()
+            body = [(lines[index], kept.question[index], kept.external_id[index]) for index in at]
+            head = (counts[present], present_id[present], present_text[present])
+            self.held.append(head, body, ROW_BYTES * len(at) + 2 * sum(len(row[1]) for row in body))
+        write = np.flatnonzero(~short & ~present).tolist()
+        if len(write) < len(kept):
+            kept = kept.take(write)
+            pick = taker(write)
+            text_digests, counts = pick(text_digests), counts[write]
+        if not len(kept):
+            return []
+        class_codes = self.classes
+        topic_ids = [self._topic_id(label) for label in kept.topic]
+        self.written.append(
+            (
+                counts,
+                np.asarray(kept.line, dtype=np.int64),
+                b"".join(text_digests),
+                np.asarray(
+                    [
+                        class_codes.setdefault(label or "unlabelled", len(class_codes))
+                        for label in kept.causal_class
+                    ],
+                    dtype=np.int32,
+                ),
+                np.asarray([-1 if topic is None else topic for topic in topic_ids], dtype=np.int64),
+            )
+        )
+        fields = {name: getattr(kept, name) for name in ROW_FIELDS if name != "text_key"}
+        fields["text_key"] = [digest.hex() for digest in text_digests]
+        return [
+            _new_item(values, topic_id, sources)
+            for values, topic_id in zip(zip(*(fields[name] for name in ROW_FIELDS)), topic_ids)
+        ]
+
+    def _topic_id(self, label: str) -> int | None:
+        if not label:
+            return None
+        topic_id = self.topic_ids.get(label)
+        if topic_id is None:
+            topic_id = self.topic_ids[label] = self.new_topic_ids.next()
+        return topic_id
+
+    def finish(self, project: Project, batch: ImportBatch) -> dict:
+        """After the whole file: its length bounds; the rows written over the upper one taken back out; the
+        new topics of the rows kept written; the funnel's figures."""
         counts = np.concatenate(self.words) if self.words else np.empty(0, dtype=np.int32)
-        bounds = length_bounds(counts)
+        bounds = self.bounds = length_bounds(counts)
         self.words = []
-        self.seen_text = self.seen_id = None  # done with: room for the project's keys
-        plan = _Plan(self, errors, bounds, bounded, *_existing_keys(project))
-        invalid_lines = len({error.line for error in errors})
-        in_length = imported = 0
-        class_counts = np.zeros(len(self.classes), dtype=np.int64)
-        topic_kept = np.zeros(len(self.topics), dtype=bool)
-        first_kept = np.full(len(self.classes), np.iinfo(np.int64).max, dtype=np.int64)
-        position = 0
-        for head in self.candidates.heads():
-            in_bounds, _present_id, _present_text, keep = plan.classify(head)
-            in_length += int(in_bounds.sum())
-            imported += int(keep.sum())
-            kept_classes = head[4][keep]
-            np.add.at(class_counts, kept_classes, 1)
-            kept_at = np.flatnonzero(keep) + position
-            np.minimum.at(first_kept, kept_classes, kept_at)
-            topic_kept[head[5][keep]] = True
-            position += len(keep)
+        if self.bounded:
+            in_length = int(((counts >= bounds.min_words) & (counts <= bounds.max_words)).sum())
+        else:
+            in_length = len(counts)
+        keep = [
+            chunk[0] <= bounds.max_words if self.bounded else np.ones(len(chunk[0]), dtype=bool)
+            for chunk in self.written
+        ]
+        self._take_back(project, batch, keep)
+        kept_classes = np.concatenate([chunk[3][mask] for chunk, mask in zip(self.written, keep)] or [[]])
+        kept_topics = np.concatenate([chunk[4][mask] for chunk, mask in zip(self.written, keep)] or [[]])
+        new_topics = set(kept_topics.tolist()) - self.known_topics - {-1}
+        Topic.objects.bulk_create(
+            Topic(pk=topic_id, project=project, label=label)
+            for label, topic_id in sorted(self.topic_ids.items())
+            if topic_id in new_topics
+        )
+        self.new_topic_ids.close()
+        imported = len(kept_classes)
         labels = list(self.classes)
         # as a Counter over the kept rows gives them: in order of the first kept row of each class
-        classes = {
-            labels[code]: int(class_counts[code])
-            for code in np.argsort(first_kept, kind="stable")
-            if class_counts[code]
-        }
-        plan.topics = {label for label, code in self.topics.items() if label and topic_kept[code]}
-        plan.funnel = {
-            "read": self.rows + invalid_lines,
-            "invalid": invalid_lines,
+        codes, first, class_counts = np.unique(
+            kept_classes.astype(np.int64), return_index=True, return_counts=True
+        )
+        classes = {labels[codes[at]]: int(class_counts[at]) for at in np.argsort(first, kind="stable")}
+        self.written = []
+        return {
+            "read": self.rows + len({error.line for error in self.errors}),
+            "invalid": len({error.line for error in self.errors}),
             "causal": self.causal,
             "unique": self.unique,
             "in_length": in_length,
             "imported": imported,
             "already_present": in_length - imported,
             "bounds": bounds.as_dict(),
-            "length_bounds": bounded,
-            "classes": dict(classes),
+            "length_bounds": self.bounded,
+            "classes": classes,
         }
-        return plan
+
+    def _take_back(self, project: Project, batch: ImportBatch, keep: list[np.ndarray]) -> None:
+        """Delete the rows written over the upper length bound (found by their text keys, unique in the file),
+        keeping for the report their lines, word counts, questions and ids."""
+        over = {}  # text key → (line, words)
+        for (counts, lines, keys, _classes, _topics), mask in zip(self.written, keep):
+            for index in np.flatnonzero(~mask).tolist():
+                over[keys[20 * index : 20 * index + 20].hex()] = (int(lines[index]), int(counts[index]))
+        keys = list(over)
+        for start in range(0, len(keys), 5_000):
+            found = Item.objects.filter(
+                project=project, import_batch_id=batch.pk, text_key__in=keys[start : start + 5_000]
+            ).values_list("pk", "text_key", "question", "external_id")
+            ids = []
+            for item_id, key, question, external_id in found:
+                line, words = over[key]
+                self.too_long.append((line, words, question, external_id))
+                ids.append(item_id)
+            Item.objects.filter(pk__in=ids).delete()
+
+    def dropped(self):
+        """Every dropped row (touches no database: on SQLite it runs in the insert's second thread)."""
+        bounds = self.bounds
+        too_long = f"more than {bounds.max_words:g} = Q3 + 1.5·IQR"
+        for error in self.errors:
+            yield (error.line, Stage.INVALID, error.field, error.reason, "", "")
+        for _head, body in self.early_dropped:
+            yield from body()
+        for line, words, question, external_id in self.too_long:
+            yield (line, Stage.TOO_LONG, "question", f"{words} words ({too_long})", question, external_id)
+        for (counts, present_id, present_text), body in self.held:
+            for (line, question, external_id), words, by_id, by_text in zip(
+                body(), counts.tolist(), present_id.tolist(), present_text.tolist()
+            ):
+                if self.bounded and words > bounds.max_words:
+                    yield (
+                        line,
+                        Stage.TOO_LONG,
+                        "question",
+                        f"{words} words ({too_long})",
+                        question,
+                        external_id,
+                    )
+                elif by_id >= 0:
+                    yield (
+                        line,
+                        Stage.ALREADY_PRESENT,
+                        "id",
+                        f"same id as item #{by_id}",
+                        question,
+                        external_id,
+                    )
+                else:
+                    yield (
+                        line,
+                        Stage.ALREADY_PRESENT,
+                        "question",
+                        f"same text as item #{by_text}",
+                        question,
+                        external_id,
+                    )
 
     def close(self) -> None:
-        self.candidates.close()
+        self.held.close()
         self.early_dropped.close()
+        if self.new_topic_ids is not None:
+            self.new_topic_ids.close()
 
 
 def _existing_keys(project: Project) -> tuple[KeyIndex, KeyIndex]:
@@ -491,108 +649,6 @@ def _existing_keys(project: Project) -> tuple[KeyIndex, KeyIndex]:
             flush()
     flush()
     return text_index, id_index
-
-
-class _Plan:
-    """The funnel's last steps over the spooled unique rows: the items to write and every dropped row."""
-
-    def __init__(
-        self, scan: _Scan, errors, bounds, bounded: bool, existing_text: KeyIndex, existing_id: KeyIndex
-    ):
-        self.scan = scan
-        self.errors = errors
-        self.bounds = bounds
-        self.bounded = bounded
-        self.existing_text = existing_text
-        self.existing_id = existing_id
-        self.topics: set[str] = set()
-        self.funnel: dict = {}
-
-    def classify(self, head):
-        counts, text_keys, id_keys, has_id = head[:4]
-        if self.bounded:
-            in_bounds = (counts >= self.bounds.min_words) & (counts <= self.bounds.max_words)
-        else:
-            in_bounds = np.ones(len(counts), dtype=bool)
-        present_id = np.where(has_id, self.existing_id.lookup(id_keys), -1)
-        present_text = self.existing_text.lookup(text_keys)
-        keep = in_bounds & (present_id < 0) & (present_text < 0)
-        return in_bounds, present_id, present_text, keep
-
-    def items(self, topic_ids: dict[str, int], sources: dict):
-        """The items to write (``services.NewItem``), in the file's order."""
-        topic_id = topic_ids.get
-        for head, body in self.scan.candidates:
-            keep = self.classify(head)[3]
-            values, _lines, topics = body()
-            if keep.all():
-                for row, topic in zip(values, topics):
-                    yield _new_item(row, topic_id(topic), sources)
-                continue
-            for index in np.flatnonzero(keep).tolist():
-                yield _new_item(values[index], topic_id(topics[index]), sources)
-
-    def dropped(self):
-        for error in self.errors:
-            yield (error.line, Stage.INVALID, error.field, error.reason, "", "")
-        for _head, body in self.scan.early_dropped:
-            yield from body()
-        bounds = self.bounds
-        for head, body in self.scan.candidates:
-            in_bounds, present_id, present_text, keep = self.classify(head)
-            if keep.all():
-                continue
-            values, lines, _topics = body()
-            counts = head[0]
-            for index in np.flatnonzero(~keep).tolist():
-                row = values[index]
-                question, external_id = row[0], row[EXTERNAL_ID]
-                words = int(counts[index])
-                if not in_bounds[index]:
-                    if words < bounds.min_words:
-                        yield (
-                            lines[index],
-                            Stage.TOO_SHORT,
-                            "question",
-                            f"{words} words (fewer than {bounds.min_words})",
-                            question,
-                            external_id,
-                        )
-                    else:
-                        yield (
-                            lines[index],
-                            Stage.TOO_LONG,
-                            "question",
-                            f"{words} words (more than {bounds.max_words:g} = Q3 + 1.5·IQR)",
-                            question,
-                            external_id,
-                        )
-                elif present_id[index] >= 0:
-                    yield (
-                        lines[index],
-                        Stage.ALREADY_PRESENT,
-                        "id",
-                        f"same id as item #{present_id[index]}",
-                        question,
-                        external_id,
-                    )
-                else:
-                    yield (
-                        lines[index],
-                        Stage.ALREADY_PRESENT,
-                        "question",
-                        f"same text as item #{present_text[index]}",
-                        question,
-                        external_id,
-                    )
-
-
-def _topic_ids(project: Project, labels: set[str]) -> dict[str, int]:
-    existing = dict(Topic.objects.filter(project=project, label__in=labels).values_list("label", "id"))
-    missing = [Topic(project=project, label=label) for label in sorted(labels - existing.keys())]
-    Topic.objects.bulk_create(missing)
-    existing.update(Topic.objects.filter(project=project, label__in=labels).values_list("label", "id"))
-    return existing
 
 
 def _reject(

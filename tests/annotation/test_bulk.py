@@ -8,7 +8,7 @@ import time
 import uuid
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation import bulk
@@ -549,3 +549,16 @@ def test_in_many_finds_what_in_finds_for_ids_and_foreign_keys():
     assert Item.objects.filter(project_id__in_many=[project.pk]).count() == 4
     assert Item.objects.filter(project__in=[project]).count() == 4
     assert not Item.objects.filter(pk__in_many=[]).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_ids_are_reserved_only_inside_the_transaction_that_writes_the_rows():
+    from annotation.models import Topic
+
+    with pytest.raises(RuntimeError):
+        bulk.ReservedIds(Topic)
+    with transaction.atomic():
+        reserved = bulk.ReservedIds(Topic)
+        first, second = reserved.next(), reserved.next()
+        reserved.close()
+    assert second > first
