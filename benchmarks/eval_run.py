@@ -5,7 +5,7 @@
 
 A multiple-choice project of ``items`` released items (all in the test split but a few train
 items) is evaluated zero-shot ``repetitions`` times in this process, as a worker's task would
-(run claimed, its job run by the generation runner): the ideal rate is concurrency / latency
+(the process started as a worker starts, run claimed, its job run by the generation runner): the ideal rate is concurrency / latency
 calls per second. With ``--models N`` the run asks N models side by side (N endpoints, each
 with its own fake server and ``concurrency``): the ideal is N × concurrency / latency. With ``--worker POOL:N``
 the run is queued to a real Celery worker started with that pool and concurrency (``threads:8`` as `make run`
@@ -192,6 +192,9 @@ def main() -> None:
     if args.worker:
         wall, cpu = in_worker(run, args.worker)
     else:
+        from causalqa_site.celery import worker_started
+
+        worker_started()  # this process runs the run as a worker does: started as one
         assert run_claim(run_id=run.pk, owner="bench")
         started = time.perf_counter()
         cpu = os.times()
