@@ -713,6 +713,10 @@ class ReservedIds:
                 cursor.execute("SELECT pg_get_serial_sequence(%s, %s)", [self.table, model._meta.pk.column])
                 self.sequence = cursor.fetchone()[0]
                 return
+            if connection.settings_dict["OPTIONS"].get("transaction_mode") != "IMMEDIATE":
+                raise RuntimeError(
+                    "SQLite ids are counted on only under the write lock of IMMEDIATE transactions"
+                )
             cursor.execute("SELECT max(seq) FROM sqlite_sequence WHERE name = %s", [self.table])
             counted = cursor.fetchone()[0] or 0
             quote = connection.ops.quote_name

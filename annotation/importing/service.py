@@ -190,6 +190,7 @@ def _write(project, batch, scan, rows, mapping, unknown, file_format, as_gold, u
         # item a concurrent import of the same file wrote (on SQLite the write lock of the transaction does it).
         Project.objects.select_for_update().filter(pk=project.pk).values_list("pk").first()
         scan.start(project)
+        say("writing")
         sources = {None: {"kind": "import", "import_batch": batch.pk}}
         services.items_create_fast(
             project=project,
