@@ -573,45 +573,24 @@ class _Scan:
 
     def dropped(self):
         """Every dropped row (touches no database: on SQLite it runs in the insert's second thread)."""
-        bounds = self.bounds
-        too_long = f"more than {bounds.max_words:g} = Q3 + 1.5·IQR"
+        bound = f"more than {self.bounds.max_words:g} = Q3 + 1.5·IQR"
         for error in self.errors:
             yield (error.line, Stage.INVALID, error.field, error.reason, "", "")
         for _head, body in self.early_dropped:
             yield from body()
         for line, words, question, external_id in self.too_long:
-            yield (line, Stage.TOO_LONG, "question", f"{words} words ({too_long})", question, external_id)
+            yield (line, Stage.TOO_LONG, "question", f"{words} words ({bound})", question, external_id)
         for (counts, present_id, present_text), body in self.held:
             for (line, question, external_id), words, by_id, by_text in zip(
                 body(), counts.tolist(), present_id.tolist(), present_text.tolist()
             ):
-                if self.bounded and words > bounds.max_words:
-                    yield (
-                        line,
-                        Stage.TOO_LONG,
-                        "question",
-                        f"{words} words ({too_long})",
-                        question,
-                        external_id,
-                    )
+                if self.bounded and words > self.bounds.max_words:
+                    field, stage, reason = "question", Stage.TOO_LONG, f"{words} words ({bound})"
                 elif by_id >= 0:
-                    yield (
-                        line,
-                        Stage.ALREADY_PRESENT,
-                        "id",
-                        f"same id as item #{by_id}",
-                        question,
-                        external_id,
-                    )
+                    field, stage, reason = "id", Stage.ALREADY_PRESENT, f"same id as item #{by_id}"
                 else:
-                    yield (
-                        line,
-                        Stage.ALREADY_PRESENT,
-                        "question",
-                        f"same text as item #{by_text}",
-                        question,
-                        external_id,
-                    )
+                    field, stage, reason = "question", Stage.ALREADY_PRESENT, f"same text as item #{by_text}"
+                yield (line, stage, field, reason, question, external_id)
 
     def close(self) -> None:
         self.held.close()
