@@ -2,6 +2,7 @@
 dropped row, in one go. The page (through its task), the command and the designs' imports call it."""
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from contextlib import ExitStack, closing
 from datetime import timedelta
@@ -9,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 from django.db import connection, transaction
+from django.db.models import F, Min, Window
+from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from .. import services  # the package, not its names: annotation.services reads importing.funnel
@@ -351,11 +354,15 @@ class _Scan:
         self.unique = 0
         self.seen_text = KeyIndex(np.int32)
         self.seen_id = KeyIndex(np.int32)
-        self.words: list[np.ndarray] = []  # of every unique row: the length bounds' sample
-        # Of each chunk's rows written: word counts, lines, text keys (20 bytes each, end to end), class
-        # codes and topic ids (-1: none), to take back out the rows over the upper bound and count the rest.
-        self.written: list[tuple[np.ndarray, np.ndarray, bytes, np.ndarray, np.ndarray]] = []
-        self.classes: dict[str, int] = {}  # label → code, in order of first appearance
+        # Of every unique row, in the file's order: its word count (the length bounds' sample), its line, and
+        # whether it was written (not too short, not already present): 9 bytes a row. The rows written over the
+        # upper bound are found from these at the end, as the n-th items of the batch (ids follow the file).
+        self.unique_rows: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        # Of the rows written: how many of each class (in order of the first row written) and of each topic
+        # (None: no topic); the line of each class's first row, to notice when that row is taken back.
+        self.class_counts: dict[str, int] = {}
+        self.class_first: dict[str, int] = {}
+        self.topic_counts: Counter = Counter()
         self.held = Spool(spool_memory)  # already present: (lines, words, id found by id, by text, rows)
         self.early_dropped = Spool(spool_memory)
         self.too_long: list[tuple] = []
@@ -431,17 +438,22 @@ class _Scan:
             text_digests, id_digests = pick(text_digests), pick(id_digests)
         self.unique += len(kept)
         counts = np.fromiter(map(word_count, kept.question), dtype=np.int32, count=len(kept))
-        self.words.append(counts)
-        items = self._sort(kept, counts, text_digests, id_digests, dropped, sources) if len(kept) else []
+        written = np.zeros(len(kept), dtype=bool)
+        self.unique_rows.append((counts, np.asarray(kept.line, dtype=np.int32), written))
+        items = (
+            self._sort(kept, counts, written, text_digests, id_digests, dropped, sources) if len(kept) else []
+        )
         if dropped:
             dropped.sort(key=lambda dropped_row: dropped_row[0])
             size = ROW_BYTES * len(dropped) + 2 * sum(len(dropped_row[4]) for dropped_row in dropped)
             self.early_dropped.append(None, dropped, size)
         return items
 
-    def _sort(self, kept: Rows, counts, text_digests, id_digests, dropped: list, sources: dict) -> list:
+    def _sort(
+        self, kept: Rows, counts, written, text_digests, id_digests, dropped: list, sources: dict
+    ) -> list:
         """The unique rows of a chunk: too short (to ``dropped``), already present (held), or to write (the
-        items returned)."""
+        items returned, marked in ``written``)."""
         lines = kept.line
         if self.bounded:
             short = counts < MIN_WORDS
@@ -468,30 +480,20 @@ class _Scan:
             body = [(lines[index], kept.question[index], kept.external_id[index]) for index in at]
             head = (counts[present], present_id[present], present_text[present])
             self.held.append(head, body, ROW_BYTES * len(at) + 2 * sum(len(row[1]) for row in body))
-        write = np.flatnonzero(~short & ~present).tolist()
+        written[:] = ~short & ~present
+        write = np.flatnonzero(written).tolist()
         if len(write) < len(kept):
             kept = kept.take(write)
-            pick = taker(write)
-            text_digests, counts = pick(text_digests), counts[write]
+            text_digests = taker(write)(text_digests)
         if not len(kept):
             return []
-        class_codes = self.classes
+        for label, count in Counter(kept.causal_class).items():
+            if label not in self.class_counts:
+                self.class_counts[label] = 0
+                self.class_first[label] = kept.line[kept.causal_class.index(label)]
+            self.class_counts[label] += count
         topic_ids = [self._topic_id(label) for label in kept.topic]
-        self.written.append(
-            (
-                counts,
-                np.asarray(kept.line, dtype=np.int64),
-                b"".join(text_digests),
-                np.asarray(
-                    [
-                        class_codes.setdefault(label or "unlabelled", len(class_codes))
-                        for label in kept.causal_class
-                    ],
-                    dtype=np.int32,
-                ),
-                np.asarray([-1 if topic is None else topic for topic in topic_ids], dtype=np.int64),
-            )
-        )
+        self.topic_counts.update(topic_ids)
         fields = {name: getattr(kept, name) for name in ROW_FIELDS if name != "text_key"}
         fields["text_key"] = [digest.hex() for digest in text_digests]
         return [
@@ -510,35 +512,34 @@ class _Scan:
     def finish(self, project: Project, batch: ImportBatch) -> dict:
         """After the whole file: its length bounds; the rows written over the upper one taken back out; the
         new topics of the rows kept written; the funnel's figures."""
-        counts = np.concatenate(self.words) if self.words else np.empty(0, dtype=np.int32)
+        counts, lines, written = (
+            (np.concatenate(column) for column in zip(*self.unique_rows))
+            if self.unique_rows
+            else (np.empty(0, dtype=np.int32), np.empty(0, dtype=np.int32), np.empty(0, dtype=bool))
+        )
+        self.unique_rows = []
         bounds = self.bounds = length_bounds(counts)
-        self.words = []
         if self.bounded:
             in_length = int(((counts >= bounds.min_words) & (counts <= bounds.max_words)).sum())
+            over = written & (counts > bounds.max_words)
+            if over.any():
+                ordinals = np.cumsum(written)[over]  # of the items written, from 1
+                self._take_back(project, batch, ordinals, lines[over], counts[over])
         else:
             in_length = len(counts)
-        keep = [
-            chunk[0] <= bounds.max_words if self.bounded else np.ones(len(chunk[0]), dtype=bool)
-            for chunk in self.written
-        ]
-        self._take_back(project, batch, keep)
-        kept_classes = np.concatenate([chunk[3][mask] for chunk, mask in zip(self.written, keep)] or [[]])
-        kept_topics = np.concatenate([chunk[4][mask] for chunk, mask in zip(self.written, keep)] or [[]])
-        new_topics = set(kept_topics.tolist()) - self.known_topics - {-1}
+        new_topics = {topic for topic, n in self.topic_counts.items() if n} - self.known_topics - {None}
         Topic.objects.bulk_create(
             Topic(pk=topic_id, project=project, label=label)
             for label, topic_id in sorted(self.topic_ids.items())
             if topic_id in new_topics
         )
         self.new_topic_ids.close()
-        imported = len(kept_classes)
-        labels = list(self.classes)
-        # as a Counter over the kept rows gives them: in order of the first kept row of each class
-        codes, first, class_counts = np.unique(
-            kept_classes.astype(np.int64), return_index=True, return_counts=True
-        )
-        classes = {labels[codes[at]]: int(class_counts[at]) for at in np.argsort(first, kind="stable")}
-        self.written = []
+        # As a Counter over the kept rows gives them: in order of the first kept row of each class.
+        classes: dict[str, int] = {}
+        for label, n in self.class_counts.items():
+            if n:
+                classes[label or "unlabelled"] = classes.get(label or "unlabelled", 0) + n
+        imported = sum(classes.values())
         return {
             "read": self.rows + len({error.line for error in self.errors}),
             "invalid": len({error.line for error in self.errors}),
@@ -552,24 +553,49 @@ class _Scan:
             "classes": classes,
         }
 
-    def _take_back(self, project: Project, batch: ImportBatch, keep: list[np.ndarray]) -> None:
-        """Delete the rows written over the upper length bound (found by their text keys, unique in the file),
-        keeping for the report their lines, word counts, questions and ids."""
-        over = {}  # text key → (line, words)
-        for (counts, lines, keys, _classes, _topics), mask in zip(self.written, keep):
-            for index in np.flatnonzero(~mask).tolist():
-                over[keys[20 * index : 20 * index + 20].hex()] = (int(lines[index]), int(counts[index]))
-        keys = list(over)
-        for start in range(0, len(keys), 5_000):
-            found = Item.objects.filter(
-                project=project, import_batch_id=batch.pk, text_key__in=keys[start : start + 5_000]
-            ).values_list("pk", "text_key", "question", "external_id")
+    def _take_back(self, project: Project, batch: ImportBatch, ordinals, lines, counts) -> None:
+        """Delete the rows written over the upper length bound, the ``ordinals``-th items of the batch (from 1,
+        in the order of their ids, which follow the file), at ``lines`` with ``counts`` words; keep for the
+        report their lines, word counts, questions and ids, and take them out of the counts of classes and
+        topics."""
+        over = dict(zip(ordinals.tolist(), zip(lines.tolist(), counts.tolist())))
+        ordinals = list(over)  # increasing
+        first_taken = False
+        for start in range(0, len(ordinals), 5_000):
+            chunk = ordinals[start : start + 5_000]
+            numbered = (  # the batch's ids alone (its index has them), numbered
+                Item.objects.filter(import_batch_id=batch.pk)
+                .annotate(n=Window(RowNumber(), order_by=F("id").asc()))
+                .filter(n__in=chunk)
+                .values("pk")
+            )
+            found = Item.objects.filter(pk__in=numbered).order_by("pk")
+            found = zip(
+                chunk,
+                found.values_list("pk", "question", "external_id", "causal_class", "topic_id"),
+                strict=True,
+            )
             ids = []
-            for item_id, key, question, external_id in found:
-                line, words = over[key]
+            for ordinal, (item_id, question, external_id, causal_class, topic_id) in found:
+                line, words = over[ordinal]
                 self.too_long.append((line, words, question, external_id))
+                self.class_counts[causal_class] -= 1
+                self.topic_counts[topic_id] -= 1
+                first_taken = first_taken or self.class_first[causal_class] == line
                 ids.append(item_id)
             Item.objects.filter(pk__in=ids).delete()
+        if first_taken:  # a class may now come later: ordered by their first items kept (ids follow the file)
+            first_kept = dict(
+                Item.objects.filter(import_batch_id=batch.pk)
+                .values("causal_class")
+                .annotate(first=Min("id"))
+                .values_list("causal_class", "first")
+            )
+            self.class_counts = {
+                label: self.class_counts[label]
+                for label in sorted(first_kept, key=first_kept.get)
+                if label in self.class_counts
+            }
 
     def dropped(self):
         """Every dropped row (touches no database: on SQLite it runs in the insert's second thread)."""

@@ -444,3 +444,27 @@ def test_a_spreadsheet_is_read_before_the_write_begins_on_sqlite(project, monkey
     assert batch.funnel["imported"] == 45 and events.count("read") == 5
     read_first = file_format == "xlsx" and connection.vendor == "sqlite"
     assert (events.index("write") == 5) == read_first and (events.index("write") == 0) == (not read_first)
+
+
+def test_a_class_whose_first_row_goes_back_out_is_counted_where_its_first_kept_row_is(project, monkeypatch):
+    """The funnel lists the classes in the order of their first imported row. A class whose first row written
+    was over the upper bound moves behind the classes whose first rows stay; one with no row left is gone."""
+    monkeypatch.setattr(import_service, "CHUNK_ROWS", 5)
+    long_question = " ".join(["muito"] * 70) + "?"
+    rows = [["longa", long_question, "contrafactual", "true", ""]]
+    rows += [
+        [f"a{n}", f"Por que a inflação sobe quando os juros caem no caso número {n}?", "associational", "true", ""]
+        for n in range(20)
+    ]
+    rows.append(["c1", "E se o banco central não tivesse subido os juros naquele ano?", "contrafactual", "", ""])
+    rows.append(["i1", " ".join(["juros"] * 80) + "?", "interventional", "true", "Economia"])
+    data = as_csv(rows)
+    previous = previous_import_plan(project, data, "perguntas.csv")
+
+    batch = questions_import(project=project, data=data, filename="perguntas.csv")
+
+    assert batch.funnel["imported"] == 21
+    assert list(batch.funnel["classes"].items()) == list(previous.funnel["classes"].items())
+    assert list(batch.funnel["classes"]) == ["associational", "counterfactual"]
+    assert [row[:2] for row in stored_dropped(batch)] == [(2, Stage.TOO_LONG), (24, Stage.TOO_LONG)]
+    assert not Topic.objects.filter(project=project).exists()  # named only by a row taken back
