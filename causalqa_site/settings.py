@@ -261,7 +261,8 @@ CACHES = {
 
 # --- Celery -------------------------------------------------------------------------------
 # With REDIS_URL set, Redis is the broker and result backend. Without it the embedded
-# default uses kombu's filesystem transport and a file result backend: no server needed.
+# default uses kombu's filesystem transport and a file result backend: no server needed (both writing each
+# file whole: causalqa_site/broker.py).
 REDIS_URL = env_str("REDIS_URL")
 CELERY_DIR = VAR_DIR / "celery"
 if REDIS_URL:
@@ -272,6 +273,7 @@ else:
     for sub in ("queue", "processed", "results", "control"):
         (CELERY_DIR / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT = "causalqa_site.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_DIR / "queue"),
         "data_folder_out": str(CELERY_DIR / "queue"),
@@ -279,7 +281,7 @@ else:
         "control_folder": str(CELERY_DIR / "control"),
         "store_processed": False,
     }
-    CELERY_RESULT_BACKEND = f"file://{CELERY_DIR / 'results'}"
+    CELERY_RESULT_BACKEND = f"causalqa_site.broker:ResultFiles+file://{CELERY_DIR / 'results'}"
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "causalqa")
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
