@@ -453,10 +453,18 @@ def test_a_class_whose_first_row_goes_back_out_is_counted_where_its_first_kept_r
     long_question = " ".join(["muito"] * 70) + "?"
     rows = [["longa", long_question, "contrafactual", "true", ""]]
     rows += [
-        [f"a{n}", f"Por que a inflação sobe quando os juros caem no caso número {n}?", "associational", "true", ""]
+        [
+            f"a{n}",
+            f"Por que a inflação sobe quando os juros caem no caso número {n}?",
+            "associational",
+            "true",
+            "",
+        ]
         for n in range(20)
     ]
-    rows.append(["c1", "E se o banco central não tivesse subido os juros naquele ano?", "contrafactual", "", ""])
+    rows.append(
+        ["c1", "E se o banco central não tivesse subido os juros naquele ano?", "contrafactual", "", ""]
+    )
     rows.append(["i1", " ".join(["juros"] * 80) + "?", "interventional", "true", "Economia"])
     data = as_csv(rows)
     previous = previous_import_plan(project, data, "perguntas.csv")
