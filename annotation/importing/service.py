@@ -159,6 +159,8 @@ class _Invalid(Exception):
 WAL_CHECKPOINT_SECONDS = 60
 # Rows checked, deduplicated and spooled per chunk: memory stays flat whatever the file's size.
 CHUNK_ROWS = 5_000
+# Rows over the upper length bound looked up per query at the end (the rows to delete are all found first).
+TAKE_BACK_ROWS = 5_000
 # Rows held back for the funnel's last step (already present) and dropped rows stay in memory up to this much
 # text, then go to a temporary file.
 SPOOL_MEMORY_BYTES = 72_000_000
@@ -561,8 +563,9 @@ class _Scan:
         over = dict(zip(ordinals.tolist(), zip(lines.tolist(), counts.tolist())))
         ordinals = list(over)  # increasing
         first_taken = False
-        for start in range(0, len(ordinals), 5_000):
-            chunk = ordinals[start : start + 5_000]
+        ids = []  # deleted once all are found: a deletion would renumber the items after it
+        for start in range(0, len(ordinals), TAKE_BACK_ROWS):
+            chunk = ordinals[start : start + TAKE_BACK_ROWS]
             numbered = (  # the batch's ids alone (its index has them), numbered
                 Item.objects.filter(import_batch_id=batch.pk)
                 .annotate(n=Window(RowNumber(), order_by=F("id").asc()))
@@ -575,7 +578,6 @@ class _Scan:
                 found.values_list("pk", "question", "external_id", "causal_class", "topic_id"),
                 strict=True,
             )
-            ids = []
             for ordinal, (item_id, question, external_id, causal_class, topic_id) in found:
                 line, words = over[ordinal]
                 self.too_long.append((line, words, question, external_id))
@@ -583,7 +585,8 @@ class _Scan:
                 self.topic_counts[topic_id] -= 1
                 first_taken = first_taken or self.class_first[causal_class] == line
                 ids.append(item_id)
-            Item.objects.filter(pk__in=ids).delete()
+        for start in range(0, len(ids), TAKE_BACK_ROWS):
+            Item.objects.filter(pk__in=ids[start : start + TAKE_BACK_ROWS]).delete()
         if first_taken:  # a class may now come later: ordered by their first items kept (ids follow the file)
             first_kept = dict(
                 Item.objects.filter(import_batch_id=batch.pk)

@@ -138,6 +138,7 @@ def chunking(request, monkeypatch):
     if request.param.startswith("small"):
         monkeypatch.setattr(import_service, "CHUNK_ROWS", 37)
         monkeypatch.setattr(import_service, "SPOOL_MEMORY_BYTES", 0)
+        monkeypatch.setattr(import_service, "TAKE_BACK_ROWS", 3)
     return request.param
 
 
