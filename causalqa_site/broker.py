@@ -54,4 +54,4 @@ class Transport(filesystem.Transport):
 
 class ResultFiles(FilesystemBackend):
     def set(self, key, value):
-        write_whole(self._filename(key), value if isinstance(value, bytes) else str_to_bytes(value))
+        write_whole(self._filename(key), str_to_bytes(value))

@@ -309,7 +309,6 @@ ROW_FIELDS = (
     "answer_model",
     "metadata",
 )
-EXTERNAL_ID = ROW_FIELDS.index("external_id")
 
 
 def _new_item(values: tuple, topic_id: int | None, sources: dict) -> "services.NewItem":
@@ -365,7 +364,9 @@ class _Scan:
         self.class_counts: dict[str, int] = {}
         self.class_first: dict[str, int] = {}
         self.topic_counts: Counter = Counter()
-        self.held = Spool(spool_memory)  # already present: (lines, words, id found by id, by text, rows)
+        # Already present: (word counts, item found by id, by text) of a chunk's rows, and the rows (line,
+        # question, id).
+        self.held = Spool(spool_memory)
         self.early_dropped = Spool(spool_memory)
         self.too_long: list[tuple] = []
         self.bounds = None
@@ -526,7 +527,7 @@ class _Scan:
             over = written & (counts > bounds.max_words)
             if over.any():
                 ordinals = np.cumsum(written)[over]  # of the items written, from 1
-                self._take_back(project, batch, ordinals, lines[over], counts[over])
+                self._take_back(batch, ordinals, lines[over], counts[over])
         else:
             in_length = len(counts)
         new_topics = {topic for topic, n in self.topic_counts.items() if n} - self.known_topics - {None}
@@ -555,7 +556,7 @@ class _Scan:
             "classes": classes,
         }
 
-    def _take_back(self, project: Project, batch: ImportBatch, ordinals, lines, counts) -> None:
+    def _take_back(self, batch: ImportBatch, ordinals, lines, counts) -> None:
         """Delete the rows written over the upper length bound, the ``ordinals``-th items of the batch (from 1,
         in the order of their ids, which follow the file), at ``lines`` with ``counts`` words; keep for the
         report their lines, word counts, questions and ids, and take them out of the counts of classes and
