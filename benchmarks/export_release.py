@@ -1,10 +1,11 @@
-"""Cut a release of 100,000 approved items, export it, and stream it as a zip; print speed and peak memory.
+"""Cut a release of 100,000 approved items, export it, download it as a zip while nothing is kept (streamed), keep
+its zip as the worker does after a cut, and download it again (the kept file); print speed and peak memory.
 
     .venv/bin/python benchmarks/export_release.py [--items 100000] [--quick]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench .venv/bin/python benchmarks/export_release.py
 
-The cut, the export (JSONL + CSV + Parquet into a folder) and the zip download (through the page's
-view) each run in a fresh child process, so their peak memory is their own. Ends with one JSON line.
+The cut, the export (JSONL + CSV + Parquet into a folder), the zip downloads (through the page's view) and the
+keeping each run in a fresh child process, so their peak memory is their own. Ends with one JSON line.
 """
 
 import argparse
@@ -138,10 +139,12 @@ def _server_delta(before: float | None) -> float | None:
 def child(mode: str, release_id: int, out: str) -> None:
     _django.setup("export", migrate=False)
     from django.contrib.auth import get_user_model
+    from django.http import FileResponse
     from django.test import Client
 
     from annotation.models import Project
     from evaluation.models import Release
+    from evaluation.releases.archive import release_archive_store
     from evaluation.releases.export import export_release
     from evaluation.services import release_cut
 
@@ -169,6 +172,8 @@ def child(mode: str, release_id: int, out: str) -> None:
     if mode == "export":
         export_release(release, out)
         figures["bytes"] = sum(path.stat().st_size for path in Path(out).rglob("*") if path.is_file())
+    elif mode == "keep":
+        figures["bytes"] = release_archive_store(release=release).stat().st_size
     else:
         client = Client()
         client.force_login(get_user_model().objects.get(username="bench-owner"))
@@ -181,7 +186,9 @@ def child(mode: str, release_id: int, out: str) -> None:
             if first is None and chunk:
                 first = time.perf_counter() - started
             size += len(chunk)
-        figures.update(first_byte_seconds=round(first, 3), bytes=size)
+        figures.update(
+            first_byte_seconds=round(first, 3), bytes=size, kept=isinstance(response, FileResponse)
+        )
     figures["seconds"] = round(time.perf_counter() - started, 3)
     figures["cpu_seconds"] = round(cpu_seconds() - cpu, 3)
     figures["server_cpu_seconds"] = _server_delta(server)
@@ -205,7 +212,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, help="100,000 (10,000 with --quick)")
     parser.add_argument("--quick", action="store_true")
-    parser.add_argument("--child", choices=["cut", "export", "zip"])
+    parser.add_argument("--child", choices=["cut", "export", "zip", "keep"])
     parser.add_argument("--release", type=int)
     parser.add_argument("--out")
     args = parser.parse_args()
@@ -214,6 +221,8 @@ def main() -> None:
         return
 
     args.items = args.items or (10_000 if args.quick else 100_000)
+    archives = tempfile.TemporaryDirectory(prefix="bench-release-zips-")  # the children read the variable
+    os.environ["RELEASE_ARCHIVE_DIR"] = archives.name
     _django.setup("export")
     from evaluation.models import Release
 
@@ -227,6 +236,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as out:
             export = run_child("export", release.pk, out)
         zipped = run_child("zip", release.pk, "-")
+        keep = run_child("keep", release.pk, "-")
+        kept = run_child("zip", release.pk, "-")
     finally:
         release.items.all().delete()
         Release.objects.filter(pk=release.pk).delete()
@@ -251,9 +262,18 @@ def main() -> None:
         f"{export['bytes'] / 1e6:.0f} MB written, peak memory {export['peak_mb']:.0f} MB"
     )
     print(
-        f"zip download (all formats): first byte after {zipped['first_byte_seconds']:.3f} s, whole zip "
+        f"zip download (all formats), streamed: first byte after {zipped['first_byte_seconds']:.3f} s, whole zip "
         f"{zipped['seconds']:.2f} s (CPU {zipped['cpu_seconds']:.2f} s{server(zipped)}, {zipped['bytes'] / 1e6:.0f} MB), peak memory {zipped['peak_mb']:.0f} MB"
     )
+    print(
+        f"zip kept (the worker, after the cut): {keep['seconds']:.2f} s (CPU {keep['cpu_seconds']:.2f} s{server(keep)}), "
+        f"peak memory {keep['peak_mb']:.0f} MB"
+    )
+    print(
+        f"zip download, kept: first byte after {kept['first_byte_seconds']:.3f} s, whole zip {kept['seconds']:.3f} s "
+        f"(CPU {kept['cpu_seconds']:.2f} s, {kept['bytes'] / 1e6:.0f} MB), peak memory {kept['peak_mb']:.0f} MB"
+    )
+    assert kept["kept"] and not zipped["kept"], "the second download should send the kept file"
     print(
         json.dumps(
             {
@@ -275,6 +295,11 @@ def main() -> None:
                 "zip_cpu_seconds": zipped["cpu_seconds"],
                 "zip_server_cpu_seconds": zipped["server_cpu_seconds"],
                 "zip_peak_mb": zipped["peak_mb"],
+                "keep_seconds": keep["seconds"],
+                "keep_peak_mb": keep["peak_mb"],
+                "kept_zip_first_byte_seconds": kept["first_byte_seconds"],
+                "kept_zip_seconds": kept["seconds"],
+                "kept_zip_peak_mb": kept["peak_mb"],
             }
         )
     )

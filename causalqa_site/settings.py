@@ -206,6 +206,9 @@ STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise expects it; `collectstatic` fills it for production
 MEDIA_URL = "/media/"
 MEDIA_ROOT = VAR_DIR / "media"
+# The zips of the releases, made once after each cut and sent to every download (evaluation/releases/archive.py);
+# not under MEDIA_ROOT, which a debug server serves to anyone. Shared by the web servers and the workers.
+RELEASE_ARCHIVE_DIR = Path(env_str("RELEASE_ARCHIVE_DIR", str(VAR_DIR / "releases")))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {

@@ -6,8 +6,12 @@ class EvaluationConfig(AppConfig):
     name = "evaluation"
 
     def ready(self):
+        from django.db.models.signals import post_delete
+
         from annotation.background import sweep_register
 
+        from .models import Release
+        from .releases.archive import archives_go_with_their_release
         from .runs.services import runs_resume_stale
         from .runs.work import register
         from .services import releases_resume_stale
@@ -15,3 +19,4 @@ class EvaluationConfig(AppConfig):
         register()  # the runs' model calls go through the generation runner
         sweep_register("release builds started again", releases_resume_stale)
         sweep_register("evaluation runs resumed", runs_resume_stale)
+        post_delete.connect(archives_go_with_their_release, sender=Release)

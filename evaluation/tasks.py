@@ -7,6 +7,7 @@ from celery import shared_task
 from generation.services import new_owner_token
 
 from .models import Release
+from .releases.archive import release_archive_store
 from .runs.services import run_claim, run_execute
 from .services import release_build
 
@@ -20,6 +21,12 @@ def release_build_task(release_id: int) -> dict:
         return {"skipped": f"release is {release.status}"}
     release = release_build(release=release)
     logger.info("release %s built: %s items, %s", release, release.total, release.checksum)
+    if release.is_ready:
+        # Downloads stream it until the zip is kept; one that cannot be kept (a full disk) leaves them streaming.
+        try:
+            release_archive_store(release=release)
+        except Exception:
+            logger.exception("the zip of release %s could not be kept; downloads stream it", release)
     return {"status": release.status, "version": release.version, "checksum": release.checksum}
 
 

@@ -6,7 +6,7 @@ from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
-from django.http import Http404, HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, Http404, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -21,6 +21,7 @@ from annotation.polling import poll_response
 from . import plots
 from .forms import AgreementFilterForm, ApiTokenForm, ReleaseForm
 from .models import ApiToken, Release
+from .releases.archive import stored_archive
 from .releases.export import ExportError, parse_formats, zip_stream
 from .releases.splits import SPLITS
 from .selectors import (
@@ -222,7 +223,8 @@ def _release_figures(release: Release) -> dict:
 
 @login_required
 def release_download(request, slug, version):
-    """The release as a zip (card, split files, checksums), streamed while it is written."""
+    """The release as a zip (card, split files, checksums): the one kept since the cut, or streamed while it is
+    written when there is none for these formats and this card."""
     project = get_project_for_user(request.user, slug)
     release = release_for_user(project, version)
     if not release.is_ready:
@@ -231,8 +233,12 @@ def release_download(request, slug, version):
         formats = parse_formats(request.GET.getlist("format") or None)
     except ExportError as exc:
         raise Http404(str(exc)) from exc
+    filename = f"{project.slug}-{release.tag}.zip"
+    stored = stored_archive(release, formats)
+    if stored is not None:
+        return FileResponse(stored, as_attachment=True, filename=filename, content_type="application/zip")
     response = StreamingHttpResponse(zip_stream(release, formats), content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{project.slug}-{release.tag}.zip"'
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 
 

@@ -56,6 +56,11 @@ def parse_formats(text: str | Iterable[str] | None) -> tuple[str, ...]:
     return tuple(fmt for fmt in FORMATS if fmt in names)
 
 
+def readme_bytes(release, formats: tuple[str, ...] = FORMATS) -> bytes:
+    """The card as the export writes it into README.md: rendered now, for these formats."""
+    return render_card(release, release.counts, formats).encode("utf-8")
+
+
 class _Hashing(io.RawIOBase):
     """A binary file wrapper that keeps the SHA-256 of what goes through it."""
 
@@ -231,7 +236,7 @@ def export_release(
     out = Path(out_dir)
     (out / "data").mkdir(parents=True, exist_ok=True)
     sums: dict[str, str] = {}
-    readme = render_card(release, release.counts, formats).encode("utf-8")
+    readme = readme_bytes(release, formats)
     (out / "README.md").write_bytes(readme)
     sums["README.md"] = hashlib.sha256(readme).hexdigest()
     done = 0
@@ -461,14 +466,16 @@ def _emptied(waiting: queue.Queue) -> list:
     return taken
 
 
-def zip_stream(release, formats: tuple[str, ...] = FORMATS) -> Iterator[bytes]:
-    """The export as a zip, produced while it is sent: the card first, then each split file, the design's own
-    files, then checksums. Byte for byte the files ``export_release`` writes."""
+def zip_stream(release, formats: tuple[str, ...] = FORMATS, readme: bytes | None = None) -> Iterator[bytes]:
+    """The export as a zip, produced while it is sent: the card first (``readme``, when the caller rendered it
+    already), then each split file, the design's own files, then checksums. Byte for byte the files
+    ``export_release`` writes."""
     root = f"{release.project.slug}-{release.tag}"
     files = design_files(release)  # checked before the first byte is sent
     zipper = _Zipper()
     try:
-        readme = render_card(release, release.counts, formats).encode("utf-8")
+        if readme is None:
+            readme = readme_bytes(release, formats)
         zipper.whole(f"{root}/README.md", "README.md", readme)
         yield from zipper.drain()
         for split in SPLITS:

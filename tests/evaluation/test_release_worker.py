@@ -1,7 +1,11 @@
 """Releases cut from the page or the API are built by a real Celery worker, with progress the page follows."""
 
+import io
+import zipfile
+
 import httpx
 import pytest
+from django.http import FileResponse
 from django.urls import reverse
 
 from evaluation.models import Release
@@ -43,6 +47,18 @@ def test_a_release_cut_on_the_page_is_built_by_the_worker(
     assert release.items.count() == 50 and "primeira versão" in release.card
     page = client.get(detail).content.decode()
     assert release.checksum in page and "download.zip" in page
+
+    # Then the worker keeps the zip, and downloads send that file.
+    download = reverse("evaluation:release_download", args=[project.slug, release.version])
+
+    def kept():
+        response = client.get(download)
+        return response if isinstance(response, FileResponse) else None
+
+    response = celery_worker_process.wait_for(kept, timeout=60)
+    archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
+    assert archive.namelist()[0] == f"{project.slug}-v1/README.md"
+    assert archive.testzip() is None
 
 
 def test_a_release_cut_through_the_api_is_built_by_the_worker(

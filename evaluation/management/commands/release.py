@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotation.management.lookup import project_or_error
+from evaluation.releases.archive import release_archive_store
 from evaluation.releases.options import RELEASE_OPTIONS
 from evaluation.releases.splits import SPLITS, SplitRatioError
 from evaluation.services import ReleaseError, release_cut
@@ -63,6 +64,7 @@ class Command(BaseCommand):
         finally:
             bar.close()
         splits = ", ".join(f"{name} {n}" for name, n in release.counts["splits"].items())
+        release_archive_store(release=release)  # the zip its downloads send, as a worker keeps it after a cut
         self.stdout.write(f"{release.tag}")
         if options["verbosity"]:
             self.stderr.write(
