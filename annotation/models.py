@@ -394,8 +394,9 @@ class Item(models.Model):
                 condition=Q(round_assigned=0),
                 name="item_queue_fresh_expertise",
             ),
-            # The items page (annotation.item_browser), ordered by last change; its other indexes are
-            # PostgreSQL's own (migration 0005).
+            # The items page (annotation.item_browser), ordered by last change; its other indexes are each
+            # database's own: PostgreSQL's search, metadata and disagreement (migration 0009), SQLite's order by
+            # id (migration 0017).
             models.Index(fields=["project", "updated_at", "id"], name="item_project_updated"),
             # The review queue: complete rounds, most disagreement first.
             models.Index(

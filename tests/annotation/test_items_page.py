@@ -135,6 +135,31 @@ def test_search_finds_portuguese_words_by_their_stem_on_postgresql(project, item
     assert list(found) == [items["rain"].pk], "“enchente” finds “enchentes”"
 
 
+def test_a_page_in_id_order_is_read_along_the_project_and_id_index_on_sqlite(project, items):
+    """A page of 50 in id order is the first 50 matches along (project, id) (migration 0017), whatever the
+    filter: no sort of every item of the project. SQLite alone has that index (PostgreSQL walks its primary
+    key for these pages); a later migration that rebuilds the items' table on SQLite must keep it."""
+    from django.db import connection
+    from django.http import QueryDict
+    from django.test.utils import CaptureQueriesContext
+
+    with connection.cursor() as cursor:
+        indexes = connection.introspection.get_constraints(cursor, "annotation_item")
+    assert ("item_project_id" in indexes) is (connection.vendor == "sqlite")
+    if connection.vendor != "sqlite":
+        return
+    for params in ("", "sort=-id", "status=in_review", "metadata_key=stage&metadata_value=verified", "q=evasão"):
+        query = ItemQuery.from_params(QueryDict(params))
+        with CaptureQueriesContext(connection) as queries:
+            items_page(items_matching(project, query), query)
+        page_query = queries.captured_queries[-1]["sql"]
+        with connection.cursor() as cursor:
+            cursor.execute(f"EXPLAIN QUERY PLAN {page_query}")
+            plan = " | ".join(row[3] for row in cursor.fetchall())
+        assert "item_project_id" in plan, f"{params or 'no filter'}: {plan}"
+        assert "TEMP B-TREE FOR ORDER BY" not in plan, f"{params or 'no filter'}: {plan}"
+
+
 def test_a_wrong_filter_is_named_and_nothing_breaks(client_for, curator, project, items):
     response = client_for(curator).get(url(project), {"disagreement_min": "muito"})
     assert response.status_code == 400
