@@ -39,7 +39,9 @@ def pytest_configure(config):
     # Hashing the cast's passwords with PBKDF2 costs seconds per test; tests need no strength.
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     # The releases' zips of this run, in a folder of its own (the worker processes it starts read the variable).
-    os.environ["RELEASE_ARCHIVE_DIR"] = settings.RELEASE_ARCHIVE_DIR = tempfile.mkdtemp(prefix="release-zips-")
+    os.environ["RELEASE_ARCHIVE_DIR"] = settings.RELEASE_ARCHIVE_DIR = tempfile.mkdtemp(
+        prefix="release-zips-"
+    )
 
 
 def pytest_unconfigure(config):

@@ -148,7 +148,13 @@ def test_a_page_in_id_order_is_read_along_the_project_and_id_index_on_sqlite(pro
     assert ("item_project_id" in indexes) is (connection.vendor == "sqlite")
     if connection.vendor != "sqlite":
         return
-    for params in ("", "sort=-id", "status=in_review", "metadata_key=stage&metadata_value=verified", "q=evasão"):
+    for params in (
+        "",
+        "sort=-id",
+        "status=in_review",
+        "metadata_key=stage&metadata_value=verified",
+        "q=evasão",
+    ):
         query = ItemQuery.from_params(QueryDict(params))
         with CaptureQueriesContext(connection) as queries:
             items_page(items_matching(project, query), query)

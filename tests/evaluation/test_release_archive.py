@@ -59,7 +59,9 @@ def test_a_download_sends_the_kept_zip_which_holds_what_the_stream_holds(release
     assert kept["Content-Type"] == "application/zip"
     assert kept["Content-Length"] == str(len(kept_bytes))
     assert entries(kept_bytes) == entries(streamed_bytes)
-    assert [entry.name for entry in archive_folder(release.pk).iterdir()] == [path.name], "no part left behind"
+    assert [entry.name for entry in archive_folder(release.pk).iterdir()] == [path.name], (
+        "no part left behind"
+    )
 
 
 def test_a_download_of_some_formats_streams_them(release, client_for, annotator):
@@ -71,7 +73,9 @@ def test_a_download_of_some_formats_streams_them(release, client_for, annotator)
     assert not any(name.endswith((".csv", ".parquet")) for name in names)
 
 
-def test_after_a_rename_downloads_stream_the_new_card_until_the_command_keeps_it(release, client_for, annotator):
+def test_after_a_rename_downloads_stream_the_new_card_until_the_command_keeps_it(
+    release, client_for, annotator
+):
     client = client_for(annotator)
     before = release_archive_store(release=release)
     Project.objects.filter(pk=release.project_id).update(name="Perguntas causais — edição revista")
