@@ -147,6 +147,12 @@ def test_the_cut_task_keeps_the_zip_and_a_release_whose_zip_cannot_be_kept_stays
     assert stored_archive(second) is None
     assert "could not be kept" in caplog.text
 
+    monkeypatch.undo()  # the task delivered again (its worker died keeping the zip) keeps it
+    assert release_build_task(second.pk) == {"skipped": "release is ready"}
+    kept = stored_archive(second)
+    assert kept is not None
+    kept.close()
+
 
 def test_the_release_command_keeps_the_zip_it_cut(project):
     approved_items(project, {"interventional": 6})
