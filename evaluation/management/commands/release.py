@@ -64,7 +64,8 @@ class Command(BaseCommand):
         finally:
             bar.close()
         splits = ", ".join(f"{name} {n}" for name, n in release.counts["splits"].items())
-        release_archive_store(release=release)  # the zip its downloads send, as a worker keeps it after a cut
+        if release.is_ready:  # the zip its downloads send, as a worker keeps it after a cut
+            release_archive_store(release=release)
         self.stdout.write(f"{release.tag}")
         if options["verbosity"]:
             self.stderr.write(
