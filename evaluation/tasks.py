@@ -7,7 +7,7 @@ from celery import shared_task
 from generation.services import new_owner_token
 
 from .models import Release
-from .releases.archive import release_archive_store, stored_archive
+from .releases.archive import kept_archive, release_archive_store
 from .runs.services import run_claim, run_execute
 from .services import release_build
 
@@ -33,8 +33,7 @@ def release_build_task(release_id: int) -> dict:
 def _keep_zip(release: Release, only_if_missing: bool = False) -> None:
     """Downloads stream the release until its zip is kept; one that cannot be kept (a full disk) leaves them
     streaming."""
-    if only_if_missing and (kept := stored_archive(release)) is not None:
-        kept.close()
+    if only_if_missing and kept_archive(release):
         return
     try:
         release_archive_store(release=release)

@@ -37,6 +37,13 @@ def archive_path(release, formats: tuple[str, ...], readme: bytes) -> Path:
     return archive_folder(release.pk) / f"{'-'.join(formats)}-{key.hexdigest()[:32]}.zip"
 
 
+def kept_archive(release, formats: tuple[str, ...] = FORMATS) -> Path | None:
+    """The path of the kept zip of ``release`` in ``formats``, or None when there is none for what a download
+    would send now."""
+    path = archive_path(release, formats, readme_bytes(release, formats))
+    return path if path.is_file() else None
+
+
 def stored_archive(release, formats: tuple[str, ...] = FORMATS):
     """The kept zip of ``release`` in ``formats``, open for reading, or None when there is none for what a
     download would send now."""

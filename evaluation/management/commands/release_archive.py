@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.errors import NotFound
 from annotation.management.lookup import project_or_error
 from evaluation.models import Release
-from evaluation.releases.archive import release_archive_store, stored_archive
+from evaluation.releases.archive import kept_archive, release_archive_store
 from evaluation.selectors import release_for_user
 
 
@@ -36,10 +36,8 @@ class Command(BaseCommand):
                 .order_by("version")
             )
         for release in releases:
-            kept = stored_archive(release)
-            if kept is not None:
-                kept.close()
-                self.stdout.write(f"{release.tag}: kept already, {kept.name}")
+            if kept := kept_archive(release):
+                self.stdout.write(f"{release.tag}: kept already, {kept}")
                 continue
             path = release_archive_store(release=release)
             self.stdout.write(f"{release.tag}: {path} ({path.stat().st_size:,} bytes)")
