@@ -1,0 +1,90 @@
+"""PostgreSQL statements are bound and prepared on the server, and a pooler's deployment can turn that off."""
+
+import pytest
+from django.core.exceptions import ImproperlyConfigured
+from django.db import connection
+
+from annotation.models import Item, Project
+from causalqa_site.settings import database_from_url
+
+
+def test_postgresql_binds_on_the_server_and_prepares_a_statement_run_five_times():
+    options = database_from_url("postgres://causalqa@db:5432/causalqa")["OPTIONS"]
+    assert options == {"server_side_binding": True, "prepare_threshold": 5}
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("prepare_threshold=none", {"server_side_binding": True, "prepare_threshold": None}),
+        ("prepare_threshold=0", {"server_side_binding": True, "prepare_threshold": 0}),
+        ("server_side_binding=false", {"server_side_binding": False, "prepare_threshold": 5}),
+        (
+            "sslmode=require&server_side_binding=off&prepare_threshold=None",
+            {"sslmode": "require", "server_side_binding": False, "prepare_threshold": None},
+        ),
+    ],
+)
+def test_the_url_can_turn_preparing_off_for_a_pooler(query, expected):
+    assert database_from_url(f"postgres://causalqa@db:5432/causalqa?{query}")["OPTIONS"] == expected
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [("prepare_threshold=often", "prepare_threshold='often'"), ("server_side_binding=maybe", "'maybe'")],
+)
+def test_a_value_that_is_not_understood_is_named(query, named):
+    with pytest.raises(ImproperlyConfigured, match=named):
+        database_from_url(f"postgres://causalqa@db:5432/causalqa?{query}")
+
+
+def test_sqlite_keeps_its_own_options():
+    options = database_from_url("sqlite:///var/db.sqlite3")["OPTIONS"]
+    assert "prepare_threshold" not in options and "server_side_binding" not in options
+
+
+def postgresql_only():
+    if connection.vendor != "postgresql":
+        pytest.skip("binding on the server is PostgreSQL's")
+
+
+@pytest.mark.django_db
+def test_a_statement_run_again_and_again_is_planned_once_on_postgresql():
+    postgresql_only()
+    project = Project.objects.create(name="Prepared", slug="prepared")
+
+    def prepared() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s", ["%slug%"])
+            return cursor.fetchone()[0]
+
+    before = prepared()
+    for _ in range(6):
+        assert Project.objects.filter(slug="prepared").values_list("pk", flat=True).first() == project.pk
+    assert prepared() == before + 1
+    # and the parameters are sent apart from the statement: the server never sees the slug in its text
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements WHERE statement LIKE %s", ["%slug%"])
+        assert all("'prepared'" not in statement for (statement,) in cursor.fetchall())
+
+
+@pytest.mark.django_db
+def test_more_values_than_the_protocol_carries_are_bound_in_the_client():
+    """A filter or a cascade over a 100,000-item project sends more than 65,535 values in one statement."""
+    postgresql_only()
+    project = Project.objects.create(name="Long lists", slug="long-lists")
+    items = Item.objects.bulk_create(
+        Item(project=project, question=f"Q{n}?", text_key=f"q{n}") for n in range(3)
+    )
+    ids = [item.pk for item in items] + list(range(10**9, 10**9 + 70_000))
+    assert Item.objects.filter(pk__in=ids).count() == 3
+    assert sorted(
+        Item.objects.filter(pk__in=ids, question__in=["Q0?", "Q2?"]).values_list("question", flat=True)
+    ) == [
+        "Q0?",
+        "Q2?",
+    ]
+    assert Item.objects.filter(pk__in=ids).delete()[0] >= 3
+    assert not Item.objects.filter(project=project).exists()
+    # and a short statement still goes to the server apart from its values
+    assert type(connection.connection.cursor()).__name__ == "ServerBindingCursor"
