@@ -20,11 +20,15 @@ def env_str(name: str, default: str = "") -> str:
     return os.environ.get(name, default)
 
 
+# How a yes or a no is written, in an environment variable or in DATABASE_URL's query.
+YES, NO = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+
+
 def env_bool(name: str, default: bool = False) -> bool:
     value = os.environ.get(name)
     if value is None or value == "":
         return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    return value.strip().lower() in YES
 
 
 def env_int(name: str, default: int) -> int:
@@ -100,13 +104,13 @@ def postgres_options(options: dict[str, str]) -> dict:
     options = dict(options)
     binding = options.pop("server_side_binding", "true").strip().lower()
     threshold = options.pop("prepare_threshold", "5").strip().lower()
-    if binding not in {"true", "false", "1", "0", "yes", "no", "on", "off"}:
+    if binding not in YES | NO:
         raise ImproperlyConfigured(f"DATABASE_URL: server_side_binding={binding!r} is not true or false")
     if not (threshold in {"", "none"} or threshold.isdigit()):
         raise ImproperlyConfigured(
             f"DATABASE_URL: prepare_threshold={threshold!r} is not a whole number or none"
         )
-    options["server_side_binding"] = binding in {"true", "1", "yes", "on"}
+    options["server_side_binding"] = binding in YES
     options["prepare_threshold"] = int(threshold) if threshold.isdigit() else None
     return options
 
