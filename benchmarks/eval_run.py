@@ -67,40 +67,68 @@ SENTENCES = [
 
 
 def long_answer(n: int, words: int) -> str:
-    text, k = [], n
+    """A Portuguese answer of about ``words`` words (whole sentences), its own for each ``n``: the first sentence
+    carries the number."""
+    text, k = [SENTENCES[0].format(n=n)], n
     while len(" ".join(text).split()) < words:
-        text.append(SENTENCES[k % len(SENTENCES)].format(n=n))
         k += 3
+        text.append(SENTENCES[k % len(SENTENCES)].format(n=n))
     return " ".join(text)
 
 
+def answer_pairs(n: int, words: int, *, repetitions: int = 1) -> tuple[list[str], list[str]]:
+    """``n`` candidates and their references as a run scores them: every answer its own, and each reference
+    shared by ``repetitions`` pairs in a row (an item answered that many times), else its own too (no text is
+    both a reference and another pair's candidate, which BERTScore would embed once for both); lengths spread
+    from 0.6 to 1.4 times ``words`` (a batch of texts of unequal lengths is padded, as real answers are)."""
+
+    def length(i: int) -> int:
+        return round(words * (0.6 + 0.8 * (i * 37 % 101) / 100))
+
+    candidates = [long_answer(i, length(i)) for i in range(n)]
+    references = [long_answer(n + i // repetitions, length(n + i // repetitions)) for i in range(n)]
+    if len(set(candidates + references)) != n + -(-n // repetitions):
+        raise AssertionError("the benchmark's texts must all differ")
+    return candidates, references
+
+
 def bertscore_speed(pairs: int) -> dict:
-    """BERTScore pairs per second at ~100-word answers and at ~600-word answers (windowed)."""
+    """BERTScore pairs per second, scored as a run's BERTScore stage scores them (in its batches, an item's
+    answers together): ~100-word answers each with its own reference, the same with each reference shared by
+    three answers (three repetitions), and ~600-word answers (read in windows)."""
     try:
         from evaluation.runs.bertscore import bertscore, scorer
+        from evaluation.runs.services import BERTSCORE_BATCH
 
         model = scorer()
     except RuntimeError as exc:  # the ml extra is missing (LocalModelUnavailable)
         print(f"BERTScore not measured: {exc}")
         return {"bertscore_pairs_per_second": None}
     figures = {}
-    for words, n in ((100, pairs), (600, max(10, pairs // 10))):
-        candidates = [long_answer(i, words) for i in range(n)]
-        references = [long_answer(i + 1, words) for i in range(n)]
-        bertscore(candidates[:2], references[:2], model=model)
+    bertscore(*answer_pairs(2, 100), model=model)  # torch's first call
+    for key, words, n, repetitions in (
+        ("100", 100, pairs, 1),
+        ("100x3", 100, pairs, 3),
+        ("600", 600, max(10, pairs // 10), 1),
+    ):
+        candidates, references = answer_pairs(n, words, repetitions=repetitions)
         started, cpu = time.perf_counter(), time.process_time()
-        bertscore(candidates, references, model=model)
-        figures[words] = round(n / (time.perf_counter() - started), 1)
-        figures[f"cpu{words}"] = round(1000 * (time.process_time() - cpu) / n, 1)
+        for first in range(0, n, BERTSCORE_BATCH):
+            last = first + BERTSCORE_BATCH
+            bertscore(candidates[first:last], references[first:last], model=model)
+        figures[key] = round(n / (time.perf_counter() - started), 1)
+        figures[f"cpu{key}"] = round(1000 * (time.process_time() - cpu) / n, 1)
+        shared = f", each reference shared by {repetitions} answers" if repetitions > 1 else ""
         print(
-            f"BERTScore, ~{words}-word answers: {figures[words]} pairs/s, CPU {figures[f'cpu{words}']} ms "
-            f"per pair ({n} pairs, {model.windowed(candidates + references)} texts read in windows; "
-            f"{model.precision})",
+            f"BERTScore, ~{words}-word answers{shared}: {figures[key]} pairs/s, CPU {figures[f'cpu{key}']} ms "
+            f"per pair ({n} pairs in batches of {BERTSCORE_BATCH}, {model.windowed(candidates + references)} "
+            f"texts read in windows; {model.precision})",
             flush=True,
         )
     return {
-        "bertscore_pairs_per_second": figures[100],
-        "bertscore_long_pairs_per_second": figures[600],
+        "bertscore_pairs_per_second": figures["100"],
+        "bertscore_shared_reference_pairs_per_second": figures["100x3"],
+        "bertscore_long_pairs_per_second": figures["600"],
         "bertscore_cpu_ms_per_pair": figures["cpu100"],
         "bertscore_precision": model.precision,
     }

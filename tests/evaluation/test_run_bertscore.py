@@ -13,7 +13,7 @@ from evaluation.runs.bertscore import BertScore
 from evaluation.runs.report import report_tables
 from evaluation.runs.services import run_create
 from generation import local_models
-from tests.evaluation.runs import open_items, release_of, run_here
+from tests.evaluation.runs import asked, open_items, release_of, run_here
 from tests.fake_llm import Reply
 
 HIDDEN = ("torch", "transformers", "sentence_transformers")
@@ -174,6 +174,48 @@ def test_a_model_that_loads_for_longer_than_the_stale_limit_keeps_its_run_and_sc
     responses = EvalResponse.objects.filter(run=run, error="")
     assert len(scored) == responses.count()
     assert set(responses.values_list("bertscore_f1", flat=True)) == {0.5}
+
+
+@pytest.mark.django_db
+def test_each_batch_scores_all_of_an_items_responses_so_its_reference_is_embedded_once(
+    project, endpoint, fake_llm, monkeypatch
+):
+    open_items(project, 12)
+    run = run_create(
+        project=project,
+        release=release_of(project, ratios=(0, 0, 1)),
+        endpoints=[endpoint],
+        repetitions=3,
+        enqueue=False,
+    )
+    fake_llm.responder = lambda received: Reply.json({"answer": f"Porque {asked(received)}"})
+    batches = []
+
+    class Model:
+        def described(self, *, idf):
+            return {"model": "stand-in", "layer": 1, "layers": 1, "idf": idf, "window": 512}
+
+        def windowed(self, texts):
+            return 0
+
+    def score(candidates, references, *, model, idf):
+        batches.append(list(zip(candidates, references)))
+        return [BertScore(0.5, 0.5, 0.5) for _ in candidates]
+
+    monkeypatch.setattr(services, "BERTSCORE_BATCH", 12)
+    monkeypatch.setattr(services, "bertscore_scorer", lambda model_dir, layer: Model())
+    monkeypatch.setattr(services, "bertscore", score)
+
+    run_here(run)
+
+    assert run.status == EvalRun.Status.SUCCEEDED, run.error
+    conditions = len(run.conditions)
+    assert conditions == 2, run.conditions  # 6 responses an item: 2 conditions × 3 repetitions
+    assert [len(batch) for batch in batches] == [12] * 6
+    for batch in batches:  # two items a batch, each with all its answers: two references, not twelve
+        assert len({reference for _candidate, reference in batch}) == 2, batch
+    assert len({pair for batch in batches for pair in batch}) == 12  # the same answer each repetition
+    assert set(EvalResponse.objects.filter(run=run).values_list("bertscore_f1", flat=True)) == {0.5}
 
 
 @pytest.mark.django_db
