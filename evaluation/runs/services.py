@@ -409,10 +409,10 @@ def _bertscore(run: EvalRun, owner: str) -> None:
 
     Batches take an item's responses together (its models, conditions and repetitions), so its reference, and an
     answer given again word for word, are embedded once per batch rather than once per response: with three
-    repetitions, 1.3 texts a response instead of 2."""
+    repetitions, 1.3 texts a response instead of 2. (The order is the run's unique index's: read without a sort.)"""
     records = dict(ReleaseItem.objects.filter(release=run.release, split=run.split).values_list("pk", "data"))
     pending = EvalResponse.objects.filter(run=run, bertscore_f1__isnull=True, error="").order_by(
-        "release_item_id", "pk"
+        "release_item_id", "endpoint_id", "condition", "repetition"
     )
     if not pending.exists():
         return
