@@ -14,7 +14,7 @@ where it has the most context on both sides, so every token of the whole text co
 the window is one window and scores exactly as the reference package scores it. Empty or blank text scores 0.
 
 Where the CPU runs it faster (AMX, or AVX-512 BF16 on an AMD processor: ``native_bfloat16``) the model runs in
-bfloat16, about twice as fast; the token embeddings are then compared in float32 as before. On the reference
+bfloat16, two to three times as fast; the token embeddings are then compared in float32 as before. On the reference
 test's 300 pairs and the benchmark's 100- and 600-word answers the scores move by at most 0.003 from float32's
 (0.0014 F1 without idf, 0.0017 with; the reference test allows 0.005). ``precision="float32"`` keeps float32 anywhere; the run records which one scored it.
 
