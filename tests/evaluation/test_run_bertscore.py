@@ -41,6 +41,16 @@ def without_ml_extra(monkeypatch):
     local_models.sentence_model.cache_clear()
 
 
+class StandInModel:
+    """In place of the packaged model: what a run records of it, and nothing to load."""
+
+    def described(self, *, idf):
+        return {"model": "stand-in", "layer": 1, "layers": 1, "idf": idf, "window": 512}
+
+    def windowed(self, texts):
+        return 0
+
+
 @pytest.mark.django_db
 def test_without_the_ml_extra_a_run_finishes_with_its_judge_scores_and_says_bertscore_was_not_computed(
     project, endpoint, fake_llm, without_ml_extra
@@ -138,17 +148,10 @@ def test_a_model_that_loads_for_longer_than_the_stale_limit_keeps_its_run_and_sc
     run = run_create(project=project, release=release_of(project), endpoints=[endpoint], enqueue=False)
     loads, scored, taken_over = [], [], []
 
-    class SlowModel:
-        def described(self, *, idf):
-            return {"model": "slow stand-in", "layer": 1, "layers": 1, "idf": idf, "window": 512}
-
-        def windowed(self, texts):
-            return 0
-
     def slow_load(model_dir, layer):
         loads.append(time.monotonic())
         time.sleep(2.0)  # four times the stale limit
-        return SlowModel()
+        return StandInModel()
 
     def score(candidates, references, *, model, idf):
         scored.extend(candidates)
@@ -191,19 +194,12 @@ def test_each_batch_scores_all_of_an_items_responses_so_its_reference_is_embedde
     fake_llm.responder = lambda received: Reply.json({"answer": f"Porque {asked(received)}"})
     batches = []
 
-    class Model:
-        def described(self, *, idf):
-            return {"model": "stand-in", "layer": 1, "layers": 1, "idf": idf, "window": 512}
-
-        def windowed(self, texts):
-            return 0
-
     def score(candidates, references, *, model, idf):
         batches.append(list(zip(candidates, references)))
         return [BertScore(0.5, 0.5, 0.5) for _ in candidates]
 
     monkeypatch.setattr(services, "BERTSCORE_BATCH", 12)
-    monkeypatch.setattr(services, "bertscore_scorer", lambda model_dir, layer: Model())
+    monkeypatch.setattr(services, "bertscore_scorer", lambda model_dir, layer: StandInModel())
     monkeypatch.setattr(services, "bertscore", score)
 
     run_here(run)
