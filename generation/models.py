@@ -368,6 +368,9 @@ class TopicRun(BackgroundWork, WorkProgress):
         null=True, blank=True, help_text=_("When its topics became the project's.")
     )
     discarded_at = models.DateTimeField(null=True, blank=True)
+    # The project's topics as they were just before this run was applied, exactly (see
+    # ``topics.proposal.topics_snapshot``), so applying can always be undone, even the first time.
+    replaced = models.JSONField(default=dict, blank=True)
 
     class Meta:
         verbose_name = _("topic run")

@@ -35,6 +35,8 @@ from .topics.proposal import (
     proposal_compare,
     topic_run_apply,
     topic_run_discard,
+    topic_run_undo,
+    undoable_run,
 )
 from .topics.run import latest_run, seed_words_format, topic_run_create
 
@@ -78,6 +80,7 @@ def _topics_page(request, project, run_form=None, status=200):
         "needs_ml_extra": needs_ml_extra(project) and not local_models.ml_installed(),
         "comparison": proposal_compare(pending) if (pending := pending_proposal(project)) else None,
         "applied_runs": applied_runs(project),
+        "undoable": undoable_run(project),
         "install_hint": local_models.INSTALL_HINT,
         "topics": topics,
         "map": topic_selectors.topic_map(project, done_runs.order_by("-created_at", "-pk").first(), topics),
@@ -138,11 +141,28 @@ def topic_run_apply_view(request, slug, run_id):
     project = get_project_for_user(request.user, slug, Role.CURATOR)
     run = get_object_or_404(TopicRun.objects.defer("map_points"), project=project, pk=run_id)
     try:
-        topic_run_apply(run=run, curator=request.user)
+        topic_run_apply(run=run, curator=request.user, expected=request.POST.get("expected") or None)
     except ValidationError as exc:
         _errors_message(request, exc)
     else:
         messages.success(request, _("The topics of run #%(id)s are now the project's.") % {"id": run.pk})
+    return redirect("generation:topics", slug=project.slug)
+
+
+@login_required
+@require_POST
+def topic_run_undo_view(request, slug, run_id):
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    run = get_object_or_404(TopicRun.objects.defer("map_points"), project=project, pk=run_id)
+    try:
+        topic_run_undo(run=run, curator=request.user)
+    except ValidationError as exc:
+        _errors_message(request, exc)
+    else:
+        messages.success(
+            request,
+            _("The topics are back as they were before run #%(id)s was applied.") % {"id": run.pk},
+        )
     return redirect("generation:topics", slug=project.slug)
 
 

@@ -29,6 +29,11 @@ urlpatterns = [
         topic_views.topic_run_discard_view,
         name="topic_run_discard",
     ),
+    path(
+        "p/<slug:slug>/topics/runs/<int:run_id>/undo/",
+        topic_views.topic_run_undo_view,
+        name="topic_run_undo",
+    ),
     path("p/<slug:slug>/topics/merge/", topic_views.topics_merge_view, name="topics_merge"),
     path("p/<slug:slug>/topics/select/", topic_views.topics_select_view, name="topics_select"),
     path("p/<slug:slug>/topics/<int:topic_id>/", topic_views.topic_detail, name="topic_detail"),

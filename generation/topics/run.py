@@ -311,6 +311,7 @@ def _execute(run: TopicRun, embedder) -> None:
             map_points=map_points,
             proposal=proposal,
             applied_at=timezone.now() if first else None,
+            replaced={"topics": []} if first else {},
         )
 
 
@@ -392,7 +393,9 @@ def carried_over(project: Project, labels: dict[int, int]) -> dict[int, Topic]:
     shared = Counter((labels[pk], topic_id) for pk, topic_id in earlier.items() if pk in labels)
     topics = Topic.objects.in_bulk(list(earlier_sizes))
     carried, used = {}, set()
-    for (cluster, topic_id), n in shared.most_common():
+    # Largest overlaps first, ties broken by cluster and topic: the same topics carry over however the
+    # database happens to return the items, so the proposal's table and its application always agree.
+    for (cluster, topic_id), n in sorted(shared.items(), key=lambda pair: (-pair[1], pair[0])):
         topic = topics[topic_id]
         if (
             cluster in carried
@@ -407,17 +410,31 @@ def carried_over(project: Project, labels: dict[int, int]) -> dict[int, Topic]:
     return carried
 
 
-def save_topics(project: Project, labels: dict[int, int], words: dict, seeds: dict) -> int:
+def present_labels(project: Project, labels: dict[int, int]) -> dict[int, int]:
+    """The run's labels of the questions still in the project (a question deleted since the run found it goes)."""
+    present = set(project.items.values_list("pk", flat=True))
+    return {pk: label for pk, label in labels.items() if pk in present}
+
+
+def save_topics(
+    project: Project,
+    labels: dict[int, int],
+    words: dict,
+    seeds: dict,
+    carried: dict[int, Topic] | None = None,
+) -> int:
     """Replace the project's modelled topics by these clusters, and put every item in its topic.
 
     A cluster that holds mostly the questions of an earlier topic keeps that topic's name, selection
-    and class targets (see ``carried_over``), so clustering again does not undo a curator's work."""
-    present = set(
-        project.items.values_list("pk", flat=True)
-    )  # a question deleted since the run found it goes
-    labels = {pk: label for pk, label in labels.items() if pk in present}
-    carried = carried_over(project, labels)
-    Topic.objects.filter(project=project, cluster__isnull=False).delete()
+    and class targets (see ``carried_over``, or ``carried`` as a proposal's comparison showed it), so
+    clustering again does not undo a curator's work."""
+    labels = present_labels(project, labels)
+    if carried is None:
+        carried = carried_over(project, labels)
+    kept = {topic.pk for topic in carried.values()}
+    # A carried topic is kept as it is (the same row: its name, selection, targets and whatever points to
+    # it); the other modelled topics go.
+    Topic.objects.filter(project=project, cluster__isnull=False).exclude(pk__in=kept).delete()
     sizes: dict[int, int] = {}
     for label in labels.values():
         sizes[label] = sizes.get(label, 0) + 1
@@ -425,27 +442,26 @@ def save_topics(project: Project, labels: dict[int, int], words: dict, seeds: di
     named = seed_names(seeds, sizes)
     created = {}
     for cluster in sorted(sizes, key=lambda c: (c == clustering.RESIDUAL, c)):
+        described = {
+            "cluster": cluster,
+            "size": sizes[cluster],
+            "is_residual": cluster == clustering.RESIDUAL,
+            "top_words": []
+            if cluster == clustering.RESIDUAL
+            else [word for word, _weight in words.get(cluster, [])],
+            "seed_words": [word for _label, word, _n in seeds.get(cluster, [])],
+        }
         earlier = carried.get(cluster)
-        base = (
-            earlier.label if earlier else _cluster_label(cluster, words.get(cluster, []), named.get(cluster))
-        )
+        if earlier is not None:
+            Topic.objects.filter(pk=earlier.pk).update(**described)
+            created[cluster] = earlier
+            continue
+        base = _cluster_label(cluster, words.get(cluster, []), named.get(cluster))
         label, n = base[:190], 2
         while label in taken:
             label, n = f"{base[:190]} ({n})", n + 1
         taken.add(label)
-        created[cluster] = Topic.objects.create(
-            project=project,
-            label=label,
-            cluster=cluster,
-            size=sizes[cluster],
-            is_residual=cluster == clustering.RESIDUAL,
-            selected=earlier.selected if earlier else False,
-            class_targets=earlier.class_targets if earlier else {},
-            top_words=[]
-            if cluster == clustering.RESIDUAL
-            else [word for word, _weight in words.get(cluster, [])],
-            seed_words=[word for _label, word, _n in seeds.get(cluster, [])],
-        )
+        created[cluster] = Topic.objects.create(project=project, label=label, **described)
     by_topic: dict[int, list[int]] = {}
     for pk, label in labels.items():
         by_topic.setdefault(created[label].pk, []).append(pk)

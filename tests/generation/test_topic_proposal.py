@@ -6,6 +6,7 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from annotation.models import Item, Topic
@@ -15,9 +16,12 @@ from generation.topics.proposal import (
     pending_proposal,
     proposal_compare,
     topic_run_apply,
+    topic_run_undo,
+    undoable_run,
 )
 from generation.topics.run import (
     TopicParams,
+    proposal_of,
     seed_names,
     topic_run_claim,
     topic_run_create,
@@ -243,3 +247,136 @@ def test_the_release_card_names_the_embedding_model_of_the_applied_topics(projec
     assert f"run #{run.pk}" in release.card
     assert f"`{run.embedding_model}`" in release.card
     assert "smallest topic 5" in release.card
+
+
+def membership(project):
+    """{topic label: the ids of its questions}."""
+    members: dict[str, set[int]] = {}
+    for label, item_id in Item.objects.filter(project=project, topic__isnull=False).values_list(
+        "topic__label", "pk"
+    ):
+        members.setdefault(label, set()).add(item_id)
+    return members
+
+
+def hand_made_topics(project):
+    """Topics that came from no run (the import file's, or the demo's): named, selected, with targets."""
+    create_items(project, themed_questions(20))
+    items = list(Item.objects.filter(project=project).order_by("pk"))
+    themes: dict[str, list[Item]] = {}
+    for item in items:
+        themes.setdefault(item.metadata.get("theme", str(item.pk % 3)), []).append(item)
+    for n, (theme, members) in enumerate(sorted(themes.items())):
+        topic = Topic.objects.create(
+            project=project,
+            label=f"Tema do arquivo {theme}",
+            selected=n % 2 == 0,
+            class_targets={"interventional": 3 + n} if n % 2 == 0 else {},
+            size=len(members),
+        )
+        Item.objects.filter(pk__in=[item.pk for item in members]).update(topic=topic)
+
+
+def assert_topics_are_what_the_table_said(project, comparison, run):
+    labels, _words, _seeds = proposal_of(run)
+    after = {topic.label: topic for topic in Topic.objects.filter(project=project)}
+    members = membership(project)
+    assert set(after) == {proposed.label for proposed in comparison.proposed}, (
+        "the topics are the table's rows"
+    )
+    for proposed in comparison.proposed:
+        topic = after[proposed.label]
+        expected_members = {pk for pk, cluster in labels.items() if cluster == proposed.cluster}
+        carried = proposed.carried_from
+        assert topic.size == proposed.size, proposed.label
+        assert members.get(proposed.label, set()) == expected_members, proposed.label
+        assert topic.selected == (carried.selected if carried else False), proposed.label
+        assert topic.class_targets == (carried.class_targets if carried else {}), proposed.label
+        if carried:
+            assert topic.pk == carried.pk, f"{proposed.label} keeps the row of the topic it carries over"
+
+
+@pytest.mark.parametrize("start", ["a run's topics, curated", "topics from no run"])
+def test_applying_a_proposal_does_exactly_what_its_table_says(project, endpoint_embeddings, start):
+    if start == "topics from no run":
+        hand_made_topics(project)
+    else:
+        curated(project)
+    run = run_now(project, min_cluster_size=5, dimensions=4)
+    comparison = proposal_compare(run)
+    assert any(topic.carried_from for topic in comparison.proposed), "the case has topics that carry over"
+
+    topic_run_apply(run=run, curator=None, expected=comparison.fingerprint)
+
+    assert_topics_are_what_the_table_said(project, comparison, run)
+
+
+def test_a_proposal_whose_table_no_longer_holds_is_refused_and_changes_nothing(project, endpoint_embeddings):
+    curated(project)
+    run = run_now(project, min_cluster_size=5, dimensions=4)
+    seen = proposal_compare(run).fingerprint
+    carried = next(topic.carried_from for topic in proposal_compare(run).proposed if topic.carried_from)
+    Topic.objects.filter(pk=carried.pk).update(selected=False)  # a curator changes it meanwhile
+    before = topics_now(project)
+
+    with pytest.raises(ValidationError, match="changed since"):
+        topic_run_apply(run=run, curator=None, expected=seen)
+
+    assert topics_now(project) == before
+    run.refresh_from_db()
+    assert run.applied_at is None
+
+
+@pytest.mark.parametrize("start", ["a run's topics, curated", "topics from no run"])
+def test_applying_can_be_undone_exactly_even_the_first_time(project, endpoint_embeddings, start):
+    if start == "topics from no run":
+        hand_made_topics(project)
+    else:
+        curated(project)
+    before, members_before = topics_now(project), membership(project)
+    run = run_now(project, min_cluster_size=5, dimensions=4)
+    topic_run_apply(run=run, curator=None, expected=proposal_compare(run).fingerprint)
+    assert undoable_run(project) == run
+
+    topic_run_undo(run=run, curator=None)
+
+    assert topics_now(project) == before
+    assert membership(project) == members_before
+    assert pending_proposal(project) == run, "the undone run is a proposal again"
+    assert undoable_run(project) != run
+
+
+def test_the_page_applies_with_what_it_showed_and_offers_the_undo(
+    project, endpoint_embeddings, client_for, curator
+):
+    hand_made_topics(project)
+    before = topics_now(project)
+    run = run_now(project, min_cluster_size=5, dimensions=4)
+    client = client_for(curator)
+    page = client.get(reverse("generation:topics", args=[project.slug])).content.decode()
+    fingerprint = proposal_compare(run).fingerprint
+    assert f'name="expected" value="{fingerprint}"' in page
+
+    client.post(reverse("generation:topic_run_apply", args=[project.slug, run.pk]), {"expected": fingerprint})
+
+    page = client.get(reverse("generation:topics", args=[project.slug])).content.decode()
+    assert 'id="topic-undo"' in page
+    response = client.post(reverse("generation:topic_run_undo", args=[project.slug, run.pk]))
+    assert response.status_code == 302
+    assert topics_now(project) == before
+
+
+def test_a_stale_page_applies_nothing_and_says_why(project, endpoint_embeddings, client_for, curator):
+    curated(project)
+    run = run_now(project, min_cluster_size=5, dimensions=4)
+    client = client_for(curator)
+    before = topics_now(project)
+
+    response = client.post(
+        reverse("generation:topic_run_apply", args=[project.slug, run.pk]),
+        {"expected": "0" * 16},
+        follow=True,
+    )
+
+    assert "changed since this proposal was shown" in response.content.decode()
+    assert topics_now(project) == before
