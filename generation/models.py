@@ -390,6 +390,12 @@ class TopicRun(BackgroundWork, WorkProgress):
             return 100
         return int(100 * self.done / self.total) if self.total else 0
 
+    @property
+    def residual_percent(self) -> int:
+        """The share of the run's questions (every one was embedded or reused) left in the residual topic."""
+        questions = self.total + self.reused
+        return round(100 * self.n_residual / questions) if questions else 0
+
 
 class NearDuplicate(models.Model):
     """Two questions whose embeddings are closer than the run's threshold, for a curator to merge or keep."""

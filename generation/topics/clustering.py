@@ -5,6 +5,8 @@ UMAP (the paper's reducer) is not available here; PCA reduces the vectors before
 the residual topic). Clusters are numbered by size, largest first, as in the paper's Table 2.
 """
 
+import re
+import unicodedata
 from dataclasses import dataclass
 
 import numpy as np
@@ -126,3 +128,44 @@ def near_duplicates(
                 pairs.append((start + row, column, float(similarity[row, column])))
     pairs.sort(key=lambda pair: (-pair[2], pair[0], pair[1]))
     return pairs[:limit]
+
+
+def reassign_residual(vectors: np.ndarray, labels: np.ndarray, *, min_similarity: float) -> np.ndarray:
+    """HDBSCAN leaves out every question it cannot place with certainty: on a few hundred short questions that
+    can be most of them. A left-out question joins the cluster whose centroid is most similar to it when that
+    similarity is at least ``min_similarity`` (BERTopic's outlier reduction by embeddings); the others stay in
+    the residual. ``min_similarity`` 1 keeps HDBSCAN's residual as it is."""
+    left_out = labels == RESIDUAL
+    if min_similarity >= 1 or not left_out.any() or left_out.all():
+        return labels
+    placed = labels.copy()
+    placed[left_out] = assign_nearest(
+        vectors[left_out], vectors[~left_out], labels[~left_out], min_similarity=min_similarity
+    )
+    return placed
+
+
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
+def comparable_text(text: str) -> str:
+    """A question as a duplicate check compares it: without case, accents, punctuation or extra spaces."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold())
+    bare = "".join(char for char in decomposed if not unicodedata.combining(char))
+    return _NOT_WORD.sub(" ", bare).strip()
+
+
+def same_text_pairs(texts: list[str]) -> list[tuple[int, int, float]]:
+    """Pairs (i, j, 1.0) of questions that are the same once case, accents and punctuation are set aside:
+    typed again, they are duplicates whatever an embedding model makes of the difference."""
+    first_of: dict[str, int] = {}
+    pairs = []
+    for index, text in enumerate(texts):
+        key = comparable_text(text)
+        if not key:
+            continue
+        if key in first_of:
+            pairs.append((first_of[key], index, 1.0))
+        else:
+            first_of[key] = index
+    return pairs

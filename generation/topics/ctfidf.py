@@ -74,6 +74,30 @@ def top_words(texts: list[str], labels: list[int], n: int = 10) -> dict[int, lis
     return described
 
 
+def label_words(
+    texts: list[str], labels: list[int], described: dict[int, list[tuple[str, float]]], n: int = 3
+) -> dict[int, list[tuple[str, float]]]:
+    """Per cluster, the ``n`` of its top words that best tell it apart: those whose questions fall most in
+    this cluster (the share of the questions containing the word that are in it), the heavier c-TF-IDF word
+    first on a tie. A word common to every topic ("causa", "why") may weigh much in a cluster and still
+    say nothing of it; a topic's name should not be made of it."""
+    holding: dict[str, dict[int, int]] = {}
+    wanted = {word for words in described.values() for word, _weight in words}
+    for text, label in zip(texts, labels):
+        for word in words_of(text) & wanted:
+            counts = holding.setdefault(word, {})
+            counts[label] = counts.get(label, 0) + 1
+    chosen = {}
+    for cluster, words in described.items():
+        scored = []
+        for rank, (word, _weight) in enumerate(words):
+            counts = holding.get(word, {})
+            share = counts.get(cluster, 0) / max(sum(counts.values()), 1)
+            scored.append((-round(share, 9), rank, word, share))
+        chosen[cluster] = [(word, share) for _s, _rank, word, share in sorted(scored)[:n]]
+    return chosen
+
+
 def words_of(text: str) -> set[str]:
     """The lower-case words of a text, as the c-TF-IDF tokeniser reads them (for matching seed words)."""
     from sklearn.feature_extraction.text import CountVectorizer

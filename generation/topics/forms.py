@@ -6,7 +6,7 @@ from django.utils.translation import gettext_lazy as _
 from ..forms import VARIANT_CHOICES, EndpointChoiceField
 from ..models import ModelEndpoint
 from ..services.jobs import MAX_BATCH, MAX_QUESTIONS
-from .run import TopicParams, seed_words_parse
+from .run import RESIDUAL_SIMILARITY, TopicParams, seed_words_parse
 
 
 class TopicRunForm(forms.Form):
@@ -53,6 +53,18 @@ class TopicRunForm(forms.Form):
         initial=0.95,
         help_text=_("Pairs of questions at least this similar (cosine) are listed for you to merge or keep."),
     )
+    residual_similarity = forms.FloatField(
+        label=_("Join a topic from the residual at similarity"),
+        required=False,
+        min_value=0.0,
+        max_value=1.0,
+        initial=RESIDUAL_SIMILARITY,
+        help_text=_(
+            "A question that fits no cluster joins the most similar topic when it is at least this similar "
+            "(cosine) to the topic's centre. Lower it to leave fewer questions in the residual; 1 keeps "
+            "every question that fits no cluster in the residual."
+        ),
+    )
     seed_words = forms.CharField(
         label=_("Seed words"),
         required=False,
@@ -75,6 +87,9 @@ class TopicRunForm(forms.Form):
             min_samples=data["min_samples"],
             dimensions=data["dimensions"],
             duplicate_threshold=data["duplicate_threshold"],
+            residual_similarity=RESIDUAL_SIMILARITY
+            if data["residual_similarity"] is None
+            else data["residual_similarity"],
             seed_words=data["seed_words"],
         )
 

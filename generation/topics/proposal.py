@@ -24,7 +24,15 @@ from annotation.models import Item, Topic
 
 from ..models import TopicRun
 from . import clustering
-from .run import _cluster_label, carried_over, present_labels, proposal_of, save_topics, seed_names
+from .run import (
+    _cluster_label,
+    carried_over,
+    label_words_of,
+    present_labels,
+    proposal_of,
+    save_topics,
+    seed_names,
+)
 
 
 @dataclass
@@ -96,6 +104,7 @@ def proposal_compare(run: TopicRun) -> Comparison:
     carried = carried_over(project, labels)
     sizes = Counter(labels.values())
     named = seed_names(seeds, sizes)
+    naming = label_words_of(run)
     proposed = []
     for cluster in sorted(sizes, key=lambda c: (c == clustering.RESIDUAL, c)):
         members = [pk for pk, label in labels.items() if label == cluster]
@@ -108,7 +117,9 @@ def proposal_compare(run: TopicRun) -> Comparison:
                 size=sizes[cluster],
                 label=earlier.label
                 if earlier
-                else _cluster_label(cluster, words.get(cluster, []), named.get(cluster)),
+                else _cluster_label(
+                    cluster, naming.get(cluster) or words.get(cluster, []), named.get(cluster)
+                ),
                 top_words=[word for word, _weight in words.get(cluster, [])][:6]
                 if cluster != clustering.RESIDUAL
                 else [],
@@ -212,7 +223,7 @@ def topic_run_apply(*, run: TopicRun, curator, expected: str | None = None) -> T
         )
     replaced = topics_snapshot(run.project)
     labels, words, seeds = proposal_of(run)
-    save_topics(run.project, labels, words, seeds, carried=comparison.carried)
+    save_topics(run.project, labels, words, seeds, carried=comparison.carried, naming=label_words_of(run))
     now = timezone.now()
     TopicRun.objects.filter(pk=run.pk).update(applied_at=now, discarded_at=None, replaced=replaced)
     run.applied_at, run.discarded_at, run.replaced = now, None, replaced

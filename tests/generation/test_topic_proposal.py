@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from annotation.models import Item, Topic
-from generation.models import TopicRun
+from generation.models import NearDuplicate, TopicRun
 from generation.topics import ctfidf
 from generation.topics.proposal import (
     pending_proposal,
@@ -380,3 +380,64 @@ def test_a_stale_page_applies_nothing_and_says_why(project, endpoint_embeddings,
 
     assert "changed since this proposal was shown" in response.content.decode()
     assert topics_now(project) == before
+
+
+@pytest.mark.parametrize("language", ["pt", "en"])
+def test_default_settings_leave_few_natural_questions_in_the_residual(project, settings, language):
+    """Short questions written one by one (not built from a template): HDBSCAN alone left 23-40 % of them
+    in the residual; the default joins the close ones to their nearest topic."""
+    from sklearn.metrics import adjusted_rand_score
+
+    from .topic_corpus_natural import questions as natural_questions
+
+    settings.TOPIC_EMBEDDINGS, settings.TOPIC_EMBEDDING_MODEL, settings.LOCAL_MODEL_DIR = "local", "", ""
+    corpus = natural_questions(language)
+    create_items(project, corpus)
+
+    run = run_now(project)
+
+    assert run.status == TopicRun.Status.SUCCEEDED, run.error
+    share = run.n_residual / len(corpus)
+    theme_of = {item.pk: item.metadata["theme"] for item in Item.objects.filter(project=project)}
+    labels, _words, _seeds = proposal_of(run)
+    ari = adjusted_rand_score([theme_of[pk] for pk in labels], list(labels.values()))
+    print(f"{language}: {share:.0%} in the residual, adjusted Rand index {ari:.2f} against the themes")
+    assert share < 0.25, f"{share:.0%} of the questions left in the residual"
+    assert run.residual_percent == round(100 * share)
+    assert ari > 0.15, f"adjusted Rand index {ari:.2f}"
+
+
+def test_a_question_typed_again_is_a_duplicate_and_a_different_one_is_not(project, settings):
+    from .topic_corpus_natural import DUPLICATES, NOT_DUPLICATES
+
+    settings.TOPIC_EMBEDDINGS, settings.TOPIC_EMBEDDING_MODEL, settings.LOCAL_MODEL_DIR = "local", "", ""
+    rows = [(question, "pairs") for pair in DUPLICATES + NOT_DUPLICATES for question in pair]
+    rows += [(question, "filler") for question, _theme in questions()[:40]]
+    items = create_items(project, rows)
+    ids = {question: item.pk for item, (question, _theme) in zip(items, rows)}
+
+    run = run_now(project)
+
+    found = {
+        frozenset((first, second))
+        for first, second in NearDuplicate.objects.filter(project=project).values_list(
+            "first_id", "second_id"
+        )
+    }
+    for first, second in DUPLICATES:
+        if ids[first] != ids[second]:
+            assert frozenset((ids[first], ids[second])) in found, f"missed: {first!r} ~ {second!r}"
+    for first, second in NOT_DUPLICATES:
+        assert frozenset((ids[first], ids[second])) not in found, f"flagged: {first!r} ~ {second!r}"
+    assert run.n_duplicates >= len(DUPLICATES) - 1
+
+
+def test_a_topic_is_named_after_the_words_that_set_it_apart():
+    texts = ["por que o gato causa alergia"] * 6 + ["por que o juro causa inflação"] * 6
+    labels = [0] * 6 + [1] * 6
+    described = ctfidf.top_words(texts, labels)
+
+    naming = ctfidf.label_words(texts, labels, described, n=1)
+
+    assert naming[0][0][0] in {"gato", "alergia"}
+    assert naming[1][0][0] in {"juro", "inflação"}

@@ -1,6 +1,7 @@
 """``manage.py topics``: a run in the command's own process, with its topics printed."""
 
 import json
+from collections import Counter
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -50,7 +51,7 @@ def test_a_second_run_is_a_proposal_unless_the_command_is_told_to_apply_it(
     create_items(project, themed_questions(20))
     call_command("topics", "--project", project.slug, "--min-cluster-size", "6", "--here", "--json")
     Topic.objects.filter(project=project, is_residual=False).update(selected=True)
-    before = sorted(Topic.objects.filter(project=project).values_list("pk", flat=True))
+    before = sorted(Topic.objects.filter(project=project).values_list("pk", "size", "cluster"))
     capsys.readouterr()
 
     call_command(
@@ -68,7 +69,7 @@ def test_a_second_run_is_a_proposal_unless_the_command_is_told_to_apply_it(
     proposal = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert proposal["status"] == "succeeded" and proposal["applied"] is False
     assert proposal["clustering"]["min_cluster_size"] == 8
-    assert sorted(Topic.objects.filter(project=project).values_list("pk", flat=True)) == before
+    assert sorted(Topic.objects.filter(project=project).values_list("pk", "size", "cluster")) == before
 
     call_command(
         "topics",
@@ -85,5 +86,12 @@ def test_a_second_run_is_a_proposal_unless_the_command_is_told_to_apply_it(
 
     applied = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert applied["applied"] is True
-    assert sorted(Topic.objects.filter(project=project).values_list("pk", flat=True)) != before
+    from generation.topics.run import proposal_of
+
+    run = TopicRun.objects.get(pk=applied["run"])
+    assert run.applied_at is not None
+    sizes = Counter(proposal_of(run)[0].values())
+    assert sorted(Topic.objects.filter(project=project).values_list("cluster", "size")) == sorted(
+        sizes.items()
+    )
     assert Topic.objects.filter(project=project, selected=True).exists(), "the selection carried over"

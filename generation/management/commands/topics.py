@@ -59,6 +59,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--duplicate-threshold", type=float, default=0.95, help="cosine similarity of near-duplicates"
         )
+        parser.add_argument(
+            "--residual-similarity",
+            type=float,
+            default=0.5,
+            help="a question in no cluster joins the most similar topic at this cosine similarity "
+            "(1: it stays in the residual)",
+        )
         parser.add_argument("--seed-words", default="", help="one seed topic a line: 'Label: word, word'")
         parser.add_argument("--here", action="store_true", help="run in this process instead of a worker")
         parser.add_argument("--json", action="store_true", help="print the finished run as one JSON object")
@@ -71,6 +78,7 @@ class Command(BaseCommand):
                 min_samples=options["min_samples"],
                 dimensions=options["dimensions"],
                 duplicate_threshold=options["duplicate_threshold"],
+                residual_similarity=options["residual_similarity"],
                 seed_words=seed_words_parse(options["seed_words"]),
             )
             run = topic_run_create(
