@@ -4,6 +4,12 @@
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench .venv/bin/python benchmarks/import_questions.py
     .venv/bin/python benchmarks/import_questions.py --megabytes 200 [--format jsonl]   # memory of a large file
 
+The import's time is judged against its floor, measured in the same run on the same rows: the items it
+wrote, written again by the plainest means the database has into a copy of the items table without any
+index, constraint or trigger — one ``COPY`` on PostgreSQL, one ``executemany`` on SQLite, one transaction
+each. ``floor_ratio`` is the import's time over that floor. ``--peer-seconds S`` gives the time a peer
+platform took for the same file, measured beside this run; ``peer_ratio`` is that over the import's time.
+
 ``--megabytes N`` writes a file of about N MB to disk (streamed, so building it costs no memory) and imports it
 from its path, as the worker does with an upload; the peak resident memory of the process is the figure
 (the upload form accepts 200 MB). ``--from-path`` imports the 100,000-row file from disk too.
@@ -16,6 +22,7 @@ import argparse
 import csv
 import io
 import json
+import os
 import random
 import time
 
@@ -173,6 +180,9 @@ def main() -> None:
     )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--format", choices=["csv", "jsonl", "xlsx", "parquet"], default="csv")
+    parser.add_argument(
+        "--peer-seconds", type=float, help="a peer's time for the same file, measured beside this run"
+    )
     args = parser.parse_args()
     args.rows = args.rows or (10_000 if args.quick else 100_000)
     _django.setup("import")
@@ -204,6 +214,7 @@ def main() -> None:
         batch = questions_import(project=project, data=data, path=path, filename=filename)
         seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
         peak_import = _django.peak_mb()
+        floor_seconds = measure_floor(project)
         again_seconds, again = None, None
         if reimport:
             again_started = time.perf_counter()
@@ -223,6 +234,14 @@ def main() -> None:
     )
     # CPU time too: on a shared machine the wall clock measures the neighbours as much as the import.
     print(f"import: {seconds:.2f} s, {args.rows / seconds:,.0f} rows/s; CPU {cpu_seconds:.2f} s")
+    floor_ratio = seconds / floor_seconds if floor_seconds else None
+    print(
+        f"floor: the {funnel['imported']:,} item rows written into an index-free copy of the table in "
+        f"{floor_seconds:.2f} s; the import took {floor_ratio:.1f}x its floor"
+    )
+    peer_ratio = args.peer_seconds / seconds if args.peer_seconds else None
+    if peer_ratio:
+        print(f"peer: {args.peer_seconds:.2f} s for the same file, {peer_ratio:.1f}x this import's time")
     if again is not None:
         print(f"re-import of the same file: {again_seconds:.2f} s, {again.funnel['imported']} imported")
     print(
@@ -239,6 +258,11 @@ def main() -> None:
                 "megabytes": round(size / 1e6, 1),
                 "from_path": path is not None,
                 "seconds": round(seconds, 3),
+                "floor_seconds": round(floor_seconds, 3),
+                "floor_ratio": round(floor_ratio, 2) if floor_ratio else None,
+                "peer_seconds": args.peer_seconds,
+                "peer_ratio": round(peer_ratio, 2) if peer_ratio else None,
+                "load_average": round(os.getloadavg()[0], 2),
                 "cpu_seconds": round(cpu_seconds, 3),
                 "rows_per_second": round(args.rows / seconds),
                 "imported": funnel["imported"],
@@ -250,6 +274,45 @@ def main() -> None:
             }
         )
     )
+
+
+def measure_floor(project) -> float:
+    """Seconds to write the project's item rows, as imported, into an index-free copy of the items table in
+    one transaction: the physical limit an import of those rows could reach on this database."""
+    from django.db import connection, transaction
+
+    from annotation.models import Item
+
+    table = connection.ops.quote_name(Item._meta.db_table)
+    floor = connection.ops.quote_name("bench_import_floor")
+    with connection.cursor() as cursor:
+        cursor.execute(f"DROP TABLE IF EXISTS {floor}")
+        if connection.vendor == "postgresql":
+            cursor.execute(f"CREATE TABLE {floor} (LIKE {table} INCLUDING DEFAULTS)")
+            buffer = io.BytesIO()
+            with cursor.copy(
+                f"COPY (SELECT * FROM {table} WHERE project_id = {int(project.pk)}) TO STDOUT"
+            ) as copy:
+                for block in copy:
+                    buffer.write(block)
+            data = buffer.getvalue()
+            started = time.perf_counter()
+            with transaction.atomic(), cursor.copy(f"COPY {floor} FROM STDIN") as copy:
+                for start in range(0, len(data), 1 << 20):
+                    copy.write(data[start : start + (1 << 20)])
+            seconds = time.perf_counter() - started
+        else:
+            cursor.execute(f"CREATE TABLE {floor} AS SELECT * FROM {table} WHERE 0")
+            cursor.execute(f"SELECT * FROM {table} WHERE project_id = %s", [project.pk])
+            rows = cursor.fetchall()
+            marks = ", ".join("?" for _column in cursor.description)
+            raw = connection.connection
+            started = time.perf_counter()
+            with transaction.atomic():
+                raw.executemany(f"INSERT INTO {floor} VALUES ({marks})", rows)
+            seconds = time.perf_counter() - started
+        cursor.execute(f"DROP TABLE {floor}")
+    return seconds
 
 
 def _remove(project) -> None:
