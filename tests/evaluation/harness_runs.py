@@ -102,12 +102,51 @@ def lm_eval_chat(folder: Path, tasks: str, base_url: str, out: Path) -> subproce
     )
 
 
-def lm_eval_outputs(out: Path) -> tuple[dict, list[dict]]:
-    """The run's results.json and every per-sample line, of whatever task."""
+def lm_eval_outputs(out: Path) -> tuple[dict, dict[str, list[dict]]]:
+    """The run's results.json, and the per-sample lines of each task (samples_<task>_<time>.jsonl)."""
     [results_path] = sorted(out.rglob("results_*.json"))
-    samples = []
+    samples: dict[str, list[dict]] = {}
     for path in sorted(out.rglob("samples_*.jsonl")):
-        samples += [
-            json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
-        ]
+        task = re.match(r"samples_(.+)_\d{4}-\d\d-\d\dT", path.name).group(1)
+        lines = path.read_text(encoding="utf-8").splitlines()
+        samples.setdefault(task, []).extend(json.loads(line) for line in lines if line.strip())
     return json.loads(results_path.read_text(encoding="utf-8")), samples
+
+
+def inspect_eval(folder: Path, condition: str, base_url: str, log_dir: Path) -> subprocess.CompletedProcess:
+    return run(
+        [
+            str(BIN / "inspect"),
+            "eval",
+            "task.py",
+            "--model",
+            "openai/fake-model-1",
+            "--model-base-url",
+            base_url,
+            "-M",
+            "responses_api=false",
+            "-T",
+            f"condition={condition}",
+            "--log-dir",
+            str(log_dir),
+            "--log-format",
+            "eval",
+            "--max-connections",
+            "4",
+            "--display",
+            "plain",
+        ],
+        cwd=folder,
+        extra_env={"INSPECT_LOG_LEVEL": "warning"},
+    )
+
+
+def inspect_results(log_dir: Path):
+    """The one .eval log's scores, per sample (id → value) and as the metrics Inspect printed (name → value)."""
+    from inspect_ai.log import read_eval_log
+
+    [path] = sorted(log_dir.glob("*.eval"))
+    log = read_eval_log(str(path))
+    values = {str(sample.id): next(iter(sample.scores.values())).value for sample in log.samples}
+    [score] = log.results.scores
+    return log, values, {name: metric.value for name, metric in score.metrics.items()}

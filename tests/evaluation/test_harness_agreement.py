@@ -12,14 +12,21 @@ from evaluation.runs.services import run_create
 from tests.evaluation.harness_runs import (
     CLASSES,
     export_folder,
+    inspect_eval,
+    inspect_results,
     lm_eval_chat,
     lm_eval_outputs,
     mc_project,
+    right,
     scripted_answer,
+    unreadable,
 )
 from tests.evaluation.runs import release_of, run_here
 
 pytestmark = pytest.mark.django_db
+N_ITEMS = 24
+# the scripted model's share of right answers (unreadable ones count as wrong, as in a benchmark run)
+KNOWN_SHARE = sum(right(n) and not unreadable(n) for n in range(N_ITEMS)) / N_ITEMS
 
 
 def platform_run(project, release, endpoint, fake_llm, conditions):
@@ -51,26 +58,49 @@ def differing(platform: dict, harness: dict) -> list[str]:
 def test_lm_eval_chat_tasks_score_every_item_and_class_as_the_platform_run(
     project, endpoint, fake_llm, tmp_path
 ):
-    mc_project(project)
+    mc_project(project, N_ITEMS)
     release = release_of(project, ratios=(0, 0, 1))
     run, correct, tables = platform_run(
         project, release, endpoint, fake_llm, ["zero-shot", "chain-of-thought"]
     )
     folder = export_folder(release, "lm-eval", tmp_path / "export")
     prefix = json.loads((folder / "tasks.json").read_text())["prefix"]
+    lm_eval_chat(folder, f"{prefix}_zero_shot,{prefix}_chain_of_thought", fake_llm.base_url, tmp_path / "out")
+    results, samples = lm_eval_outputs(tmp_path / "out")
     for condition, key in (("zero-shot", "zero_shot"), ("chain-of-thought", "chain_of_thought")):
-        out = tmp_path / f"out-{key}"
-        lm_eval_chat(folder, f"{prefix}_{key}", fake_llm.base_url, out)
-        results, samples = lm_eval_outputs(out)
-        harness = {sample["doc"]["id"]: sample["acc"] == 1.0 for sample in samples}
+        harness = {
+            sample["doc"]["id"]: sample["acc"] == 1.0
+            for task, lines in samples.items()
+            if task.startswith(f"{prefix}_{key}_")
+            for sample in lines
+        }
         platform = {item: right for (item, cond), right in correct.items() if cond == condition}
         assert not differing(platform, harness), (
             f"{condition}: items scored differently: {differing(platform, harness)}"
         )
         [overall] = [row for row in tables["accuracy"].rows if row["series"].endswith(condition)]
+        assert overall["accuracy"] == pytest.approx(KNOWN_SHARE)
         assert results["results"][f"{prefix}_{key}"]["acc,none"] == pytest.approx(overall["accuracy"])
         for causal_class, accuracy in by_class(tables, condition).items():
             assert results["results"][f"{prefix}_{key}_{causal_class}"]["acc,none"] == pytest.approx(
                 accuracy
             ), causal_class
     assert set(by_class(tables, "zero-shot")) == set(CLASSES)
+
+
+def test_inspect_task_scores_every_item_and_class_as_the_platform_run(project, endpoint, fake_llm, tmp_path):
+    mc_project(project, N_ITEMS)
+    release = release_of(project, ratios=(0, 0, 1))
+    run, correct, tables = platform_run(project, release, endpoint, fake_llm, ["zero-shot"])
+    folder = export_folder(release, "inspect", tmp_path / "export")
+    inspect_eval(folder, "zero-shot", fake_llm.base_url, tmp_path / "logs")
+    log, values, metrics = inspect_results(tmp_path / "logs")
+    harness = {item: value == 1 for item, value in values.items()}
+    platform = {item: right for (item, _condition), right in correct.items()}
+    assert not differing(platform, harness), f"items scored differently: {differing(platform, harness)}"
+    [overall] = tables["accuracy"].rows
+    assert overall["accuracy"] == pytest.approx(KNOWN_SHARE)
+    assert metrics["accuracy"] == pytest.approx(overall["accuracy"])
+    for causal_class, accuracy in by_class(tables, "zero-shot").items():
+        assert metrics[f"causal_class:{causal_class}"] == pytest.approx(accuracy), causal_class
+    assert {sample.metadata["causal_class"] for sample in log.samples} == set(CLASSES)
