@@ -53,8 +53,11 @@ def _letter(prompt: str, role: str) -> str:
 
 def scripted_answer(received) -> Reply:
     """The same answer to an item however it is asked: by the platform's run or by a harness."""
-    prompt = received.messages[-1]["content"]
-    number = int(re.search(r"caso (\d+)\?", prompt).group(1))
+    prompt = received.messages[-1]["content"] if received.messages else ""
+    asked = re.search(r"caso (\d+)\?", prompt)
+    if asked is None:
+        return Reply.text("")
+    number = int(asked.group(1))
     if unreadable(number):
         return Reply.json({"answer": "não sei"})
     letter = _letter(prompt, "correct" if right(number) else "reversal")

@@ -3,10 +3,13 @@ lines against the scripted model server, print per class and overall the accurac
 over the same scripted answers."""
 
 import json
+import zipfile
 
 import pytest
+from django.core.management import call_command
+from django.urls import reverse
 
-from evaluation.models import EvalResponse
+from evaluation.models import EvalResponse, EvalRun
 from evaluation.runs.report import report_tables
 from evaluation.runs.services import run_create
 from tests.evaluation.harness_runs import (
@@ -55,8 +58,8 @@ def differing(platform: dict, harness: dict) -> list[str]:
     return sorted(item for item in platform if platform[item] != harness.get(item))
 
 
-def test_lm_eval_chat_tasks_score_every_item_and_class_as_the_platform_run(
-    project, endpoint, fake_llm, tmp_path
+def test_lm_eval_chat_tasks_score_every_item_and_class_as_the_platform_run_and_come_back(
+    project, endpoint, fake_llm, tmp_path, client, curator
 ):
     mc_project(project, N_ITEMS)
     release = release_of(project, ratios=(0, 0, 1))
@@ -87,8 +90,29 @@ def test_lm_eval_chat_tasks_score_every_item_and_class_as_the_platform_run(
             ), causal_class
     assert set(by_class(tables, "zero-shot")) == set(CLASSES)
 
+    # the output folder, zipped, comes back through the page's results import as a run with the same report
+    archive = tmp_path / "lm-eval-output.zip"
+    with zipfile.ZipFile(archive, "w") as out:
+        for path in (tmp_path / "out").rglob("*.json*"):
+            out.write(path, path.relative_to(tmp_path / "out"))
+    client.force_login(curator)
+    with open(archive, "rb") as upload:
+        response = client.post(
+            reverse("evaluation:run_import", args=[project.slug]),
+            {"release": release.pk, "split": "test", "name": "lm-eval", "responses": upload},
+        )
+    assert response.status_code == 302, response.content.decode()[-3000:]
+    imported = EvalRun.objects.exclude(pk=run.pk).get()
+    assert sorted(imported.conditions) == ["chain-of-thought", "zero-shot"]
+    assert imported.endpoints.get().name == "fake-model-1"
+    imported_tables = {table.key: table for table in report_tables([imported])}
+    for condition in ("zero-shot", "chain-of-thought"):
+        assert by_class(imported_tables, condition) == pytest.approx(by_class(tables, condition)), condition
 
-def test_inspect_task_scores_every_item_and_class_as_the_platform_run(project, endpoint, fake_llm, tmp_path):
+
+def test_inspect_task_scores_every_item_and_class_as_the_platform_run_and_comes_back(
+    project, endpoint, fake_llm, tmp_path
+):
     mc_project(project, N_ITEMS)
     release = release_of(project, ratios=(0, 0, 1))
     run, correct, tables = platform_run(project, release, endpoint, fake_llm, ["zero-shot"])
@@ -104,3 +128,21 @@ def test_inspect_task_scores_every_item_and_class_as_the_platform_run(project, e
     for causal_class, accuracy in by_class(tables, "zero-shot").items():
         assert metrics[f"causal_class:{causal_class}"] == pytest.approx(accuracy), causal_class
     assert {sample.metadata["causal_class"] for sample in log.samples} == set(CLASSES)
+
+    # the .eval log comes back through the results import command as a run with the same report
+    [log_path] = (tmp_path / "logs").glob("*.eval")
+    call_command(
+        "import_run_results",
+        "--project",
+        project.slug,
+        "--release",
+        release.tag,
+        "--name",
+        "inspect",
+        str(log_path),
+    )
+    imported = EvalRun.objects.exclude(pk=run.pk).get()
+    assert imported.conditions == ["zero-shot"]
+    imported_tables = {table.key: table for table in report_tables([imported])}
+    assert by_class(imported_tables, "zero-shot") == pytest.approx(by_class(tables, "zero-shot"))
+    assert imported_tables["accuracy"].rows[0]["accuracy"] == pytest.approx(KNOWN_SHARE)
