@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from .docs import HarnessDocs, HarnessUnavailable, harness_docs
+from .docs import HarnessDocs, HarnessUnavailable, field_key, harness_docs
 from .lm_eval import lm_eval_files, task_prefix
 from .scoring import MODULE_NAME, scoring_source
 
@@ -89,3 +89,108 @@ def harness_summary(release) -> dict | None:
 
 def _json(value) -> bytes:
     return (json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True) + "\n").encode("utf-8")
+
+
+def card_section(release, facts: dict) -> list[str]:
+    """The card's lines on running the release in the harnesses, with the exact commands; none for a release no
+    harness can ask. Built from the project's templates and the card's figures, without reading the items."""
+    from .docs import harness_variants
+
+    try:
+        variants = harness_variants(release.project)
+    except HarnessUnavailable:
+        return []
+    prefix = task_prefix(release)
+    project = release.project
+    chat = [variant for variant in variants if variant.output == "generate_until"]
+    first = chat[0]
+    open_answers = project.answer_format == "open"
+    scored = (
+        "BERTScore F1 (the platform's own implementation; `lm-eval/utils.py` imports it, so install CausalQA "
+        "Studio with its `ml` extra where the harness runs)"
+        if open_answers
+        else "accuracy, the letter (or yes/no) read from the answer by the platform's own code"
+    )
+    classes = ", ".join(f"`{prefix}_{first.key}_{field_key(label)}`" for label in facts.get("classes", []))
+    lines = [
+        "## Run it in lm-evaluation-harness and Inspect",
+        "",
+        "The folders `lm-eval/` and `inspect/` hold this release's test split as tasks of the two harnesses: every "
+        "prompt is the platform's own benchmark-answer prompt in the project's language, and every answer is read "
+        f"by `causalqa_scoring.py`, the platform's own code. Scored by {scored}.",
+        "",
+        'lm-evaluation-harness (`pip install "lm-eval[api]"`), against any OpenAI-compatible chat server:',
+        "",
+        "```bash",
+        "lm_eval --model local-chat-completions \\",
+        "  --model_args model=MODEL,base_url=http://HOST/v1/chat/completions,tokenized_requests=False \\",
+        f"  --tasks {prefix}_{first.key} --include_path lm-eval --apply_chat_template \\",
+        "  --output_path results --log_samples",
+        "```",
+        "",
+        "| Group | Asks |",
+        "|---|---|",
+    ]
+    for variant in variants:
+        asks = (
+            "log-likelihood of each choice (a server that returns log-probabilities)"
+            if variant.output == "multiple_choice"
+            else f"the `{variant.condition}` prompt, answered in text"
+        )
+        lines.append(f"| `{prefix}_{variant.key}` | {asks} |")
+    lines += [
+        "",
+        f"Each group prints its score per causal class ({classes}, and likewise for each group) and over the whole "
+        "split, weighted by the classes' sizes, as the platform's report does; the groups `…_by_<breakdown>` "
+        "(listed in `lm-eval/tasks.json`) break it down by the report's other breakdowns.",
+    ]
+    if any(variant.output == "multiple_choice" for variant in variants):
+        lines += [
+            "",
+            "The log-likelihood form, with a completions server that returns log-probabilities and a local tokenizer "
+            "of the model:",
+            "",
+            "```bash",
+            "lm_eval --model local-completions \\",
+            "  --model_args model=MODEL,base_url=http://HOST/v1/completions,tokenizer_backend=huggingface,"
+            "tokenizer=TOKENIZER_DIR \\",
+            f"  --tasks {prefix}_choice --include_path lm-eval --output_path results --log_samples",
+            "```",
+        ]
+    lines += [
+        "",
+        "Inspect (`pip install inspect-ai openai`), conditions "
+        + ", ".join(f"`{variant.condition}`" for variant in chat)
+        + ":",
+        "",
+        "```bash",
+        "cd inspect",
+        "inspect eval task.py --model openai/MODEL --model-base-url http://HOST/v1 -M responses_api=false \\",
+        f"  -T condition={first.condition} --log-dir logs",
+        "```",
+        "",
+        "The task's metrics break the score down by class (`causal_class:<class>`) and by the report's other "
+        "breakdowns; each sample's metadata holds them.",
+        "",
+        "The results come back into the platform as a benchmark run (its report, its judges): on the project's "
+        "*Runs* page, *Import results*, give a zip of lm_eval's output folder or the `.eval` log; or",
+        "",
+        "```bash",
+        f"python manage.py import_run_results --project {project.slug} --release {release.tag} --name NAME \\",
+        "  results/*/results_*.json results/*/samples_*.jsonl",
+        f"python manage.py import_run_results --project {project.slug} --release {release.tag} --name NAME \\",
+        "  inspect/logs/*.eval",
+        "```",
+    ]
+    return lines
+
+
+def harness_available(project) -> bool:
+    """Whether the project's releases can be asked by the harnesses (its answer format and templates)."""
+    from .docs import harness_variants
+
+    try:
+        harness_variants(project)
+    except HarnessUnavailable:
+        return False
+    return True
