@@ -2,7 +2,7 @@
 
 import json
 
-from django.http import Http404, StreamingHttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import generics, status
@@ -19,7 +19,8 @@ from annotation.permissions import Role
 from generation.selectors import endpoint_named
 
 from .models import Release, ReleaseItem
-from .releases.export import design_file_chunks, design_files, split_jsonl_stream
+from .releases.export import ExportError, design_file_chunks, design_files, harness_zip, split_jsonl_stream
+from .releases.harnesses import HARNESSES
 from .releases.splits import SPLITS, SplitRatioError
 from .runs.export import run_jsonl
 from .runs.report import report_tables
@@ -245,6 +246,40 @@ class ReleaseDesignFileApi(StrictApiMixin, APIView):
         response = StreamingHttpResponse(design_file_chunks(files[path]), content_type=content_type)
         filename = f"{release.project.slug}-{release.tag}-{path.replace('/', '-')}"
         response["Content-Disposition"] = f'inline; filename="{filename}"'
+        return response
+
+
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="release_harness_retrieve",
+        responses={
+            (200, "application/zip"): OpenApiTypes.BINARY,
+            404: ErrorOutputSerializer,
+            409: NOT_READY,
+        },
+        description="The release as an lm-evaluation-harness (`lm-eval`) or Inspect (`inspect`) task folder, zipped: "
+        "byte for byte that folder of the release's zip.",
+    )
+)
+class ReleaseHarnessApi(StrictApiMixin, APIView):
+    permission_classes = [IsAuthenticated, ProjectRole]
+
+    def get(self, request, slug, version, harness):
+        release = release_for_user(self.project, version)
+        if not release.is_ready:
+            raise Conflict(
+                f"{release.tag} is {release.get_status_display().lower()}; its files are not available."
+            )
+        if harness not in HARNESSES:
+            raise Http404(f"no harness {harness!r}; choose {', '.join(HARNESSES)}.")
+        try:
+            data = harness_zip(release, harness)
+        except ExportError as exc:
+            raise Conflict(f"{release.tag} cannot be run in a harness: {exc}") from exc
+        response = HttpResponse(data, content_type="application/zip")
+        response["Content-Disposition"] = (
+            f'attachment; filename="{self.project.slug}-{release.tag}-{harness}.zip"'
+        )
         return response
 
 

@@ -15,6 +15,11 @@ urlpatterns = [
         name="api-release-design-file",
     ),
     path(
+        "projects/<slug:slug>/releases/<str:version>/harnesses/<slug:harness>/",
+        api.ReleaseHarnessApi.as_view(),
+        name="api-release-harness",
+    ),
+    path(
         "projects/<slug:slug>/releases/<str:version>/<str:split>/",
         api.ReleaseSplitApi.as_view(),
         name="api-release-split",

@@ -13,6 +13,11 @@ urlpatterns = [
     path(
         "p/<slug:slug>/releases/<int:version>/download.zip", views.release_download, name="release_download"
     ),
+    path(
+        "p/<slug:slug>/releases/<int:version>/<slug:harness>.zip",
+        views.release_harness_download,
+        name="release_harness_download",
+    ),
     path("p/<slug:slug>/runs/", run_views.run_list, name="run_list"),
     path("p/<slug:slug>/runs/compare/", run_views.run_compare, name="run_compare"),
     path("p/<slug:slug>/runs/import/", run_views.run_import, name="run_import"),

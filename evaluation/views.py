@@ -22,7 +22,8 @@ from . import plots
 from .forms import AgreementFilterForm, ApiTokenForm, ReleaseForm
 from .models import ApiToken, Release
 from .releases.archive import stored_archive
-from .releases.export import ExportError, parse_formats, zip_stream
+from .releases.export import ExportError, harness_zip, parse_formats, zip_stream
+from .releases.harnesses import HARNESSES, harness_available
 from .releases.splits import SPLITS
 from .selectors import (
     AGREEMENT_BOOTSTRAP,
@@ -185,7 +186,7 @@ def release_detail(request, slug, version):
     finished = release.status in (Release.Status.READY, Release.Status.FAILED)
     context = {"project": project, "release": release, "finished": finished, "splits": SPLITS}
     if release.is_ready:
-        context.update(_release_figures(release))
+        context.update(_release_figures(release), harnesses=harness_available(project))
     if request.htmx:
         response = poll_response(request, "evaluation/release_detail.html#status", context, finished=finished)
         if finished:
@@ -239,6 +240,24 @@ def release_download(request, slug, version):
         return FileResponse(stored, as_attachment=True, filename=filename, content_type="application/zip")
     response = StreamingHttpResponse(zip_stream(release, formats), content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@login_required
+def release_harness_download(request, slug, version, harness):
+    """One harness's task folder of the release as a zip: lm-eval or inspect."""
+    project = get_project_for_user(request.user, slug)
+    release = release_for_user(project, version)
+    if not release.is_ready:
+        raise Http404(_("This release is not ready."))
+    if harness not in HARNESSES:
+        raise Http404(_("No such harness: choose lm-eval or inspect."))
+    try:
+        data = harness_zip(release, harness)
+    except ExportError as exc:
+        raise Http404(_("This release cannot be run in a harness: %(reason)s") % {"reason": exc}) from exc
+    response = HttpResponse(data, content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{project.slug}-{release.tag}-{harness}.zip"'
     return response
 
 

@@ -24,7 +24,7 @@ from .export import readme_bytes, zip_stream
 
 # Raised when the export's files change shape in a new version of this code: zips kept before are then not
 # sent again (their names no longer match), and ``manage.py release_archive`` makes them anew.
-LAYOUT = 1
+LAYOUT = 2  # 2: the harness task folders (lm-eval/, inspect/)
 
 
 def archive_folder(release_id: int) -> Path:

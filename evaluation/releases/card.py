@@ -182,6 +182,7 @@ def render_card(release, facts: dict, formats: tuple[str, ...] = FORMATS) -> str
         '`datasets.load_dataset("json", data_files={"train": "data/train.jsonl", "dev": "data/dev.jsonl", '
         '"test": "data/test.jsonl"})`.',
         "",
+        *_harness_lines(release, facts),
         "## Fields",
         "",
         *_table(["Field", "Meaning"], [[f"`{name}`", FIELD_DESCRIPTIONS[name]] for name in FIELDS]),
@@ -205,6 +206,13 @@ def render_card(release, facts: dict, formats: tuple[str, ...] = FORMATS) -> str
             "",
         ]
     return "\n".join(lines)
+
+
+def _harness_lines(release, facts: dict) -> list[str]:
+    from .harnesses import card_section  # it reads the prompt templates: only when a card is rendered
+
+    lines = card_section(release, facts)
+    return [*lines, ""] if lines else []
 
 
 def default_citation(release, facts: dict) -> str:

@@ -25,6 +25,7 @@ from annotation.spreadsheet import FORMULA_PREFIXES, csv_lines
 
 from ..selectors.releases import release_split_texts
 from .card import FORMATS, data_path, render_card
+from .harnesses import HARNESSES, HarnessFile, HarnessUnavailable, harness_files
 from .records import FIELDS, arrow_schema, canonical_line
 from .splits import SPLITS
 
@@ -54,6 +55,39 @@ def parse_formats(text: str | Iterable[str] | None) -> tuple[str, ...]:
             f"unknown format(s) {', '.join(unknown) or '(none given)'}; choose from {', '.join(FORMATS)}"
         )
     return tuple(fmt for fmt in FORMATS if fmt in names)
+
+
+def parse_export_formats(text: str | Iterable[str] | None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``"jsonl,lm-eval"`` → (("jsonl",), ("lm-eval",)): the data formats and the harness tasks asked for.
+    None: every data format and every harness."""
+    if text is None:
+        return FORMATS, tuple(HARNESSES)
+    names = [
+        part.strip().lower() for part in (text.split(",") if isinstance(text, str) else text) if part.strip()
+    ]
+    unknown = sorted(set(names) - set(FORMATS) - set(HARNESSES))
+    if unknown or not names:
+        raise ExportError(
+            f"unknown format(s) {', '.join(unknown) or '(none given)'}; "
+            f"choose from {', '.join([*FORMATS, *HARNESSES])}"
+        )
+    return tuple(fmt for fmt in FORMATS if fmt in names), tuple(name for name in HARNESSES if name in names)
+
+
+def release_harness_files(
+    release, harnesses: tuple[str, ...], *, required: bool = False
+) -> list[HarnessFile]:
+    """The files of the harness tasks of ``release``: none for a release no harness can ask (a rating-scale
+    project's), unless ``required``, when that is an ``ExportError`` saying why."""
+    files: list[HarnessFile] = []
+    for harness in harnesses:
+        try:
+            files += harness_files(release, harness)
+        except HarnessUnavailable as exc:
+            if required:
+                raise ExportError(f"{harness}: {exc}") from exc
+            return []
+    return files
 
 
 def readme_bytes(release, formats: tuple[str, ...] = FORMATS) -> bytes:
@@ -227,13 +261,20 @@ def _csv_cell(value):
 
 
 def export_release(
-    release, out_dir: Path | str, formats: tuple[str, ...] = FORMATS, progress=None
+    release,
+    out_dir: Path | str,
+    formats: tuple[str, ...] = FORMATS,
+    progress=None,
+    harnesses: tuple[str, ...] = tuple(HARNESSES),
 ) -> list[Path]:
-    """Write the release into ``out_dir``: data/<split>.<format>, README.md (the card), checksums.txt.
+    """Write the release into ``out_dir``: data/<split>.<format>, README.md (the card), the design's files, the
+    harness task folders (lm-eval/, inspect/), checksums.txt.
 
     One pass over each split's records feeds every format at once. Returns the files written.
     """
     out = Path(out_dir)
+    if not formats:  # only harness tasks asked for: their folders alone
+        return export_harnesses(release, out, harnesses)
     (out / "data").mkdir(parents=True, exist_ok=True)
     sums: dict[str, str] = {}
     readme = readme_bytes(release, formats)
@@ -264,8 +305,37 @@ def export_release(
             for chunk in design_file_chunks(export_file):
                 handle.write(chunk)
         sums[export_file.path] = handle.sha256.hexdigest()
+    for harness_file in release_harness_files(release, harnesses):
+        _write_harness_file(out, harness_file)
+        sums[harness_file.path] = hashlib.sha256(harness_file.data).hexdigest()
     (out / "checksums.txt").write_text(_checksums_text(sums), encoding="utf-8")
     return [out / name for name in sums] + [out / "checksums.txt"]
+
+
+def export_harnesses(release, out_dir: Path | str, harnesses: tuple[str, ...]) -> list[Path]:
+    """Write only the folders of ``harnesses`` into ``out_dir``. Raises ``ExportError`` when the release cannot
+    be asked by a harness."""
+    out = Path(out_dir)
+    files = release_harness_files(release, harnesses, required=True)
+    return [_write_harness_file(out, harness_file) for harness_file in files]
+
+
+def _write_harness_file(out: Path, harness_file: HarnessFile) -> Path:
+    target = out / harness_file.path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(harness_file.data)
+    return target
+
+
+def harness_zip(release, harness: str) -> bytes:
+    """One harness's folder as a zip (``<project>-<tag>-<harness>/...``), for the page and the API. Raises
+    ``ExportError`` when the release cannot be asked by a harness."""
+    root = f"{release.project.slug}-{release.tag}"
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for harness_file in release_harness_files(release, (harness,), required=True):
+            archive.writestr(f"{root}/{harness_file.path}", harness_file.data)
+    return buffer.getvalue()
 
 
 class _Sink(io.RawIOBase):
@@ -468,10 +538,11 @@ def _emptied(waiting: queue.Queue) -> list:
 
 def zip_stream(release, formats: tuple[str, ...] = FORMATS, readme: bytes | None = None) -> Iterator[bytes]:
     """The export as a zip, produced while it is sent: the card first (``readme``, when the caller rendered it
-    already), then each split file, the design's own files, then checksums. Byte for byte the files
-    ``export_release`` writes."""
+    already), then each split file, the design's own files, the harness task folders, then checksums. Byte for
+    byte the files ``export_release`` writes."""
     root = f"{release.project.slug}-{release.tag}"
     files = design_files(release)  # checked before the first byte is sent
+    harness_entries = release_harness_files(release, tuple(HARNESSES))
     zipper = _Zipper()
     try:
         if readme is None:
@@ -486,6 +557,9 @@ def zip_stream(release, formats: tuple[str, ...] = FORMATS, readme: bytes | None
                 zipper.write(chunk)
                 yield from zipper.ready()
             zipper.close()
+        for harness_file in harness_entries:
+            zipper.whole(f"{root}/{harness_file.path}", harness_file.path, harness_file.data)
+            yield from zipper.ready()
         yield from zipper.drain()  # every sum is known
         zipper.whole(f"{root}/checksums.txt", "checksums.txt", _checksums_text(zipper.sums).encode("utf-8"))
         yield from zipper.finish()

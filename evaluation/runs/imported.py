@@ -189,6 +189,9 @@ def run_import_results(
 
     Raises ``ResultsRejected`` listing every problem (file, row, field, reason); then nothing is written.
     """
+    from .harness_results import harness_result_files  # it builds on this module's file and error types
+
+    files = harness_result_files(files)  # lm-eval and Inspect logs, read into responses files
     errors: list[ResultError] = []
     if release.project_id != project.pk:
         raise ResultsRejected([ResultError("release", 0, "", "the release belongs to another project")])

@@ -109,12 +109,7 @@ class BenchmarkAnswerWork(RunWork):
 
     def variables(self, call):
         record = self.record(call)
-        variables = self.base_variables(record)
-        asked = question_of(record, design_for(self.project), self.project.language)
-        letters = [option["letter"] for option in asked["options"]]
-        variables.update(
-            question=asked["question"], options=options_text(asked), letters=", ".join(letters), examples=""
-        )
+        variables = answer_variables(record, self.project, self.definitions)
         if self.planned(call)["condition"] == "few-shot":
             variables["examples"] = self.examples(self.planned(call)["release_item"])
         return variables
@@ -158,6 +153,24 @@ class BenchmarkAnswerWork(RunWork):
 
     def on_failed(self, call):
         response_for(self.run, call, self.record(call), error=call.error or "failed").save()
+
+
+def answer_variables(record: dict, project, definitions: dict) -> dict:
+    """The variables of a benchmark-answer prompt for a released record (few-shot examples left empty): what a
+    run's model is asked, and what the harness tasks of a release ask (``evaluation.releases.harnesses``)."""
+    causal_class = record.get("causal_class", "")
+    asked = question_of(record, design_for(project), project.language)
+    letters = [option["letter"] for option in asked["options"]]
+    return {
+        "question": asked["question"],
+        "context": record.get("context", ""),
+        "causal_class": causal_class,
+        "class_description": definitions.get(causal_class, causal_class),
+        "language": project.language,
+        "options": options_text(asked),
+        "letters": ", ".join(letters),
+        "examples": "",
+    }
 
 
 RESPONSE_FIELDS = [field.name for field in EvalResponse._meta.concrete_fields if not field.primary_key]

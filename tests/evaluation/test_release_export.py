@@ -13,6 +13,7 @@ from django.urls import reverse
 
 from annotation.models import Item
 from evaluation.releases.export import export_release
+from evaluation.releases.harnesses import harness_files
 from evaluation.services import release_cut
 from tests.evaluation.helpers import approved_items, with_options
 
@@ -115,7 +116,13 @@ def test_checksums_txt_lists_every_file(release, tmp_path):
     data_files = {
         f"data/{split}.{fmt}" for split in ("train", "dev", "test") for fmt in ("jsonl", "csv", "parquet")
     }
-    assert set(listed) == {"README.md"} | data_files
+    harness_tasks = {
+        harness_file.path
+        for harness in ("lm-eval", "inspect")
+        for harness_file in harness_files(release, harness)
+    }
+    assert "lm-eval/utils.py" in harness_tasks and "inspect/task.py" in harness_tasks
+    assert set(listed) == {"README.md"} | data_files | harness_tasks
     for name, digest in listed.items():
         assert hashlib.sha256((tmp_path / name).read_bytes()).hexdigest() == digest
 
