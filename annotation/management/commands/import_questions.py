@@ -29,7 +29,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("path", help="a CSV/TSV/JSONL/XLSX/Parquet file, or a folder of splits")
+        parser.add_argument("path", help="a CSV/TSV/JSONL/JSON/XLSX/Parquet file, or a folder of splits")
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument(
             "--columns",
