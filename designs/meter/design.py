@@ -108,10 +108,17 @@ class MeterDesign(ProjectDesign):
         }
 
     def published_import(self, *, project, data, filename):
-        from .published import is_published_meter, published_entries_import
+        from .published import (
+            is_published_meter,
+            published_columns,
+            published_dataset_import,
+            published_entries_import,
+        )
 
         if not is_published_meter(data, filename):
             return None  # other files (the example's pairs as rows, questions) go through the common import
+        if published_columns(data, filename) is not None:
+            return published_dataset_import(project=project, data=data, filename=filename).summary()
         return (
             f"{len(published_entries_import(project=project, data=data))} entries added, three questions each"
         )
