@@ -26,14 +26,13 @@ class PublishedReport:
         self.refused.append(RowError(line, field_name, reason))
 
     def summary(self) -> str:
-        parts = [
-            f"{self.records} records read",
-            f"{self.groups} {self.group_word} and {self.items} items added",
-        ]
-        if self.kept:
-            parts.append(f"kept as item metadata: {', '.join(sorted(self.kept))}")
-        text = "; ".join(parts)
-        return text + "".join(f". {note}" for note in self.notes)
+        counts = f"{self.records} records read; {self.groups} {self.group_word} and {self.items} items added"
+        return "; ".join([counts, *self.details()])
+
+    def details(self) -> list[str]:
+        """What besides the counts the report says: the fields kept as metadata, what the reader noticed."""
+        kept = [f"kept as item metadata: {', '.join(sorted(self.kept))}"] if self.kept else []
+        return kept + self.notes
 
     def as_dict(self) -> dict:
         return {
