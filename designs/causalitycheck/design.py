@@ -121,15 +121,20 @@ class CausalityCheckDesign(ProjectDesign):
         }
 
     def published_import(self, *, project, data, filename):
+        """The authors' seeds (``CausalProbe-H.json``: id, context, question, choice_1 … choice_4, answer) and
+        each of their 16 test cells (``<VARIANT>-<TASK>_cleaned.json``), as published (``published``, ``cells``)."""
         from annotation.importing.errors import ImportFileError
         from annotation.importing.tables import open_table
 
+        from .cells import is_published_cell, published_cell_import
         from .published import is_published_seeds, published_seeds_import
 
         try:
             columns = open_table(data, filename).columns
         except ImportFileError:
             return None  # the common import says what is wrong with the file
+        if is_published_cell(columns, filename):
+            return published_cell_import(project=project, data=data, filename=filename).summary()
         if not is_published_seeds(columns):
             return None
         seeds, derived = published_seeds_import(project=project, data=data, filename=filename)
