@@ -61,6 +61,13 @@ class ProjectDesign:
         ValueError naming the row at fault (nothing is then imported)."""
         return None
 
+    def published_results(self, *, records: dict, files: list) -> dict | None:
+        """Answers read from the design's own published result files, for a results import into a run of a
+        release: {"responses": {(release_item, model, condition, repetition): answer text}, "errors": [(file,
+        line, field, reason)], "rows": {file name: rows read}}; ``records`` are the release split's records by
+        release item. None: the files are read as any results are. The answers are graded as a live run's."""
+        return None
+
     def item_warnings(self, item) -> list[str]:
         """Invariant checks of one item, shown to the annotator as warnings (empty: all hold)."""
         return []

@@ -224,3 +224,100 @@ def _new_item(spec: dict, filename: str) -> NewItem:
             for number, choice in enumerate(CHOICES, start=1)
         ],
     )
+
+
+# --- published results: a model's answers per cell -------------------------------------------------------
+
+_RESULT = re.compile(r"^(VCP|VCR|PS|PU|ID)-(OP|AJ|PJ|DV|CVA)res-(.+?)\.json$", re.IGNORECASE)
+# The key of each task's label in a result file, and the letter of the task's question each value answers
+# (``questions.task_question``: answerable judging and process judging ask A) yes / correct, B) no / incorrect).
+RESULT_KEYS = {"op": "answer", "aj": "answerable", "pj": "correctness", "cva": "verdict"}
+RESULT_CONDITION = "zero-shot"
+
+
+def result_file_cell(filename: str) -> tuple[str, str, str] | None:
+    """(task, variant, model) of a published result file ``<VARIANT>-<TASK>res-<model>.json``, or None."""
+    match = _RESULT.match(Path(filename).name)
+    if not match:
+        return None
+    return PUBLISHED_TASKS[match.group(2).upper()], PUBLISHED_VARIANTS[match.group(1).upper()], match.group(3)
+
+
+def answer_letter(task: str, value) -> str:
+    """The letter of the task's question a published label value answers; the value as text when it is none
+    (it is then unreadable, as a live run's answer that names no option)."""
+    number = _integer(value)
+    if task in ("aj", "pj") and number in (0, 1):
+        return "A" if number == 1 else "B"
+    if task in ("op", "cva") and number in (1, 2, 3, 4):
+        return LETTERS[number - 1]
+    return "" if value is None else str(value)
+
+
+def published_results_read(*, records: dict, files: list) -> dict | None:
+    """The answers of CausalityCheck's published result files, matched to the release's items of each cell:
+    {"responses": {(release_item, model, condition, repetition): answer}, "errors": [(file, line, field,
+    reason)], "rows": {file: rows}}. None when the files are not in that layout.
+
+    A result file's k-th object answers the k-th row of the cell's published file (its ``id`` is the seed's,
+    which rows of a cell share), so it is matched to the released item from that row; an item imported some
+    other way is matched by its seed's id when only one item of the cell has it."""
+    cells = [result_file_cell(result_file.name) for result_file in files]
+    if not files or not any(cells):
+        return None
+    from evaluation.runs.conditions import record_metadata
+
+    by_line: dict[tuple[str, int], int] = {}
+    by_seed: dict[tuple[str, str], list[int]] = {}
+    seeds: dict[int, str] = {}
+    for pk, record in records.items():
+        meta = record_metadata(record)
+        if not meta.get("cell"):
+            continue
+        seeds[pk] = str(meta.get("seed", ""))
+        if meta.get("line"):
+            by_line[(meta["cell"], int(meta["line"]))] = pk
+        by_seed.setdefault((meta["cell"], seeds[pk]), []).append(pk)
+    responses, errors, rows = {}, [], {}
+    for result_file, cell in zip(files, cells):
+        if cell is None:
+            errors.append(
+                (
+                    result_file.name,
+                    0,
+                    "",
+                    "not a CausalityCheck result file (<VARIANT>-<TASK>res-<model>.json)",
+                )
+            )
+            continue
+        task, variant, model = cell
+        code, key = cell_code(task, variant), RESULT_KEYS[task]
+        try:
+            table = open_table(result_file.data, result_file.name)
+            read = list(table.rows)
+        except Exception as exc:  # noqa: BLE001 - ImportFileError or a damaged file: reported, never raised
+            errors.append((result_file.name, 0, "", str(exc)))
+            continue
+        errors += [(result_file.name, error.line, error.field, error.reason) for error in table.errors]
+        rows[result_file.name] = len(read)
+        for line, record in read:
+            seed = _id_text(record.get("id"))
+            pk = by_line.get((code, line))
+            if pk is None or seeds.get(pk) != seed:
+                candidates = by_seed.get((code, seed), [])
+                pk = candidates[0] if len(candidates) == 1 else None
+            if pk is None:
+                errors.append(
+                    (
+                        result_file.name,
+                        line,
+                        "id",
+                        f"seed {seed!r} matches no single item of cell {code} in the release",
+                    )
+                )
+                continue
+            if key not in record:
+                errors.append((result_file.name, line, key, f"missing (the label of cell {code})"))
+                continue
+            responses[(pk, model[:100], RESULT_CONDITION, 1)] = answer_letter(task, record[key])
+    return {"responses": responses, "errors": errors, "rows": rows}

@@ -140,6 +140,12 @@ class CausalityCheckDesign(ProjectDesign):
         seeds, derived = published_seeds_import(project=project, data=data, filename=filename)
         return f"{len(seeds)} seeds added, {derived} checklist items derived"
 
+    def published_results(self, *, records, files):
+        """The authors' per-cell result files (``result/<MODEL>/<VARIANT>-<TASK>res-<model>.json``)."""
+        from .cells import published_results_read
+
+        return published_results_read(records=records, files=files)
+
     def load_example(self, project, users: dict) -> dict:
         data = json.loads((DATA / self.example_file).read_text(encoding="utf-8"))
         items = []
