@@ -21,13 +21,14 @@ class PublishedReport:
     refused: list[RowError] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # what the reader noticed (values it kept as they are)
     group_word: str = "groups"
+    headline: str = ""  # the design's own words for what went in, said first
 
     def refuse(self, line: int, field_name: str, reason: str) -> None:
         self.refused.append(RowError(line, field_name, reason))
 
     def summary(self) -> str:
         counts = f"{self.records} records read; {self.groups} {self.group_word} and {self.items} items added"
-        return "; ".join([counts, *self.details()])
+        return "; ".join([self.headline or counts, *self.details()])
 
     def details(self) -> list[str]:
         """What besides the counts the report says: the fields kept as metadata, what the reader noticed."""
@@ -43,6 +44,7 @@ class PublishedReport:
             "kept_fields": sorted(self.kept),
             "refused": [error.as_dict() for error in self.refused],
             "notes": list(self.notes),
+            "summary": self.summary(),
         }
 
 

@@ -227,11 +227,15 @@ class CausalBenchDesign(ProjectDesign):
     def label_names(self) -> dict:
         return PERSPECTIVE_NAMES
 
-    def published_import(self, *, project, data, filename):
+    def published_read(self, *, project, data, filename):
         from .published import causalbench_part_import
 
         scenarios, report = causalbench_part_import(project=project, data=data, filename=filename)
-        return "; ".join([f"{len(scenarios)} scenarios added, four questions each", *report.details()])
+        report.headline = f"{len(scenarios)} scenarios added, four questions each"
+        return report
+
+    def published_import(self, *, project, data, filename):
+        return self.published_read(project=project, data=data, filename=filename).summary()
 
     def stages(self):
         return [

@@ -126,18 +126,17 @@ def test_a_question_that_does_not_fit_is_refused_with_its_line_and_nothing_is_wr
 
 
 def test_the_page_and_the_command_take_the_published_file(meter, owner, client_for, tmp_path, capsys):
-    from django.core.files.uploadedfile import SimpleUploadedFile
-    from django.urls import reverse
+    from tests.designs.published_pages import upload_and_import
 
     path = tmp_path / "dataset.jsonl"
     path.write_bytes(as_jsonl(RECORDS[:1]))
     call_command("import_questions", str(path), project=meter.slug)
     assert "1 records read; 1 entries and 3 items added" in capsys.readouterr().out
 
-    url = reverse("annotation:import_list", args=[meter.slug])
-    upload = SimpleUploadedFile("dataset_part2.jsonl", as_jsonl(RECORDS[1:]))
-    response = client_for(owner).post(url, {"file": upload}, follow=True)
-    assert "1 entries and 2 items added" in response.content.decode()
+    batch, page = upload_and_import(client_for(owner), meter, "dataset_part2.jsonl", as_jsonl(RECORDS[1:]))
+    assert "1 entries and 2 items added" in page
+    assert "Published fields kept as item metadata:" in page
+    assert batch.funnel["published"]["kept_fields"] == ["difficulty", "domain"]
     assert meter.items.count() == 5
 
     with pytest.raises(
