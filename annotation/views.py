@@ -10,10 +10,9 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from . import dashboard, queue, selectors
-from .designs import ProjectDesign, design_for, designs
+from .designs import design_for, designs
 from .forms import ImportForm, ProjectCreateForm
 from .importing import import_start
-from .importing.errors import ImportFileError
 from .importing.preview import import_file_preview
 from .models import ImportBatch, Item
 from .permissions import Role, get_project_for_user
@@ -91,45 +90,26 @@ def import_list(request, slug):
     form = ImportForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
-        added = _published_import(project, form, upload)
-        if added is not None:
-            messages.success(request, added)
-            return redirect("annotation:project_detail", slug=project.slug)
-        if not form.errors:  # the design left the file to the common import
-            mapping = form.mapping()
-            options = {
-                "sheet": form.cleaned_data["sheet"].strip(),
-                "as_gold": form.cleaned_data["as_gold"],
-                "length_bounds": not form.cleaned_data["no_length_bounds"],
-            }
-            batch = import_start(
-                project=project,
-                user=request.user,
-                upload=upload,
-                skip_invalid=form.cleaned_data["skip_invalid"],
-                mapping=mapping.as_dict() if mapping else {},
-                options=options,
-            )
-            messages.info(request, _("The file is being imported."))
-            return redirect("annotation:import_detail", slug=project.slug, batch_id=batch.pk)
+        # Every file, a design's published layout included, is imported by the worker through the common
+        # import service, which chooses between the design's reader and the column mapping.
+        mapping = form.mapping()
+        options = {
+            "sheet": form.cleaned_data["sheet"].strip(),
+            "as_gold": form.cleaned_data["as_gold"],
+            "length_bounds": not form.cleaned_data["no_length_bounds"],
+        }
+        batch = import_start(
+            project=project,
+            user=request.user,
+            upload=upload,
+            skip_invalid=form.cleaned_data["skip_invalid"],
+            mapping=mapping.as_dict() if mapping else {},
+            options=options,
+        )
+        messages.info(request, _("The file is being imported."))
+        return redirect("annotation:import_detail", slug=project.slug, batch_id=batch.pk)
     context = {"project": project, "form": form, "batches": selectors.recent_imports(project)}
     return render(request, "annotation/import_list.html", context)
-
-
-def _published_import(project, form, upload) -> str | None:
-    """A design that reads its dataset as published (ExpliCa, CausalBench, METER, CausalityCheck) gets the
-    upload first, as ``import_questions`` does: what it added, in words; None, the common import's turn
-    (the upload rewound). Its reader's refusal, naming the row, goes on the file field; nothing is imported."""
-    design = design_for(project)
-    if type(design).published_import is ProjectDesign.published_import:
-        return None  # no reader of its own: a large upload is not read twice
-    try:
-        added = design.published_import(project=project, data=upload.read(), filename=upload.name)
-    except (ValueError, ImportFileError) as exc:
-        form.add_error("file", str(exc))
-        return None
-    upload.seek(0)
-    return added
 
 
 @login_required

@@ -61,6 +61,30 @@ class ProjectDesign:
         ValueError naming the row at fault (nothing is then imported)."""
         return None
 
+    def published_results(self, *, records: dict, files: list) -> dict | None:
+        """Answers read from the design's own published result files, for a results import into a run of a
+        release: {"responses": {(release_item, model, condition, repetition): answer text}, "errors": [(file,
+        line, field, reason)], "rows": {file name: rows read}}; ``records`` are the release split's records by
+        release item. None: the files are read as any results are. The answers are graded as a live run's."""
+        return None
+
+    def published_read(self, *, project, data: bytes, filename: str):
+        """Import the design's dataset in the layout its authors publish it in, as the common import's source
+        (``annotation.importing.service``): a ``PublishedReport`` of what went in; None: the file is not in
+        that layout. Raises ``PublishedRowsRefused`` or ValueError naming the rows at fault (nothing is then
+        imported). By default, ``published_import``'s words."""
+        from annotation.importing.published import PublishedReport
+
+        added = self.published_import(project=project, data=data, filename=filename)
+        return None if added is None else PublishedReport(headline=added)
+
+    def reads_published(self) -> bool:
+        """Whether the design has a reader of its authors' published files."""
+        return (
+            type(self).published_import is not ProjectDesign.published_import
+            or type(self).published_read is not ProjectDesign.published_read
+        )
+
     def item_warnings(self, item) -> list[str]:
         """Invariant checks of one item, shown to the annotator as warnings (empty: all hold)."""
         return []

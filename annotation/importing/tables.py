@@ -26,9 +26,15 @@ from xml.parsers import expat
 import numpy as np
 
 from .errors import ImportFileError, RowError
+from .jsonarray import array_records, starts_an_array
 
-FORMATS = "CSV, TSV, JSONL, XLSX, Parquet, a Hugging Face save_to_disk folder or a folder (or .zip) of splits"
+FORMATS = (
+    "CSV, TSV, JSONL, XLSX, Parquet, JSON (an array of objects), a Hugging Face save_to_disk folder or a "
+    "folder (or .zip) of splits"
+)
 TABULAR_SUFFIXES = (".csv", ".tsv", ".txt", ".jsonl", ".ndjson", ".json", ".xlsx", ".xlsm", ".parquet")
+# Every name a readable file may end in; a file named otherwise (.xml, .pdf, .yaml…) is refused, naming FORMATS.
+KNOWN_SUFFIXES = (*TABULAR_SUFFIXES, ".zip", ".arrow", ".feather")
 ARROW_BATCH_ROWS = 5000
 # What a damaged file raises while its rows are read (pyarrow's errors are ValueError / OSError subclasses).
 UNREADABLE = (ValueError, OSError, KeyError, IndexError, EOFError, zipfile.BadZipFile, expat.ExpatError)
@@ -99,6 +105,8 @@ def open_table(
     stack = stack or ExitStack()
     if path is not None and path.is_dir():
         return _folder_table(path)
+    if _unknown_suffix(filename):
+        raise _refused(filename, "this is not a format the platform reads")
     if data is None:
         streamed = _streamed_table(path, filename, sheet, stack, every_row)
         if streamed is not None:
@@ -134,6 +142,12 @@ def open_table(
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
+def _unknown_suffix(filename: str) -> bool:
+    """Whether ``filename`` ends in a suffix no reader takes (a name without a suffix is told by its bytes)."""
+    name = Path(filename).name.lower()
+    return "." in name.strip(".") and not name.endswith(KNOWN_SUFFIXES)
+
+
 def _streamed_table(path: Path, filename: str, sheet: str, stack: ExitStack, every_row: bool) -> Table | None:
     """The table of a file read as its rows are asked for, so a 200 MB upload is never held whole: CSV, TSV
     and JSONL line by line, XLSX and Parquet from the file itself. None for the rarer cases (UTF-16, a .zip
@@ -151,6 +165,8 @@ def _streamed_table(path: Path, filename: str, sheet: str, stack: ExitStack, eve
         return _parquet_files([path])
     if lower.endswith((".xlsx", ".xlsm", ".xls", ".ods", ".pdf", ".docx")) or _binary(head):
         return None  # refused (or found unreadable) as from bytes, with the same message
+    if starts_an_array(head):
+        return _json_array_table(stack.enter_context(path.open("rb")))
     table = _arrow_csv_table(None, filename, path) if every_row else None
     if table is not None:
         return table
@@ -185,6 +201,8 @@ def _refused(filename: str, why: str) -> ImportFileError:
 
 
 def _text_table(data: bytes, filename: str, every_row: bool = False) -> Table:
+    if starts_an_array(data[:HEAD_BYTES]):
+        return _json_array_table(io.BytesIO(data))
     table = _arrow_csv_table(data, filename) if every_row else None
     if table is not None:
         return table
@@ -261,19 +279,31 @@ def decode(data: bytes) -> tuple[str, list[RowError]]:
 
 
 def _looks_like_jsonl(filename: str, text: str) -> bool:
+    """JSON Lines or a JSON array (either way, not a CSV)."""
     lower = filename.lower()
     if lower.endswith((".jsonl", ".ndjson", ".json")):
         return True
     if lower.endswith((".csv", ".tsv", ".txt")):
         return False
-    return text.lstrip().startswith("{")
+    return text.lstrip().startswith(("{", "["))
 
 
 def _jsonl_table(text: str, errors: list[RowError]) -> Table:
     return _jsonl_table_from(_jsonl_records(text, errors), errors)
 
 
-def _jsonl_table_from(records: Iterator[tuple[int, dict]], errors: list[RowError]) -> Table:
+def _json_array_table(handle) -> Table:
+    """A JSON array of objects, read incrementally (``jsonarray``); a row's line is its object's number."""
+    errors: list[RowError] = []
+    table = _jsonl_table_from(array_records(handle, errors), errors, "json")
+    if not table.columns and not errors:
+        raise ImportFileError([RowError(0, "", "the JSON array holds no object")])
+    return table
+
+
+def _jsonl_table_from(
+    records: Iterator[tuple[int, dict]], errors: list[RowError], file_format: str = "jsonl"
+) -> Table:
     first = []
     for record in records:  # the columns are the keys of the first rows, in order
         first.append(record)
@@ -285,7 +315,7 @@ def _jsonl_table_from(records: Iterator[tuple[int, dict]], errors: list[RowError
         yield from first
         yield from records
 
-    return Table(columns, rows(), "jsonl", errors)
+    return Table(columns, rows(), file_format, errors)
 
 
 def _jsonl_records(text: str, errors: list[RowError]) -> Iterator[tuple[int, dict]]:
@@ -725,7 +755,9 @@ def _folder_table(folder: Path) -> Table:
     parquet = sorted(folder.rglob("*.parquet"))
     if parquet:
         return _parquet_files(parquet, [_split_name(folder, p) for p in parquet])
-    texts = sorted(p for p in folder.rglob("*") if p.suffix.lower() in (".jsonl", ".ndjson", ".csv", ".tsv"))
+    texts = sorted(
+        p for p in folder.rglob("*") if p.suffix.lower() in (".jsonl", ".ndjson", ".json", ".csv", ".tsv")
+    )
     if not texts:
         raise ImportFileError([RowError(0, "", f"the folder holds no data file; use {FORMATS}")])
     return _concatenated([(_split_name(folder, p), open_table(p.read_bytes(), p.name)) for p in texts])

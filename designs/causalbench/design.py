@@ -67,9 +67,12 @@ def perspective_label(perspective: str) -> str:
     return str(PERSPECTIVE_NAMES.get(perspective, perspective))
 
 
-def scenario_check(*, domain: str, context: str, questions: list[dict], where: str = "scenario") -> None:
+def scenario_check(
+    *, domain: str, context: str, questions: list[dict], where: str = "scenario", other_answers: bool = False
+) -> None:
     """Raise ScenarioInvalid unless the scenario has a known domain, a context and one yes/no question per
-    perspective, each with its explanation."""
+    perspective, each with its explanation. ``other_answers``: an answer other than yes / no is taken as it
+    is (a published part's Ground Truth is mostly, not only, Yes or No)."""
     if domain not in DOMAINS:
         raise ScenarioInvalid(f"{where}: domain must be one of {', '.join(DOMAINS)}, not {domain!r}")
     if not (context or "").strip():
@@ -84,6 +87,8 @@ def scenario_check(*, domain: str, context: str, questions: list[dict], where: s
         label = f"{where}, {question['perspective']}"
         if not (question.get("question") or "").strip():
             raise ScenarioInvalid(f"{label}: the question is empty")
+        if other_answers and str(question.get("answer") or "").strip():
+            continue
         if normalise_answer(question.get("answer")) is None:
             raise ScenarioInvalid(f"{label}: the answer must be yes or no, not {question.get('answer')!r}")
 
@@ -112,7 +117,7 @@ def question_item(
         position_in_group=position,
         question=question["question"].strip(),
         causal_class=question["perspective"],
-        reference_answer=normalise_answer(question["answer"]),
+        reference_answer=normalise_answer(question["answer"]) or str(question["answer"]).strip(),
         origin=origin,
         source=source,
         author=author,
@@ -124,6 +129,7 @@ def question_item(
             "perspective": question["perspective"],
             "domain": domain,
             "explanation": (question.get("explanation") or "").strip(),
+            **({"published": question["published"]} if question.get("published") else {}),
         },
     )
 
@@ -143,11 +149,16 @@ def scenario_add(
     author: Author = NOBODY,
     note: str = "",
     metadata: dict | None = None,
+    other_answers: bool = False,
 ) -> ItemGroup:
     """A scenario and its four questions, checked first: all or nothing. ``author``: who wrote the questions
     and their answers (a model call), when not a person."""
     scenario_check(
-        domain=domain, context=context, questions=questions, where=f"scenario {external_id or '(new)'}"
+        domain=domain,
+        context=context,
+        questions=questions,
+        where=f"scenario {external_id or '(new)'}",
+        other_answers=other_answers,
     )
     group = ItemGroup.objects.create(
         project=project,
@@ -216,11 +227,15 @@ class CausalBenchDesign(ProjectDesign):
     def label_names(self) -> dict:
         return PERSPECTIVE_NAMES
 
-    def published_import(self, *, project, data, filename):
-        from .published import causalbench_published_import
+    def published_read(self, *, project, data, filename):
+        from .published import causalbench_part_import
 
-        scenarios = causalbench_published_import(project=project, data=data, filename=filename)
-        return f"{len(scenarios)} scenarios added, four questions each"
+        scenarios, report = causalbench_part_import(project=project, data=data, filename=filename)
+        report.headline = f"{len(scenarios)} scenarios added, four questions each"
+        return report
+
+    def published_import(self, *, project, data, filename):
+        return self.published_read(project=project, data=data, filename=filename).summary()
 
     def stages(self):
         return [

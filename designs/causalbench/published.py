@@ -1,31 +1,56 @@
-"""CausalBench's CSV parts as they are published: one file per domain, one row per question, with the
-paper's own columns — text: "Scenario and Question"; math: "Mathematical Scenario", "Question"; code:
-"Code", "Question"; each with "Question Type", "Ground Truth" and "Explanation". The four questions of a
-scenario share its text; they become one scenario with ``scenario_add``. Read through the import's table
-reader, so the parts may also come as TSV, XLSX, JSONL or Parquet. All scenarios or none."""
+"""CausalBench's CSV parts as they are published (Hugging Face dataset ``CCLV/CausalBench``): one file per
+domain, one row per question, four questions per scenario. The scenario's text is under "Code", "Mathematical
+Scenario" or "Scenario and Question"; then "Question", "Question Type", "Ground Truth", "Explanation", and the
+scenario's id, whose header differs by part ("Causal_Scenario_ID", "Scenario_ID", "Scenario ID").
+
+"Question Type" is written as in the paper ("From Cause to Effect without Intervention", …) in any case; the
+platform's own names ("Cause-to-Effect", …) are read too. The scenario id groups the four questions (the text
+part repeats the scenario with each question, so its text does not) and is kept. "Ground Truth" is mostly Yes or
+No; another value is kept as published as the question's answer and listed in the report. Every other column is
+kept in the item's metadata (``published``). Read through the import's table reader, so a part may also come as
+TSV, XLSX, JSON, JSONL or Parquet. All scenarios or none: refused rows are listed with their reasons."""
 
 from collections import OrderedDict
 
 from django.db import transaction
 
 from annotation.importing.mapping import fold
+from annotation.importing.published import PublishedReport, PublishedRowsRefused
 from annotation.importing.tables import open_table
 from annotation.models import ItemGroup, Project
 
-from .design import QUESTION_TYPES, ScenarioInvalid, scenario_add
+from .design import QUESTION_TYPES, ScenarioInvalid, normalise_answer, scenario_add
 
-PERSPECTIVE_BY_TYPE = {fold(label): key for key, label in QUESTION_TYPES.items()} | {
-    fold(key): key for key in QUESTION_TYPES
+# The paper's names of the four question types, as the published parts write them (in any case).
+PAPER_TYPES = {
+    "cause_to_effect": "From Cause to Effect without Intervention",
+    "effect_to_cause": "From Effect to Cause without Intervention",
+    "cause_to_effect_intervention": "From Cause to Effect with Intervention",
+    "effect_to_cause_intervention": "From Effect to Cause with Intervention",
 }
+PERSPECTIVE_BY_TYPE = (
+    {fold(label): key for key, label in QUESTION_TYPES.items()}
+    | {fold(key): key for key in QUESTION_TYPES}
+    | {fold(label): key for key, label in PAPER_TYPES.items()}
+)
 SCENARIO_COLUMNS = {"scenario_and_question": "text", "mathematical_scenario": "math", "code": "code"}
+ID_COLUMNS = ("causal_scenario_id", "scenario_id")  # code; math and text ("Scenario_ID", "Scenario ID")
 
 
 def causalbench_published_import(
     *, project: Project, data: bytes, filename: str, id_prefix: str = ""
 ) -> list[ItemGroup]:
-    """Every scenario of a published CausalBench part. Raises ScenarioInvalid naming the row."""
+    """Every scenario of a published CausalBench part. Raises ScenarioInvalid naming the rows."""
+    return causalbench_part_import(project=project, data=data, filename=filename, id_prefix=id_prefix)[0]
+
+
+def causalbench_part_import(
+    *, project: Project, data: bytes, filename: str, id_prefix: str = ""
+) -> tuple[list[ItemGroup], PublishedReport]:
+    """Every scenario of a published CausalBench part, and the import's report. Raises ScenarioInvalid for a
+    part without its columns or a scenario that does not fit, PublishedRowsRefused listing refused rows."""
     table = open_table(data, filename)
-    columns = {fold(column): column for column in table.columns}
+    columns = {fold(column): column for column in reversed(table.columns)}
     domain_column = next((name for name in SCENARIO_COLUMNS if name in columns), None)
     if domain_column is None:
         raise ScenarioInvalid(
@@ -38,30 +63,82 @@ def causalbench_published_import(
         missing.append("question")
     if missing:
         raise ScenarioInvalid(f"{filename}: missing column(s) {', '.join(missing)}")
-    scenarios: OrderedDict[str, list] = OrderedDict()
-    for row, (_line, record) in enumerate(table.rows, start=1):
+    id_column = next((columns[name] for name in ID_COLUMNS if name in columns), None)
+    used = {columns[domain_column], columns["question_type"], columns["ground_truth"]}
+    used.update(columns[name] for name in ("question", "explanation") if name in columns)
+    if id_column:
+        used.add(id_column)
+    kept = [column for column in table.columns if column not in used]
+    report = PublishedReport(group_word="scenarios", used=used, kept=set(kept))
+    other_answers: dict[str, int] = {}
+    scenarios: OrderedDict[str, dict] = OrderedDict()
+    for row, (_line, record) in enumerate(table.rows, start=1):  # rows counted from 1, the header left out
+        report.records += 1
         value = str(record.get(columns[domain_column]) or "")
+        asked = str(record.get(columns["question"]) or "").strip() if "question" in columns else ""
         if domain == "text":
-            context, question = _split_text(value)
+            context, question = _text_scenario(value, asked)
         else:
-            context, question = value, str(record.get(columns["question"]) or "").strip()
-        kind = fold(str(record.get(columns["question_type"]) or ""))
-        perspective = PERSPECTIVE_BY_TYPE.get(kind)
+            context, question = value, asked
+        raw_type = record.get(columns["question_type"])
+        perspective = PERSPECTIVE_BY_TYPE.get(fold(str(raw_type or "")))
         if perspective is None:
-            raise ScenarioInvalid(
-                f"row {row}: unknown question type {record.get(columns['question_type'])!r} "
-                f"(use {', '.join(QUESTION_TYPES.values())})"
+            report.refuse(
+                row,
+                "Question Type",
+                f"unknown question type {raw_type!r} (use {', '.join(PAPER_TYPES.values())})",
             )
-        scenarios.setdefault(context.strip(), []).append(
+            continue
+        answer = str(
+            record.get(columns["ground_truth"]) if record.get(columns["ground_truth"]) is not None else ""
+        )
+        if not answer.strip():
+            report.refuse(row, "Ground Truth", "is empty")
+            continue
+        if normalise_answer(answer) is None:
+            other_answers[answer.strip()] = other_answers.get(answer.strip(), 0) + 1
+        scenario_id = _id_text(record.get(id_column)) if id_column else ""
+        key = f"id:{scenario_id}" if scenario_id else f"text:{context.strip()}"
+        scenario = scenarios.setdefault(key, {"id": scenario_id, "context": context.strip(), "questions": []})
+        published = {column: record[column] for column in kept if record.get(column) not in (None, "")}
+        scenario["questions"].append(
             {
                 "perspective": perspective,
                 "question": question,
                 "row": row,
-                "answer": str(record.get(columns["ground_truth"]) or ""),
+                "answer": answer,
                 "explanation": str(record.get(columns.get("explanation", ""), "") or ""),
+                "published": {"question_type": raw_type, **published},
             }
         )
-    return _store(project, domain, scenarios, id_prefix or f"causalbench-{domain}")
+    report.refused.extend(table.errors)
+    if report.refused:
+        raise PublishedRowsRefused(filename, report)
+    if other_answers:
+        values = ", ".join(f"{value!r} ({count})" for value, count in sorted(other_answers.items()))
+        report.notes.append(
+            f"{sum(other_answers.values())} questions have a Ground Truth other than yes or no, kept as "
+            f"published: {values}"
+        )
+    groups = _store(project, domain, scenarios, id_prefix or f"causalbench-{domain}")
+    report.groups = len(groups)
+    report.items = sum(len(scenario["questions"]) for scenario in scenarios.values())
+    return groups, report
+
+
+def _id_text(value) -> str:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return "" if value is None else str(value).strip()
+
+
+def _text_scenario(value: str, asked: str) -> tuple[str, str]:
+    """The text part's scenario and question: the "Question" column when the part has one (the cell then ends
+    with it, and the scenario is what comes before), else the cell's last paragraph or sentence."""
+    if asked:
+        text = value.strip()
+        return (text[: -len(asked)].rstrip() if text.endswith(asked) else text), asked
+    return _split_text(value)
 
 
 def _split_text(value: str) -> tuple[str, str]:
@@ -78,17 +155,21 @@ def _split_text(value: str) -> tuple[str, str]:
 @transaction.atomic
 def _store(project: Project, domain: str, scenarios: dict, prefix: str) -> list[ItemGroup]:
     groups = []
-    for number, (context, questions) in enumerate(scenarios.items(), start=1):
+    for number, scenario in enumerate(scenarios.values(), start=1):
+        questions = scenario["questions"]
         rows = ", ".join(str(question.pop("row")) for question in questions)
+        metadata = {"published_scenario_id": scenario["id"]} if scenario["id"] else {}
         try:
             groups.append(
                 scenario_add(
                     project=project,
                     domain=domain,
-                    context=context,
+                    context=scenario["context"],
                     questions=questions,
-                    external_id=f"{prefix}-{number}",
+                    external_id=f"{prefix}-{scenario['id'] or number}",
                     source="causalbench:published",
+                    metadata=metadata,
+                    other_answers=True,
                 )
             )
         except ScenarioInvalid as exc:

@@ -120,20 +120,44 @@ class CausalityCheckDesign(ProjectDesign):
             "design_settings": {"double_prompt": True, "kappa_threshold": KAPPA_THRESHOLD},
         }
 
-    def published_import(self, *, project, data, filename):
+    def published_read(self, *, project, data, filename):
+        """The authors' seeds (``CausalProbe-H.json``: id, context, question, choice_1 … choice_4, answer) and
+        each of their 16 test cells (``<VARIANT>-<TASK>_cleaned.json``), as published (``published``, ``cells``)."""
         from annotation.importing.errors import ImportFileError
+        from annotation.importing.published import PublishedReport
         from annotation.importing.tables import open_table
 
+        from .cells import is_published_cell, published_cell_import
         from .published import is_published_seeds, published_seeds_import
 
         try:
             columns = open_table(data, filename).columns
         except ImportFileError:
             return None  # the common import says what is wrong with the file
+        if is_published_cell(columns, filename):
+            return published_cell_import(project=project, data=data, filename=filename)
         if not is_published_seeds(columns):
             return None
         seeds, derived = published_seeds_import(project=project, data=data, filename=filename)
-        return f"{len(seeds)} seeds added, {derived} checklist items derived"
+        kept = {name for seed in seeds for name in (seed.metadata.get("published") or {})}
+        return PublishedReport(
+            records=len(seeds),
+            groups=len(seeds),
+            items=derived,
+            kept=kept,
+            group_word="seeds",
+            headline=f"{len(seeds)} seeds added, {derived} checklist items derived",
+        )
+
+    def published_import(self, *, project, data, filename):
+        report = self.published_read(project=project, data=data, filename=filename)
+        return None if report is None else report.summary()
+
+    def published_results(self, *, records, files):
+        """The authors' per-cell result files (``result/<MODEL>/<VARIANT>-<TASK>res-<model>.json``)."""
+        from .cells import published_results_read
+
+        return published_results_read(records=records, files=files)
 
     def load_example(self, project, users: dict) -> dict:
         data = json.loads((DATA / self.example_file).read_text(encoding="utf-8"))

@@ -1,5 +1,6 @@
-"""CausalityCheck's multiple-choice seeds as they are published (paper, section 2.3 and appendix J): a
-context, a question, four choices and the answer's number —
+"""CausalityCheck's multiple-choice seeds as they are published (``dataset/origin dataset/CausalProbe-H.json``,
+a JSON array with lower-case keys; paper, section 2.3 and appendix J): a context, a question, four choices and the
+answer's number —
 
     Context, Question, Choice_1, Choice_2, Choice_3, Choice_4, Answer (1–4, or the letter A–D)
 
@@ -7,7 +8,8 @@ with, where given, an id and the seed's reasoning chain ("A → B → C", stored
 Read through the import's table reader (CSV, TSV, XLSX, JSONL, Parquet; column names in any case). Each row
 becomes a seed (``seed_create``); a row that also brings every other ingredient (the example file's names:
 entity, invented_entity, corrupted_chain, ...) is derived into its 36 task × variant items at once, the others
-wait for the checklist job to write what they lack. All seeds or none."""
+wait for the checklist job to write what they lack. Any other field is kept in the seed's metadata
+(``published``). All seeds or none. The 16 published test cells are read by ``cells``."""
 
 from django.db import transaction
 
@@ -60,6 +62,19 @@ def published_seed_specs(data: bytes, filename: str) -> list[dict]:
                 spec[name] = record[columns[name]]
         if chain_column and "causal_chain" not in spec and _text(record.get(chain_column)):
             spec["causal_chain"] = _text(record.get(chain_column))
+        used = {
+            columns[name]
+            for name in ("context", "question", *CHOICES, "answer", *INGREDIENTS)
+            if name in columns
+        }
+        used.update(column for column in (id_column, chain_column) if column)
+        kept = {
+            column: record[column]
+            for column in table.columns
+            if column not in used and record.get(column) not in (None, "")
+        }
+        if kept:
+            spec["published"] = kept
         specs.append((row, spec))
     if table.errors:
         raise SeedInvalid(str(table.errors[0]))
@@ -86,7 +101,8 @@ def published_seeds_import(*, project: Project, data: bytes, filename: str) -> t
     seeds, derived = [], 0
     for row, spec in published_seed_specs(data, filename):
         group = seed_create(project=project, spec=spec, where=f"row {row}")
-        group.metadata = {**group.metadata, "source": "causalitycheck:published"}
+        kept = {"published": spec["published"]} if spec.get("published") else {}
+        group.metadata = {**group.metadata, "source": "causalitycheck:published", **kept}
         group.save(update_fields=["metadata"])
         if not [name for name in INGREDIENTS if name not in spec]:
             try:

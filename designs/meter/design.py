@@ -107,14 +107,32 @@ class MeterDesign(ProjectDesign):
             "design_settings": {"seed": pipeline.DEFAULT_SEED, "class_definitions": LEVEL_DEFINITIONS},
         }
 
-    def published_import(self, *, project, data, filename):
-        from .published import is_published_meter, published_entries_import
+    def published_read(self, *, project, data, filename):
+        """METER's ``dataset.jsonl`` as the authors publish it (``published``); the earlier layout too."""
+        from annotation.importing.published import PublishedReport
+
+        from .published import (
+            is_published_meter,
+            published_columns,
+            published_dataset_import,
+            published_entries_import,
+        )
 
         if not is_published_meter(data, filename):
             return None  # other files (the example's pairs as rows, questions) go through the common import
-        return (
-            f"{len(published_entries_import(project=project, data=data))} entries added, three questions each"
+        if published_columns(data, filename) is not None:
+            return published_dataset_import(project=project, data=data, filename=filename)
+        entries = published_entries_import(project=project, data=data)
+        return PublishedReport(
+            records=len(entries),
+            groups=len(entries),
+            items=3 * len(entries),
+            headline=f"{len(entries)} entries added, three questions each",
         )
+
+    def published_import(self, *, project, data, filename):
+        report = self.published_read(project=project, data=data, filename=filename)
+        return None if report is None else report.summary()
 
     def load_example(self, project, users: dict) -> dict:
         """The example entries as cause–effect pairs (the first stage); their hand-written questions stay in the

@@ -1,22 +1,30 @@
-"""METER's JSONL as it is published (github.com/SCUNLP/METER; paper, section 3): one line per entry with its
-context, its cause–effect pair and its three questions (L1 causal discovery, L2 intervention, L3
-counterfactual), each with five options and the answer letter:
+"""METER's ``dataset.jsonl`` as the authors publish it (github.com/SCUNLP/METER): one JSON object per line, a
+context and the list of its questions —
 
-    {"id": "...", "context": "...", "cause": "...", "effect": "...",
-     "L1": {"question": "...", "options": {"A": "...", ..., "E": "..."}, "answer": "C"},
-     "L2": {...}, "L3": {...}}
+    {"context": "...", "questions": [{"ladder": "Causal_Discovery" | "Intervention" | "Counterfactual",
+     "question": "...", "answer": 0-4, "option_0": "...", ..., "option_4": "..."}, ...]}
 
-The levels may also sit under "levels"; options may be a list (A–E in order); a level may say what each
-letter is ("categories": {letter: contradictory, unfounded, reversal or irrelevant}) and why ("rationales"),
-as METER's own category file does. The letters are kept as published. Each line becomes an entry whose three
-questions go to the editing round, as generated ones do. All entries or none."""
+No id (an entry is identified by its line), no cause–effect pair, no distractor categories: the answer is the
+index (0–4) of the correct option, the level the ``ladder`` value (Causal_Discovery → L1, Intervention → L2,
+Counterfactual → L3). Each line becomes an entry (its context), each question an item of it with its five
+options (A–E for option_0 … option_4), at the editing stage. Every other field of a line or a question is kept
+in the item's metadata (``published``). A line or question that does not fit is refused with its line and
+reason, and then nothing is imported (``PublishedRowsRefused`` lists every refused line).
+
+The platform's earlier layout, read from the paper's text (``id``, ``cause``, ``effect``, ``L1``–``L3`` with
+letter-keyed options), is still read, for files written in it."""
 
 import json
+from pathlib import Path
 
 from django.db import transaction
 
+from annotation.importing.errors import ImportFileError
+from annotation.importing.mapping import fold
+from annotation.importing.published import PublishedReport, PublishedRowsRefused
+from annotation.importing.tables import open_table
 from annotation.models import Item, ItemGroup, Project
-from annotation.services import item_create
+from annotation.services import NOBODY, NewItem, item_create, items_create
 
 from . import pipeline
 from .stems import LETTERS, LEVELS, ROLES
@@ -28,11 +36,19 @@ class PublishedMeterError(ValueError):
     """What is wrong with the file, naming the line (counted from 1, as an editor shows it)."""
 
 
+LADDER = {"causal_discovery": "L1", "intervention": "L2", "counterfactual": "L3"}
+OPTION_KEYS = tuple(f"option_{index}" for index in range(5))
+QUESTION_FIELDS = {"ladder", "question", "answer", *OPTION_KEYS}  # what a question's item is made of
+SOURCE = "meter:published"
+
+
 def is_published_meter(data: bytes, filename: str) -> bool:
-    """Whether the file looks like METER's JSONL (its first entry has a context and a level); other files go
-    through the common import."""
+    """Whether the file looks like METER's JSONL (its first entry has a context and its questions, or a level
+    in the earlier layout); other files go through the common import."""
     if not filename.lower().endswith((".jsonl", ".json", ".ndjson")):
         return False
+    if published_columns(data, filename) is not None:
+        return True
     first = next((line for line in data.decode("utf-8", "replace").splitlines() if line.strip()), "")
     try:
         record = json.loads(first)
@@ -185,4 +201,171 @@ def _question_create(entry: ItemGroup, level: str, spec: dict) -> Item:
             for letter in LETTERS
         ],
         note=f"{level} question imported as published",
+    )
+
+
+# --- the published layout: a context and its list of questions -----------------------------------------
+
+
+def published_columns(data: bytes, filename: str) -> list[str] | None:
+    """The file's fields when it is in the published layout (``context`` and ``questions``), else None."""
+    try:
+        columns = open_table(data, filename).columns
+    except ImportFileError:
+        return None
+    return columns if "context" in columns and "questions" in columns else None
+
+
+def published_dataset_read(data: bytes, filename: str) -> tuple[list[dict], PublishedReport]:
+    """The entries of a published ``dataset.jsonl``: each with its ``line``, ``context``, ``questions`` (level,
+    ladder, question, options A–E, answer letter, the question's other fields) and the line's other fields.
+    Refused lines go in the report (the caller refuses the file when there are any)."""
+    report = PublishedReport(group_word="entries")
+    report.used.update({"context", "questions", *QUESTION_FIELDS})
+    table = open_table(data, filename)
+    entries = []
+    for line, record in table.rows:
+        report.records += 1
+        entry = _published_entry(record, line, report)
+        if entry is not None:
+            entries.append(entry)
+    report.refused.extend(table.errors)
+    report.refused.sort(key=lambda error: error.line)
+    if not report.records and not report.refused:
+        report.refuse(0, "", "the file has no entries")
+    return entries, report
+
+
+def _published_entry(record: dict, line: int, report: PublishedReport) -> dict | None:
+    context = record.get("context")
+    if not isinstance(context, str) or not context.strip():
+        report.refuse(line, "context", "is missing or empty")
+        return None
+    questions = record.get("questions")
+    if not isinstance(questions, list) or not questions:
+        report.refuse(line, "questions", "must be a non-empty list of questions")
+        return None
+    extra = {key: value for key, value in record.items() if key not in ("context", "questions")}
+    report.kept.update(extra)
+    read = []
+    for number, spec in enumerate(questions, start=1):
+        question = _published_question(spec, f"questions[{number - 1}]", line, report)
+        if question is None:
+            return None
+        read.append(question)
+    return {"line": line, "context": context.strip(), "questions": read, "published": extra}
+
+
+def _published_question(spec, where: str, line: int, report: PublishedReport) -> dict | None:
+    if not isinstance(spec, dict):
+        report.refuse(line, where, "a question is a JSON object")
+        return None
+    level = LADDER.get(fold(str(spec.get("ladder") or "")))
+    if level is None:
+        report.refuse(
+            line,
+            f"{where}.ladder",
+            f"unknown ladder {spec.get('ladder')!r} (use Causal_Discovery, Intervention or Counterfactual)",
+        )
+        return None
+    question = spec.get("question")
+    if not isinstance(question, str) or not question.strip():
+        report.refuse(line, f"{where}.question", "is missing or empty")
+        return None
+    options = [spec.get(key) for key in OPTION_KEYS]
+    empty = [key for key, text in zip(OPTION_KEYS, options) if not isinstance(text, str) or not text.strip()]
+    if empty:
+        report.refuse(
+            line, f"{where}.{empty[0]}", "is missing or empty (a question has option_0 to option_4)"
+        )
+        return None
+    answer = spec.get("answer")
+    if isinstance(answer, str) and answer.strip().isdigit():
+        answer = int(answer.strip())
+    if isinstance(answer, float) and answer.is_integer():
+        answer = int(answer)
+    if not isinstance(answer, int) or isinstance(answer, bool) or not 0 <= answer <= 4:
+        report.refuse(line, f"{where}.answer", f"must be the correct option's index, 0 to 4, not {answer!r}")
+        return None
+    extra = {key: value for key, value in spec.items() if key not in QUESTION_FIELDS}
+    report.kept.update(extra)
+    return {
+        "level": level,
+        "ladder": spec["ladder"],
+        "question": question.strip(),
+        "options": [text.strip() for text in options],
+        "answer": answer,
+        "published": extra,
+    }
+
+
+@transaction.atomic
+def published_dataset_import(*, project: Project, data: bytes, filename: str) -> PublishedReport:
+    """Every entry of METER's published ``dataset.jsonl``, its questions at the editing stage; all or none."""
+    entries, report = published_dataset_read(data, filename)
+    # An entry is identified by its line (the file gives no id), within the file it comes from.
+    stem = Path(filename).stem[:150]
+    taken = set(
+        ItemGroup.objects.filter(
+            project=project, external_id__in=[f"{stem}-{entry['line']}" for entry in entries]
+        ).values_list("external_id", flat=True)
+    )
+    for entry in entries:
+        if f"{stem}-{entry['line']}" in taken:
+            report.refuse(
+                entry["line"], "", f"the entry of this line of {filename} is already in the project"
+            )
+    if report.refused:
+        raise PublishedRowsRefused(filename, report)
+    items = []
+    for entry in entries:
+        external_id = f"{stem}-{entry['line']}"
+        group = ItemGroup.objects.create(
+            project=project,
+            kind=pipeline.ENTRY,
+            external_id=external_id,
+            context=entry["context"],
+            metadata={"stage": "editing", "source": SOURCE, "line": entry["line"], **_kept(entry)},
+        )
+        report.groups += 1
+        for position, spec in enumerate(entry["questions"]):
+            items.append(_published_item(group, position, spec, entry))
+    report.items = len(items_create(project=project, items=items))
+    return report
+
+
+def _kept(entry: dict) -> dict:
+    return {"published": entry["published"]} if entry["published"] else {}
+
+
+def _published_item(group: ItemGroup, position: int, spec: dict, entry: dict) -> NewItem:
+    metadata = {
+        "role": pipeline.QUESTION,
+        "level": spec["level"],
+        "ladder": spec["ladder"],
+        "stage": "editing",
+        "published_answer": spec["answer"],
+        "line": entry["line"],
+        "rounds": {"1": {"stage": "editing"}},
+    }
+    published = {**entry["published"], **spec["published"]}
+    if published:
+        metadata["published"] = published
+    return NewItem(
+        group_id=group.pk,
+        position_in_group=position + 1,
+        question=spec["question"],
+        causal_class=spec["level"],
+        source=SOURCE,
+        external_id=f"{group.external_id}-q{position + 1}",
+        reference_answer=spec["options"][spec["answer"]],
+        author=NOBODY,
+        answer_provenance={"kind": "import", "source": SOURCE},
+        review=True,
+        metadata=metadata,
+        options=[
+            {"role": "correct" if index == spec["answer"] else "other", "text": text, "position": index}
+            for index, text in enumerate(spec["options"])
+        ],
+        note=f"{spec['level']} question imported as published",
     )

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
+from annotation.designs import design_for
 from annotation.importing.errors import ImportFileError
 from annotation.importing.funnel import text_key
 from annotation.importing.mapping import fold, parse_columns
@@ -26,15 +27,11 @@ from annotation.importing.tables import UNREADABLE, open_table, unreadable
 from generation.models import ModelEndpoint
 
 from ..models import EvalResponse, EvalRun, JudgeScore, Ranking, ReleaseItem
-from .choices import parse_choice, parse_yes_no, yes_no_gold
 from .conditions import (
-    MULTIPLE_CHOICE,
     OPEN,
     REFERENCE,
-    YES_NO,
-    correct_letters,
-    letters_of,
 )
+from .grading import response_grade
 
 RESPONSES, SCORES, RANKINGS = "responses", "scores", "rankings"
 KINDS = (RESPONSES, SCORES, RANKINGS)
@@ -215,6 +212,9 @@ def run_import_results(
     except ValueError as exc:
         raise ResultsRejected([ResultError("--columns", 0, "", str(exc))]) from exc
     parsed = _Parsed()
+    published = design_for(project).published_results(records=items.records, files=files)
+    if published is not None:  # the design's own result files (CausalityCheck's answers per cell)
+        return _store_published(project, release, split, name, files, published, user, enqueue)
     tables = []
     with ExitStack() as stack:
         for result_file in files:
@@ -726,24 +726,32 @@ def _store(project, release, split, name, parsed: _Parsed, user, enqueue: bool) 
     return run
 
 
+def _store_published(project, release, split, name, files, published: dict, user, enqueue) -> EvalRun:
+    errors = [ResultError(*error) for error in published["errors"]]
+    if not published["responses"] and not errors:
+        errors.append(ResultError("files", 0, "", "no responses: give a file of model responses"))
+    if errors:
+        raise ResultsRejected(errors)
+    parsed = _Parsed(responses=published["responses"])
+    parsed.files = [
+        {"name": f.name, "kind": RESPONSES, "sha256": f.sha256, "rows": published["rows"].get(f.name, 0)}
+        for f in files
+    ]
+    return _store(project, release, split, name, parsed, user, enqueue)
+
+
 def _read_choices(run: EvalRun, responses: list[EvalResponse]) -> None:
-    """Closed formats: the letter or yes / no read from each response, and whether it is right (as for calls)."""
+    """Closed formats: the letter or yes / no read from each response, and whether it is right, by the rule a
+    live run grades its answers with (``grading``): what the design asked of the item, not its own letter."""
     if run.answer_format == OPEN:
         return
     records = dict(
         ReleaseItem.objects.filter(pk__in={r.release_item_id for r in responses}).values_list("pk", "data")
     )
+    design = design_for(run.project)
     for response in responses:
         if response.error:
             continue
-        record = records[response.release_item_id]
-        if run.answer_format == MULTIPLE_CHOICE:
-            choice = parse_choice(response.text, letters_of(record), "")
-            response.correct = choice is not None and choice in correct_letters(record)
-        elif run.answer_format == YES_NO:
-            choice = parse_yes_no(response.text, "")
-            response.correct = choice is not None and choice == yes_no_gold(record)
-        else:
-            continue
-        response.choice = choice or ""
-        response.unparsed = choice is None
+        response_grade(
+            response, records[response.release_item_id], design, run.project.language, run.answer_format
+        )

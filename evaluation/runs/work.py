@@ -16,15 +16,14 @@ from generation.models import LLMCall, PromptTemplate
 from generation.services.work import Applied, Work, work_register
 
 from ..models import EvalResponse, EvalRun, JudgeScore, Ranking, ReleaseItem
-from .choices import parse_choice, parse_yes_no, yes_no_gold
+from .choices import yes_no_gold
 from .conditions import (
-    MULTIPLE_CHOICE,
     REFERENCE,
-    YES_NO,
     letter,
     options_text,
     question_of,
 )
+from .grading import response_grade
 
 Kind = PromptTemplate.Kind
 
@@ -193,19 +192,7 @@ def response_for(run: EvalRun, call: LLMCall, record: dict, *, parsed=None, erro
         return response
     response.text = str(parsed.get("answer", ""))
     response.reasoning = str(parsed.get("reasoning", ""))
-    if run.answer_format == MULTIPLE_CHOICE:
-        asked = question_of(record, design_for(run.project), run.project.language)
-        choice = parse_choice(
-            response.text, [option["letter"] for option in asked["options"]], response.reasoning
-        )
-        response.choice = choice or ""
-        response.unparsed = choice is None
-        response.correct = choice is not None and choice in asked["correct"]
-    elif run.answer_format == YES_NO:
-        choice = parse_yes_no(response.text, response.reasoning)
-        response.choice = choice or ""
-        response.unparsed = choice is None
-        response.correct = choice is not None and choice == yes_no_gold(record)
+    response_grade(response, record, design_for(run.project), run.project.language, run.answer_format)
     return response
 
 

@@ -635,31 +635,24 @@ def test_import_questions_reads_a_causalbench_project_s_published_part(db, capsy
 def test_the_import_page_routes_a_causalbench_project_s_published_part_to_its_reader(
     owner, curator, annotators, client_for
 ):
-    from django.core.files.uploadedfile import SimpleUploadedFile
-
     from annotation.models import ImportBatch
     from designs.causalbench.design import DATA
+    from tests.designs.published_pages import upload_and_import
 
     project = causalbench_project(owner, curator, annotators, slug="cb-pagina")
-    url = reverse("annotation:import_list", args=[project.slug])
     data = (DATA / "causalbench_text_published.csv").read_bytes()
     three = b"\n".join(data.split(b"\n")[:-4]) + b"\n"  # the last question left out
 
-    refused = client_for(curator).post(
-        url, {"file": SimpleUploadedFile("text.csv", three, content_type="text/csv")}
-    )
-    assert refused.status_code == 200
-    assert "rows 1, 2, 3: " in refused.content.decode() and "needs exactly one question per perspective" in (
-        refused.content.decode()
-    )
-    assert not project.items.exists() and not ImportBatch.objects.filter(project=project).exists()
+    batch, page = upload_and_import(client_for(curator), project, "text.csv", three)
+    assert batch.status == ImportBatch.Status.FAILED
+    assert "rows 1, 2, 3: " in page and "needs exactly one question per perspective" in page
+    assert not project.items.exists()
 
-    response = client_for(curator).post(
-        url, {"file": SimpleUploadedFile("text.csv", data, content_type="text/csv")}, follow=True
-    )
-    assert response.redirect_chain[-1][0] == reverse("annotation:project_detail", args=[project.slug])
-    assert "1 scenarios added, four questions each" in response.content.decode()
-    assert project.items.count() == 4 and not ImportBatch.objects.filter(project=project).exists()
+    batch, page = upload_and_import(client_for(curator), project, "text.csv", data)
+    assert batch.status == ImportBatch.Status.DONE
+    assert "1 scenarios added, four questions each" in page
+    assert project.items.count() == 4
+    assert batch.funnel["imported"] == 4
 
 
 def test_the_annotator_sees_the_scenario_once_and_checks_the_answer_instead_of_rating_its_fluency(

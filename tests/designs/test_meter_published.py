@@ -128,17 +128,18 @@ def test_files_of_another_shape_are_left_to_the_common_import(meter):
 
 
 def test_the_import_page_takes_the_published_file_and_names_a_broken_line(meter, owner, client_for):
-    from django.core.files.uploadedfile import SimpleUploadedFile
-    from django.urls import reverse
+    from annotation.models import ImportBatch
+    from tests.designs.published_pages import upload_and_import
 
-    url = reverse("annotation:import_list", args=[meter.slug])
     records = lines(EXAMPLE)
     records[2]["L3"]["answer"] = ""
-    refused = client_for(owner).post(url, {"file": SimpleUploadedFile("meter.jsonl", as_jsonl(records))})
-    assert refused.status_code == 200
-    assert "line 3, L3: answer must be a letter A to E" in refused.content.decode()
+    batch, page = upload_and_import(client_for(owner), meter, "meter.jsonl", as_jsonl(records))
+    assert batch.status == ImportBatch.Status.FAILED
+    assert "Nothing was imported" in page
+    assert "line 3, L3: answer must be a letter A to E" in page
     assert not meter.items.exists()
 
-    response = client_for(owner).post(url, {"file": SimpleUploadedFile("meter.jsonl", EXAMPLE)}, follow=True)
-    assert "3 entries added, three questions each" in response.content.decode()
+    batch, page = upload_and_import(client_for(owner), meter, "meter.jsonl", EXAMPLE)
+    assert batch.status == ImportBatch.Status.DONE
+    assert "3 entries added, three questions each" in page
     assert meter.items.count() == 9

@@ -6,7 +6,6 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.designs import ProjectDesign, design_for
 from annotation.importing import (
     ImportRejected,
     Mapping,
@@ -29,7 +28,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("path", help="a CSV/TSV/JSONL/XLSX/Parquet file, or a folder of splits")
+        parser.add_argument("path", help="a CSV/TSV/JSONL/JSON/XLSX/Parquet file, or a folder of splits")
         parser.add_argument("--project", required=True, help="project slug")
         parser.add_argument(
             "--columns",
@@ -67,24 +66,13 @@ class Command(BaseCommand):
         path = Path(options["path"])
         if not path.exists():
             raise CommandError(f"Cannot read {path}: no such file or folder")
-        design = design_for(project)
         if not path.is_dir():
             try:
                 path.open("rb").close()
             except OSError as exc:
                 raise CommandError(f"Cannot read {path}: {exc.strerror}") from exc
-        # The file is read from its path, in chunks, as the worker reads an upload (memory stays flat);
-        # only a design with a reader of its published layout gets the bytes first, as on the page.
-        if not path.is_dir() and type(design).published_import is not ProjectDesign.published_import:
-            try:
-                added = design.published_import(project=project, data=path.read_bytes(), filename=path.name)
-            except (ValueError, ImportFileError) as exc:
-                raise CommandError(f"Nothing was imported: {exc}") from exc
-            if (
-                added is not None
-            ):  # the design reads its own published layout (ExpliCa's pairs, CausalBench's parts)
-                self.stdout.write(self.style.SUCCESS(added))
-                return
+        # The file is read from its path, in chunks, as the worker reads an upload (memory stays flat); the
+        # import service chooses between the design's reader of its published layout and the column mapping.
         mapping = None
         if options["columns"] or options["values"]:
             try:
@@ -119,8 +107,18 @@ class Command(BaseCommand):
                     json.dumps({"error": "rejected", "errors": [e.as_dict() for e in exc.errors]})
                 )
                 sys.exit(1)
+            if exc.batch.funnel.get("format") == "published":  # the design's reader refused the file
+                problems = "; ".join(e.reason if not (e.line or e.field) else str(e) for e in exc.errors[:20])
+                raise CommandError(f"Nothing was imported: {problems}") from exc
             raise CommandError(str(exc)) from exc
         funnel = batch.funnel
+        if "published" in funnel:  # read by the design's reader of its authors' files
+            if options["json"]:
+                self.stdout.write(json.dumps({"batch": batch.pk, **funnel["published"]}, ensure_ascii=False))
+                return
+            self.stdout.write(self.style.SUCCESS(funnel["published"]["summary"]))
+            self.stdout.write(self.style.SUCCESS(f"import #{batch.pk} done"))
+            return
         if options["json"]:
             report = {
                 key: funnel[key] for key in ("read", "causal", "unique", "in_length", "imported", "invalid")
