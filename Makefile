@@ -9,7 +9,7 @@ comma  := ,
 STAMP  := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 PORT   ?= 8000
 
-.PHONY: run test lint setup migrate messages bench clean
+.PHONY: run test lint setup migrate messages bench clean docs
 
 $(VENV)/.installed-%: pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -35,6 +35,12 @@ test: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+
+## The documentation site (docs/, mkdocs.yml) into site/, strictly: a broken link or a page left out fails.
+docs: setup
+	@$(PY) -c "import material, mkdocs" 2>/dev/null || $(PY) -m pip install --quiet --disable-pip-version-check -e '.[$(EXTRAS),docs]'
+	$(PY) scripts/docs_pages.py
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 ## Recompile the translations after editing locale/*/LC_MESSAGES/django.po.
 messages: setup
