@@ -1,16 +1,23 @@
+# One image for web, worker, beat and the one-shot migration (docker-compose.yml).
+# The same install as CI's: the package with the `ml` extra (BERTScore, local models), at the versions of
+# constraints.txt; torch's CPU build comes from the PyTorch index named below.
 FROM python:3.11-slim
 
+ARG PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
-    CAUSALQA_VAR_DIR=/data
+    CAUSALQA_VAR_DIR=/data HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 WORKDIR /app
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE constraints.txt ./
 COPY causalqa_site ./causalqa_site
 COPY annotation ./annotation
 COPY generation ./generation
 COPY evaluation ./evaluation
 COPY designs ./designs
-RUN pip install --no-cache-dir .
+RUN pip install --no-cache-dir --extra-index-url "$PIP_EXTRA_INDEX_URL" -c constraints.txt '.[ml]'
+# The rest of the tree (.dockerignore keeps out .venv, var/, keys, uploads and releases).
 COPY . .
-RUN mkdir -p /data && python manage.py collectstatic --noinput -v0
+RUN mkdir -p /data /data/beat && python manage.py collectstatic --noinput -v0 \
+    && useradd --system --home /app causalqa && chown -R causalqa /data
+USER causalqa
 EXPOSE 8000
 CMD ["gunicorn", "causalqa_site.wsgi", "--bind", "0.0.0.0:8000", "--workers", "3", "--threads", "4"]

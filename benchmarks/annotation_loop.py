@@ -523,7 +523,7 @@ def main() -> None:
                 "load_average_at_end": round(os.getloadavg()[0], 2),
                 "errors": single["errors"] + crowd["errors"],
                 "edit_conflicts": single["conflicts"] + crowd["conflicts"],
-                # Issue 18: keep ≤ 5 / 15 ms on SQLite, ≤ 8 / 20 ms on PostgreSQL (server p50 alone, p95 at once).
+                # Targets: keep ≤ 5 / 15 ms on SQLite, ≤ 8 / 20 ms on PostgreSQL (server p50 alone, p95 at once).
                 "targets_met": {
                     "one_annotator_p50": (single["all"]["server"]["p50"] or 1e9) <= TARGETS[database][0],
                     "concurrent_p95": (crowd["all"]["server"]["p95"] or 1e9) <= TARGETS[database][1],

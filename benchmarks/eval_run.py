@@ -140,7 +140,7 @@ def main() -> None:
     parser.add_argument(
         "--pairs",
         type=int,
-        help="BERTScore pairs of ~100-word answers: 1000, as issue 18 measures (50 with --quick)",
+        help="BERTScore pairs of ~100-word answers: 1000 (50 with --quick)",
     )
     parser.add_argument("--bertscore-only", action="store_true")
     parser.add_argument("--items", type=int, help="1000 (200 with --quick)")

@@ -14,6 +14,12 @@ from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 BASE_DIR = Path(__file__).resolve().parent.parent
+# The shared templates, static files and translations: the checkout's, or, in an installed wheel, the copies
+# the build put in the package (setup.py). An installed wheel keeps its working files under the current folder.
+IN_CHECKOUT = (BASE_DIR / "templates").is_dir()
+SITE_FILES_DIR = BASE_DIR if IN_CHECKOUT else Path(__file__).resolve().parent / "site_files"
+# The documentation's Markdown pages; the site shows the one on connecting models (/generation/help/models/).
+DOCS_DIR = SITE_FILES_DIR / "docs"
 
 
 def env_str(name: str, default: str = "") -> str:
@@ -115,7 +121,7 @@ def postgres_options(options: dict[str, str]) -> dict:
     return options
 
 
-VAR_DIR = Path(env_str("CAUSALQA_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR = Path(env_str("CAUSALQA_VAR_DIR", str((BASE_DIR if IN_CHECKOUT else Path.cwd()) / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DEBUG", False)
@@ -169,6 +175,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # /healthz and /readyz, answered before host validation and the HTTPS redirect (causalqa_site/health.py).
+    "causalqa_site.health.HealthMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "causalqa_site.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -191,7 +199,7 @@ WSGI_APPLICATION = "causalqa_site.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [SITE_FILES_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -222,13 +230,13 @@ LANGUAGE_CODE = "en"
 LANGUAGES = [("en", _("English")), ("pt-br", _("Português (Brasil)"))]
 # One date format per language (causalqa_site/formats/<language>/formats.py).
 FORMAT_MODULE_PATH = ["causalqa_site.formats"]
-LOCALE_PATHS = [BASE_DIR / "locale"]
+LOCALE_PATHS = [SITE_FILES_DIR / "locale"]
 TIME_ZONE = env_str("TIME_ZONE", "America/Sao_Paulo")
 USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [SITE_FILES_DIR / "static"]
 STATIC_ROOT = VAR_DIR / "staticfiles"
 STATIC_ROOT.mkdir(exist_ok=True)  # whitenoise expects it; `collectstatic` fills it for production
 MEDIA_URL = "/media/"

@@ -1,4 +1,4 @@
-"""The benchmark designs the platform serves, one package each (issue 13).
+"""The benchmark designs the platform serves, one package each.
 
 Each package (``designs.<key>``) is a Django app holding everything of one design: its ``ProjectDesign``
 (registered with ``annotation.designs``), its item creation and invariant checks, its job kinds and their

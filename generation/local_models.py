@@ -85,7 +85,7 @@ def language_mismatch(model_dir: str, text_language: str) -> frozenset[str] | No
 
 def _before_loading() -> None:
     """What every local model's process needs before the model loads: no hub, and its freed memory kept."""
-    # Never reach for a hub: these machines (and many users') have no route to one.
+    # Never reach for a hub: many installations have no route to one.
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     keep_freed_blocks()

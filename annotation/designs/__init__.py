@@ -1,4 +1,4 @@
-"""Project templates: one per benchmark design the platform serves (issue 8).
+"""Project templates: one per benchmark design the platform serves.
 
 A design decides the shape of a project's items, its pipeline stages, its annotation form
 additions, its agreement breakdown, its export files and its example dataset. Each design lives

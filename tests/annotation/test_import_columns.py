@@ -1,4 +1,4 @@
-"""The import reads and checks its rows a chunk of columns at a time (issue 18): a CSV through pyarrow, in C, and
+"""The import reads and checks its rows a chunk of columns at a time: a CSV through pyarrow, in C, and
 every rule over whole columns. Both give what the row-at-a-time path gave on the same files: the csv module's
 cells and lines, the row checker's rows, errors and unknown values (kept below, as it was)."""
 

@@ -307,7 +307,7 @@ def run_manage(args, env_extra):
 
 
 def test_the_command_reads_the_file_from_its_path_not_whole_into_memory(project, tmp_path, monkeypatch):
-    """Like the worker with an upload (issue 17: import memory flat): the rows are read in chunks from the
+    """Like the worker with an upload (import memory stays flat): the rows are read in chunks from the
     path; the whole file is read as bytes only for a design with a reader of its published layout."""
     from pathlib import Path
 

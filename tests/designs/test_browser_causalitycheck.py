@@ -1,5 +1,5 @@
 """In headless Chromium: a CausalityCheck inspector judges a checklist item on the item page, asked what the design
-declares (issue 13, part 4): the item's cell (task × variant) is shown, the labels offered are those of the item's
+declares: the item's cell (task × variant) is shown, the labels offered are those of the item's
 own task only (answerable / unanswerable for answerable judging, the four verdicts for causal validity
 assessing), and the project's two criteria are rated. axe-core finds no violation on the page."""
 

@@ -1,4 +1,4 @@
-"""In headless Chromium: each design's annotation form is what the design declares (issue 13, part 4).
+"""In headless Chromium: each design's annotation form is what the design declares.
 
 ExpliCa: only the 1–10 acceptability rating, typed with the keys 1–9 and 0 for 10, no vote, no class, no edit
 button on the shared sentence. CausalBench: the scenario once, the yes/no answer checked, no fluency ratings.
@@ -62,7 +62,7 @@ def test_a_causalbench_annotator_sees_the_scenario_once_and_checks_the_answer(br
 
     project, rater = project_of("causalbench", "causalbench-browser")
     example_scenarios_load(project, causalbench_example())
-    # The review queue serves no question whose blind check is pending (issue 17): a model's second answer
+    # The review queue serves no question whose blind check is pending: a model's second answer
     # that differs sends each to review in the open.
     for question in questions_to_check(project):
         check_record(

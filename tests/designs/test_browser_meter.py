@@ -1,5 +1,5 @@
-"""In headless Chromium: METER annotators do their stage's work on the item page, asked the stage's own questions
-(issue 13, part 4): verification is a vote on the cause–effect pair, with no ratings and no class; filtering rates
+"""In headless Chromium: METER annotators do their stage's work on the item page, asked the stage's own questions:
+verification is a vote on the cause–effect pair, with no ratings and no class; filtering rates
 the five criteria 1 or 0. axe-core finds no violation on either page."""
 
 import re

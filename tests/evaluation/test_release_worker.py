@@ -147,7 +147,7 @@ def test_annotators_see_releases_but_cannot_cut_them(request, project, client_fo
 def test_a_build_taken_over_while_it_was_silent_stops_without_touching_the_new_builds_release(
     db, project, taken_at
 ):
-    """A worker that was silent long enough for its build to be resumed elsewhere (issue 13: one lifecycle,
+    """A worker that was silent long enough for its build to be resumed elsewhere (one lifecycle,
     the claim checked on every heartbeat) finds at its next progress write that the release is no longer its
     own: it stops, and neither fails the release nor deletes its items nor marks it ready."""
     from evaluation.models import ReleaseItem

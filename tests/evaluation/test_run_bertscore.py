@@ -107,7 +107,7 @@ def test_the_run_records_model_layer_and_idf_blank_answers_fail_and_blank_text_s
         enqueue=False,
     )
     # Items 1, 3 and 5 get a blank answer: a call whose output parses but is empty fails with the reason
-    # (issue 14 §3), so a blank answer is never scored as if it were one.
+    # , so a blank answer is never scored as if it were one.
     blank = ("causa 1 ", "causa 3 ", "causa 5 ")
     fake_llm.responder = lambda received: Reply.json(
         {

@@ -98,7 +98,7 @@ def test_multiple_choice_under_three_conditions_reads_letters_and_counts_errors_
     assert "<svg" in tables["cells"].plot
     [challenge] = [row for row in tables["differences"].rows if row["series"].endswith("zero-shot")]
 
-    def task_score(task):  # a mean of its cells, as CausalityCheck's Table 1 scores tasks (issue 15 §1)
+    def task_score(task):  # a mean of its cells, as CausalityCheck's Table 1 scores tasks
         # the cells the run's split holds: the seeded split may leave a cell without an item
         scores = [
             accuracy(task, variant)

@@ -1,7 +1,7 @@
 """Starting Django loads no heavy library: every process (web worker, Celery worker, management command,
 test process) starts it, and few of them need scikit-learn or a model SDK.
 
-Issue 18: with scikit-learn (and the pandas and scipy it pulls in), the openai SDK and pyarrow imported by the
+With scikit-learn (and the pandas and scipy it pulls in), the openai SDK and pyarrow imported by the
 apps at start-up, ``django.setup()`` took 1.8 s and 294 MB; the modules that use them import them inside the
 functions that need them. Each check runs in a fresh interpreter, since this test process has loaded
 everything already.
