@@ -125,6 +125,8 @@ RULES = {
     "annotation:items": ANNOTATOR,
     "annotation:items_bulk": CURATOR,
     "annotation:items_export": CURATOR,
+    "annotation:items_view_save": CURATOR,
+    "annotation:items_view_delete": CURATOR,
     "annotation:members": OWNER,
     "annotation:member_update": OWNER,
     "annotation:member_remove": OWNER,
