@@ -25,3 +25,13 @@ class OneLineForbidden(logging.Filter):
             record.exc_info = None
             record.exc_text = None
         return True
+
+
+class QuietLateDraft(logging.Filter):
+    """A draft that arrives just after its assignment was submitted is answered 409 and dropped: the judgment
+    is kept, so the race between the last autosave and the submit is not worth a warning in the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        request = getattr(record, "request", None)
+        path = getattr(request, "path", "")
+        return not (getattr(record, "status_code", None) == 409 and path.endswith("/draft/"))

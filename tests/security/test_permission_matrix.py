@@ -26,6 +26,7 @@ RULES = {
     "api-schema": SIGNED_IN,
     "api-docs": PUBLIC,
     "api-redoc": PUBLIC,
+    "favicon": PUBLIC,
     "annotation:home": SIGNED_IN,
     "annotation:healthz": PUBLIC,
     "annotation:project_new": SIGNED_IN,
