@@ -7,7 +7,7 @@ names them. ``eligible`` says which of the chosen items the action would take, f
 """
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django import forms
 from django.core.exceptions import ValidationError
@@ -37,6 +37,8 @@ class BulkAction:
 
 
 ACTIONS: dict[str, BulkAction] = {}
+# How many of the items an action takes its confirmation lists by name.
+PREVIEW_LISTED = 20
 
 
 def register(action: BulkAction) -> None:
@@ -119,14 +121,28 @@ class Preview:
     chosen: int
     taken: int
     capped: bool
+    # The first items it takes, in number order, so the person sees which before confirming.
+    sample: list[Item] = field(default_factory=list)
+
+    @property
+    def not_listed(self) -> int:
+        return self.taken - len(self.sample)
 
 
 def bulk_preview(*, project: Project, action_key: str, chosen: QuerySet[Item]) -> Preview:
     action = ACTIONS.get(action_key)
     if action is None:
         raise ValidationError({"action": _("Choose one of the actions.")})
-    taken = action.eligible(project, chosen).count()
-    return Preview(action=action, chosen=chosen.count(), taken=taken, capped=taken > MAX_ITEMS_PER_ACTION)
+    eligible = action.eligible(project, chosen)
+    taken = eligible.count()
+    sample = list(eligible.order_by("pk").only("pk", "question", "status")[:PREVIEW_LISTED]) if taken else []
+    return Preview(
+        action=action,
+        chosen=chosen.count(),
+        taken=taken,
+        capped=taken > MAX_ITEMS_PER_ACTION,
+        sample=sample,
+    )
 
 
 def bulk_perform(*, project: Project, user, action_key: str, chosen: QuerySet[Item], data: dict) -> str:

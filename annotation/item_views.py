@@ -10,7 +10,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
-from django.http import StreamingHttpResponse
+from django.http import QueryDict, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
@@ -28,8 +28,10 @@ from .item_browser import (
     items_page,
     judged_by,
 )
+from .item_filters import active_filters
 from .models import Item
 from .permissions import Role, get_project_for_user, has_role
+from .saved_views import saved_view_delete, saved_view_save, saved_views_for
 from .spreadsheet import csv_response
 
 EXPORT_FIELDS = (
@@ -71,6 +73,8 @@ def items_list(request, slug):
         (key, value) for key, values in request.GET.lists() if key not in PAGE_PARAMS for value in values
     ]
     keep = urlencode(filter_params + [("cols", key) for key in request.GET.getlist("cols") if key in COLUMNS])
+    topics = list(project.topics.order_by("label").values_list("pk", "label"))
+    chips = active_filters(project, query, request.GET, topics) if error is None else []
     context = {
         "project": project,
         "query": query,
@@ -82,13 +86,51 @@ def items_list(request, slug):
         "status_choices": Item.Status.choices,
         "origin_choices": Item.Origin.choices,
         "class_choices": list(project.label_set),
-        "topics": list(project.topics.order_by("label").values_list("pk", "label")),
+        "topics": topics,
+        "chips": chips,
+        # The panel stays open only to show a filter that cannot be used; the chips say what is applied.
+        "filters_open": error is not None,
+        "saved_views": list(saved_views_for(project, request.user)),
         "filter_params": filter_params,
         "keep": keep,
         "first_page": not request.GET.get("cursor"),
         "actions": list(ACTIONS.values()),
     }
     return render(request, "annotation/items.html", context, status=400 if error else 200)
+
+
+@login_required
+@require_POST
+def items_view_save(request, slug):
+    """Save the items page's current filter, columns and sort under a name (replacing one of that name)."""
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    params = QueryDict(request.POST.get("view_query", ""))
+    try:
+        view = saved_view_save(
+            project=project,
+            user=request.user,
+            name=request.POST.get("name", ""),
+            params=params,
+            shared=request.POST.get("shared") == "on",
+        )
+    except ValidationError as bad:
+        messages.error(request, _("The view was not saved: %(reason)s") % {"reason": _reason(bad)})
+        return redirect(f"{reverse('annotation:items', args=[project.slug])}?{params.urlencode()}")
+    messages.success(request, _("View “%(name)s” saved.") % {"name": view.name})
+    return redirect(f"{reverse('annotation:items', args=[project.slug])}?{view.query}")
+
+
+@login_required
+@require_POST
+def items_view_delete(request, slug, view_id):
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    try:
+        name = saved_view_delete(project=project, user=request.user, view_id=view_id)
+    except ValidationError as bad:
+        messages.error(request, _("Nothing deleted: %(reason)s") % {"reason": _reason(bad)})
+    else:
+        messages.success(request, _("View “%(name)s” deleted.") % {"name": name})
+    return redirect("annotation:items", slug=project.slug)
 
 
 def _my_judgments(request, project):

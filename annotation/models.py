@@ -678,3 +678,30 @@ class JudgmentVersion(models.Model):
 
     def __str__(self) -> str:
         return f"judgment {self.judgment_id} as of {self.made_at:%Y-%m-%d %H:%M}"
+
+
+class SavedItemView(models.Model):
+    """A named way of looking at the items page: its filter, columns and sort, kept as the page's query string.
+
+    Each person keeps their own; a shared one is offered to everyone in the project who can see the page."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="saved_item_views")
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    name = models.CharField(_("name"), max_length=80)
+    # The items page's own parameters (filter, ``cols``, ``sort``), url-encoded and checked when saved.
+    query = models.TextField(blank=True)
+    shared = models.BooleanField(_("shared with the project"), default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name = _("saved item view")
+        verbose_name_plural = _("saved item views")
+        ordering = ["name", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["project", "owner", "name"], name="saveditemview_one_name_per_person"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.project_id}, {self.owner_id})"

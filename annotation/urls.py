@@ -61,6 +61,12 @@ urlpatterns = [
     path("p/<slug:slug>/items/", item_views.items_list, name="items"),
     path("p/<slug:slug>/items/bulk/", item_views.items_bulk, name="items_bulk"),
     path("p/<slug:slug>/items/export/", item_views.items_export, name="items_export"),
+    path("p/<slug:slug>/items/views/", item_views.items_view_save, name="items_view_save"),
+    path(
+        "p/<slug:slug>/items/views/<int:view_id>/delete/",
+        item_views.items_view_delete,
+        name="items_view_delete",
+    ),
     # The owner: team and settings; their history.
     path("p/<slug:slug>/members/", team_views.members, name="members"),
     path("p/<slug:slug>/members/<int:membership_id>/", team_views.member_update, name="member_update"),

@@ -420,9 +420,16 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "filters": {"one_line_403": {"()": "causalqa_site.security.OneLineForbidden"}},
+    "filters": {
+        "one_line_403": {"()": "causalqa_site.security.OneLineForbidden"},
+        "quiet_late_draft": {"()": "causalqa_site.security.QuietLateDraft"},
+    },
     "handlers": {
-        "console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["one_line_403"]}
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["one_line_403", "quiet_late_draft"],
+        }
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {

@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.designs import design_for
-from annotation.permissions import Role, get_project_for_user
+from annotation.permissions import Role, get_project_for_user, projects_for_user
 from annotation.polling import poll_response
 
 from . import plots
@@ -30,6 +30,7 @@ from .selectors import (
     METADATA_PREFIX,
     agreement_breakdowns,
     agreement_criteria,
+    api_example_target,
     judgments_state,
     project_agreement,
     release_for_user,
@@ -264,10 +265,25 @@ def release_harness_download(request, slug, version, harness):
 @login_required
 def api_tokens(request, slug):
     project = get_project_for_user(request.user, slug, Role.OWNER)
-    return render(request, "evaluation/api_tokens.html", _token_context(project, request.user))
+    return render(
+        request, "evaluation/api_tokens.html", _token_context(project, request.user, request=request)
+    )
 
 
-def _token_context(project, viewer, **extra) -> dict:
+def _examples(request, projects, key: str = "") -> dict:
+    """What the copy-and-paste examples of a token page need: this site's address, a project, a release."""
+    slug, version = api_example_target(projects)
+    return {
+        "example_base": request.build_absolute_uri("/"),
+        "example_slug": slug,
+        "example_version": version,
+        # Shown escaped: a visible "<key>" until a new token is shown, then the token itself.
+        "example_key": key or _("<key>"),
+        "example_has_key": bool(key),
+    }
+
+
+def _token_context(project, viewer, *, request, **extra) -> dict:
     memberships = list(project.memberships.select_related("user").order_by("user__username"))
     tokens: dict[int, list] = {}
     for token in active_tokens().filter(projects=project).order_by("created"):
@@ -280,7 +296,8 @@ def _token_context(project, viewer, **extra) -> dict:
         }
         for m in memberships
     ]
-    return {"project": project, "rows": rows, "expiry_days": EXPIRY_DAYS, **extra}
+    examples = _examples(request, [project], extra.get("new_key", ""))
+    return {"project": project, "rows": rows, "expiry_days": EXPIRY_DAYS, **examples, **extra}
 
 
 @login_required
@@ -299,7 +316,7 @@ def api_token_issue(request, slug, user_id):
     return render(
         request,
         "evaluation/api_tokens.html",
-        _token_context(project, request.user, new_token=token, new_key=key),
+        _token_context(project, request.user, request=request, new_token=token, new_key=key),
     )
 
 
@@ -334,6 +351,10 @@ def my_api_token(request):
             context.update(new_token=token, new_key=key, form=ApiTokenForm(user=request.user))
     context["tokens"] = ApiToken.objects.filter(user=request.user).prefetch_related("projects")
     context["now"] = timezone.now()
+    chosen = (
+        context["new_token"].projects.all() if "new_token" in context else projects_for_user(request.user)
+    )
+    context.update(_examples(request, chosen.order_by("slug"), context.get("new_key", "")))
     return render(request, "evaluation/my_api_token.html", context)
 
 

@@ -11,7 +11,7 @@ from .agreement import (
     judgments_state,
     project_agreement,
 )
-from .releases import release_for_user, release_split_texts, releases_for_project
+from .releases import api_example_target, release_for_user, release_split_texts, releases_for_project
 from .runs import (
     EmptyResponses,
     RunProgress,
@@ -31,6 +31,7 @@ __all__ = [
     "agreement_criteria",
     "judgments_state",
     "project_agreement",
+    "api_example_target",
     "release_for_user",
     "release_split_texts",
     "releases_for_project",

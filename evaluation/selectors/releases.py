@@ -43,3 +43,18 @@ def release_split_texts(release: Release, split: str, chunk_size: int = 2000) ->
         .values_list("text", flat=True)
     )
     return rows.iterator(chunk_size=chunk_size)
+
+
+def api_example_target(projects) -> tuple[str, str]:
+    """(project slug, release tag) for the token pages' copy-and-paste examples: the newest ready release of the
+    first of ``projects`` that has one, else the first project with a placeholder version, else placeholders."""
+    projects = list(projects)
+    release = (
+        Release.objects.filter(project__in=projects, status=Release.Status.READY)
+        .select_related("project")
+        .order_by("project__slug", "-version")
+        .first()
+    )
+    if release is not None:
+        return release.project.slug, f"v{release.version}"
+    return (projects[0].slug if projects else "<project>"), "<version>"

@@ -54,6 +54,7 @@
 
     function save() {
       timer = null;
+      if (submitting) return;  // the submit carries everything; a late draft would only be refused
       var body = JSON.stringify(collect(form));
       fetch(url, {
         method: "POST", body: body, credentials: "same-origin",
@@ -72,7 +73,10 @@
 
     form.addEventListener("input", changed);
     form.addEventListener("change", changed);
-    form.addEventListener("submit", function () { submitting = true; });
+    form.addEventListener("submit", function () {
+      submitting = true;
+      if (timer) { clearTimeout(timer); timer = null; }
+    });
     window.addEventListener("beforeunload", function (event) {
       if (!dirty || submitting) return;
       event.preventDefault();

@@ -71,3 +71,29 @@ def test_a_damaged_draft_is_refused_without_an_error_page(client_for, project, a
         client.post(draft_url(project, assignment), "[1, 2]", content_type="application/json").status_code
         == 400
     )
+
+
+def test_a_draft_arriving_just_after_the_submit_is_refused_without_a_warning_in_the_log(
+    client_for, project, annotator, caplog
+):
+    import logging
+
+    from causalqa_site.security import QuietLateDraft
+
+    ItemFactory(project=project)
+    assignment = assignment_next(project=project, annotator=annotator)
+    judge(assignment)
+    with caplog.at_level(logging.WARNING, logger="django.request"):
+        response = client_for(annotator).post(
+            draft_url(project, assignment), json.dumps({"comment": "tarde"}), content_type="application/json"
+        )
+    assert response.status_code == 409
+    refused = [record for record in caplog.records if getattr(record, "status_code", None) == 409]
+    assert refused, "Django reports the refusal to its logger"
+    console = [
+        handler
+        for handler in logging.getLogger().handlers
+        if any(isinstance(each, QuietLateDraft) for each in handler.filters)
+    ]
+    assert console, "the site's console handler carries the filter"
+    assert not any(console[0].filter(record) for record in refused), "the console does not print it"

@@ -86,9 +86,11 @@ def test_the_agreement_filters_swap_the_results_in_place(live_server, gold, cura
     assert "by=causal_class" in page.url and page.locator("svg.plot").count() == 4
 
 
-@pytest.mark.parametrize(("path", "ready"), [("/api/docs/", ".opblock"), ("/api/redoc/", ".api-content")])
-def test_the_api_documentation_works_offline(live_server, db, chromium, path, ready):
+@pytest.mark.parametrize("path", ["/api/docs/", "/api/redoc/"])
+def test_the_api_documentation_works_offline(live_server, db, chromium, path, curator):
     page = chromium.new_page()
+    sign_in(page, live_server, "curator")
+    page.wait_for_url(f"{live_server.url}/")
     outside = []
     here = urlparse(live_server.url).hostname
     page.on(
@@ -100,8 +102,6 @@ def test_the_api_documentation_works_offline(live_server, db, chromium, path, re
         ),
     )
     page.goto(live_server.url + path)
-    page.wait_for_selector(ready, timeout=30_000)
-    # The only outside request is Redoc's sidebar logo, and the page's CSP stops it before it leaves.
-    assert all(request.failure == "csp" for request in outside), [
-        (request.url, request.failure) for request in outside
-    ]
+    page.wait_for_selector(".api-op", timeout=30_000)
+    assert page.locator(".api-op").count() >= 20, "every operation of the schema is documented"
+    assert outside == [], [request.url for request in outside]
