@@ -159,16 +159,17 @@ def propose(columns: list[str], remembered: dict | None = None) -> Mapping:
     return Mapping(columns=ordered, values=remembered_mapping.values)
 
 
-def parse_columns(text: str) -> dict[str, str]:
-    """``question=pergunta,causal_class=Classe`` → {field: column}. Raises MappingError naming the entry."""
+def parse_columns(text: str, fields: tuple[str, ...] = FIELDS) -> dict[str, str]:
+    """``question=pergunta,causal_class=Classe`` → {field: column}, each field one of ``fields`` (the import's
+    own: a question import's by default). Raises MappingError naming the entry."""
     columns = {}
     for entry in _entries(text):
         name, sep, column = entry.partition("=")
         name, column = name.strip(), column.strip()
         if not sep or not name or not column:
-            raise MappingError(f"write FIELD=COLUMN, e.g. question=pergunta, not {entry!r}")
-        if name not in FIELDS:
-            raise MappingError(f"unknown field {name!r} in {entry!r}; the fields are: {', '.join(FIELDS)}")
+            raise MappingError(f"write FIELD=COLUMN, e.g. {fields[0]}=COLUMN, not {entry!r}")
+        if name not in fields:
+            raise MappingError(f"unknown field {name!r} in {entry!r}; the fields are: {', '.join(fields)}")
         columns[name] = column
     return columns
 
