@@ -135,6 +135,27 @@ class Mapping:
         return problems
 
 
+QUESTIONS, RESULTS = "questions", "results"  # the kinds of import, each with its own remembered mapping
+
+
+def remembered(project, kind: str = QUESTIONS) -> dict:
+    """The mapping ``project`` used last for this kind of import (succeeded or failed)."""
+    saved = (project.import_mappings or {}).get(kind)
+    if saved is None and kind == QUESTIONS:
+        return project.import_mapping or {}
+    return saved or {}
+
+
+def remember(project, kind: str, mapping: dict) -> None:
+    """Keep ``mapping`` as the project's last of this kind, proposed for its next import."""
+    project.import_mappings = {**(project.import_mappings or {}), kind: mapping}
+    fields = ["import_mappings"]
+    if kind == QUESTIONS:
+        project.import_mapping = mapping
+        fields.append("import_mapping")
+    project.save(update_fields=fields)
+
+
 def propose(columns: list[str], remembered: dict | None = None) -> Mapping:
     """The mapping the platform suggests for a file with ``columns``: the project's remembered choice for
     each field whose column the file has, else the first known name found; value translations remembered."""

@@ -7,7 +7,7 @@ from django.utils.translation import gettext_lazy as _
 
 from ..models import Project
 from .errors import ImportFileError
-from .mapping import FIELDS, propose
+from .mapping import FIELDS, QUESTIONS, propose, remembered
 from .read import LabelResolver, json_value
 from .reasons import row_error_translated
 from .tables import UNREADABLE, open_table, unreadable
@@ -40,7 +40,7 @@ def import_file_preview(*, project: Project, data: bytes, filename: str, sheet: 
         except ImportFileError as exc:
             return {"problem": "; ".join(row_error_translated(error) for error in exc.errors)}
         columns = table.columns
-    mapping = propose(columns, project.import_mapping)
+    mapping = propose(columns, remembered(project, QUESTIONS))
     rows = [[json_value(record.get(column)) for column in columns] for _line, record in first]
     labels = LabelResolver(project.label_set, mapping.values.get("causal_class"))
     class_column = mapping.columns.get("causal_class")

@@ -20,7 +20,7 @@ from ..models import DroppedRow, ImportBatch, Item, Project, Topic
 from .chunks import KeyIndex, Spool, digests, id_digest
 from .errors import ImportFileError, RowError
 from .funnel import MIN_WORDS, length_bounds, question_digest, word_count
-from .mapping import Mapping, check_values, propose
+from .mapping import QUESTIONS, Mapping, check_values, propose, remember, remembered
 from .read import LabelResolver, RowChecker, Rows, UnknownValues, taker
 from .tables import UNREADABLE, open_table, unreadable
 
@@ -97,7 +97,7 @@ def questions_import(
         stack.enter_context(gc_paused())
         try:
             table = open_table(data, filename, path=path, sheet=sheet, stack=stack, every_row=True)
-            mapping = mapping or propose(table.columns, project.import_mapping)
+            mapping = mapping or propose(table.columns, remembered(project, QUESTIONS))
             _check_request(mapping, table.columns, project, as_gold, user)
             errors = table.errors
             labels = LabelResolver(project.label_set, mapping.values.get("causal_class"))
@@ -227,8 +227,7 @@ def _write(project, batch, scan, rows, mapping, unknown, file_format, as_gold, u
         batch.finished_at = timezone.now()
         batch.mapping = mapping.as_dict()
         batch.save(update_fields=["funnel", "errors", "status", "finished_at", "mapping"])
-        project.import_mapping = mapping.as_dict()
-        project.save(update_fields=["import_mapping"])
+        remember(project, QUESTIONS, mapping.as_dict())
 
 
 def _check_request(mapping: Mapping, columns: list[str], project: Project, as_gold: bool, user) -> None:
@@ -672,6 +671,8 @@ def _reject(
     batch.mapping = mapping.as_dict() if mapping else {}
     batch.finished_at = timezone.now()
     batch.save(update_fields=["status", "errors", "funnel", "finished_at", "mapping"])
+    if mapping:  # kept for the next try: the mapping step proposes it again
+        remember(batch.project, QUESTIONS, mapping.as_dict())
 
 
 # --- the import's life in the background (annotation.background) ----------------------------------------

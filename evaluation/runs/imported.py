@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from annotation.importing.errors import ImportFileError
 from annotation.importing.funnel import text_key
-from annotation.importing.mapping import MappingError, fold, parse_columns
+from annotation.importing.mapping import RESULTS, MappingError, fold, parse_columns, remember, remembered
 from annotation.importing.tables import UNREADABLE, open_table, unreadable
 from generation.models import ModelEndpoint
 
@@ -162,12 +162,21 @@ class Collision:
     other_line: int
     what: str
     duplicate: bool = False
+    kind: str = RESPONSES
 
-    def __str__(self) -> str:
+    @property
+    def reason(self) -> str:
+        """In the words of ``annotation.importing.reasons`` (a page reads it in its language)."""
         other = f"{self.other_file}, row {self.other_line}"
         if self.duplicate:
-            return f"{self.file}, row {self.line}: {self.what} repeats {other} (stored once)"
-        return f"{self.file}, row {self.line}: {self.what} collides with {other}"
+            return f"repeats {other} ({self.what}); stored once"
+        noun = {RESPONSES: "response", SCORES: "score", RANKINGS: "ranking"}[self.kind]
+        return (
+            f"a second {noun} of {self.what}, other than {other}: choose to keep the first, the last or both"
+        )
+
+    def __str__(self) -> str:
+        return f"{self.file}, row {self.line}: {self.reason}"
 
     def as_dict(self) -> dict:
         return {
@@ -177,6 +186,8 @@ class Collision:
             "other_line": self.other_line,
             "what": self.what,
             "duplicate": self.duplicate,
+            "kind": self.kind,
+            "reason": self.reason,
         }
 
 
@@ -224,7 +235,7 @@ class _Parsed:
     collisions: list = field(default_factory=list)
     refused: Counter = field(default_factory=Counter)  # file → rows refused
 
-    def put(self, store: dict, cells: dict, file: str, line: int, what: str, relabel) -> None:
+    def put(self, store: dict, cells: dict, file: str, line: int, what: str, relabel, kind: str) -> None:
         """Store one row's ``cells`` (key → value) without overwriting: a cell already held with the same value is
         a duplicate, with another value a conflict, settled by the policy (``relabel(key, n)``: the key of the
         n-th of both)."""
@@ -234,13 +245,13 @@ class _Parsed:
             if held is None:
                 continue
             if held.value == value:
-                self.collisions.append(Collision(file, line, held.file, held.line, what, duplicate=True))
+                self.collisions.append(Collision(file, line, held.file, held.line, what, True, kind))
             else:
                 clashing[key] = held
         fresh = {key: value for key, value in cells.items() if key not in store}
         if clashing:
             held = next(iter(clashing.values()))
-            self.collisions.append(Collision(file, line, held.file, held.line, what))
+            self.collisions.append(Collision(file, line, held.file, held.line, what, False, kind))
             if self.policy == KEEP_LAST:
                 fresh.update({key: cells[key] for key in clashing})
             elif self.policy == KEEP_BOTH:
@@ -301,9 +312,13 @@ def run_import_results(
             ]
         )
     try:
-        overrides = parse_columns(columns, fields=tuple(KNOWN)) if columns else {}
+        given = parse_columns(columns, fields=tuple(KNOWN)) if columns else {}
     except MappingError as exc:
         raise ResultsRejected([ResultError("columns", 0, "", str(exc))]) from exc
+    if given:  # kept for the next import of results, whether this one goes in or not
+        remember(project, RESULTS, {"columns": given})
+    # The columns named now, then those the project named last time (where a file has them).
+    overrides = {**(remembered(project, RESULTS).get("columns") or {}), **given}
     parsed = _Parsed(policy=conflicts)
     tables = []
     with ExitStack() as stack:
@@ -327,6 +342,12 @@ def run_import_results(
                 )
                 continue
             tables.append((result_file, kind, table))
+        found = {column for _file, _kind, table in tables for column in table.columns}
+        errors += [
+            ResultError("columns", 0, role, f"{role}={column}: no file has a column {column!r}")
+            for role, column in given.items()
+            if column not in found and tables
+        ]
         # Responses first: scores and rankings name the models and conditions the responses bring.
         for result_file, kind, table in sorted(
             tables, key=lambda entry: [RESPONSES, SCORES, RANKINGS].index(entry[1])
@@ -352,15 +373,7 @@ def run_import_results(
     if not parsed.responses and not errors:
         errors.append(ResultError("files", 0, "", "no responses: give a file of model responses"))
     conflicting = [] if conflicts else [c for c in parsed.collisions if not c.duplicate]
-    errors += [
-        ResultError(
-            c.file,
-            c.line,
-            "",
-            f"{c.what} differs from {c.other_file}, row {c.other_line}: choose to keep the first, the last or both",
-        )
-        for c in conflicting
-    ]
+    errors += [ResultError(c.file, c.line, "", c.reason) for c in conflicting]
     if errors:
         raise ResultsRejected(sorted(errors, key=lambda e: (e.file, e.line)), conflicts=conflicting)
     _count(parsed, errors)
@@ -474,7 +487,7 @@ def _item(name, line, record, columns, items, errors) -> int | None:
                 name,
                 line,
                 "item",
-                "no item column (item id or question text); map one with --columns item=COLUMN",
+                "no item column (item id or question text); map one, e.g. --columns item=COLUMN",
             )
         )
         return None
@@ -507,7 +520,7 @@ def _read_responses(name, table, columns, items, parsed, errors, project) -> int
     missing = [role for role in ("response",) if role not in columns]
     if missing:
         errors.append(
-            ResultError(name, 1, "response", "no response column; map one with --columns response=COLUMN")
+            ResultError(name, 1, "response", "no response column; map one, e.g. --columns response=COLUMN")
         )
         return 0
     count = 0
@@ -526,8 +539,9 @@ def _read_responses(name, table, columns, items, parsed, errors, project) -> int
             {(release_item, model, condition, repetition): _cell(record, columns, "response")},
             name,
             line,
-            f"the response of {model} · {condition} (repetition {repetition}) to item {items.label(release_item)}",
+            f"{items.label(release_item)}: {model} · {condition} ({repetition})",
             lambda key, n: (*key[:3], key[3] + n - 1),
+            RESPONSES,
         )
     return count
 
@@ -555,7 +569,7 @@ def _read_scores(name, table, columns, items, parsed, errors, project) -> int:
         if key in criteria:
             wide[column] = key
     if not wide and "score" not in columns:
-        errors.append(ResultError(name, 1, "score", "no score column; map one with --columns score=COLUMN"))
+        errors.append(ResultError(name, 1, "score", "no score column; map one, e.g. --columns score=COLUMN"))
         return 0
     count = 0
     for line, record in table.rows:
@@ -610,7 +624,7 @@ def _read_score_row(name, line, record, columns, items, parsed, errors, criteria
     judge = _cell(record, columns, "judge")[:100]
     if judge:
         parsed.judges[judge] += 1
-    whose = f"{model} · {condition}" if model else ("the reference" + (f" under {under}" if under else ""))
+    whose = f"{model} · {condition}" if model else (f"{under} · reference" if under else "reference")
     parsed.put(
         parsed.scores,
         {
@@ -619,9 +633,9 @@ def _read_score_row(name, line, record, columns, items, parsed, errors, criteria
         },
         name,
         line,
-        f"{judge or 'the judge'}'s score of {whose} on item {items.label(release_item)} "
-        f"({', '.join(scores)})",
+        f"{items.label(release_item)}: {whose}, {', '.join(scores)}" + (f" ({judge})" if judge else ""),
         lambda key, n: (*key[:5], _judge_label(key[5], n), key[6]),
+        SCORES,
     )
     return True
 
@@ -821,8 +835,9 @@ def _read_rankings(name, table, columns, items, parsed, errors, project) -> int:
             },
             name,
             line,
-            f"{judge or 'the judge'}'s ranking of {model}'s answers to item {items.label(release_item)}",
+            f"{items.label(release_item)}: {model}" + (f" ({judge})" if judge else ""),
             lambda key, n: (*key[:3], _judge_label(key[3], n)),
+            RANKINGS,
         )
     if count and errors and errors[-1].file == name and errors[-1].line == previous:
         parsed.refused[name] += 1

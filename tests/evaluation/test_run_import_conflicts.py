@@ -229,7 +229,7 @@ def test_a_colliding_score_is_listed_with_both_lines_and_nothing_is_imported(pro
     assert [(c.file, c.line, c.other_file, c.other_line) for c in conflicts] == [
         ("notas.csv", 26, "notas.csv", 2)
     ]
-    assert "gpt-5.1's score of gemma-3-27b · class-agnostic on item cqa-1" in str(excinfo.value)
+    assert "a second score of cqa-1: gemma-3-27b · class-agnostic, adherence (gpt-5.1)" in str(excinfo.value)
     assert "notas.csv, row 2" in str(excinfo.value)
     assert EvalRun.objects.count() == 0
 
@@ -308,3 +308,122 @@ def imported_with_columns(project, release, files, columns) -> EvalRun:
     return run_import_results(
         project=project, release=release, name="artigo", files=files, enqueue=False, columns=columns
     )
+
+
+def test_the_command_takes_its_own_columns_and_a_conflict_choice_and_prints_what_it_used(
+    project, published, tmp_path, capsys
+):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    answers = csv_file("saidas.csv", ("pergunta_id", "qual_llm", "estrategia", "saida"), responses_rows())
+    scores = conflicting_scores()
+    for result_file in (answers, scores):
+        (tmp_path / result_file.name).write_bytes(result_file.data)
+    arguments = [f"responses={tmp_path / answers.name}", f"scores={tmp_path / scores.name}"]
+    options = {
+        "project": project.slug,
+        "release": published.tag,
+        "name": "artigo",
+        "columns": "item=pergunta_id,model=qual_llm,condition=estrategia,response=saida",
+    }
+    with pytest.raises(CommandError, match="(?s)notas.csv, row 26.*--conflicts first"):
+        call_command("import_run_results", *arguments, **options, no_wait=True)
+
+    call_command("import_run_results", *arguments, **options, no_wait=True, conflicts="both")
+    said = capsys.readouterr().err
+    assert "columns used: item=pergunta_id, model=qual_llm, condition=estrategia, response=saida" in said
+    assert "notas.csv (scores): 26 rows read, 25 stored, 1 conflicting, 1 duplicates, 0 refused" in said
+    # The columns named are remembered for the project's next import of results.
+    project.refresh_from_db()
+    assert project.import_mappings["results"]["columns"]["model"] == "qual_llm"
+
+
+def test_no_wait_hands_the_run_to_a_worker_at_once(
+    project, published, tmp_path, monkeypatch, django_capture_on_commit_callbacks
+):
+    from django.core.management import call_command
+
+    from evaluation.runs import services
+
+    sent = []
+    monkeypatch.setattr(services, "run_enqueue", sent.append)
+    answers = responses()
+    (tmp_path / answers.name).write_bytes(answers.data)
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command(
+            "import_run_results",
+            str(tmp_path / answers.name),
+            project=project.slug,
+            release=published.tag,
+            name="artigo",
+            no_wait=True,
+        )
+    assert sent == [EvalRun.objects.get().pk]  # on commit, not at the periodic sweep
+
+
+def test_the_page_lists_colliding_rows_in_portuguese_and_keeps_both_when_asked(
+    project, published, curator, client_for
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    client = client_for(curator)
+    url = reverse("evaluation:run_import", args=[project.slug])
+    answers, scores = responses(), conflicting_scores()
+
+    def post(**extra):
+        return client.post(
+            url,
+            {
+                "release": published.pk,
+                "split": "test",
+                "name": "artigo",
+                "responses": SimpleUploadedFile(answers.name, answers.data),
+                "scores": SimpleUploadedFile(scores.name, scores.data),
+                **extra,
+            },
+            HTTP_ACCEPT_LANGUAGE="pt-br",
+        )
+
+    refused = post(columns="modelo=qual")
+    page = refused.content.decode()
+    assert refused.status_code == 400
+    assert "--columns" not in page
+    assert "campo desconhecido" in page
+
+    refused = post()
+    page = refused.content.decode()
+    assert refused.status_code == 400
+    assert 'id="import-conflicts"' in page
+    assert "notas.csv, linha 26: uma segunda nota de cqa-1" in page
+    assert EvalRun.objects.count() == 0
+
+    kept = post(conflicts="both")
+    assert kept.status_code == 302
+    run = EvalRun.objects.get()
+    assert stored_adherence(run, "cqa-1") == [("gpt-5.1", 4), ("gpt-5.1 (2)", 2)]
+    detail = client.get(kept["Location"], HTTP_ACCEPT_LANGUAGE="pt-br").content.decode()
+    assert 'id="import-counts"' in detail
+    assert 'id="import-collisions"' in detail
+
+
+def test_a_failed_question_import_keeps_its_mapping_and_leads_back_to_it(project, curator, client_for):
+    from django.urls import reverse
+
+    from annotation.importing import ImportRejected, questions_import
+    from annotation.importing.mapping import QUESTIONS, remembered
+
+    data = b"Texto,Tipo\nPor que chove?,nao-sei\n"
+    with pytest.raises(ImportRejected) as excinfo:
+        questions_import(
+            project=project,
+            data=data,
+            filename="perguntas.csv",
+            mapping={"columns": {"question": "Texto", "causal_class": "Tipo"}},
+        )
+    assert remembered(project, QUESTIONS)["columns"] == {"question": "Texto", "causal_class": "Tipo"}
+    page = client_for(curator).get(
+        reverse("annotation:import_detail", args=[project.slug, excinfo.value.batch.pk])
+    )
+    assert 'id="back-to-mapping"' in page.content.decode()
