@@ -92,10 +92,19 @@ TEMPLATES = (
     gettext_noop("unknown field %(name)s in %(entry)s; the fields are: %(fields)s"),
     gettext_noop("write FIELD=COLUMN, e.g. %(example)s, not %(entry)s"),
     gettext_noop("%(entry)s: no file has a column %(column)s"),
+    gettext_noop(
+        "%(value)s is a yes/no value: say which value means a person, e.g. --values answer_by:False=person,True=MODEL"
+    ),
 )
 
 # What a reason says in a page's terms where the stored text names a command-line flag: the page's own controls.
 PAGE_WORDING = {
+    "%(value)s is a yes/no value: say which value means a person, e.g. --values answer_by:False=person,True=MODEL": (
+        gettext_noop(
+            "%(value)s is a yes/no value: say which value means a person under “The file's own values”, e.g. "
+            "answer_by:False=person, answer_by:True=MODEL"
+        )
+    ),
     "required column is missing (found columns: %(columns)s); map one, e.g. --columns question=COLUMN": (
         gettext_noop(
             "required column is missing (found columns: %(columns)s); choose the question's column under "

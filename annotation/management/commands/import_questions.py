@@ -13,11 +13,11 @@ from annotation.importing import (
     MappingError,
     parse_columns,
     parse_values,
-    propose,
     questions_import,
 )
 from annotation.importing.errors import ImportFileError
-from annotation.importing.mapping import QUESTIONS, remembered
+from annotation.importing.preview import proposed as propose_for
+from annotation.importing.preview import sample_rows
 from annotation.importing.tables import FORMATS, open_table
 from annotation.management.lookup import project_or_error
 
@@ -180,10 +180,10 @@ def _complete(path, project, columns: dict, values: dict, sheet: str) -> Mapping
     """The fields named on the command line, and the others proposed from the file's column names."""
     with ExitStack() as stack:
         try:
-            table = open_table(None, path.name, path=path, sheet=sheet, stack=stack)
+            open_table(None, path.name, path=path, sheet=sheet, stack=stack)  # says why a file is unreadable
         except ImportFileError as exc:
             raise CommandError(str(exc)) from exc
-        proposed = propose(table.columns, remembered(project, QUESTIONS))
+        proposed = propose_for(project, *sample_rows(None, path.name, path=path, sheet=sheet))
     named = set(columns.values())
     others = {
         name: column
