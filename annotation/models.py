@@ -108,6 +108,11 @@ class Project(models.Model):
     design_settings = models.JSONField(_("design settings"), default=dict, blank=True)
     # The column mapping of the project's last import ({"columns", "values", "keep"}), proposed for the next.
     import_mapping = models.JSONField(_("last import's column mapping"), default=dict, blank=True)
+    # The last mapping of each kind of import ({"questions": …, "results": …}), kept after a failure too
+    # (annotation.importing.mapping.remembered / remember).
+    import_mappings = models.JSONField(
+        _("last column mapping of each kind of import"), default=dict, blank=True
+    )
     # Local models of this project; empty: the site's (settings TOPIC_EMBEDDING_MODEL, LOCAL_MODEL_DIR).
     embedding_model = models.CharField(
         _("topic embedding model"),

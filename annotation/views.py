@@ -13,6 +13,7 @@ from . import dashboard, queue, selectors
 from .designs import design_for, designs
 from .forms import ImportForm, ProjectCreateForm
 from .importing import import_start
+from .importing.mapping import FIELDS, Mapping, MappingError, parse_values
 from .importing.preview import import_file_preview
 from .models import ImportBatch, Item
 from .permissions import Role, get_project_for_user
@@ -121,9 +122,25 @@ def import_preview(request, slug):
     if upload is None:
         return render(request, "annotation/_import_mapping.html", {"problem": _("Choose a file first.")})
     preview = import_file_preview(
-        project=project, data=upload.read(), filename=upload.name, sheet=request.POST.get("sheet", "").strip()
+        project=project,
+        data=upload.read(),
+        filename=upload.name,
+        sheet=request.POST.get("sheet", "").strip(),
+        chosen=_posted_mapping(request.POST),
     )
     return render(request, "annotation/_import_mapping.html", {"project": project, **preview})
+
+
+def _posted_mapping(data) -> Mapping | None:
+    """The mapping the page shows, as changed by the curator (None before the page showed one)."""
+    if not data.get("mapping_shown"):
+        return None
+    try:
+        values = parse_values(data.get("values", ""))
+    except MappingError:
+        values = {}
+    columns = {name: data.get(f"column_{name}", "") for name in FIELDS}
+    return Mapping(columns={name: column for name, column in columns.items() if column}, values=values)
 
 
 @login_required

@@ -255,12 +255,35 @@ class ResultsImportForm(forms.Form):
         label=_("Columns"),
         required=False,
         max_length=1000,
-        help_text=_("Only where the names do not tell: item=COL, response=COL, score=COL…"),
+        help_text=_(
+            "Only where the names do not tell: ROLE=COLUMN, separated by commas. Roles: item, question, model, "
+            "condition, response, repetition, target (whose answer was scored), criterion, score, "
+            "justification, judge, ranking, shown. Kept for the project's next import of results."
+        ),
+    )
+    conflicts = forms.ChoiceField(
+        label=_("Rows that collide"),
+        required=False,
+        choices=[
+            ("", _("List them and import nothing")),
+            ("first", _("Keep the first")),
+            ("last", _("Keep the last")),
+            ("both", _("Keep both (the later as a judge of its own)")),
+        ],
+        help_text=_(
+            "A row that says otherwise than an earlier row about the same answer (the same judge, criterion, "
+            "model and condition). An exact repeat is stored once."
+        ),
     )
 
-    def __init__(self, *args, releases=None, **kwargs):
+    def __init__(self, *args, releases=None, project=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["release"].queryset = releases
+        if project is not None:
+            from annotation.importing.mapping import RESULTS, remembered
+
+            given = remembered(project, RESULTS).get("columns") or {}
+            self.fields["columns"].initial = ", ".join(f"{role}={column}" for role, column in given.items())
 
     def result_files(self) -> list:
         from .runs.imported import ResultFile

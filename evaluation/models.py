@@ -305,6 +305,14 @@ class JudgeScore(models.Model):
         EvalResponse, null=True, blank=True, on_delete=models.CASCADE, related_name="judge_scores"
     )
     call = models.ForeignKey("generation.LLMCall", null=True, on_delete=models.SET_NULL, related_name="+")
+    # Who scored: empty for the run's own judge; an imported file's judge name (several judges may score one
+    # answer: each is a row of its own).
+    judge = models.CharField(max_length=100, blank=True, default="")
+    # A reference answer scored within one model's evaluation (a published file may score the reference
+    # once per evaluated model): that model; empty when the reference was scored once for the run.
+    under = models.ForeignKey(
+        "generation.ModelEndpoint", null=True, blank=True, on_delete=models.RESTRICT, related_name="+"
+    )
     scores = models.JSONField(default=dict, blank=True)
     justifications = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True)
@@ -314,11 +322,16 @@ class JudgeScore(models.Model):
         verbose_name_plural = _("judge scores")
         ordering = ["run", "release_item", "response"]
         constraints = [
-            models.UniqueConstraint(fields=["run", "response"], name="judgescore_unique_response"),
+            models.UniqueConstraint(fields=["run", "response", "judge"], name="judgescore_unique_response"),
             models.UniqueConstraint(
-                fields=["run", "release_item"],
-                condition=Q(response__isnull=True),
+                fields=["run", "release_item", "judge"],
+                condition=Q(response__isnull=True, under__isnull=True),
                 name="judgescore_unique_reference",
+            ),
+            models.UniqueConstraint(
+                fields=["run", "release_item", "under", "judge"],
+                condition=Q(response__isnull=True, under__isnull=False),
+                name="judgescore_unique_reference_under",
             ),
         ]
 
@@ -338,6 +351,8 @@ class Ranking(models.Model):
     endpoint = models.ForeignKey("generation.ModelEndpoint", on_delete=models.RESTRICT, related_name="+")
     repetition = models.PositiveSmallIntegerField(default=1)
     call = models.ForeignKey("generation.LLMCall", null=True, on_delete=models.SET_NULL, related_name="+")
+    # Who ranked: empty for the run's own judge; an imported file's judge name.
+    judge = models.CharField(max_length=100, blank=True, default="")
     shown = models.JSONField(default=list)
     ranking = models.JSONField(default=list, blank=True)
     justification = models.TextField(blank=True)
@@ -349,7 +364,7 @@ class Ranking(models.Model):
         ordering = ["run", "release_item", "endpoint", "repetition"]
         constraints = [
             models.UniqueConstraint(
-                fields=["run", "release_item", "endpoint", "repetition"], name="ranking_unique"
+                fields=["run", "release_item", "endpoint", "repetition", "judge"], name="ranking_unique"
             ),
         ]
 

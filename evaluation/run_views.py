@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from annotation.importing.reasons import reason_translated
 from annotation.permissions import Role, get_project_for_user
 from annotation.polling import poll_response
 from generation import local_models
@@ -72,7 +73,7 @@ def run_list(request, slug):
 
 def _results_form(project, data=None, files=None) -> ResultsImportForm:
     releases = Release.objects.filter(project=project, status=Release.Status.READY).order_by("-version")
-    return ResultsImportForm(data, files, releases=releases)
+    return ResultsImportForm(data, files, releases=releases, project=project)
 
 
 @login_required
@@ -81,7 +82,7 @@ def run_import(request, slug):
     """Import results from elsewhere: the files are checked row by row; a run is made only if all match."""
     project = get_project_for_user(request.user, slug, Role.CURATOR)
     form = _results_form(project, request.POST, request.FILES)
-    problems = []
+    problems, conflicts = [], 0
     if form.is_valid():
         try:
             run = run_import_results(
@@ -92,9 +93,11 @@ def run_import(request, slug):
                 split=form.cleaned_data["split"],
                 columns=form.cleaned_data["columns"],
                 user=request.user,
+                conflicts=form.cleaned_data["conflicts"],
             )
         except ResultsRejected as exc:
-            problems = [str(error) for error in exc.errors[:200]]
+            problems = [result_error_text(error) for error in exc.errors[:200]]
+            conflicts = len(exc.conflicts)
         else:
             messages.info(request, _("Run #%(id)s imported; BERTScore is being computed.") % {"id": run.pk})
             return redirect("evaluation:run_detail", slug=project.slug, run_id=run.pk)
@@ -105,8 +108,18 @@ def run_import(request, slug):
         "can_run": True,
         "import_form": form,
         "import_problems": problems,
+        "import_conflicts": conflicts,
     }
     return render(request, "evaluation/run_list.html", context, status=400)
+
+
+def result_error_text(error) -> str:
+    """A problem of an import of results in the reader's language and the page's terms: file, row, field."""
+    where = error.file
+    if error.line:
+        where = _("%(file)s, row %(line)s") % {"file": error.file, "line": error.line}
+    reason = reason_translated(error.reason)
+    return f"{where}, {error.field}: {reason}" if error.field else f"{where}: {reason}"
 
 
 def _report_options(request) -> tuple[dict, str | None]:

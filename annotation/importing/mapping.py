@@ -36,6 +36,12 @@ KNOWN_NAMES = {
         "rotulo",
         "causal_level",
         "nivel_causal",
+        "tipo_pearl",
+        "pearl",
+        "classe_de_pearl",
+        "tipo_causal",
+        "nivel_de_pearl",
+        "degrau",
     ),
     "answer": (
         "answer",
@@ -50,6 +56,9 @@ KNOWN_NAMES = {
         "gold_answer",
         "gold",
         "resposta_ouro",
+        "gabarito",
+        "resposta_esperada",
+        "expected_answer",
     ),
     "answer_by": (
         "answer_by",
@@ -61,12 +70,15 @@ KNOWN_NAMES = {
         "autor_da_resposta",
         "answerer",
         "quem_respondeu",
+        "respondido",
+        "respondida",
+        "respondent",
         "author",
         "autor",
     ),
-    "source": ("source", "fonte", "origem", "dataset"),
-    "topic": ("topic", "topico", "tema", "assunto"),
-    "id": ("id", "external_id", "question_id", "id_pergunta", "qid", "uid"),
+    "source": ("source", "fonte", "origem", "dataset", "procedencia"),
+    "topic": ("topic", "topico", "tema", "assunto", "theme", "subject"),
+    "id": ("id", "external_id", "question_id", "id_pergunta", "qid", "uid", "numero"),
     "context": ("context", "contexto", "passage", "passagem"),
     "expertise": ("expertise", "especialidade", "area", "domain", "dominio"),
     "is_causal": ("is_causal", "causal", "causal_question", "e_causal", "pergunta_causal"),
@@ -135,40 +147,247 @@ class Mapping:
         return problems
 
 
-def propose(columns: list[str], remembered: dict | None = None) -> Mapping:
+QUESTIONS, RESULTS = "questions", "results"  # the kinds of import, each with its own remembered mapping
+
+
+def remembered(project, kind: str = QUESTIONS) -> dict:
+    """The mapping ``project`` used last for this kind of import (succeeded or failed)."""
+    saved = (project.import_mappings or {}).get(kind)
+    if saved is None and kind == QUESTIONS:
+        return project.import_mapping or {}
+    return saved or {}
+
+
+def remember(project, kind: str, mapping: dict) -> None:
+    """Keep ``mapping`` as the project's last of this kind, proposed for its next import."""
+    project.import_mappings = {**(project.import_mappings or {}), kind: mapping}
+    fields = ["import_mappings"]
+    if kind == QUESTIONS:
+        project.import_mapping = mapping
+        fields.append("import_mapping")
+    project.save(update_fields=fields)
+
+
+# Short forms people write in headers, read as the word they stand for.
+ABBREVIATIONS = {
+    "resp": "resposta",
+    "ref": "referencia",
+    "perg": "pergunta",
+    "q": "question",
+    "ans": "answer",
+    "src": "source",
+    "cls": "class",
+    "identificador": "id",
+    "codigo": "id",
+}
+# Words in a header that say it is about a model, an LLM or a person (a who-answered column).
+MODEL_NAME_WORDS = (
+    "llama",
+    "gpt",
+    "gemma",
+    "mistral",
+    "mixtral",
+    "qwen",
+    "claude",
+    "gemini",
+    "deepseek",
+    "phi",
+    "sabia",
+    "falcon",
+)
+GENERIC_MODEL_WORDS = {"llm", "modelo", "model", "ia", "ai", "maquina", "machine", "chatgpt"}
+PERSON_HEADER_WORDS = {"humano", "humana", "human", "pessoa", "person", "anotador", "annotator", "manual"}
+ANSWER_WORDS = ("respond", "respost", "answer", "escrit", "written", "autor", "author")
+_BOOLEAN_TRUE = {"1", "true", "yes", "y", "sim", "s", "verdadeiro", "t"}
+_BOOLEAN_FALSE = {"0", "false", "no", "n", "nao", "falso", "f"}
+LONG_TEXT_CHARS = 15  # a column of free text: its values are this long on average, at least
+
+
+def words(header: str) -> list[str]:
+    """A header as its words: accents, punctuation and case gone, short forms spelled out."""
+    plain = "".join(char if char.isalnum() else " " for char in fold(header).replace("_", " "))
+    return [ABBREVIATIONS.get(word, word) for word in plain.split()]
+
+
+def _known_words(name: str) -> dict[str, tuple[str, ...]]:
+    return {known: tuple(known.split("_")) for known in KNOWN_NAMES[name]}
+
+
+def _is_prose(header: str) -> bool:
+    """A header written as words: spaces or punctuation, not an identifier joined by "_"."""
+    stripped = str(header).strip()
+    return any(char.isspace() or not (char.isalnum() or char in "_-") for char in stripped)
+
+
+def _contains(haystack: list[str], needle: tuple[str, ...]) -> bool:
+    size = len(needle)
+    return any(tuple(haystack[index : index + size]) == needle for index in range(len(haystack) - size + 1))
+
+
+def propose(
+    columns: list[str],
+    remembered: dict | None = None,
+    sample: list[dict] | None = None,
+    labels: list[str] | None = None,
+) -> Mapping:
     """The mapping the platform suggests for a file with ``columns``: the project's remembered choice for
-    each field whose column the file has, else the first known name found; value translations remembered."""
+    each field whose column the file has; then the names (the whole header a known name, then a known name
+    among its words: "Texto da Pergunta (usuário)" is the question); then, given ``sample`` rows, the values
+    (a column of class labels is the class; a yes/no column whose name speaks of a model or a person is who
+    answered, with the translation of its values proposed; unique whole numbers the id; long text the
+    question, answer and context by length). Value translations remembered."""
     remembered_mapping = Mapping.from_dict(remembered)
-    by_folded = {}
-    for column in columns:
-        by_folded.setdefault(fold(column), column)
+    values = {field_name: dict(pairs) for field_name, pairs in remembered_mapping.values.items()}
     chosen: dict[str, str] = {}
+
+    def free(column) -> bool:
+        return column is not None and column not in chosen.values()
+
     for name in FIELDS:
         column = remembered_mapping.columns.get(name)
-        if column in columns and column not in chosen.values():
+        if column in columns and free(column):
             chosen[name] = column
+    header_words = {column: words(column) for column in columns}
+    joined = {}
+    for column in columns:
+        joined.setdefault("_".join(header_words[column]), column)
+        joined.setdefault(fold(column), column)
+    for name in FIELDS:  # the whole header is a known name
+        for known in KNOWN_NAMES[name]:
+            if name not in chosen and free(joined.get(known)):
+                chosen[name] = joined[known]
+    # A known name among the words of a header written as words ("Texto da Pergunta (usuário)"); an identifier
+    # (pergunta_errada, resposta_gemma) names something else on purpose, and is left to its values.
+    prose = [column for column in columns if _is_prose(column)]
     for name in FIELDS:
         if name in chosen:
             continue
-        for known in KNOWN_NAMES[name]:
-            column = by_folded.get(known)
-            if column is not None and column not in chosen.values():
+        for needle in _known_words(name).values():
+            column = next(
+                (c for c in prose if free(c) and _contains(header_words[c], needle)),
+                None,
+            )
+            if column is not None:
                 chosen[name] = column
                 break
+    if sample:
+        _propose_from_values(columns, chosen, values, sample, labels or [], header_words)
     ordered = {name: chosen[name] for name in FIELDS if name in chosen}
-    return Mapping(columns=ordered, values=remembered_mapping.values)
+    return Mapping(columns=ordered, values=values)
 
 
-def parse_columns(text: str) -> dict[str, str]:
-    """``question=pergunta,causal_class=Classe`` → {field: column}. Raises MappingError naming the entry."""
+def _cells(sample: list[dict], column: str) -> list[str]:
+    cells = []
+    for record in sample:
+        value = record.get(column)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            continue
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        cells.append(str(value).strip())
+    return cells
+
+
+def _is_boolean(cells: list[str]) -> bool:
+    folded = {fold(cell) for cell in cells}
+    return bool(folded) and folded <= (_BOOLEAN_TRUE | _BOOLEAN_FALSE) and len(folded) <= 4
+
+
+def _who_answered(header: list[str]) -> tuple[bool, str] | None:
+    """(True means a person?, the model's name) for a yes/no header that speaks of who answered."""
+    if any(word in PERSON_HEADER_WORDS for word in header):
+        return True, "model"
+    named = next((word for word in header if word.startswith(MODEL_NAME_WORDS)), None)
+    if named:
+        return False, named
+    if any(word in GENERIC_MODEL_WORDS for word in header):
+        return False, "model"
+    return None
+
+
+def _propose_from_values(columns, chosen, values, sample, labels, header_words) -> None:
+    from .read import LabelResolver  # read imports this module
+
+    def free(column) -> bool:
+        return column not in chosen.values()
+
+    cells = {column: _cells(sample, column) for column in columns}
+    resolver = LabelResolver(labels, values.get("causal_class"))
+    if "causal_class" not in chosen and labels:
+        for column in columns:
+            found = cells[column]
+            if free(column) and found and sum(1 for c in found if resolver.resolve(c)) >= 0.8 * len(found):
+                chosen["causal_class"] = column
+                break
+    if "answer_by" not in chosen:
+        for column in columns:
+            if not free(column) or not _is_boolean(cells[column]):
+                continue
+            if _who_answered(header_words[column]) is not None:
+                chosen["answer_by"] = column
+                break
+    column = chosen.get("answer_by")
+    if column and "answer_by" not in values and _is_boolean(cells[column]):
+        meaning = _who_answered(header_words[column])
+        if meaning is not None:  # else the page asks which value means a person
+            true_is_person, model = meaning
+            values["answer_by"] = {
+                spelling: ("person" if (spelling in _BOOLEAN_TRUE) == true_is_person else model)
+                for spelling in sorted({fold(cell) for cell in cells[column]})
+            }
+    if "id" not in chosen:
+        for column in columns:
+            found = cells[column]
+            if (
+                free(column)
+                and len(found) == len(sample)
+                and all(cell.lstrip("-").isdigit() for cell in found)
+                and len(set(found)) == len(found)
+                and not _is_boolean(found)
+            ):
+                chosen["id"] = column
+                break
+    texts = []
+    for column in columns:
+        found = cells[column]
+        if not free(column) or not found or _is_boolean(found):
+            continue
+        if (
+            sum(1 for cell in found if cell.replace(".", "").replace(",", "").lstrip("-").isdigit())
+            > len(found) / 2
+        ):
+            continue
+        length = sum(map(len, found)) / len(found)
+        if length >= LONG_TEXT_CHARS and len(set(found)) > len(found) / 2:
+            questions = sum(1 for cell in found if cell.rstrip().endswith("?")) / len(found)
+            texts.append((column, length, questions))
+    if "question" not in chosen and texts:
+        column = max(texts, key=lambda entry: (entry[2], -entry[1]))[0]
+        chosen["question"] = column
+        texts = [entry for entry in texts if entry[0] != column]
+    question_length = (
+        sum(map(len, cells[chosen["question"]])) / max(len(cells[chosen["question"]]), 1)
+        if "question" in chosen
+        else 0
+    )
+    longer = sorted((entry for entry in texts if entry[1] > question_length), key=lambda entry: entry[1])
+    if "answer" not in chosen and longer:
+        chosen["answer"] = longer.pop(0)[0]
+    if "context" not in chosen and longer:
+        chosen["context"] = longer[-1][0]
+
+
+def parse_columns(text: str, fields: tuple[str, ...] = FIELDS) -> dict[str, str]:
+    """``question=pergunta,causal_class=Classe`` → {field: column}, each field one of ``fields`` (the import's
+    own: a question import's by default). Raises MappingError naming the entry."""
     columns = {}
     for entry in _entries(text):
         name, sep, column = entry.partition("=")
         name, column = name.strip(), column.strip()
         if not sep or not name or not column:
-            raise MappingError(f"write FIELD=COLUMN, e.g. question=pergunta, not {entry!r}")
-        if name not in FIELDS:
-            raise MappingError(f"unknown field {name!r} in {entry!r}; the fields are: {', '.join(FIELDS)}")
+            raise MappingError(f"write FIELD=COLUMN, e.g. {fields[0]}=COLUMN, not {entry!r}")
+        if name not in fields:
+            raise MappingError(f"unknown field {name!r} in {entry!r}; the fields are: {', '.join(fields)}")
         columns[name] = column
     return columns
 

@@ -55,6 +55,9 @@ PERSON_WORDS = {
     "crowd",
 }
 MODEL_WORDS = {"model", "llm", "modelo", "ia", "ai", "machine", "maquina"}
+# The yes/no values a who-answered column may hold: they need a translation saying which means a person.
+YES_NO_WORDS = {"true", "false", "yes", "no", "sim", "nao", "1", "0", "verdadeiro", "falso"}
+UNTRANSLATED = object()
 _UNKNOWN = object()
 MAX_FIELD_CHARS = 20_000
 MAX_LINES_SHOWN = 20
@@ -121,15 +124,28 @@ class AnswererResolver:
 
     def __init__(self, translations: dict[str, str] | None = None):
         self.translations = {fold(raw): value for raw, value in (translations or {}).items()}
+        # A yes/no value translated in one spelling means the same in every other (True, 1, sim).
+        self.yes_no = {}
+        for raw, meaning in self.translations.items():
+            if raw in YES_NO_WORDS:
+                self.yes_no.setdefault(raw in TRUE_WORDS, meaning)
         self._seen: dict[str, str | None] = {}
 
     def resolve(self, value: str) -> str | None:
+        """None (a person), a model's name, or ``UNTRANSLATED`` for a yes/no value no translation says the meaning
+        of (never a model named "True")."""
         try:
             return self._seen[value]
         except KeyError:
             pass
         folded = fold(value)
-        meaning = self.translations.get(folded, value.strip())
+        if folded in YES_NO_WORDS and folded not in self.translations:
+            meaning = self.yes_no.get(folded in TRUE_WORDS)
+            if meaning is None:
+                self._seen[value] = UNTRANSLATED
+                return UNTRANSLATED
+        else:
+            meaning = self.translations.get(folded, value.strip())
         folded_meaning = fold(meaning)
         if not folded_meaning or folded_meaning in PERSON_WORDS:
             result = None
@@ -354,7 +370,20 @@ class RowChecker:
         models = [None] * size
         if any(answers):
             resolve = self.answerers.resolve
-            models = [resolve(by) if answer else None for answer, by in zip(answers, text("answer_by"))]
+            answerers = text("answer_by")
+            models = [resolve(by) if answer else None for answer, by in zip(answers, answerers)]
+            for index, model in enumerate(models):
+                if model is UNTRANSLATED:
+                    errors.append(
+                        RowError(
+                            lines[index],
+                            "answer_by",
+                            f"{answerers[index]!r} is a yes/no value: say which value means a person, "
+                            "e.g. --values answer_by:False=person,True=MODEL",
+                        )
+                    )
+                    failed.add(index)
+                    models[index] = None
         rows = Rows(
             line=lines,
             question=questions,

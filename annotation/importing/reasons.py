@@ -54,7 +54,81 @@ TEMPLATES = (
         "the import stopped %(times)s times without finishing (its worker died); upload the file again, "
         "or split it"
     ),
+    # Results from elsewhere (evaluation.runs.imported).
+    gettext_noop("no item column (item id or question text); map one, e.g. --columns item=COLUMN"),
+    gettext_noop("no response column; map one, e.g. --columns response=COLUMN"),
+    gettext_noop("no score column; map one, e.g. --columns score=COLUMN"),
+    gettext_noop("no ranking column (ranking, or 1st, 2nd, …)"),
+    gettext_noop(
+        "cannot tell the kind of file from its columns (%(columns)s); name it responses=FILE, scores=FILE "
+        "or rankings=FILE"
+    ),
+    gettext_noop("%(value)s matches no item of the release split (by id, external id or question text)"),
+    gettext_noop("%(value)s is not a whole number from 1 to 100"),
+    gettext_noop("no response of %(series)s to this item in the responses file"),
+    gettext_noop("unknown criterion %(value)s (the project's: %(criteria)s, or none for one overall score)"),
+    gettext_noop("unknown model %(value)s (the responses have: %(models)s)"),
+    gettext_noop("unknown condition %(value)s (the responses have: %(conditions)s)"),
+    gettext_noop(
+        "say whose answer was scored: reference, or a model and condition (e.g. gpt-4o · class-agnostic)"
+    ),
+    gettext_noop("%(value)s is not a number"),
+    gettext_noop("%(value)s is out of range (a whole number from %(low)s to %(high)s)"),
+    gettext_noop("is empty"),
+    gettext_noop("%(value)s: rank reference and the conditions of the responses (%(conditions)s)"),
+    gettext_noop("%(value)s names a source twice, or differs from the order shown"),
+    gettext_noop("no responses: give a file of model responses"),
+    gettext_noop("the release belongs to another project"),
+    gettext_noop(
+        "a second response of %(what)s, other than %(other)s: choose to keep the first, the last or both"
+    ),
+    gettext_noop(
+        "a second score of %(what)s, other than %(other)s: choose to keep the first, the last or both"
+    ),
+    gettext_noop(
+        "a second ranking of %(what)s, other than %(other)s: choose to keep the first, the last or both"
+    ),
+    gettext_noop("repeats %(other)s (%(what)s); stored once"),
+    gettext_noop("unknown field %(name)s in %(entry)s; the fields are: %(fields)s"),
+    gettext_noop("write FIELD=COLUMN, e.g. %(example)s, not %(entry)s"),
+    gettext_noop("%(entry)s: no file has a column %(column)s"),
+    gettext_noop(
+        "%(value)s is a yes/no value: say which value means a person, e.g. --values answer_by:False=person,True=MODEL"
+    ),
 )
+
+# What a reason says in a page's terms where the stored text names a command-line flag: the page's own controls.
+PAGE_WORDING = {
+    "%(value)s is a yes/no value: say which value means a person, e.g. --values answer_by:False=person,True=MODEL": (
+        gettext_noop(
+            "%(value)s is a yes/no value: say which value means a person under “The file's own values”, e.g. "
+            "answer_by:False=person, answer_by:True=MODEL"
+        )
+    ),
+    "required column is missing (found columns: %(columns)s); map one, e.g. --columns question=COLUMN": (
+        gettext_noop(
+            "required column is missing (found columns: %(columns)s); choose the question's column under "
+            "“Columns of the file”"
+        )
+    ),
+    "no item column (item id or question text); map one, e.g. --columns item=COLUMN": gettext_noop(
+        "no item column (item id or question text); choose it under “Columns”"
+    ),
+    "no response column; map one, e.g. --columns response=COLUMN": gettext_noop(
+        "no response column; choose it under “Columns”"
+    ),
+    "no score column; map one, e.g. --columns score=COLUMN": gettext_noop(
+        "no score column; choose it under “Columns”"
+    ),
+    "cannot tell the kind of file from its columns (%(columns)s); name it responses=FILE, scores=FILE "
+    "or rankings=FILE": gettext_noop(
+        "cannot tell the kind of file from its columns (%(columns)s); give it as Responses, Judge scores or "
+        "Rankings, or choose its response, score or ranking column under “Columns”"
+    ),
+    "write FIELD=COLUMN, e.g. %(example)s, not %(entry)s": gettext_noop(
+        "choose each column under “Columns” (%(entry)s cannot be read)"
+    ),
+}
 
 
 @cache
@@ -70,11 +144,12 @@ def _patterns() -> tuple[tuple[re.Pattern, str], ...]:
 
 
 def reason_translated(reason: str) -> str:
-    """The stored English reason in the active language (as stored when no template matches)."""
+    """The stored English reason in the active language, in a page's terms (as stored when no template
+    matches)."""
     for pattern, template in _patterns():
         match = pattern.match(reason)
         if match:
-            return gettext(template) % match.groupdict()
+            return gettext(PAGE_WORDING.get(template, template)) % match.groupdict()
     return reason
 
 

@@ -21,7 +21,8 @@ from ..models import DroppedRow, ImportBatch, Item, Project, Topic
 from .chunks import KeyIndex, Spool, digests, id_digest
 from .errors import ImportFileError, RowError
 from .funnel import MIN_WORDS, length_bounds, question_digest, word_count
-from .mapping import Mapping, check_values, propose
+from .mapping import QUESTIONS, Mapping, check_values, propose, remember, remembered
+from .preview import proposed, sample_rows
 from .published import PublishedRowsRefused
 from .read import LabelResolver, RowChecker, Rows, UnknownValues, taker
 from .tables import UNREADABLE, open_table, unreadable
@@ -102,7 +103,10 @@ def questions_import(
         stack.enter_context(gc_paused())
         try:
             table = open_table(data, filename, path=path, sheet=sheet, stack=stack, every_row=True)
-            mapping = mapping or propose(table.columns, project.import_mapping)
+            if mapping is None:  # proposed from the names and the first rows' values, as on the page
+                mapping = proposed(project, *sample_rows(data, filename, path=path, sheet=sheet))
+                if not mapping.columns:
+                    mapping = propose(table.columns, remembered(project, QUESTIONS))
             _check_request(mapping, table.columns, project, as_gold, user)
             errors = table.errors
             labels = LabelResolver(project.label_set, mapping.values.get("causal_class"))
@@ -125,7 +129,19 @@ def questions_import(
             # The import is done when its transaction commits; the log's copy into the database file after it is
             # left to a thread of its own (``wal_checkpoints_aside``, on SQLite).
             with wal_checkpoints_aside(every=WAL_CHECKPOINT_SECONDS, wait=False):
-                _write(project, batch, scan, chunks, mapping, unknown, table.format, as_gold, user, say)
+                _write(
+                    project,
+                    batch,
+                    scan,
+                    chunks,
+                    mapping,
+                    unknown,
+                    table.format,
+                    as_gold,
+                    user,
+                    say,
+                    table.columns,
+                )
         except ImportFileError as exc:
             _reject(batch, exc.errors, mapping)
             raise ImportRejected(batch, exc.errors) from exc
@@ -230,7 +246,7 @@ def _spool_memory(data: bytes | None, path: Path | None, filename: str) -> int:
 ROW_BYTES = 600  # what a spooled row costs in memory besides its text (its tuple and the strings' headers)
 
 
-def _write(project, batch, scan, rows, mapping, unknown, file_format, as_gold, user, say) -> None:
+def _write(project, batch, scan, rows, mapping, unknown, file_format, as_gold, user, say, columns=()) -> None:
     """Read the file's ``rows`` and write its items in one transaction, each chunk's as soon as it is read (the
     database inserts one chunk while the next is read and checked), then take back out the few rows over the
     upper length bound, which only the whole file gives, and write the funnel's report."""
@@ -256,6 +272,7 @@ def _write(project, batch, scan, rows, mapping, unknown, file_format, as_gold, u
         scan.errors.sort(key=lambda error: error.line)
         funnel = scan.finish(project, batch)
         funnel["format"] = file_format
+
         if unknown.by_field:
             funnel["unknown_values"] = unknown.as_dict()
         fast_insert(
@@ -269,10 +286,15 @@ def _write(project, batch, scan, rows, mapping, unknown, file_format, as_gold, u
         batch.errors = [error.as_dict() for error in scan.errors[:MAX_STORED_ERRORS]]
         batch.status = ImportBatch.Status.DONE
         batch.finished_at = timezone.now()
-        batch.mapping = mapping.as_dict()
+        # Every column of the file: mapped to a field, kept with each item as metadata, or listed as ignored.
+        kept = mapping.metadata_columns(list(columns))
+        batch.mapping = {
+            **mapping.as_dict(),
+            "kept": kept,
+            "ignored": [c for c in columns if c and c not in mapping.columns.values() and c not in kept],
+        }
         batch.save(update_fields=["funnel", "errors", "status", "finished_at", "mapping"])
-        project.import_mapping = mapping.as_dict()
-        project.save(update_fields=["import_mapping"])
+        remember(project, QUESTIONS, mapping.as_dict())
 
 
 def _check_request(mapping: Mapping, columns: list[str], project: Project, as_gold: bool, user) -> None:
@@ -716,6 +738,8 @@ def _reject(
     batch.mapping = mapping.as_dict() if mapping else {}
     batch.finished_at = timezone.now()
     batch.save(update_fields=["status", "errors", "funnel", "finished_at", "mapping"])
+    if mapping:  # kept for the next try: the mapping step proposes it again
+        remember(batch.project, QUESTIONS, mapping.as_dict())
 
 
 # --- the import's life in the background (annotation.background) ----------------------------------------

@@ -8,6 +8,14 @@ or the exact question text). Any unmatched item, unknown model or condition, or 
 listed with its file and row, and nothing is written. Otherwise the run is stored as a run the platform
 made, marked as imported with each file's SHA-256; its worker then computes BERTScore locally, and the
 run's report, downloads and *Compare* work as for any run.
+
+Nothing is overwritten: a row that says the same thing as an earlier one (the same response, or the same
+judge's score of the same answer on the same criterion) is a *duplicate* and stored once; a row that says
+something else is a *conflict*, listed with its line and the line it collides with, and the person chooses
+what to keep (``conflicts``): the first, the last, or both — the later row then stands as a judge of its own
+("judge (2)"), or for a response as the next repetition. Several judges, and the reference answer scored
+within each model's evaluation, are separate rows and no conflict. The run's ``imported`` record gives,
+per file, the rows read, stored, conflicting, duplicated and refused, and the conflicts themselves.
 """
 
 import hashlib
@@ -22,7 +30,7 @@ from django.utils import timezone
 from annotation.designs import design_for
 from annotation.importing.errors import ImportFileError
 from annotation.importing.funnel import text_key
-from annotation.importing.mapping import fold, parse_columns
+from annotation.importing.mapping import RESULTS, MappingError, fold, parse_columns, remember, remembered
 from annotation.importing.tables import UNREADABLE, open_table, unreadable
 from generation.models import ModelEndpoint
 
@@ -35,6 +43,10 @@ from .grading import response_grade
 
 RESPONSES, SCORES, RANKINGS = "responses", "scores", "rankings"
 KINDS = (RESPONSES, SCORES, RANKINGS)
+# What to do with rows that collide with an earlier row: refuse the import and list them (""), or keep the
+# first, the last, or both.
+KEEP_FIRST, KEEP_LAST, KEEP_BOTH = "first", "last", "both"
+POLICIES = (KEEP_FIRST, KEEP_LAST, KEEP_BOTH)
 KNOWN = {
     "item": ("item", "item_id", "id", "question_id", "external_id", "id_pergunta", "qid", "uid"),
     "question": ("question", "pergunta", "questao"),
@@ -137,11 +149,52 @@ class ResultError:
         return f"{where}, {self.field}: {self.reason}" if self.field else f"{where}: {self.reason}"
 
 
-class ResultsRejected(Exception):
-    """What is wrong with the files, by file and row; nothing was imported."""
+@dataclass(frozen=True)
+class Collision:
+    """A row that collides with an earlier one: the same thing said again (``duplicate``), or said otherwise."""
 
-    def __init__(self, errors: list[ResultError]):
+    file: str
+    line: int
+    other_file: str
+    other_line: int
+    what: str
+    duplicate: bool = False
+    kind: str = RESPONSES
+
+    @property
+    def reason(self) -> str:
+        """In the words of ``annotation.importing.reasons`` (a page reads it in its language)."""
+        other = f"{self.other_file}, row {self.other_line}"
+        if self.duplicate:
+            return f"repeats {other} ({self.what}); stored once"
+        noun = {RESPONSES: "response", SCORES: "score", RANKINGS: "ranking"}[self.kind]
+        return (
+            f"a second {noun} of {self.what}, other than {other}: choose to keep the first, the last or both"
+        )
+
+    def __str__(self) -> str:
+        return f"{self.file}, row {self.line}: {self.reason}"
+
+    def as_dict(self) -> dict:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "other_file": self.other_file,
+            "other_line": self.other_line,
+            "what": self.what,
+            "duplicate": self.duplicate,
+            "kind": self.kind,
+            "reason": self.reason,
+        }
+
+
+class ResultsRejected(Exception):
+    """What is wrong with the files, by file and row; nothing was imported. ``conflicts``: the rows that collide
+    with earlier rows, when no choice of what to keep was made."""
+
+    def __init__(self, errors: list[ResultError], conflicts: list | None = None):
         self.errors = errors
+        self.conflicts = conflicts or []
         shown = "\n".join(f"  {error}" for error in errors[:30])
         more = f"\n  … and {len(errors) - 30} more" if len(errors) > 30 else ""
         super().__init__(f"{len(errors)} problem(s); nothing was imported:\n{shown}{more}")
@@ -159,16 +212,60 @@ class ResultFile:
 
 
 @dataclass
+class _Entry:
+    value: object
+    file: str
+    line: int
+
+
+@dataclass
 class _Parsed:
-    responses: dict = field(default_factory=dict)  # (release_item, model, condition, repetition) → text
-    scores: dict = field(
-        default_factory=dict
-    )  # (release_item, model|None, condition|None, rep) → (scores, just.)
-    rankings: dict = field(
-        default_factory=dict
-    )  # (release_item, model, repetition) → (ranking, shown, just.)
+    policy: str = ""
+    # (release_item, model, condition, repetition) → text
+    responses: dict = field(default_factory=dict)
+    # (release_item, model|None, condition|None, repetition, under|None, judge, criterion) → (score, justification)
+    scores: dict = field(default_factory=dict)
+    # (release_item, model, repetition, judge) → (ranking, shown, justification)
+    rankings: dict = field(default_factory=dict)
     judges: Counter = field(default_factory=Counter)
     files: list = field(default_factory=list)
+    collisions: list = field(default_factory=list)
+    refused: Counter = field(default_factory=Counter)  # file → rows refused
+
+    def put(self, store: dict, cells: dict, file: str, line: int, what: str, relabel, kind: str) -> None:
+        """Store one row's ``cells`` (key → value) without overwriting: a cell already held with the same value is
+        a duplicate, with another value a conflict, settled by the policy (``relabel(key, n)``: the key of the
+        n-th of both)."""
+        clashing = {}
+        for key, value in cells.items():
+            held = store.get(key)
+            if held is None:
+                continue
+            if held.value == value:
+                self.collisions.append(Collision(file, line, held.file, held.line, what, True, kind))
+            else:
+                clashing[key] = held
+        fresh = {key: value for key, value in cells.items() if key not in store}
+        if clashing:
+            held = next(iter(clashing.values()))
+            self.collisions.append(Collision(file, line, held.file, held.line, what, False, kind))
+            if self.policy == KEEP_LAST:
+                fresh.update({key: cells[key] for key in clashing})
+            elif self.policy == KEEP_BOTH:
+                n = 2
+                while any(relabel(key, n) in store for key in cells):
+                    n += 1
+                fresh = {relabel(key, n): value for key, value in cells.items()}
+        for key, value in fresh.items():
+            store[key] = _Entry(value, file, line)
+
+    def stored_lines(self) -> Counter:
+        lines = {
+            (entry.file, entry.line)
+            for store in (self.responses, self.scores, self.rankings)
+            for entry in store.values()
+        }
+        return Counter(file for file, _line in lines)
 
 
 def run_import_results(
@@ -181,15 +278,22 @@ def run_import_results(
     columns: str = "",
     user=None,
     enqueue: bool = True,
+    conflicts: str = "",
 ) -> EvalRun:
     """Check every file, then store the run with its responses, scores and rankings in one transaction.
 
-    Raises ``ResultsRejected`` listing every problem (file, row, field, reason); then nothing is written.
+    Raises ``ResultsRejected`` listing every problem (file, row, field, reason), and every row that collides
+    with an earlier one when ``conflicts`` (keep ``first``, ``last`` or ``both``) is not given; then nothing
+    is written.
     """
     from .harness_results import harness_result_files  # it builds on this module's file and error types
 
     files = harness_result_files(files)  # lm-eval and Inspect logs, read into responses files
     errors: list[ResultError] = []
+    if conflicts and conflicts not in POLICIES:
+        raise ResultsRejected(
+            [ResultError("conflicts", 0, "", f"{conflicts!r}: choose one of {', '.join(POLICIES)}")]
+        )
     if release.project_id != project.pk:
         raise ResultsRejected([ResultError("release", 0, "", "the release belongs to another project")])
     if not release.is_ready:
@@ -208,13 +312,17 @@ def run_import_results(
             ]
         )
     try:
-        overrides = parse_columns(columns) if columns else {}
-    except ValueError as exc:
-        raise ResultsRejected([ResultError("--columns", 0, "", str(exc))]) from exc
-    parsed = _Parsed()
+        given = parse_columns(columns, fields=tuple(KNOWN)) if columns else {}
+    except MappingError as exc:
+        raise ResultsRejected([ResultError("columns", 0, "", str(exc))]) from exc
+    if given:  # kept for the next import of results, whether this one goes in or not
+        remember(project, RESULTS, {"columns": given})
+    # The columns named now, then those the project named last time (where a file has them).
+    overrides = {**(remembered(project, RESULTS).get("columns") or {}), **given}
     published = design_for(project).published_results(records=items.records, files=files)
     if published is not None:  # the design's own result files (CausalityCheck's answers per cell)
         return _store_published(project, release, split, name, files, published, user, enqueue)
+    parsed = _Parsed(policy=conflicts)
     tables = []
     with ExitStack() as stack:
         for result_file in files:
@@ -223,7 +331,7 @@ def run_import_results(
             except ImportFileError as exc:
                 errors += [ResultError(result_file.name, e.line, e.field, e.reason) for e in exc.errors]
                 continue
-            kind = result_file.kind or _kind_of(table.columns, project)
+            kind = result_file.kind or _kind_of(table.columns, project, overrides)
             if not kind:
                 errors.append(
                     ResultError(
@@ -237,33 +345,55 @@ def run_import_results(
                 )
                 continue
             tables.append((result_file, kind, table))
+        found = {column for _file, _kind, table in tables for column in table.columns}
+        errors += [
+            ResultError("columns", 0, role, f"{role}={column}: no file has a column {column!r}")
+            for role, column in given.items()
+            if column not in found and tables
+        ]
         # Responses first: scores and rankings name the models and conditions the responses bring.
         for result_file, kind, table in sorted(
             tables, key=lambda entry: [RESPONSES, SCORES, RANKINGS].index(entry[1])
         ):
             reader = {RESPONSES: _read_responses, SCORES: _read_scores, RANKINGS: _read_rankings}[kind]
+            used = _columns(table.columns, overrides)
             try:
-                count = reader(
-                    result_file.name,
-                    table,
-                    _columns(table.columns, overrides),
-                    items,
-                    parsed,
-                    errors,
-                    project,
-                )
+                count = reader(result_file.name, table, used, items, parsed, errors, project)
             except UNREADABLE as exc:
                 errors += [ResultError(result_file.name, 0, "", str(unreadable(exc)))]
                 continue
             errors += [ResultError(result_file.name, e.line, e.field, e.reason) for e in table.errors]
             parsed.files.append(
-                {"name": result_file.name, "kind": kind, "sha256": result_file.sha256, "rows": count}
+                {
+                    "name": result_file.name,
+                    "kind": kind,
+                    "sha256": result_file.sha256,
+                    "rows": count,
+                    "columns": used,
+                    "ignored": _ignored(table.columns, used, project),
+                }
             )
     if not parsed.responses and not errors:
         errors.append(ResultError("files", 0, "", "no responses: give a file of model responses"))
+    conflicting = [] if conflicts else [c for c in parsed.collisions if not c.duplicate]
+    errors += [ResultError(c.file, c.line, "", c.reason) for c in conflicting]
     if errors:
-        raise ResultsRejected(sorted(errors, key=lambda e: (e.file, e.line)))
+        raise ResultsRejected(sorted(errors, key=lambda e: (e.file, e.line)), conflicts=conflicting)
+    _count(parsed, errors)
     return _store(project, release, split, name, parsed, user, enqueue)
+
+
+def _count(parsed: _Parsed, errors: list) -> None:
+    """Each file's rows read, stored, conflicting, duplicated and refused."""
+    stored = parsed.stored_lines()
+    for entry in parsed.files:
+        mine = [collision for collision in parsed.collisions if collision.file == entry["name"]]
+        entry.update(
+            stored=stored.get(entry["name"], 0),
+            conflicting=len({c.line for c in mine if not c.duplicate}),
+            duplicates=len({c.line for c in mine if c.duplicate}),
+            refused=parsed.refused.get(entry["name"], 0),
+        )
 
 
 class _Items:
@@ -281,6 +411,9 @@ class _Items:
                 self.by_id.setdefault(external_id, pk)
             self.by_text.setdefault(text_key(data.get("question", "")), pk)
 
+    def label(self, pk: int) -> str:
+        return str(self.records[pk].get("id", pk))
+
     def find(self, value) -> int | None:
         text = str(value if value is not None else "").strip()
         if isinstance(value, float) and value.is_integer():
@@ -288,7 +421,11 @@ class _Items:
         return self.by_id.get(text) or self.by_text.get(text_key(text)) if text else None
 
 
-def _kind_of(columns: list[str], project) -> str:
+def _kind_of(columns: list[str], project, overrides: dict | None = None) -> str:
+    mapped = {role for role, column in (overrides or {}).items() if column in columns}
+    for role, kind in (("ranking", RANKINGS), ("score", SCORES), ("response", RESPONSES)):
+        if role in mapped:
+            return kind
     folded = {fold(column) for column in columns}
     if folded & set(KNOWN["ranking"]) or any(_place(column) for column in columns):
         return RANKINGS
@@ -298,6 +435,18 @@ def _kind_of(columns: list[str], project) -> str:
     if folded & set(KNOWN["response"]):
         return RESPONSES
     return ""
+
+
+def _ignored(columns: list[str], used: dict, project) -> list[str]:
+    """The columns of a file no role, criterion or place read: listed in the import's report."""
+    criteria = {criterion["key"] for criterion in project.criteria}
+    return [
+        column
+        for column in columns
+        if column not in used.values()
+        and not _place(column)
+        and CRITERION_ALIASES.get(fold(column), fold(column)) not in criteria
+    ]
 
 
 def _place(column: str) -> int | None:
@@ -341,7 +490,7 @@ def _item(name, line, record, columns, items, errors) -> int | None:
                 name,
                 line,
                 "item",
-                "no item column (item id or question text); map one with --columns item=COLUMN",
+                "no item column (item id or question text); map one, e.g. --columns item=COLUMN",
             )
         )
         return None
@@ -374,31 +523,35 @@ def _read_responses(name, table, columns, items, parsed, errors, project) -> int
     missing = [role for role in ("response",) if role not in columns]
     if missing:
         errors.append(
-            ResultError(name, 1, "response", "no response column; map one with --columns response=COLUMN")
+            ResultError(name, 1, "response", "no response column; map one, e.g. --columns response=COLUMN")
         )
         return 0
     count = 0
     for line, record in table.rows:
         count += 1
+        before = len(errors)
         release_item = _item(name, line, record, columns, items, errors)
         repetition = _repetition(name, line, record, columns, errors)
         model = _cell(record, columns, "model")[:100] or "model"
         condition = _cell(record, columns, "condition")[:32] or "default"
         if release_item is None or repetition is None:
+            parsed.refused[name] += len(errors) > before
             continue
-        key = (release_item, model, condition, repetition)
-        if key in parsed.responses:
-            errors.append(
-                ResultError(
-                    name,
-                    line,
-                    "",
-                    f"a second response of {model} · {condition} (repetition {repetition}) to the same item",
-                )
-            )
-            continue
-        parsed.responses[key] = _cell(record, columns, "response")
+        parsed.put(
+            parsed.responses,
+            {(release_item, model, condition, repetition): _cell(record, columns, "response")},
+            name,
+            line,
+            f"{items.label(release_item)}: {model} · {condition} ({repetition})",
+            lambda key, n: (*key[:3], key[3] + n - 1),
+            RESPONSES,
+        )
     return count
+
+
+def _judge_label(judge: str, n: int) -> str:
+    """The n-th judge of the same name, when a person keeps both of two colliding rows."""
+    return f"{judge or 'judge'} ({n})"[-100:]
 
 
 def _series(parsed: _Parsed) -> tuple[set, set, dict]:
@@ -409,7 +562,7 @@ def _series(parsed: _Parsed) -> tuple[set, set, dict]:
 
 
 def _read_scores(name, table, columns, items, parsed, errors, project) -> int:
-    models, conditions, model_by_fold = _series(parsed)
+    series = _series(parsed)
     criteria = {
         criterion["key"]: (criterion.get("min", 1), criterion.get("max", 5)) for criterion in project.criteria
     }
@@ -419,71 +572,111 @@ def _read_scores(name, table, columns, items, parsed, errors, project) -> int:
         if key in criteria:
             wide[column] = key
     if not wide and "score" not in columns:
-        errors.append(ResultError(name, 1, "score", "no score column; map one with --columns score=COLUMN"))
+        errors.append(ResultError(name, 1, "score", "no score column; map one, e.g. --columns score=COLUMN"))
         return 0
     count = 0
     for line, record in table.rows:
         count += 1
-        release_item = _item(name, line, record, columns, items, errors)
-        repetition = _repetition(name, line, record, columns, errors)
-        target = _target(name, line, record, columns, model_by_fold, conditions, errors)
-        if release_item is None or repetition is None or target is None:
-            continue
-        model, condition = target
-        if model is None:
-            repetition = 1  # the reference answer is one, whatever the repetition of the row
-        if model is not None and (release_item, model, condition, repetition) not in parsed.responses:
-            errors.append(
-                ResultError(
-                    name, line, "", f"no response of {model} · {condition} to this item in the responses file"
-                )
-            )
-            continue
-        given = {}
-        if wide:
-            for column, key in wide.items():
-                given[key] = record.get(column)
-        else:
-            criterion = _cell(record, columns, "criterion")
-            key = CRITERION_ALIASES.get(fold(criterion), fold(criterion)) if criterion else OVERALL
-            if criterion and key not in criteria:
-                errors.append(
-                    ResultError(
-                        name,
-                        line,
-                        "criterion",
-                        f"unknown criterion {criterion!r} (the project's: "
-                        f"{', '.join(criteria)}, or none for one overall score)",
-                    )
-                )
-                continue
-            given[key] = record.get(columns["score"])
-        scores = _scores(name, line, given, criteria, errors)
-        if scores is None:
-            continue
-        slot = parsed.scores.setdefault((release_item, model, condition, repetition), [{}, {}])
-        slot[0].update(scores)
-        justification = _cell(record, columns, "justification")
-        if justification:
-            for key in scores:
-                slot[1][key] = justification
-        judge = _cell(record, columns, "judge")
-        if judge:
-            parsed.judges[judge[:100]] += 1
+        before = len(errors)
+        stored = _read_score_row(name, line, record, columns, items, parsed, errors, criteria, wide, series)
+        if not stored:
+            parsed.refused[name] += len(errors) > before
     return count
 
 
+def _read_score_row(name, line, record, columns, items, parsed, errors, criteria, wide, series) -> bool:
+    _models, conditions, model_by_fold = series
+    release_item = _item(name, line, record, columns, items, errors)
+    repetition = _repetition(name, line, record, columns, errors)
+    target = _target(name, line, record, columns, model_by_fold, conditions, errors)
+    if release_item is None or repetition is None or target is None:
+        return False
+    model, condition, under = target
+    if model is None:
+        repetition = 1  # the reference answer is one, whatever the repetition of the row
+    if model is not None and (release_item, model, condition, repetition) not in parsed.responses:
+        errors.append(
+            ResultError(
+                name, line, "", f"no response of {model} · {condition} to this item in the responses file"
+            )
+        )
+        return False
+    given = {}
+    if wide:
+        for column, key in wide.items():
+            given[key] = record.get(column)
+    else:
+        criterion = _cell(record, columns, "criterion")
+        key = CRITERION_ALIASES.get(fold(criterion), fold(criterion)) if criterion else OVERALL
+        if criterion and key not in criteria:
+            errors.append(
+                ResultError(
+                    name,
+                    line,
+                    "criterion",
+                    f"unknown criterion {criterion!r} (the project's: "
+                    f"{', '.join(criteria)}, or none for one overall score)",
+                )
+            )
+            return False
+        given[key] = record.get(columns["score"])
+    scores = _scores(name, line, given, criteria, errors)
+    if scores is None:
+        return False
+    justification = _cell(record, columns, "justification")
+    judge = _cell(record, columns, "judge")[:100]
+    if judge:
+        parsed.judges[judge] += 1
+    whose = f"{model} · {condition}" if model else (f"{under} · reference" if under else "reference")
+    parsed.put(
+        parsed.scores,
+        {
+            (release_item, model, condition, repetition, under, judge, key): (value, justification)
+            for key, value in scores.items()
+        },
+        name,
+        line,
+        f"{items.label(release_item)}: {whose}, {', '.join(scores)}" + (f" ({judge})" if judge else ""),
+        lambda key, n: (*key[:5], _judge_label(key[5], n), key[6]),
+        SCORES,
+    )
+    return True
+
+
 def _target(name, line, record, columns, model_by_fold, conditions, errors):
-    """Whose answer a score is of: (None, None) for the reference, else (model, condition)."""
+    """Whose answer a score is of: (None, None, under) for the reference (``under``: the model within whose
+    evaluation it was scored, or None), else (model, condition, None)."""
     raw = _cell(record, columns, "target")
     model_cell, condition_cell = _cell(record, columns, "model"), _cell(record, columns, "condition")
+
+    def reference_under(cell: str):
+        """The reference, scored within the evaluation of the model ``cell`` names (None: once for the run)."""
+        if not cell or fold(cell) in REFERENCE_WORDS:
+            return None, None, None
+        if fold(cell) not in model_by_fold:
+            errors.append(
+                ResultError(
+                    name,
+                    line,
+                    "model",
+                    f"unknown model {cell!r} (the responses have: {', '.join(sorted(model_by_fold.values()))})",
+                )
+            )
+            return None
+        return None, None, model_by_fold[fold(cell)]
+
     if raw and fold(raw) in REFERENCE_WORDS:
-        return None, None
+        return reference_under(model_cell)
     if raw:
         parts = _SERIES.split(raw, maxsplit=1)
-        model_cell, condition_cell = (
-            (parts[0], parts[1]) if len(parts) == 2 else (model_cell or raw, condition_cell)
-        )
+        if len(parts) == 2 and fold(parts[1]) in REFERENCE_WORDS:  # "gemma-3-27b · reference"
+            return reference_under(parts[0])
+        if len(parts) == 2:
+            model_cell, condition_cell = parts
+        elif model_cell and raw in conditions:  # the model in its column, the condition as whose answer
+            condition_cell = raw
+        else:
+            model_cell = model_cell or raw
     if not model_cell and not condition_cell:
         errors.append(
             ResultError(
@@ -496,7 +689,7 @@ def _target(name, line, record, columns, model_by_fold, conditions, errors):
         )
         return None
     if fold(model_cell) in REFERENCE_WORDS:
-        return None, None
+        return None, None, None
     model = (
         model_by_fold.get(fold(model_cell))
         if model_cell
@@ -524,7 +717,7 @@ def _target(name, line, record, columns, model_by_fold, conditions, errors):
             )
         )
         return None
-    return model, condition
+    return model, condition, None
 
 
 def _scores(name, line, given: dict, criteria: dict, errors) -> dict | None:
@@ -575,9 +768,12 @@ def _read_rankings(name, table, columns, items, parsed, errors, project) -> int:
     if not places and "ranking" not in columns:
         errors.append(ResultError(name, 1, "ranking", "no ranking column (ranking, or 1st, 2nd, …)"))
         return 0
-    count = 0
+    count, previous = 0, None
     for line, record in table.rows:
         count += 1
+        if errors and errors[-1].file == name and errors[-1].line == previous:
+            parsed.refused[name] += 1
+        previous = line
         release_item = _item(name, line, record, columns, items, errors)
         repetition = _repetition(name, line, record, columns, errors)
         model_cell = _cell(record, columns, "model")
@@ -628,14 +824,26 @@ def _read_rankings(name, table, columns, items, parsed, errors, project) -> int:
                 )
             )
             continue
-        parsed.rankings[(release_item, model, repetition)] = (
-            ranking,
-            shown,
-            _cell(record, columns, "justification"),
-        )
-        judge = _cell(record, columns, "judge")
+        judge = _cell(record, columns, "judge")[:100]
         if judge:
-            parsed.judges[judge[:100]] += 1
+            parsed.judges[judge] += 1
+        parsed.put(
+            parsed.rankings,
+            {
+                (release_item, model, repetition, judge): (
+                    ranking,
+                    shown,
+                    _cell(record, columns, "justification"),
+                )
+            },
+            name,
+            line,
+            f"{items.label(release_item)}: {model}" + (f" ({judge})" if judge else ""),
+            lambda key, n: (*key[:3], _judge_label(key[3], n)),
+            RANKINGS,
+        )
+    if count and errors and errors[-1].file == name and errors[-1].line == previous:
+        parsed.refused[name] += 1
     return count
 
 
@@ -663,6 +871,7 @@ def _store(project, release, split, name, parsed: _Parsed, user, enqueue: bool) 
     conditions = sorted({key[2] for key in parsed.responses})
     endpoints = {model: _endpoint(project, model) for model in sorted({key[1] for key in parsed.responses})}
     judge = _endpoint(project, parsed.judges.most_common(1)[0][0]) if parsed.judges else None
+    conflicts = [collision.as_dict() for collision in parsed.collisions]
     now = timezone.now()
     run = EvalRun.objects.create(
         project=project,
@@ -677,13 +886,18 @@ def _store(project, release, split, name, parsed: _Parsed, user, enqueue: bool) 
         imported={
             "name": name,
             "files": parsed.files,
+            "policy": parsed.policy,
+            "judges": sorted({key[5] for key in parsed.scores} | {key[3] for key in parsed.rankings}),
+            "conflicts": conflicts[:1000],
+            "conflicts_total": len(conflicts),
             "imported_at": now.isoformat(),
             "by": user.get_username() if user else "",
         },
     )
     run.endpoints.set(endpoints.values())
     responses = []
-    for (release_item, model, condition, repetition), text in parsed.responses.items():
+    for (release_item, model, condition, repetition), entry in parsed.responses.items():
+        text = entry.value
         response = EvalResponse(
             run=run,
             release_item_id=release_item,
@@ -697,15 +911,26 @@ def _store(project, release, split, name, parsed: _Parsed, user, enqueue: bool) 
     _read_choices(run, responses)
     EvalResponse.objects.bulk_create(responses)
     by_key = {(r.release_item_id, r.endpoint.name, r.condition, r.repetition): r for r in responses}
+    answers: dict = {}  # (release_item, model, condition, repetition, under, judge) → (scores, justifications)
+    for (*answer, criterion), entry in parsed.scores.items():
+        scores, justifications = answers.setdefault(tuple(answer), ({}, {}))
+        scores[criterion], justification = entry.value
+        if justification:
+            justifications[criterion] = justification
     JudgeScore.objects.bulk_create(
         JudgeScore(
             run=run,
             release_item_id=release_item,
             response=by_key[(release_item, model, condition, repetition)] if model else None,
+            under=endpoints[under] if under else None,
+            judge=judge_name,
             scores=scores,
             justifications=justifications,
         )
-        for (release_item, model, condition, repetition), (scores, justifications) in parsed.scores.items()
+        for (release_item, model, condition, repetition, under, judge_name), (
+            scores,
+            justifications,
+        ) in answers.items()
     )
     Ranking.objects.bulk_create(
         Ranking(
@@ -713,11 +938,12 @@ def _store(project, release, split, name, parsed: _Parsed, user, enqueue: bool) 
             release_item_id=release_item,
             endpoint=endpoints[model],
             repetition=repetition,
-            shown=shown,
-            ranking=ranking,
-            justification=justification,
+            judge=judge_name,
+            shown=entry.value[1],
+            ranking=entry.value[0],
+            justification=entry.value[2],
         )
-        for (release_item, model, repetition), (ranking, shown, justification) in parsed.rankings.items()
+        for (release_item, model, repetition, judge_name), entry in parsed.rankings.items()
     )
     if enqueue:
         from .services import run_enqueue

@@ -159,6 +159,8 @@ def _load(runs: list[EvalRun], keys: dict) -> Loaded:
                 "answer_by": record.get("answer_by", "") or "none",
                 "round": record.get("review_rounds"),
                 "item_id": score.release_item.item_id,
+                # several judges, or the reference scored within each model's evaluation: one unit each
+                "unit": (score.run_id, score.release_item_id, score.under_id, score.judge),
             }
         )
     rankings = []
@@ -279,9 +281,11 @@ def _judge_table(loaded: Loaded) -> Table:
     lines = []
     for (causal_class, series), members in metrics.grouped(scored, ["class", "series"]).items():
         line = {"class": causal_class, "series": series, "n": len(members)}
-        for criterion in criteria:
-            line[criterion] = mean(score["scores"][criterion] for score in members)
-        line["mean"] = mean(line[criterion] for criterion in criteria) if criteria else None
+        for criterion in criteria:  # a judge may have scored some criteria only (several judges, imported)
+            given = [score["scores"][criterion] for score in members if criterion in score["scores"]]
+            line[criterion] = mean(given) if given else None
+        present = [line[criterion] for criterion in criteria if line[criterion] is not None]
+        line["mean"] = mean(present) if present else None
         lines.append(line)
     series = sorted({line["series"] for line in lines})
     plot = plots.grouped_bars(
@@ -324,12 +328,15 @@ def _reference_table(loaded: Loaded) -> Table:
     for author in sorted({score["answer_by"] for score in references}):
         members = [score for score in references if score["answer_by"] == author]
         for criterion in criteria:
-            counts = Counter(score["scores"][criterion] for score in members)
+            given = [score["scores"][criterion] for score in members if criterion in score["scores"]]
+            if not given:
+                continue
+            counts = Counter(given)
             line = {
                 "answer_by": author,
                 "criterion": criterion,
-                "n": len(members),
-                "mean": mean(score["scores"][criterion] for score in members),
+                "n": len(given),
+                "mean": mean(given),
             }
             line.update({f"score_{value}": counts.get(value, 0) for value in SCALE})
             lines.append(line)
@@ -452,7 +459,7 @@ def _judge_vs_people(loaded: Loaded) -> Table:
             human = ratings.get((score["item_id"], score["round"], criterion))
             if not human or criterion not in score["scores"]:
                 continue
-            unit = (score["run"], score["release_item"])
+            unit = score["unit"]
             majority = _majority(human)
             rows += [(unit, "judge", score["scores"][criterion]), (unit, "people", majority)]
             judge_values.append(score["scores"][criterion])

@@ -12,10 +12,11 @@ from annotation.importing import (
     MappingError,
     parse_columns,
     parse_values,
-    propose,
     questions_import,
 )
 from annotation.importing.errors import ImportFileError
+from annotation.importing.preview import proposed as propose_for
+from annotation.importing.preview import sample_rows
 from annotation.importing.tables import FORMATS, open_table
 from annotation.management.lookup import project_or_error
 
@@ -61,6 +62,10 @@ class Command(BaseCommand):
         )
         parser.add_argument("--json", action="store_true", help="print the funnel report as one JSON object")
 
+    def _say_mapping(self, mapping: dict | None) -> None:
+        for line in mapping_lines(mapping or {}):
+            self.stdout.write(line)
+
     def handle(self, *args, **options):
         project = project_or_error(options["project"])
         path = Path(options["path"])
@@ -102,6 +107,8 @@ class Command(BaseCommand):
                 progress=show,
             )
         except ImportRejected as exc:
+            if not options["json"]:
+                self._say_mapping(exc.batch.mapping)
             if options["json"]:
                 self.stdout.write(
                     json.dumps({"error": "rejected", "errors": [e.as_dict() for e in exc.errors]})
@@ -130,9 +137,11 @@ class Command(BaseCommand):
                 length_bounds=funnel["length_bounds"],
                 classes=funnel["classes"],
                 format=funnel["format"],
+                mapping=batch.mapping,
             )
             self.stdout.write(json.dumps(report, ensure_ascii=False))
             return
+        self._say_mapping(batch.mapping)
         self.stdout.write(
             "rows read {read} → causal {causal} → unique {unique} → within length {in_length} → imported {imported}".format(
                 **funnel
@@ -155,14 +164,24 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"import #{batch.pk} done"))
 
 
+def mapping_lines(mapping: dict) -> list[str]:
+    """The mapping an import used, as the command prints it: the columns, then each value translation."""
+    columns = ", ".join(f"{field}={column}" for field, column in (mapping.get("columns") or {}).items())
+    lines = [f"columns used: {columns or 'none'}"]
+    for field, translations in (mapping.get("values") or {}).items():
+        pairs = ", ".join(f"{value}={meaning}" for value, meaning in translations.items())
+        lines.append(f"values used: {field}:{pairs}")
+    return lines
+
+
 def _complete(path, project, columns: dict, values: dict, sheet: str) -> Mapping:
     """The fields named on the command line, and the others proposed from the file's column names."""
     with ExitStack() as stack:
         try:
-            table = open_table(None, path.name, path=path, sheet=sheet, stack=stack)
+            open_table(None, path.name, path=path, sheet=sheet, stack=stack)  # says why a file is unreadable
         except ImportFileError as exc:
             raise CommandError(str(exc)) from exc
-        proposed = propose(table.columns, project.import_mapping)
+        proposed = propose_for(project, *sample_rows(None, path.name, path=path, sheet=sheet))
     named = set(columns.values())
     others = {
         name: column

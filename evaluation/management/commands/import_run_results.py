@@ -9,6 +9,7 @@ from annotation.management.lookup import project_or_error
 from evaluation.models import EvalRun, ReleaseItem
 from evaluation.runs.imported import (
     KINDS,
+    POLICIES,
     ResultFile,
     ResultsRejected,
     run_import_results,
@@ -41,10 +42,21 @@ class Command(BaseCommand):
             "--columns",
             default="",
             help="columns the names do not tell: item=COL,model=COL,condition=COL,response=COL,"
-            "target=COL,criterion=COL,score=COL,ranking=COL,judge=COL",
+            "target=COL,criterion=COL,score=COL,ranking=COL,judge=COL (remembered for the project's next "
+            "import of results)",
+        )
+        parser.add_argument(
+            "--conflicts",
+            default="",
+            choices=["", *POLICIES],
+            help="rows that say otherwise than an earlier row about the same answer: keep the first, the last, "
+            "or both (the later one as a judge of its own, or a response as the next repetition); by default "
+            "they are listed and nothing is imported",
         )
         parser.add_argument("--user", help="username recorded as the importer")
-        parser.add_argument("--no-wait", action="store_true", help="leave BERTScore to a worker")
+        parser.add_argument(
+            "--no-wait", action="store_true", help="hand BERTScore to a worker at once and return"
+        )
         parser.add_argument(
             "--json", action="store_true", help="print the run and its report as one JSON object"
         )
@@ -70,16 +82,18 @@ class Command(BaseCommand):
                 split=options["split"],
                 columns=options["columns"],
                 user=user,
-                enqueue=False,
+                enqueue=options["no_wait"],  # a worker starts on commit; else BERTScore is computed here
+                conflicts=options["conflicts"],
             )
         except ResultsRejected as exc:
+            if exc.conflicts:
+                raise CommandError(
+                    f"{exc}\nChoose what to keep with --conflicts first, --conflicts last or --conflicts both."
+                ) from exc
             raise CommandError(str(exc)) from exc
-        self.stderr.write(
-            f"run #{run.pk} imported: "
-            + ", ".join(
-                f"{entry['name']} ({entry['kind']}, {entry['rows']} rows)" for entry in run.imported["files"]
-            )
-        )
+        self.stderr.write(f"run #{run.pk} imported")
+        for line in import_lines(run.imported):
+            self.stderr.write(line)
         if not options["no_wait"]:
             owner = new_owner_token()
             if run_claim(run_id=run.pk, owner=owner):
@@ -108,6 +122,7 @@ class Command(BaseCommand):
             raise CommandError(f"run #{run.pk} {run.status}" + (f": {run.error}" if run.error else ""))
 
     def _file(self, argument: str) -> ResultFile:
+        """FILE, or KIND=FILE."""
         kind, sep, rest = argument.partition("=")
         if sep and kind in KINDS:
             path = Path(rest)
@@ -117,3 +132,25 @@ class Command(BaseCommand):
             return ResultFile(name=path.name, data=path.read_bytes(), kind=kind)
         except OSError as exc:
             raise CommandError(f"Cannot read {path}: {exc.strerror}") from exc
+
+
+def import_lines(imported: dict) -> list[str]:
+    """What the import read, used and kept, per file, as the command prints it."""
+    lines = []
+    for entry in imported.get("files", []):
+        lines.append(
+            f"{entry['name']} ({entry['kind']}): {entry['rows']} rows read, {entry.get('stored', 0)} stored, "
+            f"{entry.get('conflicting', 0)} conflicting, {entry.get('duplicates', 0)} duplicates, "
+            f"{entry.get('refused', 0)} refused"
+        )
+        columns = ", ".join(f"{role}={column}" for role, column in (entry.get("columns") or {}).items())
+        lines.append(f"  columns used: {columns or 'none'}")
+        if entry.get("ignored"):
+            lines.append(f"  columns ignored: {', '.join(entry['ignored'])}")
+    if imported.get("conflicts_total"):
+        policy = imported.get("policy") or ""
+        lines.append(f"{imported['conflicts_total']} colliding row(s), kept: {policy or 'none'}")
+        lines += [
+            f"  {c['file']}, row {c['line']}: {c['reason']}" for c in imported.get("conflicts", [])[:20]
+        ]
+    return lines

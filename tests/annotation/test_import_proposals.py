@@ -1,0 +1,213 @@
+"""The mapping step proposes from the names and from the values, and shows every value before it is stored: a
+file shaped like the published Causal_QA.PT spreadsheet goes in with the default proposal and gives Table 3; a
+sheet with Portuguese headers written as words is understood; a yes/no who-answered column never becomes models
+named "True" and "False"."""
+
+import io
+
+import openpyxl
+import pytest
+
+from annotation.importing import ImportRejected, questions_import
+from annotation.importing.mapping import propose
+from annotation.importing.preview import import_file_preview
+from annotation.models import Item
+from annotation.selectors import answer_counts
+
+pytestmark = pytest.mark.django_db
+
+LABELS = ["associational", "interventional", "counterfactual"]
+MODELS = ("gemma-3-27b", "gpt-5-mini")
+
+
+def xlsx(header, rows) -> bytes:
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(list(header))
+    for row in rows:
+        sheet.append(list(row))
+    buffer = io.BytesIO()
+    book.save(buffer)
+    return buffer.getvalue()
+
+
+def df_metrics() -> tuple[bytes, dict]:
+    """One row per (question, model): the question repeats once per model; ``respondido_pelo_llama`` True when
+    the reference answer was written by the model, False by a person; one question has no class; per-model
+    answer and metric columns. Returns the file and Table 3 as counted by hand."""
+    header = (
+        "Question",
+        "annot_pearl_class",
+        "groundtruth",
+        "respondido_pelo_llama",
+        "source",
+        "model",
+        "resposta_class_agnostic",
+        "resposta_class_informed",
+        "bertscore_f1_agnostic",
+        "bertscore_f1_informed",
+    )
+    rows, table = [], {label: {"human": 0, "model": 0} for label in LABELS}
+    for index in range(30):
+        label = LABELS[index % 3]
+        by_model = index % 5 in (1, 3)
+        if index == 29:
+            label = None  # as published: one row without a class
+        else:
+            table[label]["model" if by_model else "human"] += 1
+        for model in MODELS:
+            rows.append(
+                (
+                    f"Por que o fenômeno número {index} acontece na cidade quando chove?",
+                    label,
+                    f"Porque a causa número {index} age sobre o efeito observado na cidade, segundo os dados.",
+                    by_model,
+                    "reddit" if index % 2 else "forum",
+                    model,
+                    f"Resposta de {model} sem a classe à pergunta {index}, com alguma explicação.",
+                    f"Resposta de {model} com a classe à pergunta {index}, com outra explicação.",
+                    0.5 + index / 100,
+                    0.6 + index / 100,
+                )
+            )
+    return xlsx(header, rows), table
+
+
+def test_the_published_spreadsheet_goes_in_with_the_default_proposal_and_gives_table_3(project):
+    data, expected = df_metrics()
+
+    batch = questions_import(project=project, data=data, filename="df_metrics.xlsx")
+
+    assert batch.mapping["columns"]["causal_class"] == "annot_pearl_class"
+    assert batch.mapping["columns"]["answer_by"] == "respondido_pelo_llama"
+    assert batch.mapping["values"]["answer_by"] == {"true": "llama", "false": "person"}
+    counts = answer_counts(project)
+    for label in LABELS:
+        assert (counts[label]["human"], counts[label]["model"]) == (
+            expected[label]["human"],
+            expected[label]["model"],
+        )
+    models = set(
+        Item.objects.filter(answer_by=Item.AnswerBy.MODEL).values_list("answer_provenance__model", flat=True)
+    )
+    assert models == {"llama"}  # never "True" or "False"
+    # Every column is mapped, kept as metadata, or listed as ignored.
+    listed = (
+        set(batch.mapping["columns"].values()) | set(batch.mapping["kept"]) | set(batch.mapping["ignored"])
+    )
+    assert listed == {cell.value for cell in openpyxl.load_workbook(io.BytesIO(data)).active[1]}
+
+
+PORTUGUESE = (
+    "Texto da Pergunta (usuário)",
+    "Tipo Pearl",
+    "Resp. de referência",
+    "Quem respondeu?",
+    "Fonte/Origem",
+    "ID#",
+    "Tema",
+)
+
+
+def test_portuguese_headers_written_as_words_are_understood():
+    mapping = propose(list(PORTUGUESE))
+    assert mapping.columns == {
+        "question": "Texto da Pergunta (usuário)",
+        "causal_class": "Tipo Pearl",
+        "answer": "Resp. de referência",
+        "answer_by": "Quem respondeu?",
+        "source": "Fonte/Origem",
+        "topic": "Tema",
+        "id": "ID#",
+    }
+
+
+@pytest.mark.parametrize(
+    "header, true, false",
+    [
+        ("gerada_pelo_gpt", "sim", "não"),
+        ("escrita_por_humano", "1", "0"),
+        ("answered_by_llm", "True", "False"),
+    ],
+)
+def test_a_yes_no_column_naming_a_model_or_a_person_is_proposed_as_who_answered(header, true, false):
+    sample = [
+        {
+            "q": f"Por que acontece o caso número {n}, afinal?",
+            "cls": "Associativa",
+            "ref": "Porque sim.",
+            header: v,
+        }
+        for n, v in enumerate([true, false, true, false])
+    ]
+    mapping = propose(["q", "cls", "ref", header], sample=sample, labels=LABELS)
+
+    assert mapping.columns["answer_by"] == header
+    assert mapping.columns["causal_class"] == "cls"  # its values are class labels
+    assert mapping.columns["question"] == "q"  # long text ending in "?"
+    meanings = mapping.values["answer_by"]
+    if header.startswith("escrita_por_humano"):
+        assert (meanings["1"], meanings["0"]) == ("person", "model")
+    else:
+        assert meanings[true.casefold().replace("ã", "a")] in ("gpt", "llm", "model")
+        assert meanings[false.casefold().replace("ã", "a")] == "person"
+
+
+def test_an_integer_column_of_unique_values_is_proposed_as_the_id():
+    sample = [{"num": n + 10, "texto_livre": f"Por que o caso {n} acontece quando chove?"} for n in range(5)]
+    mapping = propose(["num", "texto_livre"], sample=sample, labels=LABELS)
+    assert mapping.columns["id"] == "num"
+    assert mapping.columns["question"] == "texto_livre"
+
+
+def test_a_true_false_column_mapped_by_hand_without_a_translation_is_refused_not_made_model_names(project):
+    data = xlsx(
+        ("pergunta", "resposta", "coluna_x"),
+        [("Por que chove tanto no verão?", "Porque o ar quente sobe.", True)],
+    )
+    with pytest.raises(ImportRejected) as excinfo:
+        questions_import(
+            project=project,
+            data=data,
+            filename="x.xlsx",
+            mapping={"columns": {"question": "pergunta", "answer": "resposta", "answer_by": "coluna_x"}},
+        )
+    error = excinfo.value.errors[0]
+    assert (error.line, error.field) == (2, "answer_by")
+    assert "yes/no value: say which value means a person" in error.reason
+    assert not Item.objects.exists()
+
+
+def test_the_preview_shows_each_value_and_what_it_becomes_and_lists_new_model_names(project):
+    data, _table = df_metrics()
+    preview = import_file_preview(project=project, data=data, filename="df_metrics.xlsx")
+
+    by_field = {entry["field"]: entry for entry in preview["value_previews"]}
+    answerers = {entry["value"]: entry["becomes"] for entry in by_field["answer_by"]["values"]}
+    assert answerers == {"True": "a model: llama", "False": "a person"}
+    classes = {entry["value"]: entry["becomes"] for entry in by_field["causal_class"]["values"]}
+    assert classes["associational"] == "associational"
+    assert preview["new_models"] == ["llama"]
+    assert "model" in preview["ignored"] or "model" in [f["column"] for f in preview["fields"]]
+
+
+def test_the_preview_page_asks_which_value_means_a_person(project, curator, client_for):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    data, _table = df_metrics()
+    page = client_for(curator).post(
+        reverse("annotation:import_preview", args=[project.slug]),
+        {
+            "file": SimpleUploadedFile("df_metrics.xlsx", data),
+            "mapping_shown": "on",
+            "column_question": "Question",
+            "column_answer": "groundtruth",
+            "column_answer_by": "respondido_pelo_llama",
+            "values": "",
+        },
+        HTTP_ACCEPT_LANGUAGE="pt-br",
+    )
+    html = page.content.decode()
+    assert 'id="mapping-values-answer_by"' in html
+    assert "diga qual valor significa uma pessoa" in html
