@@ -12,11 +12,13 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
+from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from . import queue
+from . import queue, services
 from .curation import item_return_to_review
 from .designs import design_for, design_item_context
 from .drafts import draft_for, draft_save
@@ -43,7 +45,7 @@ from .permissions import (
     has_role,
     may_edit_item,
 )
-from .services import DecisionRefused, EditConflict
+from .services import Author, DecisionRefused, EditConflict, UndoRefused
 
 
 @login_required
@@ -316,7 +318,55 @@ def item_part(request, slug, item_id, part):
             draft=values,
             base_version=conflict.current.version,
         )
-    return _render_part(request, project, saved, part, "part_saved", can_edit=True)
+    # Undo is offered only when this save made a revision (saving an unchanged text makes none).
+    undo = saved.version if saved.version != item.version else None
+    return _render_part(request, project, saved, part, "part_saved", can_edit=True, undo_number=undo)
+
+
+@login_required
+@require_POST
+def item_undo(request, slug, item_id, number):
+    """Undo one saved revision of the item (a new revision puts back what it changed): from the item page's
+    "Saved. Undo" (htmx, the part comes back re-rendered) or the item's history (a plain form)."""
+    project = get_project_for_user(request.user, slug)
+    item = get_item_for_editing(request.user, project, item_id)
+    part = request.POST.get("part", "")
+    try:
+        undone = services.item_undo(item=item, number=number, author=Author(user=request.user))
+    except UndoRefused as refused:
+        if request.htmx and part in EDIT_PARTS:
+            item.refresh_from_db()
+            return _render_part(request, project, item, part, "undo_refused", message=str(refused))
+        messages.error(request, str(refused))
+        return redirect(_back(request, project, item))
+    if request.htmx and part in EDIT_PARTS:
+        return _render_part(
+            request,
+            project,
+            undone,
+            part,
+            "part_saved",
+            can_edit=True,
+            undo_number=undone.version,
+            undone=True,
+        )
+    messages.success(
+        request,
+        _("Revision %(n)s undone: revision %(new)s puts back what it changed.")
+        % {
+            "n": number,
+            "new": undone.version,
+        },
+    )
+    return redirect(_back(request, project, item))
+
+
+def _back(request, project, item) -> str:
+    """Where a plain form goes back to: its ``next`` when it is one of this site's pages, else the item's history."""
+    wanted = request.POST.get("next", "")
+    if wanted and url_has_allowed_host_and_scheme(wanted, allowed_hosts={request.get_host()}):
+        return wanted
+    return reverse("annotation:item_history", args=[project.slug, item.pk])
 
 
 def _refuse_hidden_part(user, project, item, part: str) -> None:
@@ -445,9 +495,24 @@ def _int(value) -> int | None:
 
 
 def _render_part(
-    request, project, item, part, partial, *, draft=None, errors=None, base_version=None, can_edit=None
+    request,
+    project,
+    item,
+    part,
+    partial,
+    *,
+    draft=None,
+    errors=None,
+    base_version=None,
+    can_edit=None,
+    undo_number=None,
+    undone=False,
+    message="",
 ):
     context = {
+        "message": message,
+        "undo_number": undo_number,
+        "undone": undone,
         "project": project,
         "item": item,
         "part": part,

@@ -471,6 +471,7 @@ class Revision(models.Model):
         ANSWER = "answer", _("Answered by a person")
         MODEL = "model", _("Written by a model")
         DECISION = "decision", _("Curation decision")
+        UNDO = "undo", _("Undo of an earlier revision")
 
     item = models.ForeignKey(Item, on_delete=models.CASCADE, related_name="revisions")
     number = models.PositiveIntegerField()

@@ -12,6 +12,7 @@ from .agreement import ItemAgreement, item_agreement
 from .diffs import snapshot_diff
 from .labels import criteria_for_reader
 from .models import Assignment, CurationDecision, Item, Judgment, Project, Revision
+from .services.revisions import UNDOABLE_FIELDS
 
 
 @dataclass
@@ -151,6 +152,9 @@ def item_history(project: Project, item: Item) -> list[dict]:
             {
                 "revision": revision,
                 "changes": snapshot_diff(previous.snapshot if previous else None, revision.snapshot),
+                "undoable": previous is not None
+                and revision.kind != Revision.Kind.CREATED
+                and bool(set(revision.changed_fields or []) & set(UNDOABLE_FIELDS)),
             }
         )
         previous = revision

@@ -53,6 +53,11 @@ urlpatterns = [
     ),
     path("p/<slug:slug>/queue/previous/", annotator_views.judgment_previous, name="judgment_previous"),
     path("p/<slug:slug>/items/<int:item_id>/parts/<slug:part>/", annotator_views.item_part, name="item_part"),
+    path(
+        "p/<slug:slug>/items/<int:item_id>/revisions/<int:number>/undo/",
+        annotator_views.item_undo,
+        name="item_undo",
+    ),
     path("p/<slug:slug>/guidelines/", annotator_views.guidelines, name="guidelines"),
     path("p/<slug:slug>/revisions/", annotator_views.revision_list, name="revision_list"),
     path("p/<slug:slug>/items/<int:item_id>/revise/", annotator_views.item_revise, name="item_revise"),

@@ -28,11 +28,13 @@ from .revisions import (
     Author,
     EditConflict,
     ItemChange,
+    UndoRefused,
     answer_fields,
     first_revision,
     item_revise,
     item_snapshot,
     item_start_round,
+    item_undo,
     items_revise,
 )
 
@@ -64,4 +66,6 @@ __all__ = [
     "items_create",
     "items_create_fast",
     "items_revise",
+    "item_undo",
+    "UndoRefused",
 ]

@@ -7,11 +7,12 @@ as it stands after the change, with who or which model call made it.
 """
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from causalqa_site.compiled import CompiledQuery
 
@@ -62,6 +63,10 @@ def item_snapshot(item: Item, options: list[Option] | None = None) -> dict:
         "answer_by": item.answer_by,
         "options": options,
     }
+
+
+class UndoRefused(Exception):
+    """A revision cannot be undone; the message says why, for the person."""
 
 
 @dataclass(frozen=True)
@@ -363,3 +368,51 @@ def items_revise(
         constants={"created_at": now},
     )
     return changed_items, left_alone
+
+
+# The fields of a revision's snapshot that an undo puts back (``options`` as a whole list).
+UNDOABLE_FIELDS = (*EDITABLE_FIELDS, "options")
+
+
+@transaction.atomic
+def item_undo(*, item: Item, number: int, author: Author) -> Item:
+    """Undo revision ``number`` of the item: the fields it changed go back to how the revision before it left
+    them. The undo is itself a new revision (kind ``undo``), so it can be undone in turn; nothing is erased.
+
+    Raises ``UndoRefused`` for the item's first revision, a revision that changed nothing undoable, and one
+    whose fields a later revision changed again (undo that one first: a later edit is never thrown away).
+    """
+    current = _LOCKED_ITEM.first(item_id=item.pk)
+    if current is None:
+        raise Item.DoesNotExist(f"item {item.pk} no longer exists")
+    revisions = {
+        revision.number: revision
+        for revision in Revision.objects.filter(item=current, number__gte=number - 1).order_by("number")
+    }
+    revision, before = revisions.get(number), revisions.get(number - 1)
+    if revision is None:
+        raise UndoRefused(_("This item has no revision %(n)s.") % {"n": number})
+    if before is None or revision.kind == Revision.Kind.CREATED:
+        raise UndoRefused(
+            _("Revision %(n)s is how the item started; there is nothing before it.") % {"n": number}
+        )
+    fields = [name for name in revision.changed_fields or [] if name in UNDOABLE_FIELDS]
+    if not fields:
+        raise UndoRefused(_("Revision %(n)s changed nothing an undo can put back.") % {"n": number})
+    for later in (r for n, r in revisions.items() if n > number):
+        again = sorted(set(later.changed_fields or []) & set(fields))
+        if again:
+            raise UndoRefused(
+                _("Revision %(later)s changed %(fields)s again since; undo revision %(later)s first.")
+                % {"later": later.number, "fields": ", ".join(again)}
+            )
+    changes = {name: before.snapshot.get(name, "") for name in fields if name != "options"}
+    options = None
+    if "options" in fields:
+        options = [
+            {name: option.get(name, "") for name in OPTION_FIELDS}
+            for option in sorted(before.snapshot.get("options") or [], key=lambda o: o.get("position", 0))
+        ]
+    # Which revision it undoes is a fact of the revision (its provenance), shown in the reader's language.
+    author = replace(author, provenance={**(author.provenance or {}), "undoes": number})
+    return item_revise(item=current, changes=changes, options=options, author=author, kind=Revision.Kind.UNDO)

@@ -14,6 +14,13 @@
  *   a / r / v  decide approve / reject / revise (revise focuses the note);  Enter  decide
  *   j / k      next / previous item of the review queue
  *
+ * Where keys go (so that typing never reaches text it was not meant for):
+ *   - in a text box, only Ctrl+Enter (submit the box's own form) and Esc (leave the box) act;
+ *   - while an edit of a part is open, no single key acts anywhere on the page;
+ *   - on a choice (a rating, the vote, the class, a decision), single keys act on that choice only;
+ *   - `e` edits the part that has the focus, never another one.
+ * After the server refused a form, the focus starts on the first field in error and the errors are read out.
+ *
  * A person can turn single-key shortcuts off (WCAG 2.1.4): <body data-shortcuts="off">. Ctrl+Enter stays.
  */
 (function () {
@@ -129,6 +136,73 @@
     if (toggle) toggle.addEventListener("click", toggleShortcuts);
   });
 
+  function editOpen() {
+    return Boolean(document.querySelector("form.part.editing, form.part.conflict"));
+  }
+
+  // The choice (a fieldset of radio buttons) that has the focus, if any: keys then act on it alone.
+  function focusedChoice(target) {
+    if (!target || target.tagName !== "INPUT" || !/^(radio|checkbox)$/.test(target.type)) return null;
+    return target.closest("fieldset") || target.closest(".choices") || target;
+  }
+
+  // After the server refused a form: focus the first field in error, and have the errors read out.
+  function focusFirstError() {
+    var invalid = document.querySelector("[aria-invalid='true']");
+    if (!invalid) return;
+    if (invalid.type === "radio") {
+      var group = invalid.form ? invalid.form.querySelectorAll('input[name="' + invalid.name + '"]') : [invalid];
+      var checked = Array.prototype.filter.call(group, function (input) { return input.checked; })[0];
+      invalid = checked || group[0];
+    }
+    var details = invalid.closest("details");
+    if (details) details.open = true;
+    invalid.focus();
+    var summary = document.querySelector("[data-error-summary]");
+    if (summary) {
+      // A live region is read out when its text changes, not when the page arrives with it.
+      var text = summary.textContent;
+      summary.textContent = "";
+      setTimeout(function () { summary.textContent = text; }, 100);
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", focusFirstError);
+
+  function choiceKey(event, choice, judgment, decision, digit) {
+    var fieldset = choice.tagName === "FIELDSET" ? choice : null;
+    var form = choice.closest("form");
+    if (digit && !event.shiftKey && fieldset && fieldset.classList.contains("criterion")) {
+      event.preventDefault();
+      check(fieldset.querySelector('input[type=radio][data-key="' + digit[1] + '"]'));
+      return;
+    }
+    if (digit && event.shiftKey && fieldset && fieldset.classList.contains("class-label") && digit[1] !== "0") {
+      if (check(fieldset.querySelectorAll('input[name="causal_class"]')[Number(digit[1]) - 1])) event.preventDefault();
+      return;
+    }
+    if (fieldset && fieldset.classList.contains("vote") && /^[arn]$/.test(event.key)) {
+      if (check(fieldset.querySelector('input[name="vote"][data-key="' + event.key + '"]'))) event.preventDefault();
+      return;
+    }
+    if (form && form === decision && /^[arv]$/.test(event.key)) {
+      // On the choice itself the focus stays there (from the page, `v` also moves to the note).
+      var value = { a: "approve", r: "reject", v: "revise" }[event.key];
+      if (check(decision.querySelector('input[name="decision"][value="' + value + '"]'))) event.preventDefault();
+      return;
+    }
+    if (event.key === "Enter" && form && (form === judgment || form === decision || form.id === "judgment-change-form")) {
+      event.preventDefault();
+      submit(form);
+      return;
+    }
+    if (event.key === "?" || event.key === "h") {
+      event.preventDefault();
+      if (event.key === "?") toggleShortcuts();
+      else toggleGuidelines();
+    }
+  }
+
   document.addEventListener("keydown", function (event) {
     var judgment = document.getElementById("judgment-form");
     var answer = document.getElementById("answer-form");
@@ -137,7 +211,11 @@
 
     if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
       var form = target.closest && target.closest("form");
-      if (form && (form === judgment || form === answer || form === decision || form.classList.contains("part"))) {
+      if (
+        form &&
+        (form === judgment || form === answer || form === decision || form.id === "judgment-change-form" ||
+          form.id === "skip-form" || form.classList.contains("part"))
+      ) {
         event.preventDefault();
         submit(form);
       }
@@ -149,10 +227,16 @@
     }
     if (event.ctrlKey || event.metaKey || event.altKey) return;
     if (document.body.getAttribute("data-shortcuts") === "off") return;
+    if (editOpen()) return;
     // Keys pressed on a button or a link keep their usual meaning.
     if (event.key === "Enter" && target.closest && target.closest("button, a, summary")) return;
 
     var digit = /^(?:Digit|Numpad)([0-9])$/.exec(event.code || "");
+    var choice = focusedChoice(target);
+    if (choice) {
+      choiceKey(event, choice, judgment, decision, digit);
+      return;
+    }
     if (digit && event.shiftKey && judgment && digit[1] !== "0") {
       var classes = judgment.querySelectorAll('input[name="causal_class"]');
       if (check(classes[Number(digit[1]) - 1])) event.preventDefault();
@@ -169,7 +253,8 @@
     }
     switch (event.key) {
       case "e":
-        var part = partOf(target) || document.querySelector(".part[id^='part-']");
+        // Only the part that has the focus: a key pressed elsewhere never opens an edit box to type into.
+        var part = partOf(target);
         var edit = part && part.querySelector(".edit-button");
         if (edit) {
           event.preventDefault();
