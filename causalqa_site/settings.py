@@ -177,6 +177,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     # /healthz and /readyz, answered before host validation and the HTTPS redirect (causalqa_site/health.py).
     "causalqa_site.health.HealthMiddleware",
+    "causalqa_site.proxy.TrustedProxyMiddleware",  # who the client is, before anything else reads it
     "django.middleware.security.SecurityMiddleware",
     "causalqa_site.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
@@ -271,6 +272,9 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", Fals
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
+# The TLS proxy in front (addresses or networks, e.g. docker-compose's proxy network): only requests from there may
+# name the client's address (X-Forwarded-For) and scheme (X-Forwarded-Proto); see causalqa_site/proxy.py.
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", [])
 _proxy_header = env_list("SECURE_PROXY_SSL_HEADER", [])
 SECURE_PROXY_SSL_HEADER = tuple(_proxy_header) if len(_proxy_header) == 2 else None
 # The pages load nothing from elsewhere (htmx and the styles are vendored); inline styles stay for the plots and
@@ -282,10 +286,14 @@ CONTENT_SECURITY_POLICY = env_str(
     "frame-ancestors 'none'",
 )
 
-# Sign-in throttling (django-axes, see causalqa_site/throttling.py): per account and per address, admin included.
+# Sign-in throttling (django-axes, see causalqa_site/throttling.py), admin included: an account is locked for the
+# address that guessed (a stranger cannot lock anybody else out), and an address that fails too often, whatever
+# the accounts, is refused for a while.
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_CLIENT_IP_CALLABLE = "causalqa_site.throttling.request_address"
+LOGIN_ADDRESS_FAILURE_LIMIT = env_int("LOGIN_ADDRESS_FAILURE_LIMIT", 30)
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "causalqa_site.throttling.login_locked_out"
 AXES_VERBOSE = False

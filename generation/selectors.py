@@ -4,10 +4,10 @@ from django.db.models import Q, QuerySet
 
 from annotation.errors import NotFound
 from annotation.models import Item, Project
-from annotation.permissions import Role, get_project_for_user
+from annotation.permissions import get_project_for_user
 
 from .models import GenerationJob, LLMCall, ModelEndpoint, ProjectGenerationSettings
-from .services.work import ANSWERABLE, calls_for_curators_only, items_needing_distractors
+from .services.work import ANSWERABLE, call_readers, items_needing_distractors
 
 
 def endpoints_for_project(project: Project, *, active_only: bool = True) -> QuerySet[ModelEndpoint]:
@@ -80,7 +80,8 @@ def generation_settings(project: Project) -> ProjectGenerationSettings:
 
 
 def call_for_user(user, call_id: int) -> LLMCall:
-    """The call, if the user is a member of its project (404 otherwise); project-less calls: staff only."""
+    """The call, if the user may read it: a member of its project with the role its kind asks (404 for others,
+    403 for a member below that role); project-less calls: staff only."""
     call = (
         LLMCall.objects.select_related("job__project", "item__project", "endpoint", "template")
         .filter(pk=call_id)
@@ -94,6 +95,6 @@ def call_for_user(user, call_id: int) -> LLMCall:
             raise NotFound("No such call.")
         call.project = None
         return call
-    minimum = Role.CURATOR if call.job_id and calls_for_curators_only(call.job.kind) else Role.ANNOTATOR
+    minimum = call_readers(call.job.kind if call.job_id else None, project)
     call.project = get_project_for_user(user, project.slug, minimum)
     return call

@@ -43,6 +43,9 @@ class ProjectDesign:
     nav_partial = (
         ""  # links of the design's own pages, included in the project's navigation (context: project)
     )
+    # A blind step of this design compares answers (CausalBench's second answer against the first): any model
+    # call of its projects may carry them (in its prompt or its output), so call pages are for curators only.
+    answers_checked_blind = False
 
     def stages(self) -> list[Stage]:
         return []

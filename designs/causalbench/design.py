@@ -222,6 +222,7 @@ class CausalBenchDesign(ProjectDesign):
     help_template = "designs/causalbench/causalbench_help.html"
     item_partial = "designs/causalbench/_causalbench_item.html"
     nav_partial = "designs/causalbench/_nav.html"
+    answers_checked_blind = True
     project_partial = "designs/causalbench/_causalbench_project.html"  # the check report on the project page
 
     def label_names(self) -> dict:

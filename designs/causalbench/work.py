@@ -37,6 +37,7 @@ def scenario_of(item: Item) -> str:
 
 class CausalBenchExpandWork(Work):
     purpose = "causalbench_expand"
+    calls_for_curators_only = True  # its prompt or output holds the answers the blind check compares
 
     def variables(self, call):
         item = call.item
@@ -96,6 +97,7 @@ class CausalBenchExpandWork(Work):
 
 class CausalBenchScenarioWork(Work):
     purpose = "causalbench_scenario"
+    calls_for_curators_only = True  # its prompt or output holds the answers the blind check compares
 
     def plan(self):
         return [
@@ -140,6 +142,7 @@ class CausalBenchScenarioWork(Work):
 
 class CausalBenchCheckWork(Work):
     purpose = "causalbench_check"
+    calls_for_curators_only = True  # its prompt or output holds the answers the blind check compares
 
     def variables(self, call):
         item = call.item

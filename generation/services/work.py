@@ -77,9 +77,21 @@ def author_of(call: LLMCall) -> Author:
 
 class Work:
     purpose = ""
-    # Calls whose prompt carries what blind reviewers must not read (a closed round's votes and comments, the
-    # answers a judge compares) are shown to curators and owners only.
+    # Calls whose prompt or output carries what blind reviewers must not read (a closed round's votes and
+    # comments, the answers a judge or a blind check compares) are shown to curators and owners only.
     calls_for_curators_only = False
+
+    @classmethod
+    def call_readers(cls, project) -> str:
+        """The lowest role that may read this kind's calls in ``project``: curators when the kind says its calls
+        carry what a blind step compares, or when the project's design checks answers blind (then any call of
+        the project may carry an answer: an answer job's output is the first answer the check compares)."""
+        from annotation.designs import design_for
+        from annotation.permissions import Role
+
+        if cls.calls_for_curators_only or design_for(project).answers_checked_blind:
+            return Role.CURATOR
+        return Role.ANNOTATOR
 
     def __init__(self, job: GenerationJob):
         self.job = job
@@ -492,9 +504,13 @@ def work_class_for(kind: str) -> type[Work] | None:
     return registered.work if registered is not None else WORK.get(kind)
 
 
-def calls_for_curators_only(kind: str) -> bool:
-    work_class = work_class_for(kind)
-    return work_class is not None and work_class.calls_for_curators_only
+def call_readers(kind: str | None, project) -> str:
+    """The lowest role that may read a call of ``kind`` in ``project``, as the kind's registry entry decides;
+    a call of no job or of a kind nothing registers is for curators."""
+    from annotation.permissions import Role
+
+    work_class = work_class_for(kind) if kind else None
+    return work_class.call_readers(project) if work_class is not None else Role.CURATOR
 
 
 def work_for(job: GenerationJob) -> Work:

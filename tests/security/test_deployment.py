@@ -129,3 +129,13 @@ def test_a_403_is_logged_as_one_line():
     assert OneLineForbidden().filter(record)
     line = logging.Formatter("%(levelname)s %(name)s: %(message)s").format(record)
     assert line == "WARNING django.request: Forbidden (Permission denied): /p/x/agreement/"
+
+
+def test_compose_publishes_only_the_proxy_and_trusts_forwarded_headers_from_its_network_alone():
+    compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
+    published = {name for name, service in compose["services"].items() if service.get("ports")}
+    assert published == {"proxy"}, published
+    assert "proxy" in compose["services"]["web"]["networks"]
+    subnet = compose["networks"]["proxy"]["ipam"]["config"][0]["subnet"]
+    trusted = re.fullmatch(r"\$\{\w+:-(.*)\}", compose["x-app"]["environment"]["TRUSTED_PROXIES"]).group(1)
+    assert trusted == subnet

@@ -18,25 +18,32 @@ def sign_in(client, username, password, address="203.0.113.7", url=None):
     )
 
 
-def test_an_account_is_locked_after_five_wrong_passwords_even_from_other_addresses(client):
+def test_an_account_is_locked_for_the_address_that_guessed_after_five_wrong_passwords(client):
     UserFactory(username="ana")
-    answers = [
-        sign_in(client, "ana", "errada", address=f"198.51.100.{attempt}").status_code
-        for attempt in range(LIMIT)
-    ]
-    assert answers == [200] * (LIMIT - 1) + [429]  # the fifth failure locks the account
-    locked = sign_in(client, "ana", PASSWORD, address="198.51.100.99")
+    answers = [sign_in(client, "ana", "errada").status_code for _attempt in range(LIMIT)]
+    assert answers == [200] * (LIMIT - 1) + [429]  # the fifth failure locks the pair
+    locked = sign_in(client, "ana", PASSWORD)
     assert locked.status_code == 429
     assert int(locked["Retry-After"]) == 15 * 60
     assert "Try again in 15 minutes" in locked.content.decode()
     assert "_auth_user_id" not in client.session
 
 
-def test_an_address_is_locked_after_five_failures_whatever_the_accounts(client):
+def test_a_stranger_guessing_cannot_lock_the_owner_of_an_account_out(client):
+    UserFactory(username="admin", is_staff=True)
+    for _attempt in range(3 * LIMIT):
+        sign_in(client, "admin", "errada", address="198.51.100.66")
+    assert sign_in(client, "admin", PASSWORD, address="192.0.2.10").status_code == 302
+
+
+def test_an_address_failing_for_many_accounts_is_refused_for_a_while(client, settings):
+    settings.LOGIN_ADDRESS_FAILURE_LIMIT = 8
     UserFactory(username="bia")
-    for attempt in range(LIMIT):
-        sign_in(client, f"ninguem{attempt}", "errada")
-    assert sign_in(client, "bia", PASSWORD).status_code == 429
+    for attempt in range(8):
+        assert sign_in(client, f"ninguem{attempt}", "errada").status_code == 200
+    refused = sign_in(client, "bia", PASSWORD)
+    assert refused.status_code == 429
+    assert 0 < int(refused["Retry-After"]) <= 15 * 60
     assert sign_in(client, "bia", PASSWORD, address="192.0.2.1").status_code == 302  # elsewhere she signs in
 
 
