@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0017_item_project_id_index'),
+        ('annotation', '0018_mappings_per_kind'),
     ]
 
     operations = [
