@@ -46,6 +46,7 @@ test: setup
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
 
 ## The documentation site (docs/, mkdocs.yml) into site/, strictly: a broken link or a page left out fails.
 docs: setup

@@ -28,6 +28,12 @@ class GenerationConfig(AppConfig):
             job_page_register(page)
         post_migrate.connect(_endpoint_from_environment, sender=self, dispatch_uid="generation.env_endpoint")
 
+        from annotation.importing.preview import model_names_register
+
+        from .selectors import endpoint_names
+
+        model_names_register(endpoint_names)
+
 
 def _endpoint_from_environment(sender, using="default", **kwargs):
     from .services import endpoint_from_environment

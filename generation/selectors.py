@@ -98,3 +98,12 @@ def call_for_user(user, call_id: int) -> LLMCall:
     minimum = call_readers(call.job.kind if call.job_id else None, project)
     call.project = get_project_for_user(user, project.slug, minimum)
     return call
+
+
+def endpoint_names(project) -> set[str]:
+    """The names of the model endpoints a project can use: its own and the site's."""
+    return set(
+        ModelEndpoint.objects.filter(Q(project=project) | Q(project__isnull=True)).values_list(
+            "name", flat=True
+        )
+    )

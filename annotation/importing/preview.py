@@ -104,24 +104,29 @@ def value_previews(project: Project, mapping: Mapping, sample: list[dict]) -> tu
     return previews, sorted(new_models)
 
 
+# Where model names come from besides the items themselves: the apps above annotation register a source
+# (generation: the project's and the site's model endpoints), so this module imports none of them.
+MODEL_NAME_SOURCES: list = []
+
+
+def model_names_register(source) -> None:
+    """``source(project)`` returns model names the project knows of (registered once, at start)."""
+    if source not in MODEL_NAME_SOURCES:
+        MODEL_NAME_SOURCES.append(source)
+
+
 def known_model_names(project: Project) -> set[str]:
-    """The model names the project has seen: its and the site's endpoints, and its items' answering models."""
-    from django.db.models import Q
-
-    from generation.models import ModelEndpoint
-
-    names = set(
-        ModelEndpoint.objects.filter(Q(project=project) | Q(project__isnull=True)).values_list(
-            "name", flat=True
-        )
-    )
-    names |= {
+    """The model names the project has seen: its items' answering models and what the registered sources
+    name (the project's and the site's endpoints)."""
+    names = {
         model
         for model in project.items.exclude(answer_provenance={})
         .values_list("answer_provenance__model", flat=True)
         .distinct()[:1000]
         if isinstance(model, str)
     }
+    for source in MODEL_NAME_SOURCES:
+        names |= set(source(project))
     return names
 
 
