@@ -84,52 +84,59 @@ class LocalLimiter:
         """Nothing to refresh: a dead process takes its slots with it."""
 
 
-# KEYS[1] leases (sorted set: lease id → expiry ms), KEYS[2] theoretical arrival time (ms)
-# ARGV: lease id, max concurrency, interval ms, burst, lease ttl ms
-_ACQUIRE = """
+# Redis's clock in milliseconds, so every process paces by the same time.
+_NOW = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+"""
+
+
+def _pacing(tat_key: str, interval: str, burst: str) -> str:
+    """The generic cell rate algorithm in Lua, as ``LocalLimiter._reserve_start`` does it in one process:
+    the wait before the next call starts (ms, in ``delay``), the theoretical arrival time moved on."""
+    return f"""
+local interval = tonumber({interval})
+local tat = tonumber(redis.call('GET', {tat_key}) or '0')
+if tat < now then tat = now end
+local delay = tat - (tonumber({burst}) - 1) * interval - now
+if delay < 0 then delay = 0 end
+redis.call('SET', {tat_key}, tat + interval, 'PX', math.floor(tat + interval - now + 60000))
+"""
+
+
+# KEYS[1] leases (sorted set: lease id → expiry ms), KEYS[2] theoretical arrival time (ms)
+# ARGV: lease id, max concurrency, interval ms, burst, lease ttl ms
+_ACQUIRE = (
+    _NOW
+    + """
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 if redis.call('ZCARD', KEYS[1]) >= tonumber(ARGV[2]) then
   return -1
 end
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[5]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[5]) * 2)
-local interval = tonumber(ARGV[3])
-if interval <= 0 then
+if tonumber(ARGV[3]) <= 0 then
   return 0
 end
-local tat = tonumber(redis.call('GET', KEYS[2]) or '0')
-if tat < now then tat = now end
-local delay = tat - (tonumber(ARGV[4]) - 1) * interval - now
-if delay < 0 then delay = 0 end
-redis.call('SET', KEYS[2], tat + interval, 'PX', math.floor(tat + interval - now + 60000))
-return delay
 """
+    + _pacing("KEYS[2]", "ARGV[3]", "ARGV[4]")
+    + "return delay\n"
+)
 
 # KEYS[1] theoretical arrival time (ms); ARGV: interval ms, burst. Returns the wait in ms.
-_PACE = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local interval = tonumber(ARGV[1])
-local tat = tonumber(redis.call('GET', KEYS[1]) or '0')
-if tat < now then tat = now end
-local delay = tat - (tonumber(ARGV[2]) - 1) * interval - now
-if delay < 0 then delay = 0 end
-redis.call('SET', KEYS[1], tat + interval, 'PX', math.floor(tat + interval - now + 60000))
-return delay
-"""
+_PACE = _NOW + _pacing("KEYS[1]", "ARGV[1]", "ARGV[2]") + "return delay\n"
 
 # KEYS[1] leases; ARGV: ttl ms, lease ids...
-_REFRESH = """
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+_REFRESH = (
+    _NOW
+    + """
 for i = 2, #ARGV do
   redis.call('ZADD', KEYS[1], 'XX', now + tonumber(ARGV[1]), ARGV[i])
 end
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[1]) * 2)
 return #ARGV - 1
 """
+)
 
 
 class RedisLimiter:
