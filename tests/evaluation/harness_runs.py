@@ -58,10 +58,13 @@ def scripted_answer(received) -> Reply:
     if asked is None:
         return Reply.text("")
     number = int(asked.group(1))
+    step_by_step = "passo a passo" in prompt
     if unreadable(number):
-        return Reply.json({"answer": "não sei"})
+        return Reply.json(
+            {"reasoning": "Nada a dizer.", "answer": "não sei"} if step_by_step else {"answer": "não sei"}
+        )
     letter = _letter(prompt, "correct" if right(number) else "reversal")
-    if "passo a passo" in prompt:
+    if step_by_step:
         return Reply.json(
             {"reasoning": "A parece plausível, B não.", "answer": f"Portanto, a resposta é {letter}."}
         )

@@ -46,6 +46,14 @@ def platform_run(project, release, endpoint, fake_llm, conditions):
     return run, correct, tables
 
 
+def sent(fake_llm) -> list[tuple[str, ...]]:
+    """The system and user message of each request to the scripted server, sorted."""
+    return sorted(
+        tuple(f"{message['role']}: {message['content']}" for message in received.messages[:2])
+        for received in fake_llm.requests
+    )
+
+
 def by_class(tables, condition) -> dict[str, float]:
     return {
         row["level"]: row["accuracy"]
@@ -68,7 +76,11 @@ def test_lm_eval_chat_tasks_score_every_item_and_class_as_the_platform_run_and_c
     )
     folder = export_folder(release, "lm-eval", tmp_path / "export")
     prefix = json.loads((folder / "tasks.json").read_text())["prefix"]
+    asked_by_platform = sent(fake_llm)
+    fake_llm.reset()
     lm_eval_chat(folder, f"{prefix}_zero_shot,{prefix}_chain_of_thought", fake_llm.base_url, tmp_path / "out")
+    # the harness sends the platform's own words: the same system and user messages for every item and condition
+    assert sent(fake_llm) == asked_by_platform
     results, samples = lm_eval_outputs(tmp_path / "out")
     for condition, key in (("zero-shot", "zero_shot"), ("chain-of-thought", "chain_of_thought")):
         harness = {
