@@ -84,7 +84,7 @@ def demo_load(design_key: str = "") -> DemoResult:
         name=spec["name"],
         slug=spec["slug"],
         design=design.key,
-        language=spec.get("language", "pt-BR"),
+        language=spec.get("language"),
         description=spec.get("description", ""),
         created_by=users["admin"],
     )

@@ -36,6 +36,7 @@ class ProjectDesign:
     paper = ""  # file in ../shared/papers/ it follows
     summary = ""  # one line for the creation form
     answer_format = "open"  # a Project.AnswerFormat value
+    default_language = "pt-BR"  # of a new project's items when its creator names none
     example_file = ""  # file under the design's data/ folder, loaded with the demo
     help_template = ""  # template of the design's section on the help page
     item_partial = ""  # template included in the annotator's and curator's item pages (context: item, design)
