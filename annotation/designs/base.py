@@ -38,6 +38,9 @@ class ProjectDesign:
     answer_format = "open"  # a Project.AnswerFormat value
     default_language = "pt-BR"  # of a new project's items when its creator names none
     example_file = ""  # file under the design's data/ folder, loaded with the demo
+    # Files under the design's data/ folder in its authors' published layouts (invented content, real shapes),
+    # imported into the demo project through the common import, as a person's upload of them would be.
+    published_examples: tuple[str, ...] = ()
     help_template = ""  # template of the design's section on the help page
     item_partial = ""  # template included in the annotator's and curator's item pages (context: item, design)
     project_partial = ""  # template included in the project page (context: project, design, design_context)
@@ -68,6 +71,14 @@ class ProjectDesign:
         line, field, reason)], "rows": {file name: rows read}}; ``records`` are the release split's records by
         release item. None: the files are read as any results are. The answers are graded as a live run's."""
         return None
+
+    def published_example_paths(self) -> list:
+        """The paths of ``published_examples``, in the design's package's data/ folder, in import order."""
+        import sys
+        from pathlib import Path
+
+        folder = Path(sys.modules[type(self).__module__].__file__).resolve().parent / "data"
+        return [folder / name for name in self.published_examples]
 
     def published_read(self, *, project, data: bytes, filename: str):
         """Import the design's dataset in the layout its authors publish it in, as the common import's source

@@ -55,6 +55,13 @@ class CausalityCheckDesign(ProjectDesign):
     )
     answer_format = "multiple_choice"
     example_file = "causalitycheck.json"
+    published_examples = (
+        "CausalProbe-H.json",
+        "PS-OP_cleaned.json",
+        "PS-AJ_cleaned.json",
+        "PS-PJ_cleaned.json",
+        "PS-DV_cleaned.json",
+    )
     help_template = "designs/causalitycheck/_causalitycheck_help.html"
     item_partial = "designs/causalitycheck/_causalitycheck_item.html"
 

@@ -268,6 +268,7 @@ class ExplicaDesign(ProjectDesign):
     answer_format = "rating"
     default_language = "en"  # the published pairs are English (and Italian): no Portuguese connective in them
     example_file = "explica.json"
+    published_examples = ("explica.csv",)
     help_template = "designs/explica/explica_help.html"
     item_partial = "designs/explica/_explica_item.html"
     nav_partial = "designs/explica/_nav.html"
