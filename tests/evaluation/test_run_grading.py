@@ -106,7 +106,8 @@ def test_a_model_right_on_every_task_scores_one_and_the_seed_letter_does_not(rel
         project=project,
         release=release,
         name="two models",
-        files=[ResultFile("answers.csv", responses_csv(rows))],
+        # a JSON array, pretty-printed, with a raw newline inside strings: results are read as questions are
+        files=[ResultFile("answers.json", json.dumps(rows, indent=2).replace("B", "\nB").encode())],
         enqueue=False,
     )
     correct = {
