@@ -111,6 +111,11 @@ class ProjectDesign:
         on those options, chance one over their number. None: the item's own question and options."""
         return None
 
+    def unit_order(self) -> dict[str, list[str]]:
+        """The order of the tasks and variants in a run's table of scores as means of units ({"task": [...],
+        "variant": [...]}, CausalityCheck: its Table 1's); values not named come after, by name."""
+        return {}
+
     def group_size(self) -> int | None:
         """How many questions make a whole item group (CausalBench: four perspectives); group accuracy counts
         only whole groups. None: the most questions any group of the run has."""

@@ -197,6 +197,10 @@ class CausalityCheckDesign(ProjectDesign):
     def agreement_fields(self) -> list[str]:
         return ["task", "variant"]
 
+    def unit_order(self) -> dict[str, list[str]]:
+        """Table 1's columns: OP, AJ, PJ, CVA, then PS, PU, ID, VCR."""
+        return {"task": list(TASKS), "variant": list(VARIANTS)}
+
     def benchmark_question(self, record, language):
         """Answerable judging, process judging and causal validity assessing each asked as its own question
         (``designs.causalitycheck.questions``); the original problem as the seed's."""
