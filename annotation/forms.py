@@ -307,7 +307,10 @@ class ProjectCreateForm(forms.Form):
         help_text=_("Letters, digits and hyphens; it names the project in addresses and the API."),
     )
     language = forms.ChoiceField(
-        label=_("Language of the items"), choices=[("pt-BR", "Português (pt-BR)"), ("en", "English (en)")]
+        label=_("Language of the items"),
+        choices=[("", _("The design's own")), ("pt-BR", "Português (pt-BR)"), ("en", "English (en)")],
+        required=False,
+        help_text=_("By default, the design's: English for ExpliCa, Portuguese for the others."),
     )
     description = forms.CharField(
         label=_("Description"), required=False, widget=forms.Textarea(attrs={"rows": 3})

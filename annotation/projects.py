@@ -19,9 +19,12 @@ def can_create_projects(user) -> bool:
 
 @transaction.atomic
 def project_create(
-    *, name: str, slug: str, design: str, created_by, language: str = "pt-BR", description: str = ""
+    *, name: str, slug: str, design: str, created_by, language: str | None = None, description: str = ""
 ) -> Project:
     """A new project of ``design`` with that design's defaults; ``created_by`` (if any) becomes its owner.
+
+    ``language``: of the items; by default the design's (ExpliCa's published pairs are English, the others'
+    projects start Portuguese).
 
     Raises ``ValidationError`` naming the field (a taken slug, an unknown design) and writes nothing then.
     """
@@ -35,7 +38,7 @@ def project_create(
         name=name,
         slug=slug,
         design=design,
-        language=language,
+        language=language or design_for(design).default_language,
         description=description,
         created_by=created_by,
         **defaults,

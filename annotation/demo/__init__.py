@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..designs import design_for, designs
+from ..importing import questions_import
 from ..models import (
     Assignment,
     Item,
@@ -84,7 +85,7 @@ def demo_load(design_key: str = "") -> DemoResult:
         name=spec["name"],
         slug=spec["slug"],
         design=design.key,
-        language=spec.get("language", "pt-BR"),
+        language=spec.get("language"),
         description=spec.get("description", ""),
         created_by=users["admin"],
     )
@@ -96,6 +97,8 @@ def demo_load(design_key: str = "") -> DemoResult:
             user=users[username], project=project, defaults={"role": role, "expertise": expertise}
         )
     design.load_example(project, users)
+    for path in design.published_example_paths():  # the authors' layouts, through the readers an upload meets
+        questions_import(project=project, filename=path.name, path=path, user=users["admin"])
     return DemoResult(project, created=True)
 
 

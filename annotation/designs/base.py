@@ -36,7 +36,11 @@ class ProjectDesign:
     paper = ""  # file in ../shared/papers/ it follows
     summary = ""  # one line for the creation form
     answer_format = "open"  # a Project.AnswerFormat value
+    default_language = "pt-BR"  # of a new project's items when its creator names none
     example_file = ""  # file under the design's data/ folder, loaded with the demo
+    # Files under the design's data/ folder in its authors' published layouts (invented content, real shapes),
+    # imported into the demo project through the common import, as a person's upload of them would be.
+    published_examples: tuple[str, ...] = ()
     help_template = ""  # template of the design's section on the help page
     item_partial = ""  # template included in the annotator's and curator's item pages (context: item, design)
     project_partial = ""  # template included in the project page (context: project, design, design_context)
@@ -71,6 +75,14 @@ class ProjectDesign:
         release item. None: the files are read as any results are. The answers are graded as a live run's."""
         return None
 
+    def published_example_paths(self) -> list:
+        """The paths of ``published_examples``, in the design's package's data/ folder, in import order."""
+        import sys
+        from pathlib import Path
+
+        folder = Path(sys.modules[type(self).__module__].__file__).resolve().parent / "data"
+        return [folder / name for name in self.published_examples]
+
     def published_read(self, *, project, data: bytes, filename: str):
         """Import the design's dataset in the layout its authors publish it in, as the common import's source
         (``annotation.importing.service``): a ``PublishedReport`` of what went in; None: the file is not in
@@ -101,6 +113,11 @@ class ProjectDesign:
         (CausalityCheck's tasks): {"question", "options": [{"letter", "text"}], "correct": {letters}}, graded
         on those options, chance one over their number. None: the item's own question and options."""
         return None
+
+    def unit_order(self) -> dict[str, list[str]]:
+        """The order of the tasks and variants in a run's table of scores as means of units ({"task": [...],
+        "variant": [...]}, CausalityCheck: its Table 1's); values not named come after, by name."""
+        return {}
 
     def group_size(self) -> int | None:
         """How many questions make a whole item group (CausalBench: four perspectives); group accuracy counts

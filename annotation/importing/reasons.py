@@ -95,6 +95,25 @@ TEMPLATES = (
     gettext_noop(
         "%(value)s is a yes/no value: say which value means a person, e.g. --values answer_by:False=person,True=MODEL"
     ),
+    # JSON arrays, files of no known format
+    gettext_noop("malformed JSON array after object %(number)s (%(error)s)"),
+    gettext_noop("malformed JSON array before its first object (%(error)s)"),
+    gettext_noop("the JSON array is not UTF-8 (byte %(byte)s)"),
+    gettext_noop("the JSON array holds no object"),
+    gettext_noop("%(file)s: this is not a format the platform reads; use %(formats)s"),
+    # the designs' readers of their authors' published files
+    gettext_noop("must be a non-empty list of questions"),
+    gettext_noop("a question is a JSON object"),
+    gettext_noop("unknown ladder %(value)s (use Causal_Discovery, Intervention or Counterfactual)"),
+    gettext_noop("is missing or empty (a question has option_0 to option_4)"),
+    gettext_noop("must be the correct option's index, 0 to 4, not %(value)s"),
+    gettext_noop("the file has no entries"),
+    gettext_noop("the entry of this line of %(file)s is already in the project"),
+    gettext_noop("unknown question type %(value)s (use %(types)s)"),
+    gettext_noop("names no cell (use a file name such as PS-AJ_cleaned.json or a cell column)"),
+    gettext_noop("is missing or empty (a process-judging row shows a causal chain)"),
+    gettext_noop("must be %(allowed)s, not %(value)s"),
+    gettext_noop("the file has no rows"),
 )
 
 # What a reason says in a page's terms where the stored text names a command-line flag: the page's own controls.

@@ -219,6 +219,11 @@ class CausalBenchDesign(ProjectDesign):
     )
     answer_format = "yes_no"
     example_file = "causalbench.json"
+    published_examples = (
+        "CausalBench_Text_Part.csv",
+        "CausalBench_Math_Part.csv",
+        "CausalBench_Code_Part.csv",
+    )
     help_template = "designs/causalbench/causalbench_help.html"
     item_partial = "designs/causalbench/_causalbench_item.html"
     nav_partial = "designs/causalbench/_nav.html"

@@ -131,7 +131,7 @@ def _row_spec(
         allowed = (0, 1) if name in ("answerable", "correctness") else (1, 2, 3, 4)
         number = _integer(raw)
         if number not in allowed:
-            shown = " or ".join(map(str, allowed)) if len(allowed) == 2 else "1, 2, 3 or 4"
+            shown = "0/1" if len(allowed) == 2 else "1–4"
             report.refuse(line, name, f"must be {shown}, not {raw!r}")
             return None
         labels[name] = number

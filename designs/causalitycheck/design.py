@@ -55,6 +55,13 @@ class CausalityCheckDesign(ProjectDesign):
     )
     answer_format = "multiple_choice"
     example_file = "causalitycheck.json"
+    published_examples = (
+        "CausalProbe-H.json",
+        "PS-OP_cleaned.json",
+        "PS-AJ_cleaned.json",
+        "PS-PJ_cleaned.json",
+        "PS-DV_cleaned.json",
+    )
     help_template = "designs/causalitycheck/_causalitycheck_help.html"
     item_partial = "designs/causalitycheck/_causalitycheck_item.html"
 
@@ -189,6 +196,10 @@ class CausalityCheckDesign(ProjectDesign):
 
     def agreement_fields(self) -> list[str]:
         return ["task", "variant"]
+
+    def unit_order(self) -> dict[str, list[str]]:
+        """Table 1's columns: OP, AJ, PJ, CVA, then PS, PU, ID, VCR."""
+        return {"task": list(TASKS), "variant": list(VARIANTS)}
 
     def benchmark_question(self, record, language):
         """Answerable judging, process judging and causal validity assessing each asked as its own question

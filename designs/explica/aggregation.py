@@ -420,6 +420,23 @@ def _pairs(release) -> dict[str, list[dict]]:
     return pairs
 
 
+def export_published_rows(release) -> tuple[list[str], list[dict]]:
+    """The published rows of the released pairs, as the file that brought them gave them (its columns in its
+    order, its values as written), pairs in the order of their lines: (columns, rows)."""
+    pairs = []
+    for records in _pairs(release).values():
+        meta = records[0]["metadata"]
+        if meta.get("published_rows"):
+            pairs.append((meta.get("published_line") or 0, meta["published_rows"]))
+    columns: list[str] = []
+    rows = []
+    for _line, published in sorted(pairs, key=lambda pair: pair[0]):
+        for row in published:
+            columns += [column for column, _value in row if column not in columns]
+            rows.append({column: value for column, value in row})
+    return columns, rows
+
+
 def export_pair_rows(release):
     """One row per released pair and order, with ExpliCa's column names."""
     from .design import ITEM_ORDERS
@@ -439,7 +456,7 @@ def export_pair_rows(release):
                 if meta.get("mean_rating") is not None:
                     columns[key] = max(columns.get(key, 0), meta["mean_rating"])
             yield {
-                "Pair_ID": pair_id,
+                "pair_id": pair_id,
                 "Sentence_A": first,
                 "Sentence_B": second,
                 "rating_iconic_causal": columns.get("rating_iconic_causal"),
@@ -465,7 +482,7 @@ def export_item_rows(release):
             gold = meta.get("gold") or {}
             first, second = sentences if meta["item_order"] == "ab" else tuple(reversed(sentences))
             yield {
-                "Pair_ID": pair_id,
+                "pair_id": pair_id,
                 "Sentence_A": first,
                 "Sentence_B": second,
                 "item": record["question"],

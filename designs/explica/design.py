@@ -187,9 +187,16 @@ def direction_of(item_order: str, connective_order: str) -> str:
 
 @transaction.atomic
 def explica_pair_add(
-    *, project: Project, sentence_a: str, sentence_b: str, external_id: str = "", metadata: dict | None = None
+    *,
+    project: Project,
+    sentence_a: str,
+    sentence_b: str,
+    external_id: str = "",
+    metadata: dict | None = None,
+    item_metadata: dict | None = None,
 ) -> ItemGroup:
-    """A sentence pair and its generated items (every connective × both orders), ready to be rated."""
+    """A sentence pair and its generated items (every connective × both orders), ready to be rated.
+    ``item_metadata``: kept in each item's metadata too (a published file's columns, so a release carries them)."""
     sentence_a, sentence_b = (sentence_a or "").strip(), (sentence_b or "").strip()
     if not sentence_a or not sentence_b:
         raise ValueError(f"pair {external_id or '(new)'}: both sentence_a and sentence_b are needed")
@@ -223,6 +230,7 @@ def explica_pair_add(
                         "item_order": item_order,
                         "direction": direction_of(item_order, connective["order"]),
                         "sentences": [sentence_a, sentence_b],
+                        **(item_metadata or {}),
                     },
                 )
             )
@@ -258,7 +266,9 @@ class ExplicaDesign(ProjectDesign):
         "people; the best-rated connective gives the pair's relation."
     )
     answer_format = "rating"
+    default_language = "en"  # the published pairs are English (and Italian): no Portuguese connective in them
     example_file = "explica.json"
+    published_examples = ("explica.csv",)
     help_template = "designs/explica/explica_help.html"
     item_partial = "designs/explica/_explica_item.html"
     nav_partial = "designs/explica/_nav.html"
@@ -268,6 +278,24 @@ class ExplicaDesign(ProjectDesign):
         from .published import published_pairs_import
 
         return f"{len(published_pairs_import(project=project, data=data, filename=filename))} pairs added"
+
+    def published_read(self, *, project, data, filename):
+        from annotation.importing.published import PublishedReport
+
+        from .published import published_pairs_import
+
+        groups = published_pairs_import(project=project, data=data, filename=filename)
+        kept = {name for group in groups for name in (group.metadata.get("published") or {})}
+        rows = sum(len(group.metadata.get("published_rows") or []) for group in groups)
+        items = sum(group.items.count() for group in groups)
+        return PublishedReport(
+            records=rows,
+            groups=len(groups),
+            items=items,
+            kept=kept,
+            group_word="pairs",
+            headline=f"{len(groups)} pairs added",
+        )
 
     def stages(self):
         return [
@@ -342,24 +370,32 @@ class ExplicaDesign(ProjectDesign):
         """Every rater must read the same sentence: annotators never edit it (curators still may)."""
         return False
 
+    def demo_project(self):
+        # The example's pairs are Portuguese sentences: its connectives must be the Portuguese ones.
+        return {**super().demo_project(), "language": "pt-BR"}
+
     def project_context(self, project):
         from .aggregation import explica_summary
 
         return {"explica": explica_summary(project)}
 
     def export_files(self, release):
-        from .aggregation import export_item_rows, export_pair_rows
+        from .aggregation import export_item_rows, export_pair_rows, export_published_rows
 
-        return [
+        files = [
             ExportFile("explica/explica_pairs.csv", export_pair_rows(release), PAIR_FIELDS),
             ExportFile("explica/explica_items.csv", export_item_rows(release), ITEM_FIELDS),
         ]
+        published_fields, published_rows = export_published_rows(release)
+        if published_rows:  # the pairs' published rows, as the file that brought them: it imports unchanged
+            files.insert(0, ExportFile("explica/explica.csv", iter(published_rows), published_fields))
+        return files
 
 
 # ExpliCa's own column names (github.com/martinadh/ExpliCa): one row per pair and order, and one per item
 # (the "4800 version"); the last columns are the platform's additions (rule, ties, counts).
 PAIR_FIELDS = [
-    "Pair_ID",
+    "pair_id",
     "Sentence_A",
     "Sentence_B",
     "rating_iconic_causal",
@@ -375,7 +411,7 @@ PAIR_FIELDS = [
     "rule",
 ]
 ITEM_FIELDS = [
-    "Pair_ID",
+    "pair_id",
     "Sentence_A",
     "Sentence_B",
     "item",

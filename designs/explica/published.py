@@ -1,7 +1,14 @@
-"""ExpliCa's pair file as it is published: one row per pair and order, the pair id repeated, with the
-mean rating per connective where given (github.com/martinadh/ExpliCa). Read through the import's table
-reader (CSV, TSV, XLSX, JSONL, Parquet) and column names (English or Portuguese, any case), then added
-with ``explica_pair_add``: all pairs or none."""
+"""ExpliCa's pair file as it is published (github.com/martinadh/ExpliCa, ``data/explica/explica.csv``): one row
+per pair — ``pair_id``, ``Sentence_A``, ``Sentence_B``, the mean rating per connective type and order
+(``rating_iconic_causal`` …), ``human_preferred_connective``, ``human_preferred_connective_desc``,
+``additional_dimension`` — or one row per pair and order, the pair id repeated. Read through the import's table
+reader (CSV, TSV, XLSX, JSON, JSONL, Parquet) and column names (English or Portuguese, any case), then added
+with ``explica_pair_add``: all pairs or none.
+
+Every published column is kept: each row as published (its columns in the file's order, its values as the file
+writes them) in the pair's items' metadata (``published_rows``), so a release exports the file again column by
+column; the columns that are not the pair, its sentences, its order or its ratings (``additional_dimension``,
+the preferred connective…) also as ``published``, by name."""
 
 from collections import OrderedDict
 
@@ -39,6 +46,8 @@ def published_pairs_read(data: bytes, filename: str) -> list[dict]:
     if missing:
         raise PublishedPairsError(f"no {' or '.join(missing)} column (found: {', '.join(table.columns)})")
     ratings = [column for column in table.columns if fold(column).startswith(RATING_PREFIXES)]
+    used = {column for column in columns.values() if column} | set(ratings)
+    extra = [column for column in table.columns if column not in used]
     pairs: OrderedDict[str, dict] = OrderedDict()
     for line, (_file_line, record) in enumerate(table.rows, start=1):  # rows counted from 1, header excluded
         a, b = (str(record.get(columns[role]) or "").strip() for role in ("sentence_a", "sentence_b"))
@@ -53,11 +62,17 @@ def published_pairs_read(data: bytes, filename: str) -> list[dict]:
                 "sentence_b": b,
                 "ratings": {},
                 "line": line,
+                "rows": [],
+                "published": {},
             }
         elif {a, b} != {pair["sentence_a"], pair["sentence_b"]}:
             raise PublishedPairsError(
                 f"row {line}: pair {pair_id} has other sentences than on row {pair['line']}"
             )
+        pair["rows"].append([[column, _as_published(record.get(column))] for column in table.columns])
+        for column in extra:
+            if record.get(column) not in (None, "") and column not in pair["published"]:
+                pair["published"][column] = _as_published(record[column])
         given = {
             fold(column): _number(record.get(column))
             for column in ratings
@@ -68,6 +83,13 @@ def published_pairs_read(data: bytes, filename: str) -> list[dict]:
     if table.errors:
         raise PublishedPairsError(str(table.errors[0]))
     return list(pairs.values())
+
+
+def _as_published(value):
+    """A cell's value as the file gives it (text, a number, a date of a spreadsheet as text)."""
+    from annotation.importing.read import json_value
+
+    return json_value(value)
 
 
 def _number(value):
@@ -93,6 +115,9 @@ def published_pairs_import(*, project: Project, data: bytes, filename: str) -> l
                 f"row {pair['line']}: pair {pair['external_id']} is already in the project"
             )
         metadata = {"published_ratings": pair["ratings"]} if pair["ratings"] else {}
+        kept = {"published_rows": pair["rows"], "published_line": pair["line"]}
+        if pair["published"]:
+            kept["published"] = pair["published"]
         try:
             groups.append(
                 explica_pair_add(
@@ -100,7 +125,8 @@ def published_pairs_import(*, project: Project, data: bytes, filename: str) -> l
                     sentence_a=pair["sentence_a"],
                     sentence_b=pair["sentence_b"],
                     external_id=pair["external_id"],
-                    metadata=metadata,
+                    metadata={**metadata, **kept},
+                    item_metadata=kept,
                 )
             )
         except ValueError as exc:

@@ -52,6 +52,7 @@ class MeterDesign(ProjectDesign):
     )
     answer_format = "multiple_choice"
     example_file = "meter.json"
+    published_examples = ("dataset.jsonl",)
     help_template = "designs/meter/_meter_help.html"
     item_partial = "designs/meter/_meter_item.html"
     project_partial = "designs/meter/_meter_project.html"

@@ -634,6 +634,13 @@ def _closed_tables(loaded: Loaded, differences_text: str) -> list[Table]:
     return tables
 
 
+def _unit_rank(name: str, order: dict) -> tuple:
+    """Tasks before variants, each in the design's order (CausalityCheck: its Table 1's), others after by name."""
+    kind, value = name.split(":", 1)
+    values = order.get(kind, [])
+    return (0 if kind == "task" else 1, values.index(value) if value in values else len(values), value)
+
+
 def _groups(lines: list[dict], by: str, series: list[str], value: str) -> list:
     return [
         (
@@ -679,6 +686,8 @@ def _variant_tables(loaded: Loaded, rows: list[dict], keys: list[str], differenc
         names = [key for key in scores[0] if key.count(":") == 1]
         for line in scores[1:]:
             names += [key for key in line if key.count(":") == 1 and key not in names]
+        order = design_for(loaded.runs[0].project).unit_order() if loaded.runs else {}
+        names.sort(key=lambda name: _unit_rank(name, order))
         tables.append(
             Table(
                 "unit_scores",

@@ -128,7 +128,7 @@ def test_a_row_without_its_task_label_is_refused_with_its_place_and_nothing_is_w
     with pytest.raises(PublishedRowsRefused) as excinfo:
         published_cell_import(project=causalitycheck, data=files.array(rows), filename="PS-AJ_cleaned.json")
 
-    assert "line 3, answerable: must be 0 or 1, not 'maybe'" in str(excinfo.value)
+    assert "line 3, answerable: must be 0/1, not 'maybe'" in str(excinfo.value)
     assert not causalitycheck.items.exists()
 
 
@@ -143,3 +143,27 @@ def test_the_command_reads_every_task_s_cell_by_its_file_name(causalitycheck, tm
     cells = sorted(set(causalitycheck.items.values_list("metadata__cell", flat=True)))
     assert cells == ["PS-AJ", "PS-CVA", "PS-OP", "PS-PJ"]
     assert causalitycheck.items.count() == 2 + 4 + 4 + 4
+
+
+def test_the_readers_reasons_read_in_portuguese_on_the_import_page(causalitycheck, owner, client_for):
+    from django.utils import translation
+
+    from annotation.importing.reasons import reason_translated
+    from annotation.models import ImportBatch
+    from tests.designs.published_pages import upload_and_import
+
+    rows = files.aj_cell()
+    rows[1]["answerable"] = 7
+    batch, _page = upload_and_import(
+        client_for(owner), causalitycheck, "PS-AJ_cleaned.json", files.array(rows)
+    )
+
+    assert batch.status == ImportBatch.Status.FAILED
+    [error] = batch.errors
+    assert (error["line"], error["field"], error["reason"]) == (2, "answerable", "must be 0/1, not 7")
+    with translation.override("pt-br"):
+        assert reason_translated(error["reason"]) == "deve ser 0/1, não 7"
+        assert reason_translated("malformed JSON array after object 3 (parse error)") == (
+            "array JSON malformado depois do objeto 3 (parse error)"
+        )
+    assert not causalitycheck.items.exists()

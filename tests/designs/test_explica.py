@@ -260,7 +260,7 @@ def test_the_example_goes_through_the_whole_pipeline(example, curator):
     files = {f.path: f for f in design.export_files(release)}
     pairs = list(files["explica/explica_pairs.csv"].rows)
     assert len(pairs) == 12
-    first = next(r for r in pairs if r["Pair_ID"] == "ex-01" and r["order"] == "ab")
+    first = next(r for r in pairs if r["pair_id"] == "ex-01" and r["order"] == "ab")
     assert first["Sentence_A"].startswith("Tiago deixou") and first["Sentence_B"].startswith(
         "Tiago encontrou"
     )
@@ -269,9 +269,9 @@ def test_the_example_goes_through_the_whole_pipeline(example, curator):
     assert first["rating_iconic_causal"] == pytest.approx(8.8)
     assert first["rating_anticonic_temporal"] == pytest.approx(3.3333)
     assert first["human_preferred_connective_unrel"] == "no" and first["n_ratings"] == 60
-    reversed_row = next(r for r in pairs if r["Pair_ID"] == "ex-01" and r["order"] == "ba")
+    reversed_row = next(r for r in pairs if r["pair_id"] == "ex-01" and r["order"] == "ba")
     assert reversed_row["Sentence_A"].startswith("Tiago encontrou")
-    assert {r["Pair_ID"] for r in pairs if r["human_preferred_connective_unrel"] == "yes"} == {
+    assert {r["pair_id"] for r in pairs if r["human_preferred_connective_unrel"] == "yes"} == {
         "ex-05",
         "ex-06",
     }

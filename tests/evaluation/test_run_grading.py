@@ -106,7 +106,8 @@ def test_a_model_right_on_every_task_scores_one_and_the_seed_letter_does_not(rel
         project=project,
         release=release,
         name="two models",
-        files=[ResultFile("answers.csv", responses_csv(rows))],
+        # a JSON array, pretty-printed, with a raw newline inside strings: results are read as questions are
+        files=[ResultFile("answers.json", json.dumps(rows, indent=2).replace("B", "\nB").encode())],
         enqueue=False,
     )
     correct = {
@@ -169,7 +170,15 @@ def test_published_per_cell_results_import_and_give_table_1(released):
     }
     [units] = [table for table in report_tables([run]) if table.key == "unit_scores"]
     [line] = units.rows
-    assert [heading for _key, heading in units.columns][:2] == ["Model · condition", "All"]
+    headings = [heading for _key, heading in units.columns]
+    assert headings[:2] == ["Model · condition", "All"]
+    assert [heading for heading in headings if heading in ("OP", "AJ", "PJ", "CVA", "PS")] == [
+        "OP",
+        "AJ",
+        "PJ",
+        "CVA",
+        "PS",
+    ]
     assert line["task:op"] == 0.5 and line["task:aj"] == 0.75 and line["task:pj"] == 0.5
     assert line["task:cva"] == 0.5 and line["variant:ps"] == pytest.approx(2.25 / 4)
     assert line["All"] == pytest.approx((0.5 + 0.75 + 0.5 + 0.5) / 4)

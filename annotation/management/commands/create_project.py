@@ -18,7 +18,11 @@ class Command(BaseCommand):
         parser.add_argument(
             "--design", choices=[design.key for design in designs()], default=default_design()
         )
-        parser.add_argument("--language", default="pt-BR")
+        parser.add_argument(
+            "--language",
+            default=None,
+            help="of the items (default: the design's, e.g. en for ExpliCa, else pt-BR)",
+        )
         parser.add_argument("--description", default="")
         parser.add_argument("--owner", help="username of the project's owner")
 
