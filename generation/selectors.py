@@ -97,3 +97,20 @@ def call_for_user(user, call_id: int) -> LLMCall:
     minimum = Role.CURATOR if call.job_id and calls_for_curators_only(call.job.kind) else Role.ANNOTATOR
     call.project = get_project_for_user(user, project.slug, minimum)
     return call
+
+
+def models_help_html() -> str:
+    """The documentation's page on connecting models, as safe HTML; links to other pages of the docs keep
+    their text only (the site serves this one page)."""
+    import re
+
+    from django.conf import settings
+
+    from annotation.guidelines import render_markdown
+
+    path = settings.DOCS_DIR / "models.md"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+    return render_markdown(re.sub(r"\[([^\]]+)\]\((?!https?:)[^)]*\)", r"\1", text))
