@@ -40,6 +40,9 @@ DEMO_USERS = [
     ("annotator2", "annotator2", Membership.Role.ANNOTATOR, ["technology"]),
     ("annotator3", "annotator3", Membership.Role.ANNOTATOR, ["animals"]),
 ]
+# The demo's model-written answers name the scripted demo model (generation.demo_model.DEMO_MODEL_NAME), which
+# wrote them: no language model did.
+DEMO_MODEL_NAME = "scripted demo (not a language model)"
 OPTION_ORDER = ["correct", "contradictory", "unfounded", "reversal", "irrelevant"]
 # Items are tagged with the expertise of their topic (item.metadata["expertise"]), so the queue
 # routes each demo annotator to their own topic first (see annotation.queue).
@@ -138,7 +141,7 @@ def _demo_item(project, topics, spec, users) -> Item:
     if answer and spec.get("answer_by") == "model":
         author = Author(
             by_model=True,
-            provenance={"kind": "model", "model": "demo-llama-70b", "template": "answer/class-agnostic v1"},
+            provenance={"kind": "model", "model": DEMO_MODEL_NAME, "template": "answer/class-agnostic v1"},
         )
     elif answer:
         author = Author(user=users["annotator1"])

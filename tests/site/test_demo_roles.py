@@ -44,3 +44,13 @@ def test_loading_the_demo_again_changes_nothing(demo):
     counts = Item.objects.count(), Release.objects.count()
     assert all(not result.created for result in demo_load_all())
     assert (Item.objects.count(), Release.objects.count()) == counts
+
+
+def test_the_demos_model_written_answers_name_the_scripted_demo_model(demo):
+    from annotation.demo import DEMO_MODEL_NAME as DEMO_AUTHOR
+    from generation.demo_model import DEMO_MODEL_NAME
+
+    assert DEMO_AUTHOR == DEMO_MODEL_NAME
+    by_model = Item.objects.filter(answer_by=Item.AnswerBy.MODEL, project__design="causal_qa_pt")
+    assert by_model.exists()
+    assert {item.answer_provenance["model"] for item in by_model} == {DEMO_MODEL_NAME}
