@@ -412,9 +412,14 @@ def waiting_counts(user, projects) -> dict[int, dict[str, int]]:
     any_selected = Exists(Topic.objects.filter(project=OuterRef("project"), selected=True))
     reviewable = Q(status=Item.Status.IN_REVIEW, round__gt=0, round_assigned__lt=F("project__overlap"))
     for key in sorted({project.design for project in projects}):
-        held_back = design_for(key).review_held_back()
+        design = design_for(key)
+        held_back = design.review_held_back()
         if held_back is not None:
             reviewable &= ~(Q(project__design=key) & held_back)
+            # What the design's own queue hands out instead (CausalBench's blind check) is work all the same.
+            own_queue = design.held_back_work()
+            if own_queue is not None:
+                reviewable |= Q(project__design=key) & own_queue
     rows = (
         Item.objects.filter(project__in=projects)
         .filter(~any_selected | Q(topic__selected=True))

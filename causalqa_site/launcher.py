@@ -7,11 +7,16 @@ sessions, so a terminal's Ctrl-C reaches them once, through the launcher, and no
 
 On the embedded default the worker uses kombu's filesystem transport, so nothing
 needs to be installed or started by hand. With REDIS_URL set it uses Redis.
+
+Beside them it starts the demo model (``generation.demo_model``: scripted, not a language model) on
+``DEMO_LLM_PORT`` (default: ``PORT`` + 1 when free, else a free port; ``0``: not started) and registers it as
+the site-wide endpoint "demo model (scripted — not a language model)".
 """
 
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -29,7 +34,47 @@ def _stop(signum, frame):
     raise Stop(signal.Signals(signum).name)
 
 
-def _children(python: str, port: str) -> dict[str, list[str]]:
+def _port_is_free(port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def demo_model_port(port: str) -> int | None:
+    """Where the demo model listens: DEMO_LLM_PORT, else PORT + 1 when free, else a port the system chooses;
+    None when DEMO_LLM_PORT is 0."""
+    wanted = os.environ.get("DEMO_LLM_PORT", "").strip()
+    if wanted:
+        return int(wanted) or None
+    if port.isdigit() and int(port) < 65535 and _port_is_free(int(port) + 1):
+        return int(port) + 1
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _register_demo_model(demo_port: int | None) -> str:
+    """Register (or switch off) the demo model's site-wide endpoint; what to tell the person."""
+    from django.db import DatabaseError
+
+    from generation.services.demo import demo_endpoint_register, demo_endpoint_switch_off
+
+    try:
+        if demo_port is None:
+            demo_endpoint_switch_off()
+            return "  demo model: not started (DEMO_LLM_PORT=0)"
+        endpoint = demo_endpoint_register(f"http://127.0.0.1:{demo_port}/v1")
+    except DatabaseError:
+        return (
+            "  demo model: started, but not registered (the database is not migrated: run manage.py migrate)"
+        )
+    return f"  model endpoint “{endpoint.name}” at {endpoint.base_url}: scripted text, not a language model"
+
+
+def _children(python: str, port: str, demo_port: int | None = None) -> dict[str, list[str]]:
     commands = {
         "worker": [
             python,
@@ -78,6 +123,8 @@ def _children(python: str, port: str) -> dict[str, list[str]]:
             "--loglevel=WARNING",
             f"--schedule={settings.CELERY_BEAT_SCHEDULE_FILENAME}",
         ]
+    if demo_port is not None:
+        commands["model"] = [python, "-m", "generation.demo_model", "--port", str(demo_port)]
     return commands
 
 
@@ -108,8 +155,12 @@ def main() -> int:
     children: dict[str, subprocess.Popen] = {}
     status = 0
     try:
-        for name, command in _children(sys.executable, port).items():
-            children[name] = subprocess.Popen(command, start_new_session=True)
+        demo_port = demo_model_port(port)
+        for name, command in _children(sys.executable, port, demo_port).items():
+            children[name] = subprocess.Popen(
+                command, start_new_session=True, stdout=subprocess.DEVNULL if name == "model" else None
+            )
+        demo_note = _register_demo_model(demo_port)
         broker = "Redis" if settings.REDIS_URL else "the filesystem (no server)"
         database = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
         print(f"\nCausalQA Studio is running at http://127.0.0.1:{port}/", flush=True)
@@ -118,7 +169,12 @@ def main() -> int:
             + ", ".join(f"{name} pid {child.pid}" for name, child in children.items()),
             flush=True,
         )
-        print("  sign in with one of the demo accounts above; press Ctrl-C to stop.\n", flush=True)
+        print(demo_note, flush=True)
+        print(
+            "  sign in with one of the demo accounts (admin/admin, curator/curator, annotator1/annotator1);",
+            flush=True,
+        )
+        print("  the documentation is in docs/ (make docs builds it); press Ctrl-C to stop.\n", flush=True)
         while True:
             ended = [name for name, child in children.items() if child.poll() is not None]
             if ended:

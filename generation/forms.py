@@ -103,9 +103,43 @@ class EndpointForm(forms.ModelForm):
         ]
         widgets = {"default_params": forms.Textarea(attrs={"rows": 2})}
 
-    def __init__(self, *args, project, **kwargs):
+    site_wide = forms.BooleanField(
+        label=_("Site-wide: offer it to every project"),
+        required=False,
+        initial=True,
+        help_text=_(
+            "Site-wide endpoints may use loopback and private addresses: a server on this machine or your "
+            "network (Ollama at http://localhost:11434/v1, vLLM, llama.cpp's server)."
+        ),
+    )
+
+    def __init__(self, *args, project, user=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.project = project
+        # Only a site admin adds site-wide endpoints, and only when adding (an existing one keeps its scope).
+        self.site_admin = bool(user is not None and user.is_superuser and self.instance.pk is None)
+        if not self.site_admin:
+            del self.fields["site_wide"]
+        else:
+            self.order_fields(["site_wide", *[name for name in self.fields if name != "site_wide"]])
+
+    @property
+    def address_rule(self) -> str:
+        """Which address rule applies to the person filling the form, and how to change it."""
+        if self.site_admin:
+            return _(
+                "As a site admin you may add a site-wide endpoint on any address, loopback and private ones "
+                "included; an endpoint of this project alone may reach only the addresses the site allows "
+                "project endpoints (LLM_ALLOWED_HOSTS)."
+            )
+        return _(
+            "A project's endpoint may reach public addresses only, unless the site lists others in "
+            "LLM_ALLOWED_HOSTS. For a server on this machine or a private network (Ollama, vLLM, llama.cpp), "
+            "ask a site admin to add it as a site-wide endpoint."
+        )
+
+    def is_site_wide(self) -> bool:
+        return self.site_admin and bool(self.cleaned_data.get("site_wide"))
 
     def clean_default_params(self):
         params = self.cleaned_data["default_params"] or {}
@@ -113,23 +147,32 @@ class EndpointForm(forms.ModelForm):
             raise forms.ValidationError(_('Enter a JSON object, such as {"temperature": 0.7}.'))
         return params
 
-    def clean_base_url(self):
-        base_url = self.cleaned_data["base_url"]
-        refusal = project_endpoint_refusal(base_url)
-        if refusal:
-            raise forms.ValidationError(
-                _("This address cannot be used by a project's endpoint: %(reason)s.") % {"reason": refusal}
-            )
-        return base_url
+    def clean(self):
+        cleaned = self._clean_key()
+        base_url = cleaned.get("base_url")
+        if base_url and not self.is_site_wide():
+            refusal = project_endpoint_refusal(base_url)
+            if refusal:
+                message = _("This address cannot be used by a project's endpoint: %(reason)s.") % {
+                    "reason": refusal
+                }
+                if self.site_admin:
+                    message = f"{message} " + _("Tick “Site-wide” to add it for every project.")
+                self.add_error("base_url", message)
+        return cleaned
 
     def clean_name(self):
         name = self.cleaned_data["name"].strip()
+        if self.is_site_wide():
+            if ModelEndpoint.objects.filter(project=None, name=name).exists():
+                raise forms.ValidationError(_("A site-wide endpoint already has this name."))
+            return name
         taken = ModelEndpoint.objects.filter(project=self.project, name=name).exclude(pk=self.instance.pk)
         if taken.exists():
             raise forms.ValidationError(_("This project already has an endpoint with this name."))
         return name
 
-    def clean(self):
+    def _clean_key(self):
         cleaned = super().clean()
         variable, base_url = cleaned.get("api_key_env"), cleaned.get("base_url")
         if variable and not API_KEY_ENV_NAME.regex.match(variable):
@@ -137,7 +180,11 @@ class EndpointForm(forms.ModelForm):
         if (
             variable
             and base_url
-            and not key_may_be_sent(project_id=self.project.pk, base_url=base_url, api_key_env=variable)
+            and not key_may_be_sent(
+                project_id=None if self.is_site_wide() else self.project.pk,
+                base_url=base_url,
+                api_key_env=variable,
+            )
         ):
             self.add_error(
                 "api_key_env",

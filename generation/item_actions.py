@@ -20,7 +20,15 @@ class AnswerJobActionForm(forms.Form):
 
     def __init__(self, project, data=None):
         super().__init__(data)
-        self.fields["endpoint"].queryset = selectors.endpoints_for_project(project)
+        self.fields["endpoint"].queryset = endpoints = selectors.endpoints_for_project(project)
+        if not endpoints.exists():
+            # Not an empty list and "This field is required.": say why there is no model and how to get one.
+            none = _(
+                "No model endpoint is set up, so no model can answer. make run starts a scripted demo model; "
+                "to connect a real one see /generation/help/models/ (a site admin or the project's owner adds it)."
+            )
+            self.fields["endpoint"].help_text = none
+            self.fields["endpoint"].error_messages["required"] = none
 
 
 def _answerable(project, chosen):

@@ -107,3 +107,20 @@ def endpoint_names(project) -> set[str]:
             "name", flat=True
         )
     )
+
+
+def models_help_html() -> str:
+    """The documentation's page on connecting models, as safe HTML; links to other pages of the docs keep
+    their text only (the site serves this one page)."""
+    import re
+
+    from django.conf import settings
+
+    from annotation.guidelines import render_markdown
+
+    path = settings.DOCS_DIR / "models.md"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError:
+        return ""
+    return render_markdown(re.sub(r"\[([^\]]+)\]\((?!https?:)[^)]*\)", r"\1", text))

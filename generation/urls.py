@@ -12,6 +12,8 @@ urlpatterns = [
     path("p/<slug:slug>/jobs/<int:job_id>/retry/", views.job_retry_view, name="job_retry"),
     path("p/<slug:slug>/endpoints/", views.endpoint_list, name="endpoint_list"),
     path("p/<slug:slug>/endpoints/<int:endpoint_id>/", views.endpoint_edit, name="endpoint_edit"),
+    path("p/<slug:slug>/endpoints/<int:endpoint_id>/test/", views.endpoint_test, name="endpoint_test"),
+    path("help/models/", views.models_help, name="models_help"),
     path("calls/<int:call_id>/", views.call_detail, name="call_detail"),
     # Topics and class balance.
     path("p/<slug:slug>/topics/", topic_views.topics_page, name="topics"),

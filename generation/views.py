@@ -19,6 +19,7 @@ from .services import (
     JobInvalid,
     api_key_is_set,
     endpoint_create,
+    endpoint_test_connection,
     endpoint_update,
     job_cancel,
     job_create,
@@ -153,16 +154,17 @@ def call_detail(request, call_id):
 def endpoint_list(request, slug):
     """The owners' settings page: the project's endpoints, the site's, and who revises answers."""
     project = get_project_for_user(request.user, slug, Role.OWNER)
-    form = EndpointForm(project=project, prefix="endpoint")
+    form = EndpointForm(project=project, user=request.user, prefix="endpoint")
     settings_form = RevisionSettingsForm(
         instance=selectors.generation_settings(project),
         endpoints=selectors.endpoints_for_project(project),
         prefix="revision",
     )
     if request.method == "POST" and "endpoint-name" in request.POST:
-        form = EndpointForm(request.POST, project=project, prefix="endpoint")
+        form = EndpointForm(request.POST, project=project, user=request.user, prefix="endpoint")
         if form.is_valid():
-            endpoint = endpoint_create(project=project, **form.cleaned_data)
+            fields = {name: value for name, value in form.cleaned_data.items() if name != "site_wide"}
+            endpoint = endpoint_create(project=None if form.is_site_wide() else project, **fields)
             messages.success(request, _("Endpoint “%(name)s” added.") % {"name": endpoint.name})
             return redirect("generation:endpoint_list", slug=project.slug)
     elif request.method == "POST":
@@ -191,12 +193,33 @@ def endpoint_list(request, slug):
     )
 
 
+def models_help(request):
+    """How to connect a model: the documentation's models page (docs/models.md), one source for both."""
+    return render(request, "generation/models_help.html", {"content": selectors.models_help_html()})
+
+
+@login_required
+@require_POST
+def endpoint_test(request, slug, endpoint_id):
+    """*Test connection*: one short call to an endpoint the project can use; the answer or the error in plain
+    words (a fragment for htmx, else a message on the endpoints page)."""
+    project = get_project_for_user(request.user, slug, Role.OWNER)
+    endpoint = get_object_or_404(selectors.endpoints_for_project(project, active_only=False), pk=endpoint_id)
+    outcome = endpoint_test_connection(endpoint)
+    if request.htmx:
+        return render(request, "generation/_connection_test.html", {"endpoint": endpoint, "outcome": outcome})
+    (messages.success if outcome.ok else messages.error)(request, f"{endpoint.name}: {outcome.message}")
+    return redirect("generation:endpoint_list", slug=project.slug)
+
+
 @login_required
 @require_http_methods(["GET", "POST"])
 def endpoint_edit(request, slug, endpoint_id):
     project = get_project_for_user(request.user, slug, Role.OWNER)
     endpoint = get_object_or_404(ModelEndpoint, pk=endpoint_id, project=project)
-    form = EndpointForm(request.POST or None, instance=endpoint, project=project, prefix="endpoint")
+    form = EndpointForm(
+        request.POST or None, instance=endpoint, project=project, user=request.user, prefix="endpoint"
+    )
     if request.method == "POST" and form.is_valid():
         endpoint_update(endpoint=endpoint, **form.cleaned_data)
         messages.success(request, _("Endpoint “%(name)s” saved.") % {"name": endpoint.name})

@@ -1,4 +1,5 @@
-"""A small OpenAI-compatible chat-completions server for tests and benchmarks (real sockets).
+"""A small OpenAI-compatible chat-completions server for tests and benchmarks (real sockets), scripted per test;
+the product's own scripted server, the demo model, is ``generation.demo_model``, whose parts this one shares.
 
     with FakeLLM(latency=0.2, max_concurrency=32) as server:
         server.script(Reply.rate_limited(retry_after=1), Reply.json({"answer": "..."}))
@@ -31,6 +32,9 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from generation.demo_model import EMBEDDING_DIMENSIONS, embeddings, example_for_schema, schema_example
+from generation.demo_model import bag_of_words_embedding as fake_embedding
 
 _SCHEMA_BLOCK = re.compile(r"```json\n(\{.*?\})\n```", re.DOTALL)
 
@@ -376,37 +380,8 @@ def _text_completion(request: dict, logprob_responder) -> dict:
     }
 
 
-EMBEDDING_DIMENSIONS = 256
-
-
-def _word_direction(word: str) -> list[float]:
-    digest = hashlib.sha512(word.encode("utf-8")).digest() * 4
-    return [(byte - 127.5) / 127.5 for byte in digest[:EMBEDDING_DIMENSIONS]]
-
-
-def fake_embedding(text: str) -> list[float]:
-    """The sum of the text's word directions, unit length (all zeros for a text without words)."""
-    vector = [0.0] * EMBEDDING_DIMENSIONS
-    for word in re.findall(r"\w+", text.lower()):
-        for index, value in enumerate(_word_direction(word)):
-            vector[index] += value
-    norm = math.sqrt(sum(value * value for value in vector)) or 1.0
-    return [value / norm for value in vector]
-
-
 def _embeddings(model: str, texts: list[str]) -> dict:
-    return {
-        "object": "list",
-        "model": model,
-        "data": [
-            {"object": "embedding", "index": index, "embedding": fake_embedding(text)}
-            for index, text in enumerate(texts)
-        ],
-        "usage": {
-            "prompt_tokens": sum(len(text) // 4 + 1 for text in texts),
-            "total_tokens": sum(len(text) // 4 + 1 for text in texts),
-        },
-    }
+    return embeddings(model, texts)
 
 
 def _requested_schema(received: Received) -> dict | None:
@@ -417,39 +392,5 @@ def _requested_schema(received: Received) -> dict | None:
     return json.loads(blocks[-1]) if blocks else None
 
 
-def example_for_schema(schema: dict):
-    """A value valid against ``schema``, without a server."""
-    return _example(schema, itertools.count(1))
-
-
 def _example(schema: dict, counter):
-    """A value valid against ``schema`` (the subset templates use), with distinct strings."""
-    if "const" in schema:
-        return schema["const"]
-    if schema.get("enum"):
-        return schema["enum"][0]
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = kind[0]
-    if kind == "object" or "properties" in schema:
-        properties = schema.get("properties", {})
-        names = schema.get("required") or list(properties)
-        return {name: _example(properties.get(name, {}), counter) for name in names}
-    if kind == "array":
-        items = schema.get("items", {})
-        size = max(schema.get("minItems", 1), 1)
-        if items.get("enum") and schema.get("uniqueItems"):
-            return list(items["enum"])[:size]
-        if items.get("pattern") == "^[A-Z]$":  # labels of answers to rank
-            return [chr(ord("A") + n) for n in range(size)]
-        return [_example(items, counter) for _ in range(size)]
-    if kind == "integer":
-        return int(schema.get("minimum", 1))
-    if kind == "number":
-        return float(schema.get("minimum", 1))
-    if kind == "boolean":
-        return True
-    if kind == "string":
-        text = f"Texto gerado número {next(counter)}, com um mecanismo causal explicado."
-        return text.ljust(schema.get("minLength", 0), ".")
-    return None
+    return schema_example(schema, counter)

@@ -1,5 +1,7 @@
-"""The demo: one project per design, with the same people. The Causal_QA.PT one (the default) has a round
-of judgments and some gold; the others hold their design's example dataset (``designs/<key>/data``).
+"""The demo: one project per design, with the same people. Each holds its design's example dataset
+(``designs/<key>/data``; the Causal_QA.PT one, the default, comes with a round of judgments), and then work for
+every role (:func:`demo_work_for_every_role`): items waiting for an annotator, items whose round is complete
+waiting for a curator, and an approved set with a cut release ``v1``.
 
 ``demo_load()`` is idempotent: users are created once, and a project that exists is left alone.
 """
@@ -39,6 +41,9 @@ DEMO_USERS = [
     ("annotator2", "annotator2", Membership.Role.ANNOTATOR, ["technology"]),
     ("annotator3", "annotator3", Membership.Role.ANNOTATOR, ["animals"]),
 ]
+# The demo's model-written answers name the scripted demo model (generation.demo_model.DEMO_MODEL_NAME), which
+# wrote them: no language model did.
+DEMO_MODEL_NAME = "scripted demo (not a language model)"
 OPTION_ORDER = ["correct", "contradictory", "unfounded", "reversal", "irrelevant"]
 # Items are tagged with the expertise of their topic (item.metadata["expertise"]), so the queue
 # routes each demo annotator to their own topic first (see annotation.queue).
@@ -96,9 +101,10 @@ def demo_load(design_key: str = "") -> DemoResult:
         Membership.objects.update_or_create(
             user=users[username], project=project, defaults={"role": role, "expertise": expertise}
         )
-    design.load_example(project, users)
+    design.demo_example(project, users)
     for path in design.published_example_paths():  # the authors' layouts, through the readers an upload meets
         questions_import(project=project, filename=path.name, path=path, user=users["admin"])
+    demo_work_for_every_role(project, users)
     return DemoResult(project, created=True)
 
 
@@ -138,7 +144,7 @@ def _demo_item(project, topics, spec, users) -> Item:
     if answer and spec.get("answer_by") == "model":
         author = Author(
             by_model=True,
-            provenance={"kind": "model", "model": "demo-llama-70b", "template": "answer/class-agnostic v1"},
+            provenance={"kind": "model", "model": DEMO_MODEL_NAME, "template": "answer/class-agnostic v1"},
         )
     elif answer:
         author = Author(user=users["annotator1"])
@@ -207,3 +213,114 @@ def _demo_round(project, answered: list[Item], users, rng: random.Random) -> Non
             )
     approved = [item for index, item in enumerate(judged) if index % 4 != 3 and index % 5][:6]
     items_close(item_ids=[item.pk for item in approved], curator=users["curator"], note="")
+
+
+# How much of each demo project is decided, judged and left: enough of each for every role to find work.
+DEMO_APPROVED_GROUPS = 1  # whole groups (a scenario, an entry, a seed, a pair) or, ungrouped, ...
+DEMO_APPROVED_ITEMS = 6  # ... this many items
+DEMO_COMPLETE_ROUNDS = 3  # items whose round the demo annotators complete, for the curator
+
+
+def demo_work_for_every_role(project: Project, users: dict) -> dict:
+    """Give every role of the demo something to do, through the services the pages use (whatever the design):
+
+    - the curator approves a few whole groups (or items) still in review, and a release ``v1`` is cut from
+      what the design lets a release hold (the approved items of earlier loading count too);
+    - the demo annotators take what the queue hands them and judge it (top ratings, accept, the item's own
+      class), until a few rounds are complete: those wait for the curator's decision;
+    - everything else stays in the queue for the annotators.
+    """
+    from evaluation.models import Release
+    from evaluation.services import release_cut
+
+    design = design_for(project)
+    curator = users["curator"]
+    in_review = Item.objects.filter(project=project, status=Item.Status.IN_REVIEW).order_by("pk")
+    approved = Item.objects.filter(project=project, status=Item.Status.APPROVED)
+    if not design.releasable(approved).exists():
+        chosen = _whole_groups(in_review, DEMO_APPROVED_GROUPS) or list(
+            in_review.values_list("pk", flat=True)[:DEMO_APPROVED_ITEMS]
+        )
+        if chosen:
+            items_close(item_ids=chosen, curator=curator, note="")
+    completed = _judge_until_complete(project, users, DEMO_COMPLETE_ROUNDS)
+    released = None
+    releasable = design.releasable(Item.objects.filter(project=project, status=Item.Status.APPROVED))
+    if releasable.exists() and not Release.objects.filter(project=project).exists():
+        released = release_cut(project=project, user=curator, notes="Demo release.")
+    return {"rounds_completed": completed, "release": released.version if released else None}
+
+
+def _whole_groups(items, how_many: int) -> list[int]:
+    """The ids of the first ``how_many`` groups all of whose items are among ``items``."""
+    chosen, groups = [], 0
+    group_ids = list(dict.fromkeys(items.exclude(group=None).values_list("group_id", flat=True)))
+    for group_id in group_ids:
+        members = list(Item.objects.filter(group_id=group_id).values_list("pk", "status"))
+        if all(status == Item.Status.IN_REVIEW for _pk, status in members):
+            chosen += [pk for pk, _status in members]
+            groups += 1
+            if groups == how_many:
+                break
+    return chosen
+
+
+def _judge_until_complete(project: Project, users: dict, rounds: int) -> int:
+    """The demo annotators judge what the review queue hands them until ``rounds`` more rounds are complete,
+    leaving the rest to the annotators; nothing when the demo's three annotators cannot complete a round."""
+    from django.core.exceptions import ValidationError
+
+    from ..judging import AssignmentClosed, judgment_submit
+    from ..queue import REVIEW, assignment_next
+
+    design = design_for(project)
+    annotators = [
+        users[name] for name, _password, role, _expertise in DEMO_USERS if role == Membership.Role.ANNOTATOR
+    ]
+    if project.overlap > len(annotators):
+        return 0
+    before = _complete_rounds(project)
+    open_rounds = (
+        Item.objects.filter(project=project, status=Item.Status.IN_REVIEW, round__gt=0).count() - before
+    )
+    target = min(rounds, open_rounds // 3)  # at least two thirds of the open work stays for the annotators
+    judged_items: set[int] = set()
+    for _attempt in range(4 * rounds):
+        if _complete_rounds(project) - before >= target:
+            break
+        for annotator in annotators:
+            assignment = assignment_next(project=project, annotator=annotator, kind=REVIEW)
+            if assignment is None:
+                continue
+            item = assignment.item
+            if item.pk not in judged_items and len(judged_items) >= target:
+                assignment.delete()  # not started by the demo: it stays for a person
+                continue
+            criteria = design.judgment_criteria(item)
+            labels = design.judgment_labels(item)
+            try:
+                judgment_submit(
+                    assignment=assignment,
+                    ratings={criterion["key"]: int(criterion.get("max", 5)) for criterion in criteria},
+                    vote=Judgment.Vote.ACCEPT,
+                    causal_class=item.causal_class
+                    if item.causal_class in labels
+                    else (labels[0] if labels else ""),
+                )
+            except (ValidationError, AssignmentClosed):  # a design wanting more: the item is left to a person
+                Assignment.objects.filter(pk=assignment.pk).delete()
+                continue
+            judged_items.add(item.pk)
+    return _complete_rounds(project) - before
+
+
+def _complete_rounds(project: Project) -> int:
+    """Items in review whose current round has all its judgments."""
+    from django.db.models import Count, F, Q
+
+    return (
+        Item.objects.filter(project=project, status=Item.Status.IN_REVIEW, round__gt=0)
+        .annotate(done=Count("judgments", filter=Q(judgments__round=F("round"))))
+        .filter(done__gte=project.overlap)
+        .count()
+    )

@@ -58,6 +58,12 @@ class ProjectDesign:
         """Field values of a new project of this design (answer_format, label_set, criteria, overlap, design_settings)."""
         return {"answer_format": self.answer_format}
 
+    def demo_example(self, project, users: dict) -> dict:
+        """The example as the demo loads it (``manage.py load_demo``): by default ``load_example``; a design whose
+        example leaves no work for some role (everything judged, decided or waiting for a model) shapes it here
+        so that annotators and curators each find something to do."""
+        return self.load_example(project, users)
+
     def load_example(self, project, users: dict) -> dict:
         """Load the design's example dataset into ``project``; returns counts of what was created."""
         return {}
@@ -174,6 +180,12 @@ class ProjectDesign:
         """Which items in review the review queue may not hand out yet (a condition on Item; None: none).
         Fixed per design, so the queue compiles it into its queries once. CausalBench holds back its
         questions until their blind answer check is in: the check queue hands those out, blind."""
+        return None
+
+    def held_back_work(self) -> Q | None:
+        """Which of the held-back items a queue of the design's own hands to annotators (a condition on Item;
+        None: none), so the home page counts them as waiting work. CausalBench: the questions its check queue
+        hands out."""
         return None
 
     def round_complete(self, item) -> None:

@@ -19,7 +19,7 @@ from django.db.models import Count, Q
 from django.utils.translation import gettext_lazy as _
 
 from annotation.designs.base import ExportFile, ProjectDesign, Stage, register
-from annotation.models import Item, ItemGroup, Project
+from annotation.models import Assignment, Item, ItemGroup, Project
 from annotation.services import NOBODY, Author, NewItem, items_create
 
 # Questions of a scenario in review still without their second, blind answer: the check queue's to hand out.
@@ -291,6 +291,33 @@ class CausalBenchDesign(ProjectDesign):
         groups = example_scenarios_load(project, read_example())
         return {"scenarios": len(groups), "questions": 4 * len(groups)}
 
+    def demo_example(self, project, users):
+        """The example, and its last scenario checked blind by an annotator: work for the curator too."""
+        counts = self.load_example(project, users)
+        last = ItemGroup.objects.filter(project=project, kind="scenario").order_by("pk").last()
+        counts["checked"] = self._demo_checks(last, users) if last is not None and users else 0
+        return counts
+
+    @staticmethod
+    def _demo_checks(group, users) -> int:
+        """The demo's last scenario checked blind by an annotator, through the check queue: two answers agree
+        (approved), two differ and wait for the curator's adjudication."""
+        from .checks import check_record
+
+        checker = users.get("annotator2")
+        if checker is None:
+            return 0
+        checked = 0
+        for number, item in enumerate(group.items.order_by("pk")):
+            Assignment.objects.update_or_create(
+                item=item, annotator=checker, round=item.round, defaults={"status": Assignment.Status.ACTIVE}
+            )
+            first = normalise_answer(item.reference_answer) or "yes"
+            other = "no" if first == "yes" else "yes"
+            check_record(item=item, answer=first if number % 2 == 0 else other, checker=checker)
+            checked += 1
+        return checked
+
     def releasable(self, items):
         """Whole scenarios only: all four perspective questions approved, so that a benchmark's group
         accuracy ("all four correct") is measured on groups of four."""
@@ -313,6 +340,10 @@ class CausalBenchDesign(ProjectDesign):
 
     def review_held_back(self):
         """The review queue leaves a question to the check queue until its blind second answer is in."""
+        return AWAITING_CHECK
+
+    def held_back_work(self):
+        """The questions waiting for their blind check are work for annotators: the check queue hands them out."""
         return AWAITING_CHECK
 
     def item_warnings(self, item):

@@ -166,7 +166,7 @@ class CausalityCheckDesign(ProjectDesign):
 
         return published_results_read(records=records, files=files)
 
-    def load_example(self, project, users: dict) -> dict:
+    def load_example(self, project, users: dict, demo: bool = False) -> dict:
         data = json.loads((DATA / self.example_file).read_text(encoding="utf-8"))
         items = []
         for number, spec in enumerate(data["seeds"], start=1):
@@ -175,8 +175,17 @@ class CausalityCheckDesign(ProjectDesign):
         counts = {"seeds": len(data["seeds"]), "items": len(items)}
         inspectors = [users[name] for name in ("annotator1", "annotator2") if name in users]
         if len(inspectors) == 2:
-            counts["judgments"] = demo_inspection(project, items, inspectors)
+            counts["judgments"] = demo_inspection(project, self._inspected(items, data, demo), inspectors)
         return counts
+
+    def demo_example(self, project, users: dict) -> dict:
+        """The example with its last seed's items left uninspected: they wait for the demo's annotators."""
+        return self.load_example(project, users, demo=True)
+
+    @staticmethod
+    def _inspected(items, data, demo: bool):
+        per_seed = len(items) // max(len(data["seeds"]), 1)
+        return items[: len(items) - per_seed] if demo and len(data["seeds"]) > 1 else items
 
     def item_warnings(self, item) -> list[str]:
         meta = item.metadata or {}

@@ -326,15 +326,27 @@ class ExplicaDesign(ProjectDesign):
             },
         }
 
-    def load_example(self, project, users):
-        """The example's pairs and items, the example's 15 ratings per item, and the aggregated gold labels."""
+    def load_example(self, project, users, demo: bool = False):
+        """The example's pairs and items, the example's 15 ratings per item, and the aggregated gold labels.
+
+        ``demo`` (the demo's roles): the last pair keeps no ratings, so its items wait for the project's raters
+        (the demo's annotators among them), and the one before gets its ratings after the aggregation, so its
+        complete rounds wait for a curator to aggregate them."""
         from .aggregation import example_ratings_load, explica_aggregate
 
         data = read_example()
         groups = example_pairs_load(project, data)
-        raters = example_ratings_load(project, data)
+        pair_ids = list(dict.fromkeys(row["pair_id"] for row in data["ratings"]))
+        unrated, later = (pair_ids[-1], pair_ids[-2]) if demo and len(pair_ids) > 2 else (None, None)
+
+        def ratings_of(keep):
+            return {**data, "ratings": [row for row in data["ratings"] if keep(row["pair_id"])]}
+
+        raters = example_ratings_load(project, ratings_of(lambda pair: pair not in (unrated, later)))
         curator = users.get("curator") if users else None
         report = explica_aggregate(project=project, curator=curator)
+        if later is not None:
+            example_ratings_load(project, ratings_of(lambda pair: pair == later))
         return {
             "pairs": len(groups),
             "items": 8 * len(groups),
@@ -343,6 +355,9 @@ class ExplicaDesign(ProjectDesign):
             "labelled": len(report.labelled),
             "ties": len(report.ties),
         }
+
+    def demo_example(self, project, users):
+        return self.load_example(project, users, demo=True)
 
     def agreement_fields(self):
         return ["connective", "item_order"]

@@ -151,6 +151,17 @@ class MeterDesign(ProjectDesign):
         ]
         return {"entries": len(created)}
 
+    def demo_example(self, project, users: dict) -> dict:
+        """The example's pairs, and the published example's entries, whose three questions wait at the editing
+        stage: the demo has questions for annotators (and, once judged, for the curator) before any model job."""
+        from .published import published_entries_import
+
+        counts = self.load_example(project, users)
+        published = published_entries_import(
+            project=project, data=(DATA / "meter_published.jsonl").read_bytes()
+        )
+        return {**counts, "published_entries": len(published)}
+
     def judgment_criteria(self, item) -> list[dict]:
         """Verification and editing are a vote on the pair or the final version; filtering rates five criteria."""
         if item.metadata.get("stage") == "filtering":

@@ -5,6 +5,7 @@ from .endpoints import (
     endpoint_config,
     endpoint_create,
     endpoint_from_environment,
+    endpoint_test_connection,
     endpoint_update,
     limiter_for,
 )
@@ -31,6 +32,7 @@ __all__ = [
     "endpoint_config",
     "endpoint_create",
     "endpoint_from_environment",
+    "endpoint_test_connection",
     "endpoint_update",
     "endpoint_usable",
     "job_cancel",

@@ -7,11 +7,13 @@ client is built, and goes nowhere else: not to the database, not to a page, not 
 import os
 import socket
 import threading
+from dataclasses import dataclass
 from decimal import Decimal
 from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.utils.translation import gettext as _
 
 from ..llm import EndpointConfig, Limits, LocalLimiter, RedisLimiter
 from ..llm.guard import AddressPolicy, RefusedAddress, check_address
@@ -200,3 +202,87 @@ def _redis_client():
 
         _redis = redis.Redis.from_url(settings.REDIS_URL, health_check_interval=30)
     return _redis
+
+
+@dataclass(frozen=True)
+class ConnectionTest:
+    """What *Test connection* found: whether the endpoint answered, in plain words for the page."""
+
+    ok: bool
+    message: str
+    reply: str = ""
+    latency_ms: int = 0
+
+
+def endpoint_test_connection(endpoint: ModelEndpoint) -> ConnectionTest:
+    """One call asking for one token, with no retry; every door (page, command) calls this.
+
+    An answer counts even when it is not valid JSON (one token rarely is): the server, the key and the model
+    name all work. A failure is told in the reader's language from its kind, never from exception text.
+    """
+    from dataclasses import replace
+
+    from ..llm import LLMClient, PromptRequest
+
+    config = replace(
+        endpoint_config(endpoint, params={"max_tokens": 1, "temperature": 0}),
+        max_attempts=1,
+        max_retries=0,
+        timeout=min(endpoint.timeout_seconds, 20.0),
+    )
+    client = LLMClient(config)
+    try:
+        result = client.complete(PromptRequest(system="", user="Reply with OK.", schema={}))
+    finally:
+        client.close()
+    last = result.attempts[-1] if result.attempts else None
+    if last is not None and last.outcome in ("ok", "invalid"):
+        return ConnectionTest(
+            ok=True,
+            message=_("It answers: model “%(model)s” replied in %(ms)s ms.")
+            % {"model": endpoint.model, "ms": last.latency_ms},
+            reply=(last.raw or "")[:200],
+            latency_ms=last.latency_ms,
+        )
+    return ConnectionTest(ok=False, message=_connection_problem(endpoint, config, last))
+
+
+def _connection_problem(endpoint: ModelEndpoint, config, attempt) -> str:
+    status = attempt.status if attempt is not None else None
+    outcome = attempt.outcome if attempt is not None else ""
+    error = attempt.error if attempt is not None else ""
+    if error.startswith("refused to connect"):
+        return _(
+            "This address is not allowed for a project's endpoint: private, loopback and link-local addresses "
+            "are refused unless the site lists them in LLM_ALLOWED_HOSTS. A site admin can add the server as a "
+            "site-wide endpoint instead."
+        )
+    if outcome == "timeout":
+        return _("No answer from %(url)s within %(seconds)s s.") % {
+            "url": endpoint.base_url,
+            "seconds": f"{config.timeout:g}",
+        }
+    if outcome == "connection_error":
+        return _("Nothing answers at %(url)s: is the server running, and is the address right?") % {
+            "url": endpoint.base_url
+        }
+    if status == 401:
+        if endpoint.api_key_env and not config.api_key:
+            return _("The server wants a key, and %(variable)s is not set in the server's environment.") % {
+                "variable": endpoint.api_key_env
+            }
+        return _("The server refused the key (401): check the API key in %(variable)s.") % {
+            "variable": endpoint.api_key_env or _("the endpoint's key variable")
+        }
+    if status == 403:
+        return _("The key may not use the model “%(model)s” (403).") % {"model": endpoint.model}
+    if status == 404:
+        return _(
+            "Not found (404): check the model name “%(model)s” and that the base URL ends where the API "
+            "begins (often /v1)."
+        ) % {"model": endpoint.model}
+    if status == 429 or (status or 0) >= 500:
+        return _("The server is busy or failing (%(status)s): try again in a moment.") % {"status": status}
+    if status:
+        return _("The server refused the request (%(status)s).") % {"status": status}
+    return _("The call did not complete.")

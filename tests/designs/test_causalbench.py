@@ -689,3 +689,14 @@ def test_the_annotator_sees_the_scenario_once_and_checks_the_answer_instead_of_r
     )
     assert response.status_code == 302, response.content.decode()[:300]
     assert Judgment.objects.get(assignment=assignment).ratings == {"answer_correct": 1}
+
+
+def test_questions_waiting_for_their_blind_check_count_as_work_on_the_home_page(owner, curator, annotators):
+    from annotation.queue import REVIEW, waiting_counts
+
+    project = causalbench_project(owner, curator, annotators)
+    scenario_add(project=project, domain="text", context="Um cenário.", questions=four(), external_id="h1")
+    assert questions_to_check(project).count() == 4
+    assert waiting_counts(annotators[0], [project])[project.pk][REVIEW] == 4
+    Assignment.objects.create(item=questions_to_check(project).first(), annotator=annotators[0], round=1)
+    assert waiting_counts(annotators[0], [project])[project.pk][REVIEW] == 3

@@ -59,6 +59,8 @@ RULES = {
     "generation:job_retry": CURATOR,
     "generation:endpoint_list": OWNER,
     "generation:endpoint_edit": OWNER,
+    "generation:endpoint_test": OWNER,
+    "generation:models_help": PUBLIC,
     "generation:call_detail": ANNOTATOR,
     "generation:topics": ANNOTATOR,
     "generation:topic_run_start": CURATOR,
