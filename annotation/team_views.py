@@ -14,7 +14,6 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from . import team
 from .guidelines import render_markdown
-from .labels import class_label
 from .models import Membership
 from .permissions import Role, get_project_for_user
 
@@ -73,12 +72,6 @@ class SettingsForm(forms.Form):
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
         self.project = project
-        for label in project.label_set:
-            self.fields[f"target_{label}"] = forms.IntegerField(
-                label=_("Target for “%(label)s”") % {"label": class_label(project, label)},
-                min_value=0,
-                required=False,
-            )
 
     @classmethod
     def for_project(cls, project, data=None):
@@ -90,22 +83,13 @@ class SettingsForm(forms.Form):
             "criteria": team.criteria_text(project.criteria),
             "label_set": team.labels_text(project),
             "guidelines": project.guidelines,
-            **{f"target_{label}": project.class_targets.get(label) for label in project.label_set},
         }
         return cls(data, project=project, initial=initial)
-
-    def target_fields(self):
-        return [self[name] for name in self.fields if name.startswith("target_")]
 
     def changes(self) -> dict:
         """The settings as annotation.team.project_settings_update takes them (raises ValidationError)."""
         data = self.cleaned_data
         label_set, label_names = team.labels_parse(data["label_set"])
-        targets = {
-            name[len("target_") :]: value
-            for name, value in data.items()
-            if name.startswith("target_") and value is not None and name[len("target_") :] in label_set
-        }
         return {
             "language": data["language"],
             "overlap": data["overlap"],
@@ -115,7 +99,6 @@ class SettingsForm(forms.Form):
             "label_set": label_set,
             "label_names": label_names,
             "guidelines": data["guidelines"],
-            "class_targets": targets,
         }
 
 
