@@ -52,7 +52,6 @@ def run_list(request, slug):
             for field, message in exc.errors.items():
                 form.add_error(field if field in form.fields else None, message)
         else:
-            messages.info(request, _("Run #%(id)s started.") % {"id": run.pk})
             return redirect("evaluation:run_detail", slug=project.slug, run_id=run.pk)
     context = {
         "project": project,

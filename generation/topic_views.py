@@ -129,7 +129,6 @@ def topic_run_start(request, slug):
             for field, message in exc.errors.items():
                 form.add_error(field if field in form.fields else None, message)
         else:
-            messages.success(request, _("Topic modelling is queued; this page follows it."))
             return redirect("generation:topics", slug=project.slug)
     return _topics_page(request, project, run_form=form, status=400)
 
