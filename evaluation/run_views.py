@@ -7,6 +7,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from annotation.designs import design_for
 from annotation.permissions import Role, get_project_for_user
 from annotation.polling import poll_response
 from generation import local_models
@@ -44,6 +45,7 @@ def run_list(request, slug):
             releases=releases,
             endpoints=endpoints_for_project(project),
             conditions=list(CONDITIONS[project.answer_format]),
+            field_groups=design_for(project).run_field_groups,
         )
     if request.method == "POST" and form is not None and form.is_valid():
         try:

@@ -43,6 +43,10 @@ class ProjectDesign:
     nav_partial = (
         ""  # links of the design's own pages, included in the project's navigation (context: project)
     )
+    # The optional parts of the benchmark-run form this design's runs use (evaluation.forms.RUN_FIELD_GROUPS):
+    # "judge" (an LLM judge of open answers), "bertscore", "levels" (level and question-type metadata keys),
+    # "cells" (task and variant keys, differences between cells). The run form shows only these.
+    run_field_groups: tuple[str, ...] = ("judge", "bertscore", "levels", "cells")
 
     def stages(self) -> list[Stage]:
         return []

@@ -207,6 +207,7 @@ class CausalBenchDesign(ProjectDesign):
         "each with and without intervention; every answer checked by a second, independent answer."
     )
     answer_format = "yes_no"
+    run_field_groups = ("levels",)
     example_file = "causalbench.json"
     help_template = "designs/causalbench/causalbench_help.html"
     item_partial = "designs/causalbench/_causalbench_item.html"

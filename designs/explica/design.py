@@ -258,6 +258,7 @@ class ExplicaDesign(ProjectDesign):
         "people; the best-rated connective gives the pair's relation."
     )
     answer_format = "rating"
+    run_field_groups = ()
     example_file = "explica.json"
     help_template = "designs/explica/explica_help.html"
     item_partial = "designs/explica/_explica_item.html"
