@@ -244,10 +244,11 @@ def _bertscore_table(rows: list[dict], runs: list[EvalRun]) -> Table:
             )
             for c in _classes(scored)
         ],
-        title=_("Mean BERTScore F1 per class, model and condition"),
+        title=_("Mean BERTScore F1 per class, model and condition (95% bootstrap intervals)"),
         series=series,
         max_value=1.0,
         digits=3,
+        intervals=metrics.intervals_by(scored, ["class", "series"], lambda row: row["f1"]),
     )
     return Table(
         "bertscore",
@@ -301,9 +302,14 @@ def _judge_table(loaded: Loaded) -> Table:
             )
             for c in _classes(scored)
         ],
-        title=_("Mean judge score (1–5) per class, model and condition"),
+        title=_("Mean judge score (1–5) per class, model and condition (95% bootstrap intervals)"),
         series=series,
         max_value=5.0,
+        intervals=metrics.intervals_by(
+            scored,
+            ["class", "series"],
+            lambda score: mean(score["scores"].values()) if score["scores"] else None,
+        ),
     )
     return Table(
         "judge_scores",
@@ -513,6 +519,10 @@ def _failures_table(loaded: Loaded) -> Table:
 # --- closed formats -----------------------------------------------------------------------------------
 
 
+def _right(row: dict) -> float:
+    return 1.0 if row["correct"] else 0.0
+
+
 def _accuracy_columns() -> list[tuple[str, str]]:
     return [
         ("n", _("Answers")),
@@ -537,10 +547,14 @@ def _closed_tables(loaded: Loaded, differences_text: str) -> list[Table]:
             overall,
             plots.grouped_bars(
                 [(_("all questions"), [(line["series"], line["accuracy"]) for line in overall])],
-                title=_("Accuracy"),
+                title=_("Accuracy (95% bootstrap intervals)"),
                 series=series,
                 max_value=1.0,
                 digits=3,
+                intervals={
+                    (_("all questions"), series_name): interval
+                    for (series_name,), interval in metrics.intervals_by(rows, keys, _right).items()
+                },
             ),
         )
     ]
@@ -554,10 +568,11 @@ def _closed_tables(loaded: Loaded, differences_text: str) -> list[Table]:
             by_level,
             plots.grouped_bars(
                 _groups(by_level, "level", series, "accuracy"),
-                title=_("Accuracy per level"),
+                title=_("Accuracy per level (95% bootstrap intervals)"),
                 series=series,
                 max_value=1.0,
                 digits=3,
+                intervals=metrics.intervals_by(rows, ["level"] + keys, _right),
             ),
         )
     )
@@ -571,10 +586,11 @@ def _closed_tables(loaded: Loaded, differences_text: str) -> list[Table]:
             by_type,
             plots.grouped_bars(
                 _groups(by_type, "type", series, "accuracy"),
-                title=_("Accuracy per type"),
+                title=_("Accuracy per type (95% bootstrap intervals)"),
                 series=series,
                 max_value=1.0,
                 digits=3,
+                intervals=metrics.intervals_by(typed, ["type"] + keys, _right),
             )
             if by_type
             else None,
