@@ -153,15 +153,18 @@ def grouped_bars(
     max_value: float | None = None,
     digits: int = 2,
     intervals: dict[tuple[str, str], tuple[float, float] | None] | None = None,
+    shown=None,
 ) -> SafeString:
     """Horizontal bars in groups (a class), one bar per series (model · condition), the value at its end; with
-    ``intervals`` ({(group, series): (low, high)}), each bar's 95% interval as an error bar."""
+    ``intervals`` ({(group, series): (low, high)}), each bar's 95% interval as an error bar. ``shown`` names a
+    group or series for the reader (keys stay the keys)."""
     intervals = intervals or {}
+    shown = shown or str
     values = [v for _label, bars in groups for _s, v in bars if v is not None]
     top = max_value or (max(values) if values else 1.0) or 1.0
     label_width, plot_width, bar, gap = 170, 400, 11, 12
     width = label_width + plot_width + 60
-    legend, legend_height = _legend(series, x0=10, width=width - 10)
+    legend, legend_height = _legend([shown(name) for name in series], x0=10, width=width - 10)
     top_margin = 8 + legend_height
     height = top_margin + sum(len(bars) * (bar + 2) + gap for _label, bars in groups) + 22
     out = [_svg_open(width, height, title), *legend]
@@ -170,7 +173,7 @@ def grouped_bars(
         block = len(bars) * (bar + 2)
         out.append(
             f'<text x="{label_width - 8}" y="{y + block / 2 + 4:.1f}" font-size="12" text-anchor="end">'
-            f"{escape(_short(label, 26))}</text>"
+            f"{escape(_short(shown(label), 26))}</text>"
         )
         for name, value in bars:
             color = PALETTE[series.index(name) % len(PALETTE)] if name in series else PALETTE[-1]
@@ -181,7 +184,7 @@ def grouped_bars(
             else:
                 w = max(0.0, min(1.0, value / top)) * plot_width
                 interval = intervals.get((label, name))
-                tip = f"{escape(name)}: {value:.{digits}f}"
+                tip = f"{escape(shown(name))}: {value:.{digits}f}"
                 if interval:
                     tip += f" (95% CI {interval[0]:.{digits}f}–{interval[1]:.{digits}f})"
                 out.append(

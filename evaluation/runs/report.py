@@ -23,7 +23,7 @@ from .. import plots
 from ..agreement.statistics import krippendorff_alpha
 from ..agreement.table import RatingTable
 from ..models import EvalResponse, EvalRun, JudgeScore, Ranking
-from . import metrics
+from . import metrics, reading
 from .conditions import CLOSED, OPEN, option_role, question_of, record_metadata
 
 SCALE = [1, 2, 3, 4, 5]
@@ -249,6 +249,7 @@ def _bertscore_table(rows: list[dict], runs: list[EvalRun]) -> Table:
         max_value=1.0,
         digits=3,
         intervals=metrics.intervals_by(scored, ["class", "series"], lambda row: row["f1"]),
+        shown=reading.reader_text(runs[0].project) if runs else None,
     )
     return Table(
         "bertscore",
@@ -339,7 +340,13 @@ def _reference_table(loaded: Loaded) -> Table:
             }
             line.update({f"score_{value}": counts.get(value, 0) for value in SCALE})
             lines.append(line)
-            bars.append((f"{author} · {criterion}", [(str(value), counts.get(value, 0)) for value in SCALE]))
+            project = loaded.runs[0].project
+            bars.append(
+                (
+                    f"{reading.author_name(author)} · {reading.criterion_name(project, criterion)}",
+                    [(str(value), counts.get(value, 0)) for value in SCALE],
+                )
+            )
     plot = (
         plots.bar_chart(
             bars,
@@ -537,6 +544,7 @@ def _accuracy_columns() -> list[tuple[str, str]]:
 def _closed_tables(loaded: Loaded, differences_text: str) -> list[Table]:
     rows = loaded.responses
     keys = ["series"]
+    shown = reading.reader_text(loaded.runs[0].project) if loaded.runs else None
     overall = metrics.accuracy_by(rows, keys)
     series = [line["series"] for line in overall]
     tables = [
@@ -555,6 +563,7 @@ def _closed_tables(loaded: Loaded, differences_text: str) -> list[Table]:
                     (_("all questions"), series_name): interval
                     for (series_name,), interval in metrics.intervals_by(rows, keys, _right).items()
                 },
+                shown=shown,
             ),
         )
     ]
@@ -573,6 +582,7 @@ def _closed_tables(loaded: Loaded, differences_text: str) -> list[Table]:
                 max_value=1.0,
                 digits=3,
                 intervals=metrics.intervals_by(rows, ["level"] + keys, _right),
+                shown=shown,
             ),
         )
     )
@@ -591,6 +601,7 @@ def _closed_tables(loaded: Loaded, differences_text: str) -> list[Table]:
                 max_value=1.0,
                 digits=3,
                 intervals=metrics.intervals_by(typed, ["type"] + keys, _right),
+                shown=shown,
             )
             if by_type
             else None,
