@@ -711,3 +711,31 @@ class SavedItemView(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.project_id}, {self.owner_id})"
+
+
+class Invitation(models.Model):
+    """An owner's invitation of someone without an account: the link in the e-mail creates the account and the
+    membership on first visit. Only a digest of the link's secret is kept."""
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="invitations")
+    email = models.EmailField(_("e-mail address"))
+    role = models.CharField(max_length=16, choices=Membership.Role.choices)
+    expertise = models.JSONField(default=list, blank=True)
+    token_digest = models.CharField(max_length=64, unique=True)
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        verbose_name = _("invitation")
+        verbose_name_plural = _("invitations")
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"invitation of {self.email} to {self.project_id}"

@@ -284,6 +284,11 @@ def project_settings_update(*, project: Project, by, **changes) -> dict:
                     % {"keys": "”, “".join(used)}
                 }
             )
+    if "label_set" in changes and "class_targets" not in changes:
+        # A class taken out of the set takes its target with it (targets are set on the class balance page).
+        changes["class_targets"] = {
+            label: n for label, n in project.class_targets.items() if label in changes["label_set"]
+        }
     if "class_targets" in changes:
         probe = Project(label_set=changes.get("label_set", project.label_set))
         changes["class_targets"] = class_targets_check(probe, changes["class_targets"])

@@ -5,16 +5,24 @@ Views only read forms and call annotation.team; every change is recorded there.
 
 from django import forms
 from django.contrib import messages
+from django.contrib.auth import get_user_model, login
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods, require_POST
 
 from . import team
 from .guidelines import render_markdown
-from .labels import class_label
+from .invitations import (
+    invitation_accept,
+    invitation_create,
+    invitation_open,
+    invitation_withdraw,
+    invitations_open,
+)
 from .models import Membership
 from .permissions import Role, get_project_for_user
 
@@ -30,6 +38,23 @@ class MemberAddForm(forms.Form):
         max_length=2000,
         help_text=gettext_lazy("Separated by commas, e.g. saúde, economia"),
     )
+
+
+class InvitationAcceptForm(forms.Form):
+    username = forms.CharField(label=gettext_lazy("Username"), max_length=150)
+    password1 = forms.CharField(
+        label=gettext_lazy("Password"), widget=forms.PasswordInput(attrs={"autocomplete": "new-password"})
+    )
+    password2 = forms.CharField(
+        label=gettext_lazy("The password again"),
+        widget=forms.PasswordInput(attrs={"autocomplete": "new-password"}),
+    )
+
+    def clean(self):
+        data = super().clean()
+        if data.get("password1") and data.get("password1") != data.get("password2"):
+            self.add_error("password2", _("The two passwords differ."))
+        return data
 
 
 class MemberForm(forms.Form):
@@ -73,12 +98,6 @@ class SettingsForm(forms.Form):
     def __init__(self, *args, project, **kwargs):
         super().__init__(*args, **kwargs)
         self.project = project
-        for label in project.label_set:
-            self.fields[f"target_{label}"] = forms.IntegerField(
-                label=_("Target for “%(label)s”") % {"label": class_label(project, label)},
-                min_value=0,
-                required=False,
-            )
 
     @classmethod
     def for_project(cls, project, data=None):
@@ -90,22 +109,13 @@ class SettingsForm(forms.Form):
             "criteria": team.criteria_text(project.criteria),
             "label_set": team.labels_text(project),
             "guidelines": project.guidelines,
-            **{f"target_{label}": project.class_targets.get(label) for label in project.label_set},
         }
         return cls(data, project=project, initial=initial)
-
-    def target_fields(self):
-        return [self[name] for name in self.fields if name.startswith("target_")]
 
     def changes(self) -> dict:
         """The settings as annotation.team.project_settings_update takes them (raises ValidationError)."""
         data = self.cleaned_data
         label_set, label_names = team.labels_parse(data["label_set"])
-        targets = {
-            name[len("target_") :]: value
-            for name, value in data.items()
-            if name.startswith("target_") and value is not None and name[len("target_") :] in label_set
-        }
         return {
             "language": data["language"],
             "overlap": data["overlap"],
@@ -115,7 +125,6 @@ class SettingsForm(forms.Form):
             "label_set": label_set,
             "label_names": label_names,
             "guidelines": data["guidelines"],
-            "class_targets": targets,
         }
 
 
@@ -129,7 +138,24 @@ def _add_errors(form, error: ValidationError) -> None:
 def members(request, slug):
     project = get_project_for_user(request.user, slug, Role.OWNER)
     form = MemberAddForm(request.POST or None, prefix="add")
-    if request.method == "POST" and form.is_valid():
+    if request.method == "POST" and form.is_valid() and _invites(form.cleaned_data["user"]):
+        try:
+            invitation, link = invitation_create(
+                project=project,
+                by=request.user,
+                email=form.cleaned_data["user"],
+                role=form.cleaned_data["role"],
+                expertise=team.tags_parse(form.cleaned_data["expertise"]),
+                link_for=lambda token: request.build_absolute_uri(
+                    reverse("annotation:invitation_accept", args=[token])
+                ),
+            )
+        except ValidationError as error:
+            _add_errors(form, error)
+        else:
+            # The link is shown on this response only (like a new API token), for an owner without a mail server.
+            return _members_page(request, project, MemberAddForm(prefix="add"), invited=(invitation, link))
+    elif request.method == "POST" and form.is_valid():
         try:
             added = team.membership_add(
                 project=project,
@@ -146,7 +172,13 @@ def members(request, slug):
     return _members_page(request, project, form, status=400 if form.errors else 200)
 
 
-def _members_page(request, project, add_form, status=200, failed=None):
+def _invites(identifier: str) -> bool:
+    """An e-mail address no account has: the person is invited rather than added."""
+    identifier = identifier.strip()
+    return "@" in identifier and not get_user_model().objects.filter(email__iexact=identifier).exists()
+
+
+def _members_page(request, project, add_form, status=200, failed=None, invited=None):
     rows = []
     for membership in project.memberships.select_related("user").order_by("user__username"):
         if failed is not None and failed[0] == membership.pk:
@@ -157,8 +189,54 @@ def _members_page(request, project, add_form, status=200, failed=None):
                 prefix=f"m{membership.pk}",
             )
         rows.append({"membership": membership, "form": row_form})
-    context = {"project": project, "add_form": add_form, "rows": rows}
+    context = {
+        "project": project,
+        "add_form": add_form,
+        "rows": rows,
+        "invitations": invitations_open(project),
+        "invited": invited,
+    }
     return render(request, "annotation/members.html", context, status=status)
+
+
+@login_required
+@require_POST
+def invitation_withdraw_view(request, slug, invitation_id):
+    project = get_project_for_user(request.user, slug, Role.OWNER)
+    try:
+        email = invitation_withdraw(project=project, invitation_id=invitation_id)
+    except ValidationError as error:
+        messages.error(request, " ".join(error.messages))
+    else:
+        messages.success(request, _("The invitation of %(email)s was withdrawn.") % {"email": email})
+    return redirect("annotation:members", slug=project.slug)
+
+
+def invitation_accept_view(request, token):
+    """Open to anyone holding the link: choose a username and a password; the account joins the project."""
+    try:
+        invitation = invitation_open(token)
+    except ValidationError as error:
+        return render(
+            request, "annotation/invitation.html", {"problem": " ".join(error.messages)}, status=410
+        )
+    form = InvitationAcceptForm(request.POST or None)
+    if request.method == "POST" and not request.user.is_authenticated and form.is_valid():
+        try:
+            user = invitation_accept(
+                token=token, username=form.cleaned_data["username"], password=form.cleaned_data["password1"]
+            )
+        except ValidationError as error:
+            if hasattr(error, "error_dict"):
+                _add_errors(form, error)
+            else:
+                form.add_error(None, error)
+        else:
+            login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+            messages.success(request, _("Welcome to %(project)s.") % {"project": invitation.project.name})
+            return redirect("annotation:project_detail", slug=invitation.project.slug)
+    context = {"invitation": invitation, "form": form}
+    return render(request, "annotation/invitation.html", context, status=400 if form.errors else 200)
 
 
 @login_required

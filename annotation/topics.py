@@ -124,3 +124,11 @@ def class_targets_set(*, project: Project, targets: dict, topic: Topic | None = 
         project.class_targets = checked
         project.save(update_fields=["class_targets"])
     return checked
+
+
+def class_targets_set_table(*, project: Project, targets: dict, topic_targets: dict[Topic, dict]) -> None:
+    """The targets table of a project at once (the project's row and its topics' rows): all saved or none."""
+    with transaction.atomic():
+        class_targets_set(project=project, targets=targets)
+        for topic, row in topic_targets.items():
+            class_targets_set(project=project, topic=topic, targets=row)

@@ -74,6 +74,12 @@ urlpatterns = [
     ),
     # The owner: team and settings; their history.
     path("p/<slug:slug>/members/", team_views.members, name="members"),
+    path(
+        "p/<slug:slug>/invitations/<int:invitation_id>/withdraw/",
+        team_views.invitation_withdraw_view,
+        name="invitation_withdraw",
+    ),
+    path("invitations/<str:token>/", team_views.invitation_accept_view, name="invitation_accept"),
     path("p/<slug:slug>/members/<int:membership_id>/", team_views.member_update, name="member_update"),
     path("p/<slug:slug>/members/<int:membership_id>/remove/", team_views.member_remove, name="member_remove"),
     path("p/<slug:slug>/settings/", team_views.project_settings, name="project_settings"),

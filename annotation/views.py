@@ -107,7 +107,6 @@ def import_list(request, slug):
             mapping=mapping.as_dict() if mapping else {},
             options=options,
         )
-        messages.info(request, _("The file is being imported."))
         return redirect("annotation:import_detail", slug=project.slug, batch_id=batch.pk)
     context = {"project": project, "form": form, "batches": selectors.recent_imports(project)}
     return render(request, "annotation/import_list.html", context)

@@ -305,6 +305,17 @@ CACHES = {
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
 
+# --- E-mail -------------------------------------------------------------------------------
+# Invitations go out by e-mail; without a mail server the console backend prints them (the owner also sees
+# the link on the members page). Set EMAIL_BACKEND=django.core.mail.backends.smtp.EmailBackend and EMAIL_HOST…
+EMAIL_BACKEND = env_str("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = env_str("EMAIL_HOST_USER")
+EMAIL_HOST_PASSWORD = env_str("EMAIL_HOST_PASSWORD")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "CausalQA Studio <noreply@localhost>")
+
 # --- Celery -------------------------------------------------------------------------------
 # With REDIS_URL set, Redis is the broker and result backend. Without it the embedded
 # default uses kombu's filesystem transport and a file result backend: no server needed (both writing each

@@ -3,6 +3,7 @@ from django.utils.translation import gettext_lazy as _
 
 from annotation.permissions import projects_for_user
 
+from .models import default_metadata_keys
 from .releases.options import (
     LICENSE_MAX_LENGTH,
     RELEASE_OPTIONS,
@@ -101,6 +102,15 @@ class AgreementFilterForm(forms.Form):
         self.fields["by"].choices = [("", _("Nothing"))] + breakdowns
 
 
+# The run form's optional fields by group; a design names the groups its runs use (ProjectDesign.run_field_groups).
+RUN_FIELD_GROUPS = {
+    "judge": ("judge_endpoint",),
+    "bertscore": ("bertscore_model", "bertscore_layer", "bertscore_idf"),
+    "levels": ("level_key", "type_key"),
+    "cells": ("task_key", "variant_key", "differences"),
+}
+
+
 class RunForm(forms.Form):
     """A benchmark run: which release and split, which models, under which conditions, judged by whom."""
 
@@ -173,12 +183,25 @@ class RunForm(forms.Form):
         help_text=_("One per line, e.g. Challenge 1 = AJ - PJ"),
     )
 
-    def __init__(self, *args, releases, endpoints, conditions: list[str], **kwargs):
+    def __init__(
+        self,
+        *args,
+        releases,
+        endpoints,
+        conditions: list[str],
+        field_groups=tuple(RUN_FIELD_GROUPS),
+        **kwargs,
+    ):
         super().__init__(*args, **kwargs)
+        for group, names in RUN_FIELD_GROUPS.items():
+            if group not in field_groups:
+                for name in names:
+                    del self.fields[name]
         self.fields["release"].queryset = releases
         self.fields["release"].label_from_instance = lambda release: release.tag
         self.fields["endpoints"].queryset = endpoints
-        self.fields["judge_endpoint"].queryset = endpoints
+        if "judge_endpoint" in self.fields:
+            self.fields["judge_endpoint"].queryset = endpoints
         self.fields["conditions"].choices = [(name, name) for name in conditions]
         self.fields["conditions"].initial = (
             conditions[:2] if "class-informed" in conditions else conditions[:1]
@@ -195,8 +218,20 @@ class RunForm(forms.Form):
         return versions
 
     def run_options(self) -> dict:
-        """The keyword arguments of ``run_create`` this form gathered."""
-        data = self.cleaned_data
+        """The keyword arguments of ``run_create`` this form gathered (defaults for the fields it did not show)."""
+        keys = default_metadata_keys()
+        data = {
+            "judge_endpoint": None,
+            "bertscore_model": "",
+            "bertscore_layer": None,
+            "bertscore_idf": False,
+            "differences": "",
+            "level_key": keys["level"],
+            "type_key": keys["type"],
+            "task_key": keys["task"],
+            "variant_key": keys["variant"],
+            **self.cleaned_data,
+        }
         return {
             "release": data["release"],
             "split": data["split"],

@@ -152,13 +152,19 @@ def grouped_bars(
     series: list[str],
     max_value: float | None = None,
     digits: int = 2,
+    intervals: dict[tuple[str, str], tuple[float, float] | None] | None = None,
+    shown=None,
 ) -> SafeString:
-    """Horizontal bars in groups (a class), one bar per series (model · condition), the value at its end."""
+    """Horizontal bars in groups (a class), one bar per series (model · condition), the value at its end; with
+    ``intervals`` ({(group, series): (low, high)}), each bar's 95% interval as an error bar. ``shown`` names a
+    group or series for the reader (keys stay the keys)."""
+    intervals = intervals or {}
+    shown = shown or str
     values = [v for _label, bars in groups for _s, v in bars if v is not None]
     top = max_value or (max(values) if values else 1.0) or 1.0
     label_width, plot_width, bar, gap = 170, 400, 11, 12
     width = label_width + plot_width + 60
-    legend, legend_height = _legend(series, x0=10, width=width - 10)
+    legend, legend_height = _legend([shown(name) for name in series], x0=10, width=width - 10)
     top_margin = 8 + legend_height
     height = top_margin + sum(len(bars) * (bar + 2) + gap for _label, bars in groups) + 22
     out = [_svg_open(width, height, title), *legend]
@@ -167,7 +173,7 @@ def grouped_bars(
         block = len(bars) * (bar + 2)
         out.append(
             f'<text x="{label_width - 8}" y="{y + block / 2 + 4:.1f}" font-size="12" text-anchor="end">'
-            f"{escape(_short(label, 26))}</text>"
+            f"{escape(_short(shown(label), 26))}</text>"
         )
         for name, value in bars:
             color = PALETTE[series.index(name) % len(PALETTE)] if name in series else PALETTE[-1]
@@ -177,12 +183,28 @@ def grouped_bars(
                 )
             else:
                 w = max(0.0, min(1.0, value / top)) * plot_width
+                interval = intervals.get((label, name))
+                tip = f"{escape(shown(name))}: {value:.{digits}f}"
+                if interval:
+                    tip += f" (95% CI {interval[0]:.{digits}f}–{interval[1]:.{digits}f})"
                 out.append(
                     f'<rect x="{label_width}" y="{y}" width="{w:.1f}" height="{bar}" fill="{color}">'
-                    f"<title>{escape(name)}: {value:.{digits}f}</title></rect>"
+                    f"<title>{tip}</title></rect>"
                 )
+                end = label_width + w
+                if interval:
+                    x_low = label_width + max(0.0, min(1.0, interval[0] / top)) * plot_width
+                    x_high = label_width + max(0.0, min(1.0, interval[1] / top)) * plot_width
+                    middle = y + bar / 2
+                    out.append(
+                        f'<g class="error-bar" stroke="#1d2330" stroke-width="1.2">'
+                        f'<line x1="{x_low:.1f}" x2="{x_high:.1f}" y1="{middle:.1f}" y2="{middle:.1f}"/>'
+                        f'<line x1="{x_low:.1f}" x2="{x_low:.1f}" y1="{y + 1}" y2="{y + bar - 1}"/>'
+                        f'<line x1="{x_high:.1f}" x2="{x_high:.1f}" y1="{y + 1}" y2="{y + bar - 1}"/></g>'
+                    )
+                    end = max(end, x_high)
                 out.append(
-                    f'<text x="{label_width + w + 4:.1f}" y="{y + bar - 2}" font-size="10" fill="#5f6b7a">'
+                    f'<text x="{end + 4:.1f}" y="{y + bar - 2}" font-size="10" fill="#5f6b7a">'
                     f"{value:.{digits}f}</text>"
                 )
             y += bar + 2

@@ -8,6 +8,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from annotation.designs import design_for
 from annotation.importing.reasons import reason_translated
 from annotation.permissions import Role, get_project_for_user
 from annotation.polling import poll_response
@@ -46,6 +47,7 @@ def run_list(request, slug):
             releases=releases,
             endpoints=endpoints_for_project(project),
             conditions=list(CONDITIONS[project.answer_format]),
+            field_groups=design_for(project).run_field_groups,
         )
     if request.method == "POST" and form is not None and form.is_valid():
         try:
@@ -54,7 +56,6 @@ def run_list(request, slug):
             for field, message in exc.errors.items():
                 form.add_error(field if field in form.fields else None, message)
         else:
-            messages.info(request, _("Run #%(id)s started.") % {"id": run.pk})
             return redirect("evaluation:run_detail", slug=project.slug, run_id=run.pk)
     context = {
         "project": project,

@@ -10,11 +10,13 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from annotation.labels import class_label
 from annotation.models import Item, Topic
 from annotation.permissions import Role, get_project_for_user, has_role
 from annotation.polling import poll_response
 from annotation.topics import (
     class_targets_set,
+    class_targets_set_table,
     item_move_to_topic,
     topic_rename,
     topics_merge,
@@ -130,7 +132,6 @@ def topic_run_start(request, slug):
             for field, message in exc.errors.items():
                 form.add_error(field if field in form.fields else None, message)
         else:
-            messages.success(request, _("Topic modelling is queued; this page follows it."))
             return redirect("generation:topics", slug=project.slug)
     return _topics_page(request, project, run_form=form, status=400)
 
@@ -283,7 +284,26 @@ def near_duplicate_resolve_view(request, slug, pair_id):
 # --- class balance -----------------------------------------------------------------------------
 
 
-def _balance_page(request, project, *, fill_form=None, targets_form=None, proposals=None, status=200):
+def _targets_table(project, data=None) -> tuple[ClassTargetsForm, list]:
+    """The targets table's rows: the project's and each selected topic's, bound to ``data`` when given."""
+    project_row = ClassTargetsForm(
+        data, project=project, targets=project.class_targets, row=_("the whole project")
+    )
+    topic_rows = [
+        (
+            t,
+            ClassTargetsForm(
+                data, project=project, targets=t.class_targets, prefix=f"topic{t.pk}", row=t.label
+            ),
+        )
+        for t in project.topics.filter(selected=True).order_by("label")
+    ]
+    return project_row, topic_rows
+
+
+def _balance_page(
+    request, project, *, fill_form=None, targets_form=None, topic_targets=None, proposals=None, status=200
+):
     endpoints = selectors.endpoints_for_project(project)
     fill_form = fill_form or FillGapForm(project=project, endpoints=endpoints)
     topic = None
@@ -296,11 +316,9 @@ def _balance_page(request, project, *, fill_form=None, targets_form=None, propos
         "topic": topic,
         "gaps": class_gaps(project=project, topic=topic),
         "fill_form": fill_form,
-        "targets_form": targets_form or ClassTargetsForm(project=project, targets=project.class_targets),
-        "topic_targets": [
-            (t, ClassTargetsForm(project=project, targets=t.class_targets, prefix=f"topic{t.pk}"))
-            for t in project.topics.filter(selected=True).order_by("label")
-        ],
+        "targets_form": targets_form or _targets_table(project)[0],
+        "topic_targets": topic_targets if topic_targets is not None else _targets_table(project)[1],
+        "class_names": [class_label(project, label) for label in project.label_set],
         "proposals": proposals,
         "reviewing": proposals is not None,
         "proposal_fields": PROPOSAL_FIELDS,
@@ -386,18 +404,40 @@ def balance_targets(request, slug):
             raise BadRequest("The topic is named by its number.")
         topic = get_object_or_404(Topic, project=project, pk=request.POST["topic"])
         prefix = f"topic{topic.pk}"
-    form = ClassTargetsForm(request.POST, project=project, targets={}, prefix=prefix)
-    if form.is_valid():
+    if topic is not None:  # one topic's row alone
+        form = ClassTargetsForm(request.POST, project=project, targets={}, prefix=prefix)
+        if form.is_valid():
+            try:
+                class_targets_set(project=project, topic=topic, targets=form.targets())
+            except ValidationError as exc:
+                _errors_message(request, exc)
+            else:
+                messages.success(request, _("Targets saved."))
+                return redirect("generation:balance", slug=project.slug)
+        messages.error(
+            request, _("The targets of “%(label)s” must be whole numbers from 0.") % {"label": topic.label}
+        )
+        return redirect("generation:balance", slug=project.slug)
+    # The whole table: the project's row and the rows of the topics the form carries, saved together.
+    project_row, topic_rows = _targets_table(project, request.POST)
+    topic_rows = [
+        (row_topic, form)
+        for row_topic, form in topic_rows
+        if any(form.add_prefix(name) in request.POST for name in form.fields)
+    ]
+    if project_row.is_valid() and all(form.is_valid() for _topic, form in topic_rows):
         try:
-            class_targets_set(project=project, topic=topic, targets=form.targets())
+            class_targets_set_table(
+                project=project,
+                targets=project_row.targets(),
+                topic_targets={row_topic: form.targets() for row_topic, form in topic_rows},
+            )
         except ValidationError as exc:
             _errors_message(request, exc)
         else:
             messages.success(request, _("Targets saved."))
             return redirect("generation:balance", slug=project.slug)
-    if topic is not None:
-        messages.error(
-            request, _("The targets of “%(label)s” must be whole numbers from 0.") % {"label": topic.label}
-        )
-        return redirect("generation:balance", slug=project.slug)
-    return _balance_page(request, project, targets_form=form, status=400)
+    shown = dict(topic_rows)
+    _unused, every_row = _targets_table(project)
+    rows = [(row_topic, shown.get(row_topic, form)) for row_topic, form in every_row]
+    return _balance_page(request, project, targets_form=project_row, topic_targets=rows, status=400)

@@ -89,7 +89,6 @@ def job_start(request, slug, kind):
             for field, message in exc.errors.items():
                 form.add_error(field if field in form.fields else None, message)
         else:
-            messages.success(request, _("The job is queued; a worker will start it shortly."))
             return redirect("generation:job_detail", slug=project.slug, job_id=job.pk)
     return _generation_page(request, project, forms, endpoints, status=400)
 

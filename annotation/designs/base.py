@@ -50,6 +50,10 @@ class ProjectDesign:
     # A blind step of this design compares answers (CausalBench's second answer against the first): any model
     # call of its projects may carry them (in its prompt or its output), so call pages are for curators only.
     answers_checked_blind = False
+    # The optional parts of the benchmark-run form this design's runs use (evaluation.forms.RUN_FIELD_GROUPS):
+    # "judge" (an LLM judge of open answers), "bertscore", "levels" (level and question-type metadata keys),
+    # "cells" (task and variant keys, differences between cells). The run form shows only these.
+    run_field_groups: tuple[str, ...] = ("judge", "bertscore", "levels", "cells")
 
     def stages(self) -> list[Stage]:
         return []

@@ -18,6 +18,7 @@ class CausalQAPTDesign(ProjectDesign):
         "Open causal questions (natural and generated) with reference answers, reviewed blind in rounds."
     )
     answer_format = "open"
+    run_field_groups = ("judge", "bertscore")
     example_file = ""  # annotation/demo/causal_qa_pt.json, the platform's first demo
     help_template = "designs/causal_qa_pt/_causal_qa_pt_help.html"
 

@@ -218,6 +218,7 @@ class CausalBenchDesign(ProjectDesign):
         "each with and without intervention; every answer checked by a second, independent answer."
     )
     answer_format = "yes_no"
+    run_field_groups = ("levels",)
     example_file = "causalbench.json"
     published_examples = (
         "CausalBench_Text_Part.csv",

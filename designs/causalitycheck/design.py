@@ -54,6 +54,7 @@ class CausalityCheckDesign(ProjectDesign):
         "with invariant checks and Cohen's kappa per cell."
     )
     answer_format = "multiple_choice"
+    run_field_groups = ("cells",)
     example_file = "causalitycheck.json"
     published_examples = (
         "CausalProbe-H.json",

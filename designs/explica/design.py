@@ -267,6 +267,7 @@ class ExplicaDesign(ProjectDesign):
     )
     answer_format = "rating"
     default_language = "en"  # the published pairs are English (and Italian): no Portuguese connective in them
+    run_field_groups = ()
     example_file = "explica.json"
     published_examples = ("explica.csv",)
     help_template = "designs/explica/explica_help.html"

@@ -51,6 +51,7 @@ class MeterDesign(ProjectDesign):
         "counterfactual), five options each: the correct one and four typed distractors."
     )
     answer_format = "multiple_choice"
+    run_field_groups = ("levels",)
     example_file = "meter.json"
     published_examples = ("dataset.jsonl",)
     help_template = "designs/meter/_meter_help.html"

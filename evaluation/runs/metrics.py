@@ -302,3 +302,43 @@ def unit_scores(rows: list[dict], keys: list[str]) -> list[dict]:
                 line[f"{kind}:{name}:chance"] = mean(figure["chance"] for figure in mine)
         result.append(line)
     return result
+
+
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_SEED = 13
+
+
+def mean_interval(
+    values: list[float],
+    *,
+    level: float = 0.95,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> tuple[float, float] | None:
+    """The percentile bootstrap interval of the mean of ``values`` (seeded: a report reads the same each time).
+
+    None for fewer than two values, where resampling says nothing."""
+    import numpy as np
+
+    data = np.asarray([float(v) for v in values if v is not None])
+    if data.size < 2:
+        return None
+    generator = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    # Resampled in blocks so a large run never holds resamples × answers indices at once.
+    block = max(1, 2_000_000 // data.size)
+    for start in range(0, resamples, block):
+        stop = min(resamples, start + block)
+        picks = generator.integers(0, data.size, size=(stop - start, data.size))
+        means[start:stop] = data[picks].mean(axis=1)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def intervals_by(rows: list[dict], keys: list[str], value) -> dict[tuple, tuple[float, float] | None]:
+    """The bootstrap interval of the mean of ``value(row)`` for each combination of ``keys``."""
+    return {
+        group: mean_interval([value(row) for row in members])
+        for group, members in grouped(rows, keys).items()
+    }

@@ -23,7 +23,7 @@ from .. import plots
 from ..agreement.statistics import krippendorff_alpha
 from ..agreement.table import RatingTable
 from ..models import EvalResponse, EvalRun, JudgeScore, Ranking
-from . import metrics
+from . import metrics, reading
 from .conditions import CLOSED, OPEN, option_role, question_of, record_metadata
 
 SCALE = [1, 2, 3, 4, 5]
@@ -246,10 +246,12 @@ def _bertscore_table(rows: list[dict], runs: list[EvalRun]) -> Table:
             )
             for c in _classes(scored)
         ],
-        title=_("Mean BERTScore F1 per class, model and condition"),
+        title=_("Mean BERTScore F1 per class, model and condition (95% bootstrap intervals)"),
         series=series,
         max_value=1.0,
         digits=3,
+        intervals=metrics.intervals_by(scored, ["class", "series"], lambda row: row["f1"]),
+        shown=reading.reader_text(runs[0].project) if runs else None,
     )
     return Table(
         "bertscore",
@@ -305,9 +307,14 @@ def _judge_table(loaded: Loaded) -> Table:
             )
             for c in _classes(scored)
         ],
-        title=_("Mean judge score (1–5) per class, model and condition"),
+        title=_("Mean judge score (1–5) per class, model and condition (95% bootstrap intervals)"),
         series=series,
         max_value=5.0,
+        intervals=metrics.intervals_by(
+            scored,
+            ["class", "series"],
+            lambda score: mean(score["scores"].values()) if score["scores"] else None,
+        ),
     )
     return Table(
         "judge_scores",
@@ -340,7 +347,13 @@ def _reference_table(loaded: Loaded) -> Table:
             }
             line.update({f"score_{value}": counts.get(value, 0) for value in SCALE})
             lines.append(line)
-            bars.append((f"{author} · {criterion}", [(str(value), counts.get(value, 0)) for value in SCALE]))
+            project = loaded.runs[0].project
+            bars.append(
+                (
+                    f"{reading.author_name(author)} · {reading.criterion_name(project, criterion)}",
+                    [(str(value), counts.get(value, 0)) for value in SCALE],
+                )
+            )
     plot = (
         plots.bar_chart(
             bars,
@@ -520,6 +533,10 @@ def _failures_table(loaded: Loaded) -> Table:
 # --- closed formats -----------------------------------------------------------------------------------
 
 
+def _right(row: dict) -> float:
+    return 1.0 if row["correct"] else 0.0
+
+
 def _accuracy_columns() -> list[tuple[str, str]]:
     return [
         ("n", _("Answers")),
@@ -534,6 +551,7 @@ def _accuracy_columns() -> list[tuple[str, str]]:
 def _closed_tables(loaded: Loaded, differences_text: str) -> list[Table]:
     rows = loaded.responses
     keys = ["series"]
+    shown = reading.reader_text(loaded.runs[0].project) if loaded.runs else None
     overall = metrics.accuracy_by(rows, keys)
     series = [line["series"] for line in overall]
     tables = [
@@ -544,10 +562,15 @@ def _closed_tables(loaded: Loaded, differences_text: str) -> list[Table]:
             overall,
             plots.grouped_bars(
                 [(_("all questions"), [(line["series"], line["accuracy"]) for line in overall])],
-                title=_("Accuracy"),
+                title=_("Accuracy (95% bootstrap intervals)"),
                 series=series,
                 max_value=1.0,
                 digits=3,
+                intervals={
+                    (_("all questions"), series_name): interval
+                    for (series_name,), interval in metrics.intervals_by(rows, keys, _right).items()
+                },
+                shown=shown,
             ),
         )
     ]
@@ -561,10 +584,12 @@ def _closed_tables(loaded: Loaded, differences_text: str) -> list[Table]:
             by_level,
             plots.grouped_bars(
                 _groups(by_level, "level", series, "accuracy"),
-                title=_("Accuracy per level"),
+                title=_("Accuracy per level (95% bootstrap intervals)"),
                 series=series,
                 max_value=1.0,
                 digits=3,
+                intervals=metrics.intervals_by(rows, ["level"] + keys, _right),
+                shown=shown,
             ),
         )
     )
@@ -578,10 +603,12 @@ def _closed_tables(loaded: Loaded, differences_text: str) -> list[Table]:
             by_type,
             plots.grouped_bars(
                 _groups(by_type, "type", series, "accuracy"),
-                title=_("Accuracy per type"),
+                title=_("Accuracy per type (95% bootstrap intervals)"),
                 series=series,
                 max_value=1.0,
                 digits=3,
+                intervals=metrics.intervals_by(typed, ["type"] + keys, _right),
+                shown=shown,
             )
             if by_type
             else None,

@@ -3,6 +3,8 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from annotation.labels import class_label
+
 from ..forms import VARIANT_CHOICES, EndpointChoiceField
 from ..models import ModelEndpoint
 from ..services.jobs import MAX_BATCH, MAX_QUESTIONS
@@ -153,17 +155,25 @@ class FillGapForm(forms.Form):
 class ClassTargetsForm(forms.Form):
     """A target count per causal class, of the project or of one topic (empty: no target)."""
 
-    def __init__(self, *args, project, targets: dict, **kwargs):
+    def __init__(self, *args, project, targets: dict, row: str = "", **kwargs):
         super().__init__(*args, **kwargs)
         self.project = project
+        self.row = row  # the targets table's row: the project or a topic, named in each box's label
         for label in project.label_set:
-            self.fields[f"target_{label}"] = forms.IntegerField(
-                label=label,
+            name = class_label(project, label)
+            field = forms.IntegerField(
+                label=name,
                 min_value=0,
                 max_value=1_000_000,
                 required=False,
                 initial=targets.get(label),
             )
+            if row:
+                field.widget.attrs["aria-label"] = _("Target of “%(class)s” in %(row)s") % {
+                    "class": name,
+                    "row": row,
+                }
+            self.fields[f"target_{label}"] = field
 
     def targets(self) -> dict[str, int | None]:
         return {label: self.cleaned_data.get(f"target_{label}") for label in self.project.label_set}

@@ -36,7 +36,7 @@
 
   // A table wider than the screen scrolls in its own box; a box that scrolls must be reachable by keyboard.
   function scrollBoxesFocusable() {
-    var boxes = document.querySelectorAll("table.table, .table-scroll, pre");
+    var boxes = document.querySelectorAll("table.table, .table-scroll, .card-body table, pre");
     Array.prototype.forEach.call(boxes, function (box) {
       if (box.scrollWidth > box.clientWidth + 1 && !box.hasAttribute("tabindex")) box.setAttribute("tabindex", "0");
     });

@@ -121,13 +121,11 @@ def test_owner_changes_the_settings_and_each_change_is_recorded(client_for, owne
             project,
             overlap="2",
             assignment_timeout_minutes="45",
-            target_counterfactual="134",
         ),
     )
     assert response.status_code == 302
     project.refresh_from_db()
     assert (project.overlap, project.assignment_timeout_minutes) == (2, 45)
-    assert project.class_targets == {"counterfactual": 134}
     assert project.label_names["associational"] == {"en": "associational", "pt-BR": "associativa"}
     change = ProjectChange.objects.get(kind="settings")
     assert change.details["overlap"] == [3, 2]

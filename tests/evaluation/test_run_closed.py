@@ -78,6 +78,9 @@ def test_multiple_choice_under_three_conditions_reads_letters_and_counts_errors_
     levels = {row["level"] for row in tables["accuracy_by_level"].rows}
     assert levels <= {"1", "2", "3"} and levels
     assert "<svg" in tables["accuracy_by_level"].plot
+    assert 'class="error-bar"' in tables["accuracy"].plot, (
+        "the zero-shot bar (right and wrong) has its interval"
+    )
 
     # the task × variant cells and the curator's difference, from the items' metadata
     def accuracy(task, variant=None):

@@ -412,3 +412,24 @@ def test_the_admin_pages_of_the_generation_models_open(admin_client, project, en
             admin_client.get(reverse(f"admin:generation_{name}_change", args=[obj.pk])).status_code == 200
         ), name
     assert admin_client.get(reverse("admin:generation_prompttemplate_add")).status_code == 200
+
+
+def test_a_started_job_is_followed_by_its_live_status_not_a_flash_that_goes_stale(
+    project, client_for, curator, endpoint, django_capture_on_commit_callbacks
+):
+    form = {
+        "questions-endpoint": endpoint.pk,
+        "questions-causal_class": "counterfactual",
+        "questions-count": 5,
+        "questions-batch_size": 5,
+        "questions-answer_endpoint": endpoint.pk,
+        "questions-answer_variant": "class-informed",
+    }
+    with django_capture_on_commit_callbacks():
+        response = client_for(curator).post(
+            page(project.slug, "job_start", kind="questions"), form, follow=True
+        )
+    html = response.content.decode()
+    assert 'class="messages"' not in html, "no 'queued' message stays on the page while the job runs"
+    assert 'id="job-status"' in html
+    assert 'hx-trigger="every 1s"' in html, "the status follows the job"

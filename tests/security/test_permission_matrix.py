@@ -131,6 +131,8 @@ RULES = {
     "annotation:items_view_save": CURATOR,
     "annotation:items_view_delete": CURATOR,
     "annotation:members": OWNER,
+    "annotation:invitation_withdraw": OWNER,
+    "annotation:invitation_accept": PUBLIC,
     "annotation:member_update": OWNER,
     "annotation:member_remove": OWNER,
     "annotation:project_settings": OWNER,

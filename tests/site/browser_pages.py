@@ -136,6 +136,34 @@ def build_studio() -> dict:
     }
 
 
+def build_later_pages(studio: dict) -> dict:
+    """What exists only after work has been done: a ready release (with its card), a finished benchmark run and
+    an import that failed on a bad row; added to ``studio``."""
+    from annotation.models import ImportBatch
+    from evaluation.models import EvalRun
+    from evaluation.services import release_cut
+
+    project = studio["project"]
+    for n in range(6):
+        ItemFactory(
+            project=project,
+            status=Item.Status.APPROVED,
+            causal_class=("associational", "interventional", "counterfactual")[n % 3],
+            question=f"Por que a cobertura vacinal muda a incidência {n}?",
+        )
+    studio["release"] = release_cut(project=project, seed=3, split_ratios=[0.5, 0.0, 0.5])
+    studio["run"] = EvalRun.objects.create(
+        project=project, release=studio["release"], status=EvalRun.Status.SUCCEEDED, conditions=["zero-shot"]
+    )
+    studio["failed_import"] = ImportBatch.objects.create(
+        project=project,
+        filename="perguntas.csv",
+        status=ImportBatch.Status.FAILED,
+        errors=[{"line": 3, "field": "question", "message": "a pergunta está vazia"}],
+    )
+    return studio
+
+
 def pages_for(studio: dict) -> dict[str, list[tuple[str, str]]]:
     """(name, path) of the pages each person visits."""
     slug, judged = studio["project"].slug, studio["judged"]
@@ -155,7 +183,19 @@ def pages_for(studio: dict) -> dict[str, list[tuple[str, str]]]:
         ("agreement", f"/evaluation/p/{slug}/agreement/"),
         ("revisions", f"/p/{slug}/revisions/"),
         ("guidelines", f"/p/{slug}/guidelines/"),
+        ("class-balance", f"/generation/p/{slug}/balance/"),
+        ("designs-help", "/help/designs/"),
+        ("my-api-token", "/evaluation/my-api-token/"),
+        ("api-docs", "/api/docs/"),
     ]
+    if "release" in studio:
+        owner += [
+            ("release", f"/evaluation/p/{slug}/releases/{studio['release'].version}/"),
+            ("runs", f"/evaluation/p/{slug}/runs/"),
+            ("run-report", f"/evaluation/p/{slug}/runs/{studio['run'].pk}/"),
+            ("import-failed", f"/p/{slug}/imports/{studio['failed_import'].pk}/"),
+            ("api-access", f"/evaluation/p/{slug}/api-tokens/"),
+        ]
     reviewer = [
         ("queue", f"/p/{slug}/queue/"),
         ("item-page", f"/p/{slug}/assignments/{studio['review'].pk}/"),

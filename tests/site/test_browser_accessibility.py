@@ -12,6 +12,7 @@ from tests.site.browser_pages import (
     PHONE,
     axe_source,
     axe_violations,
+    build_later_pages,
     build_studio,
     horizontal_overflow,
     pages_for,
@@ -35,7 +36,7 @@ def signed_in(browser, live_server, username, language, viewport):
 @pytest.mark.parametrize("language", ["en", "pt-BR"])
 def test_every_page_passes_axe_and_fits_a_phone(browser, live_server, language):
     axe_source()  # installs axe-core with npm ci if a fresh clone lacks it
-    studio = build_studio()
+    studio = build_later_pages(build_studio())
     folder = ARTIFACTS / "a11y"
     folder.mkdir(parents=True, exist_ok=True)
     problems, checked = [], 0
@@ -70,18 +71,36 @@ def test_the_sign_in_page_passes_axe_in_both_languages(browser, live_server):
             context.close()
 
 
-def test_on_a_phone_the_judgment_form_comes_before_the_long_context(browser, live_server):
+def test_on_a_phone_the_context_and_options_come_before_the_judgment_form(browser, live_server):
     from annotation.models import Item
 
     studio = build_studio()
     Item.objects.filter(pk=studio["waiting"].pk).update(context="Relatório longo. " * 400)
-    context, page = signed_in(browser, live_server, "bruno", "pt-BR", PHONE)
-    page.goto(f"{live_server.url}/p/{studio['project'].slug}/assignments/{studio['review'].pk}/")
-    form_top = page.evaluate("() => document.getElementById('judgment-form').getBoundingClientRect().top")
-    context_top = page.evaluate("() => document.getElementById('part-context').getBoundingClientRect().top")
-    answer_top = page.evaluate("() => document.getElementById('part-answer').getBoundingClientRect().top")
-    page.screenshot(path=str(ARTIFACTS / "a11y" / "pt-BR-390px-judgment-form-first.png"), full_page=True)
-    assert answer_top < form_top < context_top, (answer_top, form_top, context_top)
-    width, window = horizontal_overflow(page)
-    assert width <= window
-    context.close()
+    for language in LANGUAGES:
+        context, page = signed_in(browser, live_server, "bruno", language, PHONE)
+        page.goto(f"{live_server.url}/p/{studio['project'].slug}/assignments/{studio['review'].pk}/")
+
+        def top(element_id, page=page):
+            return page.evaluate(f"() => document.getElementById('{element_id}').getBoundingClientRect().top")
+
+        question, context_top, answer, form = (
+            top("part-question"),
+            top("part-context"),
+            top("part-answer"),
+            top("judgment-form"),
+        )
+        page.screenshot(
+            path=str(ARTIFACTS / "a11y" / f"{language}-390px-context-before-form.png"), full_page=True
+        )
+        assert question < context_top < form, (
+            "the context is read before judging",
+            question,
+            context_top,
+            form,
+        )
+        assert answer < form, ("the answer is read before judging", answer, form)
+        if page.locator("#part-options").count():
+            assert top("part-options") < form, "the options are read before judging"
+        width, window = horizontal_overflow(page)
+        assert width <= window
+        context.close()
