@@ -95,10 +95,19 @@ TEMPLATES = (
     gettext_noop(
         "%(value)s is a yes/no value: say which value means a person, e.g. --values answer_by:False=person,True=MODEL"
     ),
+    gettext_noop(
+        "%(value)s is a yes/no value: say which value means a natural question, "
+        "e.g. --values origin:False=natural,True=MODEL"
+    ),
 )
 
 # What a reason says in a page's terms where the stored text names a command-line flag: the page's own controls.
 PAGE_WORDING = {
+    "%(value)s is a yes/no value: say which value means a natural question, "
+    "e.g. --values origin:False=natural,True=MODEL": gettext_noop(
+        "%(value)s is a yes/no value: say which value means a natural question under “The file's own values”, "
+        "e.g. origin:False=natural, origin:True=MODEL"
+    ),
     "%(value)s is a yes/no value: say which value means a person, e.g. --values answer_by:False=person,True=MODEL": (
         gettext_noop(
             "%(value)s is a yes/no value: say which value means a person under “The file's own values”, e.g. "
