@@ -257,3 +257,18 @@ def test_the_release_card_gives_where_the_questions_came_from(project):
     assert "Natural questions" in lines[at] and "Generated questions" in lines[at]
     total = next(line for line in lines[at:] if line.startswith("| **Total**"))
     assert total.replace(" ", "") == "|**Total**|6|6|0|4|2|"
+
+
+def test_the_command_prints_the_mapping_and_the_value_translations_it_used(project, tmp_path, capsys):
+    from django.core.management import call_command
+
+    data, _expected = df_metrics()
+    path = tmp_path / "df_metrics.xlsx"
+    path.write_bytes(data)
+    call_command("import_questions", str(path), project=project.slug)
+
+    said = capsys.readouterr().out
+    assert "columns used: question=Question, causal_class=annot_pearl_class, answer=groundtruth" in said
+    assert "answer_by=respondido_pelo_llama, origin=gerada_pelo_gpt5" in said
+    assert "values used: answer_by:false=person, true=llama" in said
+    assert "values used: origin:false=natural, true=gpt5" in said
