@@ -463,3 +463,18 @@ def test_the_results_mapping_step_proposes_roles_and_the_page_imports_with_the_r
     run = EvalRun.objects.get()
     assert sorted(run.endpoints.values_list("name", flat=True)) == list(MODELS)
     assert run.conditions == list(CONDITIONS)
+
+
+def test_the_run_export_names_each_scores_judge_and_the_model_a_reference_was_scored_under(
+    project, published
+):
+    import json as json_module
+
+    from evaluation.runs.export import run_jsonl
+
+    run = imported(project, published, published_files())
+    lines = [json_module.loads(line) for line in b"".join(run_jsonl(run)).splitlines()]
+    scores = [line for line in lines if line["type"] == "judge_score"]
+    assert {line["judge"] for line in scores} == {JUDGE, SECOND_JUDGE}
+    assert {line["under"] for line in scores if line["of"] == "reference"} == set(MODELS)
+    assert {line["judge"] for line in lines if line["type"] == "ranking"} == {JUDGE}
