@@ -54,6 +54,7 @@ class ProjectDetailApi(StrictApiMixin, generics.RetrieveAPIView):
             "status": dict(items.values_list("status").annotate(n=Count("id"))),
             "class": dict(items.values_list("causal_class").annotate(n=Count("id"))),
             "answers": selectors.answer_counts(project),
+            "origins": selectors.origin_counts(project),
         }
         context = {**self.get_serializer_context(), "counts": counts}
         return Response(self.get_serializer_class()(project, context=context).data)

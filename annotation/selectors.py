@@ -71,14 +71,17 @@ def class_funnel(project: Project) -> list[dict]:
     cells: dict[str, dict] = {}
     rows = (
         project.items.exclude(status=Item.Status.REJECTED)
-        .values_list("causal_class", "answer_by", "status")
+        .values_list("causal_class", "answer_by", "status", "origin")
         .annotate(n=Count("id"))
         .order_by()
     )
-    for causal_class, answer_by, status, n in rows:
+    for causal_class, answer_by, status, origin, n in rows:
         path = paths.get(answer_by, "unanswered")
         cell = cells.setdefault(causal_class or "", {})
         cell[path] = cell.get(path, 0) + n
+        # where the question came from, next to who answered it
+        where = "generated" if origin == Item.Origin.GENERATED else "natural"
+        cell[where] = cell.get(where, 0) + n
         if status == Item.Status.APPROVED:
             cell[f"{path}_gold"] = cell.get(f"{path}_gold", 0) + n
     labels = list(project.label_set) + sorted(key for key in cells if key not in project.label_set)
@@ -95,13 +98,31 @@ def class_funnel(project: Project) -> list[dict]:
                 "count": sum(cell.get(path, 0) for path in ("human", "model", "unanswered")),
                 **{
                     key: cell.get(key, 0)
-                    for key in ("human", "human_gold", "model", "model_gold", "unanswered")
+                    for key in (
+                        "human",
+                        "human_gold",
+                        "model",
+                        "model_gold",
+                        "unanswered",
+                        "natural",
+                        "generated",
+                    )
                 },
             }
         )
     totals = {
         key: sum(row[key] for row in table)
-        for key in ("gold", "count", "human", "human_gold", "model", "model_gold", "unanswered")
+        for key in (
+            "gold",
+            "count",
+            "human",
+            "human_gold",
+            "model",
+            "model_gold",
+            "unanswered",
+            "natural",
+            "generated",
+        )
     }
     return (
         table
@@ -116,6 +137,16 @@ def class_funnel(project: Project) -> list[dict]:
         if table
         else []
     )
+
+
+def origin_counts(project: Project) -> dict[str, dict[str, int]]:
+    """Table 3's other half as the API gives it: per class, questions (not rejected) that are natural and those a
+    model generated."""
+    return {
+        row["key"]: {key: row[key] for key in ("natural", "generated")}
+        for row in class_funnel(project)
+        if not row.get("is_total")
+    }
 
 
 def answer_counts(project: Project) -> dict[str, dict[str, int]]:

@@ -37,9 +37,19 @@ class ProjectDetailOutputSerializer(ProjectOutputSerializer):
         help_text="The paper's Table 3: per class, items not rejected (count) and who wrote their reference "
         "answer (human, model, or unanswered)."
     )
+    origin_counts = serializers.SerializerMethodField(
+        help_text="Next to answer_counts: per class, questions not rejected that are natural and those a model "
+        "generated (made here, or imported with their origin)."
+    )
 
     class Meta(ProjectOutputSerializer.Meta):
-        fields = [*ProjectOutputSerializer.Meta.fields, "item_counts", "class_counts", "answer_counts"]
+        fields = [
+            *ProjectOutputSerializer.Meta.fields,
+            "item_counts",
+            "class_counts",
+            "answer_counts",
+            "origin_counts",
+        ]
 
     def get_item_counts(self, project) -> dict[str, int]:
         counts = self.context["counts"]["status"]
@@ -50,6 +60,9 @@ class ProjectDetailOutputSerializer(ProjectOutputSerializer):
 
     def get_answer_counts(self, project) -> dict[str, dict[str, int]]:
         return self.context["counts"]["answers"]
+
+    def get_origin_counts(self, project) -> dict[str, dict[str, int]]:
+        return self.context["counts"].get("origins", {})
 
 
 class OptionOutputSerializer(serializers.ModelSerializer):

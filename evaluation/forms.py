@@ -315,10 +315,22 @@ class ResultsImportForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.fields["release"].queryset = releases
         if project is not None:
+            from django.urls import reverse
+
             from annotation.importing.mapping import RESULTS, remembered
 
             given = remembered(project, RESULTS).get("columns") or {}
             self.fields["columns"].initial = ", ".join(f"{role}={column}" for role, column in given.items())
+            # Choosing a file shows the mapping step (evaluation/_results_mapping.html) under the form.
+            preview = {
+                "hx-post": reverse("evaluation:run_import_preview", args=[project.slug]),
+                "hx-trigger": "change",
+                "hx-target": "#results-mapping",
+                "hx-encoding": "multipart/form-data",
+                "hx-include": "#import-results-form",
+            }
+            for name in ("responses", "scores", "rankings", "columns"):
+                self.fields[name].widget.attrs.update(preview)
 
     def result_files(self) -> list:
         from .runs.imported import ResultFile

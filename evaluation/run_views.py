@@ -19,7 +19,7 @@ from .forms import ResultsImportForm, RunForm
 from .models import EvalRun, Release
 from .runs.conditions import CONDITIONS, OPEN
 from .runs.export import run_jsonl
-from .runs.imported import ResultsRejected, run_import_results
+from .runs.imported import KNOWN, ResultFile, ResultsRejected, results_preview, run_import_results
 from .runs.report import report_tables
 from .runs.services import RunInvalid, run_cancel, run_create
 from .selectors import empty_responses, run_for_project, run_progress, runs_for_project
@@ -92,7 +92,7 @@ def run_import(request, slug):
                 name=form.cleaned_data["name"],
                 files=form.result_files(),
                 split=form.cleaned_data["split"],
-                columns=form.cleaned_data["columns"],
+                columns=_posted_columns({**request.POST.dict(), "columns": form.cleaned_data["columns"]}),
                 user=request.user,
                 conflicts=form.cleaned_data["conflicts"],
             )
@@ -112,6 +112,35 @@ def run_import(request, slug):
         "import_conflicts": conflicts,
     }
     return render(request, "evaluation/run_list.html", context, status=400)
+
+
+@login_required
+@require_POST
+def run_import_preview(request, slug):
+    """The mapping step of an import of results: the files' columns, first rows and proposed roles (nothing is
+    stored)."""
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    files = [
+        ResultFile(name=upload.name[:255], data=upload.read(), kind=kind)
+        for kind in ("responses", "scores", "rankings")
+        if (upload := request.FILES.get(kind))
+    ]
+    if not files:
+        return render(request, "evaluation/_results_mapping.html", {"problem": _("Choose a file first.")})
+    preview = results_preview(project=project, files=files, columns=_posted_columns(request.POST))
+    preview["problems"] = [reason_translated(problem) for problem in preview["problems"]]
+    return render(request, "evaluation/_results_mapping.html", {"project": project, **preview})
+
+
+def _posted_columns(data) -> str:
+    """The *Columns* box, then the role chosen in each select of the mapping step (which wins)."""
+    chosen = {
+        key.removeprefix("role_"): value
+        for key, value in data.items()
+        if key.startswith("role_") and value and key.removeprefix("role_") in KNOWN
+    }
+    typed = data.get("columns", "")
+    return ", ".join(filter(None, [typed, *(f"{role}={column}" for role, column in chosen.items())]))
 
 
 def result_error_text(error) -> str:

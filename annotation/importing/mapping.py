@@ -14,6 +14,7 @@ FIELDS = (
     "causal_class",
     "answer",
     "answer_by",
+    "origin",
     "source",
     "topic",
     "id",
@@ -76,6 +77,22 @@ KNOWN_NAMES = {
         "author",
         "autor",
     ),
+    "origin": (
+        "origin",
+        "question_origin",
+        "origem_da_pergunta",
+        "generated_by",
+        "gerada_por",
+        "gerado_por",
+        "question_author",
+        "autor_da_pergunta",
+        "pergunta_gerada",
+        "question_generated_by",
+        "generated",
+        "gerada",
+        "synthetic",
+        "sintetica",
+    ),
     "source": ("source", "fonte", "origem", "dataset", "procedencia"),
     "topic": ("topic", "topico", "tema", "assunto", "theme", "subject"),
     "id": ("id", "external_id", "question_id", "id_pergunta", "qid", "uid", "numero"),
@@ -84,7 +101,7 @@ KNOWN_NAMES = {
     "is_causal": ("is_causal", "causal", "causal_question", "e_causal", "pergunta_causal"),
 }
 # Fields whose values a file may spell its own way, and a --values entry may translate.
-VALUE_FIELDS = ("causal_class", "answer_by", "is_causal")
+VALUE_FIELDS = ("causal_class", "answer_by", "origin", "is_causal")
 
 
 def fold(text: str) -> str:
@@ -197,7 +214,7 @@ MODEL_NAME_WORDS = (
 )
 GENERIC_MODEL_WORDS = {"llm", "modelo", "model", "ia", "ai", "maquina", "machine", "chatgpt"}
 PERSON_HEADER_WORDS = {"humano", "humana", "human", "pessoa", "person", "anotador", "annotator", "manual"}
-ANSWER_WORDS = ("respond", "respost", "answer", "escrit", "written", "autor", "author")
+GENERATION_WORDS = ("gerad", "generat", "sintet", "synthet")  # a header about where a question came from
 _BOOLEAN_TRUE = {"1", "true", "yes", "y", "sim", "s", "verdadeiro", "t"}
 _BOOLEAN_FALSE = {"0", "false", "no", "n", "nao", "falso", "f"}
 LONG_TEXT_CHARS = 15  # a column of free text: its values are this long on average, at least
@@ -295,6 +312,12 @@ def _is_boolean(cells: list[str]) -> bool:
 
 def _who_answered(header: list[str]) -> tuple[bool, str] | None:
     """(True means a person?, the model's name) for a yes/no header that speaks of who answered."""
+    if any(word.startswith(GENERATION_WORDS) for word in header):
+        return None  # where the question came from
+    return _who(header)
+
+
+def _who(header: list[str]) -> tuple[bool, str] | None:
     if any(word in PERSON_HEADER_WORDS for word in header):
         return True, "model"
     named = next((word for word in header if word.startswith(MODEL_NAME_WORDS)), None)
@@ -335,6 +358,27 @@ def _propose_from_values(columns, chosen, values, sample, labels, header_words) 
                 spelling: ("person" if (spelling in _BOOLEAN_TRUE) == true_is_person else model)
                 for spelling in sorted({fold(cell) for cell in cells[column]})
             }
+    if "origin" not in chosen:  # a yes/no column saying a question was generated (by a model it may name)
+        for column in columns:
+            header = header_words[column]
+            if (
+                free(column)
+                and _is_boolean(cells[column])
+                and any(w.startswith(GENERATION_WORDS) for w in header)
+            ):
+                chosen["origin"] = column
+                break
+    column = chosen.get("origin")
+    if column and "origin" not in values and _is_boolean(cells[column]):
+        true_is_person, model = _who(header_words[column]) or (False, "generated")
+        values["origin"] = {
+            spelling: (
+                "natural"
+                if (spelling in _BOOLEAN_TRUE) == true_is_person
+                else ("generated" if model == "model" else model)
+            )
+            for spelling in sorted({fold(cell) for cell in cells[column]})
+        }
     if "id" not in chosen:
         for column in columns:
             found = cells[column]

@@ -114,10 +114,19 @@ TEMPLATES = (
     gettext_noop("is missing or empty (a process-judging row shows a causal chain)"),
     gettext_noop("must be %(allowed)s, not %(value)s"),
     gettext_noop("the file has no rows"),
+    gettext_noop(
+        "%(value)s is a yes/no value: say which value means a natural question, "
+        "e.g. --values origin:False=natural,True=MODEL"
+    ),
 )
 
 # What a reason says in a page's terms where the stored text names a command-line flag: the page's own controls.
 PAGE_WORDING = {
+    "%(value)s is a yes/no value: say which value means a natural question, "
+    "e.g. --values origin:False=natural,True=MODEL": gettext_noop(
+        "%(value)s is a yes/no value: say which value means a natural question under “The file's own values”, "
+        "e.g. origin:False=natural, origin:True=MODEL"
+    ),
     "%(value)s is a yes/no value: say which value means a person, e.g. --values answer_by:False=person,True=MODEL": (
         gettext_noop(
             "%(value)s is a yes/no value: say which value means a person under “The file's own values”, e.g. "

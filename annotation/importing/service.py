@@ -394,6 +394,8 @@ def _new_item(values: tuple, topic_id: int | None, sources: dict) -> "services.N
         author=services.A_MODEL if answer and model is not None else services.NOBODY,
         answer_provenance=_answer_source(sources, model) if answer else None,
         metadata=metadata,
+        # a question the file says a model generated carries ``generation`` (read.RowChecker._origins)
+        origin=Item.Origin.GENERATED if metadata and "generation" in metadata else Item.Origin.NATURAL,
     )
 
 

@@ -134,6 +134,7 @@ def freeze_items(release: Release, placement: dict, progress: Callable[[int], No
     """
     by_class_split: dict[str, Counter] = defaultdict(Counter)
     answers: dict[str, Counter] = defaultdict(Counter)
+    origins: dict[str, Counter] = defaultdict(Counter)  # natural / generated questions per class
     models = Counter()
     groups = set()
     slug = release.project.slug
@@ -190,6 +191,7 @@ def freeze_items(release: Release, placement: dict, progress: Callable[[int], No
                 by_class_split[causal_class][split] += 1
                 answer_by = record["answer_by"]
                 answers[causal_class][answer_by or "none"] += 1
+                origins[causal_class][record.get("origin") or "natural"] += 1
                 if answer_by == "model":
                     models[(record["answer_model"], record["answer_prompt"], "answer")] += 1
                 if row[GROUP_ID]:
@@ -205,6 +207,7 @@ def freeze_items(release: Release, placement: dict, progress: Callable[[int], No
     return {
         "by_class_split": by_class_split,
         "answers": answers,
+        "origins": origins,
         "models": models,
         "groups": groups,
         "checksum": digest.hexdigest(),
@@ -305,6 +308,8 @@ def release_facts(release: Release, tally: dict, agreement: list[dict]) -> dict:
                 "count": sum(tally["answers"][label].values()),
                 "human": tally["answers"][label].get("human", 0),
                 "model": tally["answers"][label].get("model", 0),
+                "natural": tally.get("origins", {}).get(label, {}).get("natural", 0),
+                "generated": tally.get("origins", {}).get(label, {}).get("generated", 0),
             }
             for label in classes
         ],

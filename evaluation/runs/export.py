@@ -71,7 +71,7 @@ def run_jsonl(run: EvalRun) -> Iterator[bytes]:
             EvalResponse.objects.filter(run=run).select_related("release_item", "endpoint").order_by("pk"),
             _response,
         ),
-        (JudgeScore.objects.filter(run=run).select_related("release_item").order_by("pk"), _score),
+        (JudgeScore.objects.filter(run=run).select_related("release_item", "under").order_by("pk"), _score),
         (Ranking.objects.filter(run=run).select_related("release_item", "endpoint").order_by("pk"), _ranking),
     )
     for queryset, shape in parts:
@@ -121,6 +121,8 @@ def _score(score: JudgeScore) -> dict:
         "item": score.release_item.data["id"],
         "response": score.response_id,
         "of": "response" if score.response_id else "reference",
+        "judge": score.judge,
+        "under": score.under.label if score.under_id else None,
         "scores": score.scores,
         "justifications": score.justifications,
         "error": score.error,
@@ -134,6 +136,7 @@ def _ranking(ranking: Ranking) -> dict:
         "item": ranking.release_item.data["id"],
         "model": ranking.endpoint.label,
         "repetition": ranking.repetition,
+        "judge": ranking.judge,
         "shown": ranking.shown,
         "ranking": ranking.ranking,
         "justification": ranking.justification,

@@ -19,6 +19,7 @@ per file, the rows read, stored, conflicting, duplicated and refused, and the co
 """
 
 import hashlib
+import itertools
 import re
 from collections import Counter
 from contextlib import ExitStack
@@ -394,6 +395,66 @@ def _count(parsed: _Parsed, errors: list) -> None:
             duplicates=len({c.line for c in mine if c.duplicate}),
             refused=parsed.refused.get(entry["name"], 0),
         )
+
+
+PREVIEW_ROWS = 5
+PREVIEW_SAMPLE = 500
+
+
+def results_preview(*, project, files: list[ResultFile], columns: str = "") -> dict:
+    """The mapping step of an import of results: each file's kind, columns and first rows; the role each column
+    is proposed for (the columns named, the project's last, then the names people use); and the model names
+    the responses would add to the project. Nothing is stored. ``problems``: what cannot be read."""
+    from annotation.importing.preview import known_model_names
+
+    try:
+        given = parse_columns(columns, fields=tuple(KNOWN)) if columns else {}
+    except MappingError as exc:
+        return {"problems": [str(exc)], "files": [], "roles": [], "new_models": []}
+    overrides = {**(remembered(project, RESULTS).get("columns") or {}), **given}
+    shown, problems, every_column, models = [], [], [], set()
+    with ExitStack() as stack:
+        for result_file in files:
+            try:
+                table = open_table(result_file.data, result_file.name, stack=stack)
+                sample = [record for _line, record in itertools.islice(table.rows, PREVIEW_SAMPLE)]
+            except ImportFileError as exc:
+                problems += [
+                    str(ResultError(result_file.name, e.line, e.field, e.reason)) for e in exc.errors
+                ]
+                continue
+            except UNREADABLE as exc:
+                problems.append(str(ResultError(result_file.name, 0, "", str(unreadable(exc)))))
+                continue
+            kind = result_file.kind or _kind_of(table.columns, project, overrides)
+            used = _columns(table.columns, overrides)
+            if kind == RESPONSES:
+                models |= {_cell(record, used, "model")[:100] or "model" for record in sample}
+            every_column += [column for column in table.columns if column not in every_column]
+            shown.append(
+                {
+                    "name": result_file.name,
+                    "kind": kind,
+                    "columns": table.columns,
+                    "used": used,
+                    "ignored": _ignored(table.columns, used, project),
+                    "rows": [
+                        [record.get(column) for column in table.columns] for record in sample[:PREVIEW_ROWS]
+                    ],
+                }
+            )
+    chosen = {}
+    for entry in shown:
+        for role, column in entry["used"].items():
+            chosen.setdefault(role, column)
+    known = {fold(name) for name in known_model_names(project)}
+    return {
+        "problems": problems,
+        "files": shown,
+        "columns": every_column,
+        "roles": [{"name": role, "column": chosen.get(role, "")} for role in KNOWN],
+        "new_models": sorted(model for model in models if fold(model) not in known),
+    }
 
 
 class _Items:

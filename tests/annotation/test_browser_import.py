@@ -33,7 +33,7 @@ def test_a_curator_walks_the_mapping_step_and_imports_a_spreadsheet(browser, liv
 
     assert page.input_value("#column_question") == "pergunta"
     assert page.input_value("#column_causal_class") == "classe"
-    assert page.input_value("#column_answer") == ""  # "gabarito" is no name the platform knows
+    assert page.input_value("#column_answer") == "gabarito"  # the answer key: a name the platform knows
     assert page.locator("#mapping-preview tbody tr").count() == 5
     assert "matches no label" in page.inner_text("#mapping-class-values")
 

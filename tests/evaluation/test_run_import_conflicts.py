@@ -427,3 +427,54 @@ def test_a_failed_question_import_keeps_its_mapping_and_leads_back_to_it(project
         reverse("annotation:import_detail", args=[project.slug, excinfo.value.batch.pk])
     )
     assert 'id="back-to-mapping"' in page.content.decode()
+
+
+def test_the_results_mapping_step_proposes_roles_and_the_page_imports_with_the_roles_chosen(
+    project, published, curator, client_for
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    client = client_for(curator)
+    answers = csv_file("saidas.csv", ("id", "qual_llm", "estrategia", "resposta"), responses_rows())
+    preview = client.post(
+        reverse("evaluation:run_import_preview", args=[project.slug]),
+        {"responses": SimpleUploadedFile(answers.name, answers.data), "columns": ""},
+        HTTP_ACCEPT_LANGUAGE="pt-br",
+    )
+    html = preview.content.decode()
+    assert preview.status_code == 200
+    assert '<option value="id" selected>' in html  # item, from its name
+    assert '<option value="resposta" selected>' in html  # response, from its name
+    assert 'id="results-new-models"' in html and "gemma-3-27b" in html
+
+    response = client.post(
+        reverse("evaluation:run_import", args=[project.slug]),
+        {
+            "release": published.pk,
+            "split": "test",
+            "name": "artigo",
+            "responses": SimpleUploadedFile(answers.name, answers.data),
+            "role_model": "qual_llm",
+            "role_condition": "estrategia",
+        },
+    )
+    assert response.status_code == 302
+    run = EvalRun.objects.get()
+    assert sorted(run.endpoints.values_list("name", flat=True)) == list(MODELS)
+    assert run.conditions == list(CONDITIONS)
+
+
+def test_the_run_export_names_each_scores_judge_and_the_model_a_reference_was_scored_under(
+    project, published
+):
+    import json as json_module
+
+    from evaluation.runs.export import run_jsonl
+
+    run = imported(project, published, published_files())
+    lines = [json_module.loads(line) for line in b"".join(run_jsonl(run)).splitlines()]
+    scores = [line for line in lines if line["type"] == "judge_score"]
+    assert {line["judge"] for line in scores} == {JUDGE, SECOND_JUDGE}
+    assert {line["under"] for line in scores if line["of"] == "reference"} == set(MODELS)
+    assert {line["judge"] for line in lines if line["type"] == "ranking"} == {JUDGE}
