@@ -32,6 +32,7 @@ from .judging import (
     item_edit,
     judgment_change,
     judgment_last,
+    judgment_rules,
     judgment_submit,
 )
 from .models import Assignment, CurationDecision, Item, Option
@@ -119,15 +120,16 @@ def assignment_draft(request, slug, assignment_id):
 
 
 def _judgment_form(project, item, data=None, initial=None) -> JudgmentForm:
-    """The judgment form for this item: the criteria and labels its design asks for (by default the project's)."""
-    design = design_for(project)
+    """The judgment form for this item: what its design asks (``judging.judgment_rules``, the rule the services
+    check too), for submitting and for changing a judgment alike."""
     item.project = project  # already loaded: the hooks read it
+    rules = judgment_rules(item)
     return JudgmentForm(
         data,
         project=project,
-        criteria=design.judgment_criteria(item),
-        labels=design.judgment_labels(item),
-        asks_vote=design.judgment_asks_vote(item),
+        criteria=rules.criteria,
+        labels=rules.labels,
+        asks_vote=rules.asks_vote,
         initial=initial,
     )
 
@@ -191,7 +193,7 @@ def assignment_change(request, slug, assignment_id):
             judgment_change(
                 judgment=judgment,
                 ratings=form.ratings(),
-                vote=form.cleaned_data["vote"],
+                vote=form.cleaned_data.get("vote", ""),
                 causal_class=form.cleaned_data["causal_class"],
                 comment=form.cleaned_data["comment"],
             )
