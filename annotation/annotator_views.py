@@ -20,7 +20,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from . import queue, services
 from .curation import item_return_to_review
-from .designs import design_for, design_item_context
+from .designs import design_for, design_item_context, unseen_before_judging
 from .drafts import draft_for, draft_save
 from .forms import AnswerForm, JudgmentForm, PartForm, SkipForm, options_from_post
 from .guidelines import render_markdown
@@ -442,6 +442,7 @@ def _item_context(request, project, item, assignment) -> dict:
     options = list(item.options.all())
     own = getattr(assignment, "judgment", None) if assignment and assignment.status == "submitted" else None
     return {
+        "unseen": _unseen(request.user, project, item),
         **design_item_context(project, item),
         "project": project,
         "item": item,
@@ -462,6 +463,14 @@ def _item_context(request, project, item, assignment) -> dict:
         if _may_change(own, item)
         else None,
     }
+
+
+def _unseen(user, project, item) -> set[str]:
+    """What of the item the person may not see yet: the fields they are asked to judge, until they judged it."""
+    if has_role(user, project, Role.CURATOR):
+        return set()
+    judged = item.judgments.filter(annotator=user).exists()
+    return unseen_before_judging(project=project, item=item, user=user, judged=judged)
 
 
 def _judgment_initial(judgment) -> dict:
@@ -512,6 +521,7 @@ def _render_part(
     message="",
 ):
     context = {
+        "unseen": _unseen(request.user, project, item),
         "message": message,
         "undo_number": undo_number,
         "undone": undone,

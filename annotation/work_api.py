@@ -133,11 +133,18 @@ class AssignmentOutputSerializer(serializers.ModelSerializer):
         return {"criteria": rules.criteria, "labels": rules.labels, "vote": rules.asks_vote}
 
     def get_item(self, assignment) -> dict:
-        return ItemOutputSerializer(assignment.item, context=self.context).data
+        return ItemOutputSerializer(
+            assignment.item, context=self.context
+        ).data  # judged fields hidden until judged
+
+
+def _context(request, item) -> dict:
+    judged = Judgment.objects.filter(item=item, annotator=request.user).exists()
+    return {"request": request, "judged_item_ids": {item.pk} if judged else set()}
 
 
 def _assignment_data(request, assignment) -> dict:
-    return AssignmentOutputSerializer(assignment, context={"request": request}).data
+    return AssignmentOutputSerializer(assignment, context=_context(request, assignment.item)).data
 
 
 def _refused(error: Exception) -> Response:
@@ -222,7 +229,7 @@ class AssignmentAnswerApi(AnnotatorWorkApi):
                 {"detail": "Someone else saved an answer meanwhile.", "version": conflict.current.version},
                 status=status.HTTP_409_CONFLICT,
             )
-        return Response(ItemOutputSerializer(item).data)
+        return Response(_item_out(request, project, item))
 
 
 class AssignmentSkipApi(AnnotatorWorkApi):
@@ -290,7 +297,7 @@ class AssignmentJudgmentApi(AnnotatorWorkApi):
 def _item_out(request, project, item) -> dict:
     item = get_item_for_user(request.user, project, item.pk)
     item.project = project
-    return ItemOutputSerializer(item).data
+    return ItemOutputSerializer(item, context=_context(request, item)).data
 
 
 class ItemEditApi(AnnotatorWorkApi):
