@@ -36,6 +36,11 @@ urlpatterns += [
         name="api-assignment-skip",
     ),
     path(
+        "projects/<slug:slug>/assignments/<int:assignment_id>/unskip/",
+        work_api.AssignmentUnskipApi.as_view(),
+        name="api-assignment-unskip",
+    ),
+    path(
         "projects/<slug:slug>/assignments/<int:assignment_id>/judgment/",
         work_api.AssignmentJudgmentApi.as_view(),
         name="api-assignment-judgment",

@@ -255,6 +255,43 @@ def answer_submit(*, assignment: Assignment, answer: str, expected_version: int)
     return item_start_round(item=item)
 
 
+def answer_reopenable(*, assignment: Assignment, item: Item) -> bool:
+    """Whether the annotator may still rewrite the answer they wrote: its first review round is open (in review,
+    undecided) and nobody has judged it yet (a reviewer's judgment is about the text they read)."""
+    return (
+        assignment.round == 0
+        and assignment.status == Assignment.Status.SUBMITTED
+        and item.answer_author_id == assignment.annotator_id
+        and item.status == Item.Status.IN_REVIEW
+        and item.round == 1
+        and not Judgment.objects.filter(item=item, round=item.round).exists()
+        and not CurationDecision.objects.filter(item=item, round=item.round).exists()
+    )
+
+
+@transaction.atomic
+def answer_rewrite(*, assignment: Assignment, answer: str, expected_version: int) -> Item:
+    """Reopen a written answer: its author saves a new text while ``answer_reopenable`` holds (a new revision).
+
+    Raises ``AssignmentClosed`` once a reviewer judged it or the round is over, ``EditConflict`` when someone
+    changed the item since ``expected_version``."""
+    answer = (answer or "").strip()
+    if not answer:
+        raise ValidationError({"answer": _("write the answer, or skip the question")})
+    item = _lock_item(assignment)
+    if not answer_reopenable(assignment=assignment, item=item):
+        raise AssignmentClosed(
+            _("Reviewers have judged this answer already, or its round is over: it stays.")
+        )
+    return item_revise(
+        item=item,
+        changes={"reference_answer": answer},
+        author=Author(user=assignment.annotator),
+        expected_version=expected_version,
+        kind=Revision.Kind.ANSWER,
+    )
+
+
 def item_edit(*, item: Item, user, part: str, values: dict | list, base_version: int) -> Item:
     """Save one part of the item (question, context, answer or options) edited from ``base_version``.
 

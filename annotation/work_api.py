@@ -25,6 +25,7 @@ from .judging import (
     EDIT_PARTS,
     AssignmentClosed,
     JudgmentLocked,
+    answer_rewrite,
     answer_submit,
     item_edit,
     judgment_change,
@@ -207,7 +208,8 @@ class AssignmentDetailApi(AnnotatorWorkApi):
 
 
 class AssignmentAnswerApi(AnnotatorWorkApi):
-    """Write the answer of a question waiting for one; the question then goes to review."""
+    """Write the answer of a question waiting for one; the question then goes to review. On an answer already
+    written: rewrite it (reopen), while nobody has judged it yet and its round is open."""
 
     body_serializer_classes = {"POST": AnswerInputSerializer}
 
@@ -217,9 +219,8 @@ class AssignmentAnswerApi(AnnotatorWorkApi):
         assignment = get_assignment_for_user(request.user, project, assignment_id)
         data = self.validated_body()
         try:
-            item = answer_submit(
-                assignment=assignment, answer=data["answer"], expected_version=data["version"]
-            )
+            write = answer_rewrite if assignment.status == Assignment.Status.SUBMITTED else answer_submit
+            item = write(assignment=assignment, answer=data["answer"], expected_version=data["version"])
         except DjangoValidationError as error:
             return _invalid(error)
         except AssignmentClosed as closed:
@@ -243,6 +244,25 @@ class AssignmentSkipApi(AnnotatorWorkApi):
             assignment = queue.assignment_skip(assignment=assignment, reason=self.validated_body()["reason"])
         except DjangoValidationError as error:
             return _invalid(error)
+        assignment = get_assignment_for_user(request.user, project, assignment.pk)
+        return Response(_assignment_data(request, assignment))
+
+
+class AssignmentUnskipApi(AnnotatorWorkApi):
+    """Undo a skip: the question is the caller's again, unless someone else took or answered it (409)."""
+
+    @extend_schema(
+        operation_id="assignments_unskip",
+        request=None,
+        responses={200: AssignmentOutputSerializer, **REFUSED},
+    )
+    def post(self, request, slug, assignment_id):
+        project = get_project_for_user(request.user, slug)
+        assignment = get_assignment_for_user(request.user, project, assignment_id)
+        try:
+            queue.assignment_unskip(assignment=assignment)
+        except queue.SkipUndoRefused as refused:
+            return _refused(refused)
         assignment = get_assignment_for_user(request.user, project, assignment.pk)
         return Response(_assignment_data(request, assignment))
 

@@ -23,7 +23,7 @@ from tests.site.browser_pages import DESKTOP, build_studio
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SHORTCUT_KEYS = [
-    *"arncwsehjkv?[]p",
+    *"arncwsehjkvou?[]p",
     *(f"Digit{n}" for n in range(10)),
     "Numpad3",
     "Shift+Digit1",

@@ -33,6 +33,7 @@ SEMANTIC_BODIES += (
     "assignments_next",
     "assignments_answer",
     "assignments_skip",
+    "assignments_unskip",
     "assignments_judge",
     "assignments_judgment_change",
     "items_edit",
