@@ -20,7 +20,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 
 from . import queue, services
 from .curation import item_return_to_review
-from .designs import design_for, design_item_context
+from .designs import design_for, design_item_context, unseen_before_judging
 from .drafts import draft_for, draft_save
 from .forms import AnswerForm, JudgmentForm, PartForm, SkipForm, options_from_post
 from .guidelines import render_markdown
@@ -28,12 +28,16 @@ from .judging import (
     EDIT_PARTS,
     AssignmentClosed,
     JudgmentLocked,
+    answer_reopenable,
+    answer_rewrite,
     answer_submit,
     item_edit,
     judgment_change,
     judgment_last,
+    judgment_rules,
     judgment_submit,
 )
+from .keyboard import keyboard_for
 from .models import Assignment, CurationDecision, Item, Option
 from .permissions import (
     Role,
@@ -94,6 +98,7 @@ def assignment_page(request, slug, assignment_id):
         answer = draft.get("answer") or item.reference_answer
         context["answer_form"] = AnswerForm(initial={"version": item.version, "answer": answer})
         context["skip_form"] = SkipForm()
+        context["answer_reopenable"] = answer_reopenable(assignment=assignment, item=item)
     elif assignment.status != Assignment.Status.SUBMITTED:
         # Built only when the cached HTML of the empty form is missing (see annotate.html).
         context["form"] = SimpleLazyObject(lambda: _judgment_form(project, item))
@@ -119,15 +124,16 @@ def assignment_draft(request, slug, assignment_id):
 
 
 def _judgment_form(project, item, data=None, initial=None) -> JudgmentForm:
-    """The judgment form for this item: the criteria and labels its design asks for (by default the project's)."""
-    design = design_for(project)
+    """The judgment form for this item: what its design asks (``judging.judgment_rules``, the rule the services
+    check too), for submitting and for changing a judgment alike."""
     item.project = project  # already loaded: the hooks read it
+    rules = judgment_rules(item)
     return JudgmentForm(
         data,
         project=project,
-        criteria=design.judgment_criteria(item),
-        labels=design.judgment_labels(item),
-        asks_vote=design.judgment_asks_vote(item),
+        criteria=rules.criteria,
+        labels=rules.labels,
+        asks_vote=rules.asks_vote,
         initial=initial,
     )
 
@@ -191,7 +197,7 @@ def assignment_change(request, slug, assignment_id):
             judgment_change(
                 judgment=judgment,
                 ratings=form.ratings(),
-                vote=form.cleaned_data["vote"],
+                vote=form.cleaned_data.get("vote", ""),
                 causal_class=form.cleaned_data["causal_class"],
                 comment=form.cleaned_data["comment"],
             )
@@ -224,9 +230,10 @@ def assignment_answer(request, slug, assignment_id):
     assignment = get_assignment_for_user(request.user, project, assignment_id)
     form = AnswerForm(request.POST)
     conflict = None
+    reopening = assignment.status == Assignment.Status.SUBMITTED  # the author rewrites the answer they wrote
     if form.is_valid():
         try:
-            answer_submit(
+            (answer_rewrite if reopening else answer_submit)(
                 assignment=assignment,
                 answer=form.cleaned_data["answer"],
                 expected_version=form.cleaned_data["version"],
@@ -240,6 +247,9 @@ def assignment_answer(request, slug, assignment_id):
             # Keep what the person typed; the next save is based on the version they have now seen.
             form = AnswerForm({"answer": form.cleaned_data["answer"], "version": conflict.version})
         else:
+            if reopening:
+                messages.success(request, _("Answer rewritten; the earlier text is kept in the history."))
+                return redirect("annotation:assignment", slug=project.slug, assignment_id=assignment.pk)
             messages.success(request, _("Answer saved; the question now goes to review."))
             return _go_to_next(request, project, queue.ANSWER)
     assignment.refresh_from_db()
@@ -249,6 +259,7 @@ def assignment_answer(request, slug, assignment_id):
         "answer_form": form,
         "skip_form": SkipForm(),
         "answer_conflict": conflict,
+        "answer_reopenable": reopening,
     }
     return render(request, "annotation/annotate.html", context, status=409 if conflict else 400)
 
@@ -275,6 +286,21 @@ def assignment_skip(request, slug, assignment_id):
         "skip_open": True,
     }
     return render(request, "annotation/annotate.html", context, status=400)
+
+
+@login_required
+@require_POST
+def assignment_unskip(request, slug, assignment_id):
+    """Undo a skip: the question is the annotator's again, if nobody else took it meanwhile."""
+    project = get_project_for_user(request.user, slug)
+    assignment = get_assignment_for_user(request.user, project, assignment_id)
+    try:
+        queue.assignment_unskip(assignment=assignment)
+    except queue.SkipUndoRefused as refused:
+        messages.error(request, str(refused))
+    else:
+        messages.success(request, _("Skip undone: the question is yours again."))
+    return redirect("annotation:assignment", slug=project.slug, assignment_id=assignment.pk)
 
 
 @login_required
@@ -439,7 +465,13 @@ def item_return(request, slug, item_id):
 def _item_context(request, project, item, assignment) -> dict:
     options = list(item.options.all())
     own = getattr(assignment, "judgment", None) if assignment and assignment.status == "submitted" else None
+    change_form = (
+        _judgment_form(project, item, initial=_judgment_initial(own)) if _may_change(own, item) else None
+    )
     return {
+        "unseen": _unseen(request.user, project, item),
+        "neighbours": queue.history_neighbours(assignment=assignment) if assignment else {},
+        "keyboard": keyboard_for(project, item, assignment=assignment, change_form=change_form),
         **design_item_context(project, item),
         "project": project,
         "item": item,
@@ -456,10 +488,16 @@ def _item_context(request, project, item, assignment) -> dict:
         "role_choices": Option.Role.choices,
         "form_key": _form_key(project, item),
         "own_judgment": own,
-        "change_form": _judgment_form(project, item, initial=_judgment_initial(own))
-        if _may_change(own, item)
-        else None,
+        "change_form": change_form,
     }
+
+
+def _unseen(user, project, item) -> set[str]:
+    """What of the item the person may not see yet: the fields they are asked to judge, until they judged it."""
+    if has_role(user, project, Role.CURATOR):
+        return set()
+    judged = item.judgments.filter(annotator=user).exists()
+    return unseen_before_judging(project=project, item=item, user=user, judged=judged)
 
 
 def _judgment_initial(judgment) -> dict:
@@ -510,6 +548,7 @@ def _render_part(
     message="",
 ):
     context = {
+        "unseen": _unseen(request.user, project, item),
         "message": message,
         "undo_number": undo_number,
         "undone": undone,

@@ -78,6 +78,16 @@ class ItemListApi(StrictApiMixin, generics.ListAPIView):
             return ItemWithJudgmentsOutputSerializer
         return ItemOutputSerializer
 
+    def get_serializer_context(self):
+        context = super().get_serializer_context()
+        if not getattr(self, "swagger_fake_view", False) and not has_role(
+            self.request.user, self.project, Role.CURATOR
+        ):
+            # An annotator sees the fields they are asked to judge only on the items they judged (no anchoring).
+            judged = Judgment.objects.filter(item__project=self.project, annotator=self.request.user)
+            context["judged_item_ids"] = set(judged.values_list("item_id", flat=True))
+        return context
+
     def get_queryset(self):
         wanted = self.validated_query()
         items = self.project.items.select_related("topic", "group").prefetch_related("options")

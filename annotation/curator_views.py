@@ -148,6 +148,7 @@ def _render_item_review(request, project, item, form, status=200):
         "role_choices": Option.Role.choices,
         "can_edit": True,
         "is_curator": True,
+        "unseen": set(),  # curators see every field (annotation.designs.unseen_before_judging)
     }
     return render(request, "annotation/item_review.html", context, status=status)
 

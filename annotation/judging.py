@@ -5,6 +5,8 @@ item, check that the assignment still belongs to the item's current round, and k
 round's counters (see annotation.queue) right.
 """
 
+from dataclasses import dataclass
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Exists, OuterRef
@@ -47,20 +49,12 @@ def judgment_submit(
     project = item.project
     if assignment.round == 0:
         raise AssignmentClosed(_("This question waits for its answer, not for a judgment."))
-    design = design_for(project)
-    criteria = design.judgment_criteria(item)
-    asks_vote = design.judgment_asks_vote(item)
-    vote = vote if asks_vote else ""
-    clean_ratings = judgment_validate(
-        project=project,
-        ratings=ratings,
-        vote=vote,
-        causal_class=causal_class,
-        comment=comment,
-        criteria=criteria,
-        labels=design.judgment_labels(item),
-        asks_vote=asks_vote,
+    design = design_for(project)  # round_complete below
+    rules = judgment_rules(item)
+    clean_ratings, vote, causal_class = judgment_check(
+        rules, ratings=ratings, vote=vote, causal_class=causal_class, comment=comment
     )
+    criteria = rules.criteria
     assignment = _claim(assignment, item, project)
     judgment = Judgment.objects.create(
         item=item,
@@ -109,17 +103,11 @@ def judgment_change(
             _("This round is over (decided or a new round began): the judgment stays as it is.")
         )
     project = item.project
-    design = design_for(project)
-    criteria = design.judgment_criteria(item)
-    clean_ratings = judgment_validate(
-        project=project,
-        ratings=ratings,
-        vote=vote,
-        causal_class=causal_class,
-        comment=comment,
-        criteria=criteria,
-        labels=design.judgment_labels(item),
+    rules = judgment_rules(item)
+    clean_ratings, vote, causal_class = judgment_check(
+        rules, ratings=ratings, vote=vote, causal_class=causal_class, comment=comment
     )
+    criteria = rules.criteria
     judgment = Judgment.objects.select_for_update().get(pk=judgment.pk)
     if (judgment.ratings, judgment.vote, judgment.causal_class, judgment.comment) == (
         clean_ratings,
@@ -144,6 +132,50 @@ def judgment_change(
         item.round_disagreement = item_agreement(round_judgments, criteria).disagreement
         item.save(update_fields=["round_disagreement"])
     return judgment
+
+
+@dataclass(frozen=True)
+class JudgmentRules:
+    """What a judgment of one item asks, as its design decides (``ProjectDesign.judgment_criteria``,
+    ``judgment_labels``, ``judgment_asks_vote``): the one rule submitting and changing a judgment, the form
+    and the API all read."""
+
+    project: Project
+    criteria: list[dict]
+    labels: list[str]
+    asks_vote: bool
+
+
+def judgment_rules(item: Item) -> JudgmentRules:
+    design = design_for(item.project)
+    return JudgmentRules(
+        project=item.project,
+        criteria=list(design.judgment_criteria(item)),
+        labels=list(design.judgment_labels(item)),
+        asks_vote=bool(design.judgment_asks_vote(item)),
+    )
+
+
+def judgment_check(
+    rules: JudgmentRules, *, ratings: dict, vote: str | None, causal_class: str | None, comment: str
+) -> tuple[dict, str, str]:
+    """Validate a judgment against ``rules``: the ratings as whole numbers, the vote and the class as stored.
+
+    Where the design asks for no vote, the vote is stored empty whatever was sent (the API refuses one sent:
+    ``judgment_refuse_unasked``). Raises ValidationError by field.
+    """
+    vote, causal_class = (vote or "") if rules.asks_vote else "", causal_class or ""
+    clean = judgment_validate(
+        project=rules.project,
+        ratings=ratings or {},
+        vote=vote,
+        causal_class=causal_class,
+        comment=comment or "",
+        criteria=rules.criteria,
+        labels=rules.labels,
+        asks_vote=rules.asks_vote,
+    )
+    return clean, vote, causal_class
 
 
 def judgment_last(*, project: Project, annotator) -> Judgment | None:
@@ -221,6 +253,43 @@ def answer_submit(*, assignment: Assignment, answer: str, expected_version: int)
         kind=Revision.Kind.ANSWER,
     )
     return item_start_round(item=item)
+
+
+def answer_reopenable(*, assignment: Assignment, item: Item) -> bool:
+    """Whether the annotator may still rewrite the answer they wrote: its first review round is open (in review,
+    undecided) and nobody has judged it yet (a reviewer's judgment is about the text they read)."""
+    return (
+        assignment.round == 0
+        and assignment.status == Assignment.Status.SUBMITTED
+        and item.answer_author_id == assignment.annotator_id
+        and item.status == Item.Status.IN_REVIEW
+        and item.round == 1
+        and not Judgment.objects.filter(item=item, round=item.round).exists()
+        and not CurationDecision.objects.filter(item=item, round=item.round).exists()
+    )
+
+
+@transaction.atomic
+def answer_rewrite(*, assignment: Assignment, answer: str, expected_version: int) -> Item:
+    """Reopen a written answer: its author saves a new text while ``answer_reopenable`` holds (a new revision).
+
+    Raises ``AssignmentClosed`` once a reviewer judged it or the round is over, ``EditConflict`` when someone
+    changed the item since ``expected_version``."""
+    answer = (answer or "").strip()
+    if not answer:
+        raise ValidationError({"answer": _("write the answer, or skip the question")})
+    item = _lock_item(assignment)
+    if not answer_reopenable(assignment=assignment, item=item):
+        raise AssignmentClosed(
+            _("Reviewers have judged this answer already, or its round is over: it stays.")
+        )
+    return item_revise(
+        item=item,
+        changes={"reference_answer": answer},
+        author=Author(user=assignment.annotator),
+        expected_version=expected_version,
+        kind=Revision.Kind.ANSWER,
+    )
 
 
 def item_edit(*, item: Item, user, part: str, values: dict | list, base_version: int) -> Item:

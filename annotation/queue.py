@@ -269,6 +269,55 @@ def assignment_skip(*, assignment: Assignment, reason: str) -> Assignment:
     return assignment
 
 
+class SkipUndoRefused(Exception):
+    """A skip can no longer be undone; the message says why, for the person."""
+
+
+@transaction.atomic
+def assignment_unskip(*, assignment: Assignment) -> Assignment:
+    """Undo a skip: the question is the annotator's again (the reason is dropped), if nobody else took it and
+    it still waits for its answer. Raises ``SkipUndoRefused`` otherwise."""
+    item = Item.objects.select_for_update().select_related("project").get(pk=assignment.item_id)
+    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    if assignment.status != Assignment.Status.SKIPPED:
+        raise SkipUndoRefused(_("This question was not skipped."))
+    if item.round != assignment.round or item.status != Item.Status.PENDING:
+        raise SkipUndoRefused(_("Someone answered this question meanwhile: the skip stays."))
+    if item.round_assigned >= _slots(item.project, item):
+        raise SkipUndoRefused(_("Someone else is answering this question now: the skip stays."))
+    assignment.status, assignment.skip_reason, assignment.finished_at = Assignment.Status.ACTIVE, "", None
+    assignment.expires_at = timezone.now() + timedelta(minutes=item.project.assignment_timeout_minutes)
+    assignment.save(update_fields=["status", "skip_reason", "finished_at", "expires_at"])
+    Item.objects.filter(pk=item.pk).update(round_assigned=F("round_assigned") + 1)
+    return assignment
+
+
+def history_neighbours(*, assignment: Assignment) -> dict:
+    """The annotator's own work in the project before and after ``assignment``, in the order they finished it
+    (answers, judgments and skips; the item in hand comes last): ids of the previous and next assignment."""
+    mine = Assignment.objects.filter(
+        annotator_id=assignment.annotator_id, item__project_id=assignment.item.project_id
+    )
+    done = mine.filter(status__in=[Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED])
+    if (
+        assignment.status in (Assignment.Status.SUBMITTED, Assignment.Status.SKIPPED)
+        and assignment.finished_at
+    ):
+        key = (assignment.finished_at, assignment.pk)
+        earlier = done.filter(Q(finished_at__lt=key[0]) | Q(finished_at=key[0], pk__lt=key[1]))
+        later = done.filter(Q(finished_at__gt=key[0]) | Q(finished_at=key[0], pk__gt=key[1]))
+        following = later.order_by("finished_at", "pk").values_list("pk", flat=True).first()
+        if following is None:
+            current = _active(assignment.item.project, assignment.annotator_id, None).exclude(
+                pk=assignment.pk
+            )
+            following = current.order_by("assigned_at", "pk").values_list("pk", flat=True).first()
+    else:
+        earlier, following = done, None
+    previous = earlier.order_by("-finished_at", "-pk").values_list("pk", flat=True).first()
+    return {"previous": previous, "next": following}
+
+
 def assignment_reclaim(assignment: Assignment, item: Item, project: Project) -> bool:
     """Re-activate an expired assignment whose slot is still free; call inside a transaction holding the item.
 

@@ -1,7 +1,7 @@
 from rest_framework import serializers
 
 from .api_strict import StrictInputSerializer
-from .designs import design_for
+from .designs import design_for, unseen_before_judging
 from .models import Item, Judgment, Option, Project
 from .permissions import project_role
 
@@ -130,7 +130,11 @@ class ItemOutputSerializer(serializers.ModelSerializer):
         data = super().to_representation(item)
         if not self.hides_for_annotators:
             return data
-        hidden = design_for(item.project).hidden_from_annotators(item)
+        hidden = design_for(item.project).hidden_from_annotators(item) | self._unseen(item)
+        if "causal_class" in hidden:
+            data["causal_class"] = ""
+        if "options.role" in hidden:
+            data["options"] = [{**option, "role": "", "rationale": ""} for option in data.get("options", [])]
         if "reference_answer" in hidden:
             data["reference_answer"] = ""
         metadata_hidden = {name.removeprefix("metadata.") for name in hidden if name.startswith("metadata.")}
@@ -141,6 +145,14 @@ class ItemOutputSerializer(serializers.ModelSerializer):
         return data
 
     hides_for_annotators = True  # annotators get this serializer; curators the one with judgments
+
+    def _unseen(self, item) -> set[str]:
+        """The fields the caller is asked to judge and has not judged yet (``judged_item_ids`` in the context)."""
+        request = self.context.get("request")
+        if request is None:
+            return set()
+        judged = item.pk in self.context.get("judged_item_ids", ())
+        return unseen_before_judging(project=item.project, item=item, user=request.user, judged=judged)
 
 
 class ItemWithJudgmentsOutputSerializer(ItemOutputSerializer):

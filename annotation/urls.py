@@ -51,6 +51,11 @@ urlpatterns = [
         annotator_views.assignment_change,
         name="assignment_change",
     ),
+    path(
+        "p/<slug:slug>/assignments/<int:assignment_id>/unskip/",
+        annotator_views.assignment_unskip,
+        name="assignment_unskip",
+    ),
     path("p/<slug:slug>/queue/previous/", annotator_views.judgment_previous, name="judgment_previous"),
     path("p/<slug:slug>/items/<int:item_id>/parts/<slug:part>/", annotator_views.item_part, name="item_part"),
     path(

@@ -13,6 +13,24 @@ its app is ready; the rest of the platform asks
 The registry is keyed by each design's key (``Project.design``), in the order of ``INSTALLED_APPS``.
 """
 
-from .base import ExportFile, ProjectDesign, Stage, design_for, design_item_context, designs, register
+from .base import (
+    ExportFile,
+    ProjectDesign,
+    Stage,
+    design_for,
+    design_item_context,
+    designs,
+    register,
+    unseen_before_judging,
+)
 
-__all__ = ["ExportFile", "ProjectDesign", "Stage", "design_for", "design_item_context", "designs", "register"]
+__all__ = [
+    "ExportFile",
+    "ProjectDesign",
+    "Stage",
+    "design_for",
+    "design_item_context",
+    "designs",
+    "register",
+    "unseen_before_judging",
+]

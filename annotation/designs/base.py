@@ -170,6 +170,13 @@ class ProjectDesign:
         """The class labels offered for ``item``; empty means the judgment asks for no label."""
         return list(item.project.label_set)
 
+    def judged_fields(self, item) -> set[str]:
+        """What of ``item`` states the answer its judgment asks for: ``causal_class``, ``metadata.<key>``,
+        ``options.role``. An annotator does not see it before judging the item (it would anchor the very label
+        whose agreement is measured); afterwards they do, and curators always do. A project shows it anyway with
+        ``design_settings["show_judged_fields"]``. Default: the class, when the judgment asks for a label."""
+        return {"causal_class"} if self.judgment_labels(item) else set()
+
     def label_names(self) -> dict:
         """Names, in the reader's language, of this design's own labels (perspectives, verdicts), by label."""
         return {}
@@ -228,6 +235,20 @@ class ProjectDesign:
             "slug": f"{self.key.replace('_', '-')}-demo",
             "description": self.summary,
         }
+
+
+def unseen_before_judging(*, project, item, user, judged: bool) -> set[str]:
+    """The judged fields of ``item`` (``ProjectDesign.judged_fields``) that ``user`` may not see now: none for a
+    curator or owner, none once ``judged`` (the person has judged the item), none where the project shows them
+    (``design_settings["show_judged_fields"]``)."""
+    from ..permissions import Role, has_role
+
+    if judged or (project.design_settings or {}).get("show_judged_fields"):
+        return set()
+    if has_role(user, project, Role.CURATOR):
+        return set()
+    item.project = project
+    return set(design_for(project).judged_fields(item))
 
 
 def design_item_context(project, item) -> dict:

@@ -80,6 +80,14 @@ class CausalityCheckDesign(ProjectDesign):
             return list(LETTERS)
         return list(dict.fromkeys(TASK_ROLES[task].values()))
 
+    def judged_fields(self, item) -> set[str]:
+        """The gold label (the class), and what gives it away: the variant's role (answerable, correct or corrupted
+        chain, the verdict) and, for the original problem, which option is the correct one."""
+        fields = super().judged_fields(item) | {"metadata.role"}
+        if (item.metadata or {}).get("task") == "op":
+            fields.add("options.role")
+        return fields
+
     def stages(self) -> list[Stage]:
         return [
             Stage("seeds", _("Seeds"), _("Four-option multiple-choice items with their context.")),

@@ -7,7 +7,10 @@
  *   c          write a comment;  Esc leaves a text box
  *   Enter      submit (Ctrl+Enter inside a text box)
  *   w          write the answer (the answer box takes focus);  s  skip, with the reason box focused
- *   h          show or hide the guidelines;  ?  list these keys
+ *   h          show or hide the guidelines;  ?  list these keys (only the keys this item's design has)
+ *   [ / ]      previous / next item of your own work (answers, judgments, skips), as far back as you like
+ *   o          open "Change this judgment" (a submitted item whose round is open): the keys above then change it
+ *   u          undo a skip (on a skipped question);  Alt+S  skip from inside the answer box
  *   e          edit the focused part (question, context, answer, options); Ctrl+Enter saves it, Esc leaves
  *              the box; focus stays in the edit box after the swap and comes back to the part after saving
  * Curator review page:
@@ -119,8 +122,28 @@
     return true;
   }
 
+  // The form the judging keys act on: the judgment form, or "Change this judgment" once it is open.
+  function judgingForm() {
+    var form = document.getElementById("judgment-form");
+    if (form) return form;
+    var change = document.getElementById("judgment-change-form");
+    var details = change && change.closest("details");
+    return change && (!details || details.open) ? change : null;
+  }
+
+  function openChange() {
+    var change = document.getElementById("judgment-change-form");
+    var details = change && change.closest("details");
+    if (!details) return false;
+    details.open = true;
+    current = 0; // every criterion is rated already: changing starts from the first
+    highlight(change);
+    details.scrollIntoView({ block: "nearest" });
+    return true;
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
-    var judgment = document.getElementById("judgment-form");
+    var judgment = document.getElementById("judgment-form") || document.getElementById("judgment-change-form");
     if (judgment) {
       current = firstUnrated(judgment);
       highlight(judgment);
@@ -135,6 +158,15 @@
     var toggle = document.querySelector("[data-toggle-shortcuts]");
     if (toggle) toggle.addEventListener("click", toggleShortcuts);
   });
+
+  function openSkip() {
+    var skip = document.querySelector("details.skip");
+    if (!skip) return false;
+    skip.open = true;
+    var reason = skip.querySelector("input[name=reason]");
+    if (reason) reason.focus();
+    return true;
+  }
 
   function editOpen() {
     return Boolean(document.querySelector("form.part.editing, form.part.conflict"));
@@ -204,7 +236,7 @@
   }
 
   document.addEventListener("keydown", function (event) {
-    var judgment = document.getElementById("judgment-form");
+    var judgment = judgingForm();
     var answer = document.getElementById("answer-form");
     var decision = document.getElementById("decision-form");
     var target = event.target;
@@ -219,6 +251,11 @@
         event.preventDefault();
         submit(form);
       }
+      return;
+    }
+    // Alt+S skips from inside the answer box, where a plain s is a letter of the answer.
+    if (event.altKey && !event.ctrlKey && !event.metaKey && event.code === "KeyS" && answer && answer.contains(target)) {
+      if (openSkip()) event.preventDefault();
       return;
     }
     if (isTextBox(target)) {
@@ -283,16 +320,25 @@
         var box = answer && answer.querySelector("textarea[name=answer]");
         if (box) {
           event.preventDefault();
+          if (box.closest("details")) box.closest("details").open = true;
           box.focus();
         }
         break;
       case "s":
-        var skip = document.querySelector("details.skip");
-        if (skip) {
+        if (openSkip()) event.preventDefault();
+        break;
+      case "[":
+      case "]":
+        if (follow(event.key)) event.preventDefault();
+        break;
+      case "o":
+        if (openChange()) event.preventDefault();
+        break;
+      case "u":
+        var unskip = document.getElementById("unskip-form");
+        if (unskip) {
           event.preventDefault();
-          skip.open = true;
-          var reason = skip.querySelector("input[name=reason]");
-          if (reason) reason.focus();
+          submit(unskip);
         }
         break;
       case "h":

@@ -15,6 +15,7 @@ import re
 
 import pytest
 
+from annotation.judging import answer_submit
 from annotation.models import CurationDecision, Item, Judgment
 from tests.annotation.browser import browser, screenshot  # noqa: F401 - the fixture
 from tests.factories import PASSWORD
@@ -23,7 +24,7 @@ from tests.site.browser_pages import DESKTOP, build_studio
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 SHORTCUT_KEYS = [
-    *"arncwsehjkv?[]p",
+    *"arncwsehjkvou?[]p",
     *(f"Digit{n}" for n in range(10)),
     "Numpad3",
     "Shift+Digit1",
@@ -145,6 +146,19 @@ def state_no_decision(studio, page):
     return "decision"
 
 
+def _reopened_answer_page(studio):
+    """Ana has written the answer of her question: the page offers to reopen it."""
+    assignment = studio["answer"]
+    answer_submit(assignment=assignment, answer="Porque sim.", expected_version=assignment.item.version)
+    return f"/p/{studio['project'].slug}/assignments/{assignment.pk}/"
+
+
+def state_reopened_answer_blank(studio, page):
+    page.click("details.reopen-answer summary")
+    refuse(page, "#answer-form", fill={"#id_answer": "   "})
+    return "answer"
+
+
 def _own_judged_page(studio):
     judgment = Judgment.objects.get(item=studio["judged"])
     return f"/p/{studio['project'].slug}/assignments/{judgment.assignment_id}/"
@@ -174,6 +188,7 @@ STATES = {
         _own_judged_page,
         state_change_to_needs_revision_without_comment,
     ),
+    "reopen answer: blank": ("ana", _reopened_answer_page, state_reopened_answer_blank),
     "decide: revise without a note": ("carla", _review_page, state_revise_without_note),
     "decide: nothing chosen": ("carla", _review_page, state_no_decision),
 }

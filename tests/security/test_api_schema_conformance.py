@@ -26,6 +26,21 @@ SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 # body that breaks one is refused with a 400 naming the field, so for these three operations only, and for the
 # "valid data is accepted" check only, a 400 is an accepted answer. Every other check runs on them unchanged.
 SEMANTIC_BODIES = ("jobs_create", "runs_create", "releases_create")
+# The annotator's and curator's actions carry the rules of the item's state as well: an assignment that is not
+# the caller's or no longer open, a round decided meanwhile, a version that moved on, an edit to undo that a
+# later one covers. Refused with a 400 naming the field or a 409 saying why.
+SEMANTIC_BODIES += (
+    "assignments_next",
+    "assignments_answer",
+    "assignments_skip",
+    "assignments_unskip",
+    "assignments_judge",
+    "assignments_judgment_change",
+    "items_edit",
+    "items_revision_undo",
+    "items_decide",
+    "items_decide_bulk",
+)
 
 
 def config(project, items, job, run) -> str:
@@ -35,6 +50,8 @@ def config(project, items, job, run) -> str:
         '"path.version" = "v1"',
         '"path.split" = "test"',
         f'"path.item_id" = {items[0].pk}',
+        '"path.assignment_id" = 1',
+        '"path.number" = 2',
         f'"path.job_id" = {job.pk}',
         f'"path.run_id" = {run.pk}',
     ]

@@ -16,6 +16,8 @@ pytestmark = pytest.mark.django_db
 PATH_ARGUMENTS = {
     "{slug}": "causal-qa",
     "{item_id}": "1",
+    "{assignment_id}": "1",
+    "{number}": "1",
     "{job_id}": "1",
     "{run_id}": "1",
     "{version}": "v1",
