@@ -8,6 +8,7 @@ SQLite, and keyset pagination (``id`` breaks ties) so page 2,000 costs what page
 import base64
 import binascii
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -18,6 +19,7 @@ from django.db.models.expressions import RawSQL
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 from django.db.models.lookups import Exact
+from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext_lazy as _
 
@@ -67,6 +69,9 @@ SORT_LABELS = {
     "judgments": _("Judgments"),
 }
 METADATA_KEY = re.compile(r"^[\w.-]{1,64}$")
+# The largest whole number a filter or a cursor may name: the database's integer columns (and ids) stop there.
+LARGEST_INT = 2**31 - 1
+LARGEST_ID = 2**63 - 1
 
 
 class BadQuery(ValueError):
@@ -121,6 +126,9 @@ class ItemQuery:
     @classmethod
     def from_params(cls, params) -> "ItemQuery":
         """From a QueryDict (GET or POST); raises BadQuery naming the first parameter that is wrong."""
+        for name in (*cls.FILTER_PARAMS, "cursor", "item"):
+            if any("\x00" in value for value in params.getlist(name)):
+                raise BadQuery(name, _("holds a NUL character, which no text here has"))
         query = cls(
             q=params.get("q", "").strip()[:200],
             status=[value for value in params.getlist("status") if value],
@@ -170,8 +178,12 @@ def _number(params, name: str, kind):
         value = kind(raw.replace(",", ".")) if kind is float else kind(raw)
     except ValueError:
         raise BadQuery(name, _("“%(value)s” is not a number") % {"value": raw[:40]}) from None
+    if kind is float and not math.isfinite(value):
+        raise BadQuery(name, _("“%(value)s” is not a number") % {"value": raw[:40]})
     if value < 0:
         raise BadQuery(name, _("cannot be negative"))
+    if value > LARGEST_INT:
+        raise BadQuery(name, _("is larger than any value an item has"))
     return value
 
 
@@ -179,7 +191,12 @@ def _date(params, name: str) -> datetime | None:
     raw = params.get(name, "").strip()
     if not raw:
         return None
-    parsed = parse_datetime(raw) or parse_datetime(f"{raw}T00:00:00")
+    try:  # parse_datetime raises ValueError for a well-formed impossible date (February 30th)
+        parsed = parse_datetime(raw) or parse_datetime(f"{raw}T00:00:00")
+        if parsed is not None and timezone.is_naive(parsed):
+            parsed = timezone.make_aware(parsed)
+    except (ValueError, OverflowError):
+        parsed = None
     if parsed is None:
         raise BadQuery(name, _("“%(value)s” is not a date (YYYY-MM-DD)") % {"value": raw[:40]})
     return parsed
@@ -309,13 +326,29 @@ def _cursor_decode(cursor: str, sort: str):
         cursor_sort, value, last_id = json.loads(raw)
     except (binascii.Error, ValueError, TypeError):
         raise BadQuery("cursor", _("this page link is damaged; start from the first page")) from None
-    if cursor_sort != sort or not isinstance(last_id, int):
+    if cursor_sort != sort:
         raise BadQuery("cursor", _("this page link belongs to another order; start from the first page"))
-    if sort == "updated_at":
-        value = parse_datetime(value) if isinstance(value, str) else None
-    if value is None or isinstance(value, (list, dict, bool)):
+    value = _cursor_value(value, sort)
+    if value is None or not _whole(last_id, LARGEST_ID):
         raise BadQuery("cursor", _("this page link is damaged; start from the first page"))
     return value, last_id
+
+
+def _whole(value, largest: int) -> bool:
+    return type(value) is int and -largest <= value <= largest
+
+
+def _cursor_value(value, sort: str):
+    """The cursor's sort value if it is of the sort's type (a date, a whole number, a finite number), else None."""
+    if sort == "updated_at":
+        try:
+            return parse_datetime(value) if isinstance(value, str) and "\x00" not in value else None
+        except (ValueError, OverflowError):
+            return None
+    if sort == "disagreement":
+        number = value if type(value) in (int, float) else None
+        return number if number is not None and math.isfinite(number) and abs(number) <= LARGEST_INT else None
+    return value if _whole(value, LARGEST_ID if sort == "id" else LARGEST_INT) else None
 
 
 def judged_by(project: Project, annotator) -> QuerySet[Judgment]:

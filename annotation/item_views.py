@@ -143,7 +143,11 @@ def _chosen(project, params):
     """The items a bulk action or export is about: the checked ones, or everything the filter matches."""
     if params.get("scope") == "filter":
         return items_matching(project, ItemQuery.from_params(params))
-    ids = [int(value) for value in params.getlist("item") if value.isdigit()]
+    ids = [
+        int(value)
+        for value in params.getlist("item")
+        if value.isascii() and value.isdigit() and len(value) < 19
+    ]
     return Item.objects.filter(project=project, pk__in=ids)
 
 

@@ -99,7 +99,8 @@ def membership_add(*, project: Project, by, identifier: str, role: str, expertis
 def membership_update(*, membership: Membership, by, role: str, expertise: list[str]) -> Membership:
     if role not in Role.values:
         raise ValidationError({"role": _("Choose annotator, curator or owner.")})
-    membership = Membership.objects.select_for_update().select_related("user").get(pk=membership.pk)
+    _lock_memberships(membership.project_id)
+    membership = Membership.objects.select_related("user").get(pk=membership.pk)
     if membership.role == Role.OWNER and role != Role.OWNER:
         _keep_an_owner(membership)
     details = {}
@@ -123,9 +124,8 @@ def membership_update(*, membership: Membership, by, role: str, expertise: list[
 @transaction.atomic
 def membership_remove(*, membership: Membership, by) -> None:
     """Remove a member; their judgments stay (they are part of the record). The last owner stays."""
-    membership = (
-        Membership.objects.select_for_update().select_related("user", "project").get(pk=membership.pk)
-    )
+    _lock_memberships(membership.project_id)
+    membership = Membership.objects.select_related("user", "project").get(pk=membership.pk)
     if membership.role == Role.OWNER:
         _keep_an_owner(membership)
     _record(
@@ -138,8 +138,17 @@ def membership_remove(*, membership: Membership, by) -> None:
     membership.delete()
 
 
+def _lock_memberships(project_id: int) -> None:
+    """Lock every membership of the project, in the order of their ids, before reading any of them: two owners
+    demoting each other at once then queue one behind the other instead of each holding the row the other waits
+    for (a deadlock), and the second sees the first's change (so the project never ends with no owner)."""
+    list(
+        Membership.objects.select_for_update().filter(project_id=project_id).order_by("pk").values_list("pk")
+    )
+
+
 def _keep_an_owner(membership: Membership) -> None:
-    owners = Membership.objects.select_for_update().filter(project_id=membership.project_id, role=Role.OWNER)
+    owners = Membership.objects.filter(project_id=membership.project_id, role=Role.OWNER)
     if not owners.exclude(pk=membership.pk).exists():
         raise ValidationError(
             {"role": _("A project keeps at least one owner; make someone else owner first.")}

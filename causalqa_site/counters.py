@@ -4,11 +4,14 @@ so concurrent clients cannot all pass a check that each read before the others w
 
 from django.core.cache import cache
 
+# Set apart the counters of one test run (or one test) from another's in a shared cache.
+NAMESPACE = "count"
+
 
 def window_key(name: str, identity: str, window: int, now: float) -> tuple[str, int]:
     """The key of ``identity``'s current fixed window and the seconds the window has left."""
     start = int(now // window) * window
-    return f"count:{name}:{identity}:{start}", max(1, int(start + window - now))
+    return f"{NAMESPACE}:{name}:{identity}:{start}", max(1, int(start + window - now))
 
 
 def count_hit(key: str, *, timeout: int) -> int:

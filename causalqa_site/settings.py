@@ -364,9 +364,10 @@ REST_FRAMEWORK = {
         "rest_framework.parsers.MultiPartParser",
     ],
     # A 429 says when to try again (Retry-After). Per user for tokens and sessions; per address for the anonymous.
+    # Counted atomically in the cache (Redis when there is one), so concurrent requests cannot pass together.
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.UserRateThrottle",
-        "rest_framework.throttling.AnonRateThrottle",
+        "causalqa_site.throttling.UserRateThrottle",
+        "causalqa_site.throttling.AnonRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "user": env_str("API_THROTTLE_USER", "1200/minute"),

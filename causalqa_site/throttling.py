@@ -18,6 +18,8 @@ from django.conf import settings
 from django.contrib.auth.signals import user_login_failed
 from django.dispatch import receiver
 from django.shortcuts import render
+from rest_framework.throttling import AnonRateThrottle as DrfAnonRateThrottle
+from rest_framework.throttling import UserRateThrottle as DrfUserRateThrottle
 
 from .counters import count_hit, count_of, window_key
 
@@ -69,3 +71,33 @@ def login_locked_out(request, original_response=None, credentials=None):
     )
     response["Retry-After"] = str(seconds)
     return response
+
+
+# --- the API's throttles --------------------------------------------------------------------------------------
+
+
+class _AtomicRateThrottle:
+    """DRF's rate throttle with the count kept as one atomic counter per caller and fixed window, instead of a
+    list of timestamps read, appended to and written back: concurrent requests each read the list before the others
+    wrote it, and 16 threads got 92 of 200 requests past a rate of 60 a minute."""
+
+    def allow_request(self, request, view):
+        if self.rate is None:
+            return True
+        self.key = self.get_cache_key(request, view)
+        if self.key is None:
+            return True
+        now = time.time()
+        key, self.left = window_key(self.scope, self.key, self.duration, now)
+        return count_hit(key, timeout=self.left + 1) <= self.num_requests
+
+    def wait(self):
+        return self.left
+
+
+class UserRateThrottle(_AtomicRateThrottle, DrfUserRateThrottle):
+    pass
+
+
+class AnonRateThrottle(_AtomicRateThrottle, DrfAnonRateThrottle):
+    pass

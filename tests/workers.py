@@ -23,6 +23,11 @@ QUICK_JOB_SETTINGS = {
 }
 
 
+def guarded(command: list[str]) -> list[str]:
+    """``command`` run by ``tests.worker_guard``: it ends with the test process, however that process ends."""
+    return [sys.executable, "-m", "tests.worker_guard", str(os.getpid()), *command]
+
+
 def database_url_for_current_connection() -> str:
     """The URL of the database the tests are using right now (the test database)."""
     cfg = connection.settings_dict
@@ -89,7 +94,7 @@ class CeleryWorker:
             # A session of its own: the worker's embedded beat is a child process, which a kill of the
             # worker alone would leave running after the test.
             self.process = subprocess.Popen(
-                self.command(),
+                guarded(self.command()),
                 cwd=ROOT,
                 env=env,
                 stdout=log,

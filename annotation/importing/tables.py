@@ -25,6 +25,7 @@ from xml.parsers import expat
 
 import numpy as np
 
+from . import limits
 from .errors import ImportFileError, RowError
 from .jsonarray import array_records, starts_an_array
 
@@ -100,11 +101,34 @@ def open_table(
     ``stack`` keeps temporary folders (an unpacked .zip) until the caller has read every row. ``every_row``: the
     caller reads the whole file (an import, not a preview of its first rows); a CSV is then parsed by pyarrow
     where it reads as the csv module would (``_arrow_csv_table``), which first reads the file through once.
-    Raises ``ImportFileError`` for a file that is empty, unreadable, or of no known format.
+    Raises ``ImportFileError`` for a file that is empty, unreadable, of no known format, or over a limit of
+    ``limits`` (checked before the cost: a zip from its directory; rows and values as they are read).
     """
+    table = _open_table(data, filename, path=path, sheet=sheet, stack=stack, every_row=every_row)
+    return _bounded(table)
+
+
+def _bounded(table: Table) -> Table:
+    """``table`` giving at most ``IMPORT_MAX_ROWS`` rows, each value one the database can store."""
+    table.rows = limits.bounded_rows(table.rows)
+    if table.chunks is not None:
+        chunks = table.chunks
+        table.chunks = lambda size, names: limits.bounded_chunks(chunks(size, names))
+    return table
+
+
+def _open_table(
+    data: bytes | None,
+    filename: str,
+    *,
+    path: Path | None = None,
+    sheet: str = "",
+    stack: ExitStack | None = None,
+    every_row: bool = False,
+) -> Table:
     stack = stack or ExitStack()
     if path is not None and path.is_dir():
-        return _folder_table(path)
+        return _folder_table(path, stack)
     if _unknown_suffix(filename):
         raise _refused(filename, "this is not a format the platform reads")
     if data is None:
@@ -127,7 +151,7 @@ def open_table(
             return _xlsx_table(data, sheet)
         folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="import-")))
         _unzip(data, folder, filename)
-        return _folder_table(folder)
+        return _folder_table(folder, stack)
     if lower.endswith((".xlsx", ".xlsm")):
         return _xlsx_table(data, sheet)
     if lower.endswith(".parquet") or data[:4] == b"PAR1":
@@ -331,6 +355,9 @@ def _jsonl_line_records(numbered_lines, errors: list[RowError]) -> Iterator[tupl
             record = json.loads(line)
         except json.JSONDecodeError as exc:
             errors.append(RowError(number, "", f"malformed JSON ({exc.msg} at column {exc.colno})"))
+            continue
+        except ValueError:  # an integer of more digits than Python converts
+            errors.append(RowError(number, "", "a number with too many digits"))
             continue
         except RecursionError:
             errors.append(RowError(number, "", "the JSON is nested too deeply"))
@@ -608,7 +635,8 @@ def _xlsx_table(data, sheet: str) -> Table:
     from .xlsx import Workbook, WorkbookError
 
     try:
-        book = Workbook(zipfile.ZipFile(io.BytesIO(data) if isinstance(data, bytes) else data))
+        archive = zipfile.ZipFile(io.BytesIO(data) if isinstance(data, bytes) else data)
+        book = Workbook(limits.zip_checked(archive, "the workbook"))
     except (WorkbookError, zipfile.BadZipFile, KeyError, ValueError, expat.ExpatError) as exc:
         raise ImportFileError([RowError(0, "", f"unreadable spreadsheet ({exc})")]) from exc
     names = book.sheetnames
@@ -623,6 +651,8 @@ def _xlsx_table(data, sheet: str) -> Table:
         _number, header = next(rows)
     except StopIteration:
         raise ImportFileError([RowError(0, "", f"the sheet {sheet or names[0]!r} is empty")]) from None
+    except (*UNREADABLE, WorkbookError) as exc:
+        raise unreadable(exc) from exc
     columns = [_cell_text(value) for value in header]
     while columns and not columns[-1]:
         columns.pop()
@@ -744,7 +774,7 @@ def _batch_rows(batches, split_names: list[str] | None) -> Iterator[tuple[int, d
             yield number, record
 
 
-def _folder_table(folder: Path) -> Table:
+def _folder_table(folder: Path, stack: ExitStack) -> Table:
     """A ``save_to_disk`` folder (one dataset, or a DatasetDict with a folder per split), or a folder of
     parquet / jsonl / csv files, one per split (Hugging Face's ``data/train-00000-of-00001.parquet`` too)."""
     arrow = sorted(folder.rglob("*.arrow"))
@@ -760,7 +790,10 @@ def _folder_table(folder: Path) -> Table:
     )
     if not texts:
         raise ImportFileError([RowError(0, "", f"the folder holds no data file; use {FORMATS}")])
-    return _concatenated([(_split_name(folder, p), open_table(p.read_bytes(), p.name)) for p in texts])
+    # each file read as its rows are asked for, never whole
+    return _concatenated(
+        [(_split_name(folder, p), _open_table(None, p.name, path=p, stack=stack)) for p in texts]
+    )
 
 
 def _open_all(paths: list[Path]):
@@ -796,6 +829,7 @@ def _concatenated(parts: list[tuple[str, Table]]) -> Table:
 
 def _unzip(data: bytes, folder: Path, filename: str) -> None:
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        limits.zip_checked(archive, filename)
         for member in archive.infolist():
             target = (folder / member.filename).resolve()
             if not str(target).startswith(str(folder.resolve())):

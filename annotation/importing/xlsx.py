@@ -14,6 +14,8 @@ from xml.parsers import expat
 
 from openpyxl.utils.datetime import from_excel
 
+from .limits import no_dtd, shared_strings_checked, token_checked
+
 MAIN = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
 RELS = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
 CHUNK_BYTES = 1 << 20
@@ -21,6 +23,14 @@ CHUNK_BYTES = 1 << 20
 DATE_FORMAT_IDS = set(range(14, 23)) | {45, 46, 47}
 _DATE_CODE = re.compile(r"[dmyhs]", re.IGNORECASE)
 _QUOTED = re.compile(r'"[^"]*"|\[[^\]]*\]')
+
+
+def _guarded_parser(**kwargs):
+    """An expat parser that refuses a DTD (a workbook has none; entities could expand without end)."""
+    parser = expat.ParserCreate(**kwargs)
+    parser.StartDoctypeDeclHandler = no_dtd
+    parser.EntityDeclHandler = no_dtd
+    return parser
 
 
 class WorkbookError(Exception):
@@ -41,10 +51,13 @@ class Workbook:
     def rows(self, name: str) -> Iterator[tuple[int, list]]:
         """(row number, values by column position) for each row with a cell, in sheet order."""
         parser = _SheetParser(self.strings, self.date_styles)
+        fed = 0
         with self.archive.open(self.sheets[name]) as part:
             while True:
                 chunk = part.read(CHUNK_BYTES)
                 parser.feed(chunk, final=not chunk)
+                fed += len(chunk)
+                token_checked(fed, parser.parser.CurrentByteIndex)
                 yield from parser.take()
                 if not chunk:
                     break
@@ -71,6 +84,10 @@ class Workbook:
         return sheets
 
     def _shared_strings(self) -> list[str]:
+        try:
+            shared_strings_checked(self.archive.getinfo("xl/sharedStrings.xml").file_size)
+        except KeyError:
+            return []
         data = self._read("xl/sharedStrings.xml")
         if data is None:
             return []
@@ -98,7 +115,7 @@ class Workbook:
             if state["in_t"] and not state["in_rph"]:
                 parts.append(data)
 
-        parser = expat.ParserCreate(namespace_separator=" ")
+        parser = _guarded_parser(namespace_separator=" ")
         parser.StartElementHandler, parser.EndElementHandler, parser.CharacterDataHandler = start, end, text
         parser.buffer_text = True
         parser.Parse(data, True)
@@ -126,7 +143,7 @@ class Workbook:
             if tag == f"{MAIN} cellXfs":
                 state["in_xfs"] = False
 
-        parser = expat.ParserCreate(namespace_separator=" ")
+        parser = _guarded_parser(namespace_separator=" ")
         parser.StartElementHandler, parser.EndElementHandler = start, end
         parser.Parse(data, True)
         return {
@@ -136,7 +153,7 @@ class Workbook:
 
 def _elements(data: bytes) -> list[tuple[str, dict]]:
     found = []
-    parser = expat.ParserCreate(namespace_separator=" ")
+    parser = _guarded_parser(namespace_separator=" ")
     parser.StartElementHandler = lambda tag, attrs: found.append((tag, attrs))
     parser.Parse(data, True)
     return found
@@ -169,7 +186,7 @@ class _SheetParser:
         # No namespace processing (it costs a third of the time): tags are compared by their local name,
         # whatever prefix the writer chose ("c" or "x:c").
         self.local: dict[str, str] = {}
-        parser = expat.ParserCreate()
+        parser = _guarded_parser()
         parser.StartElementHandler = self.start
         parser.EndElementHandler = self.end
         parser.CharacterDataHandler = self.characters

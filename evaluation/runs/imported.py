@@ -363,6 +363,9 @@ def run_import_results(
             except UNREADABLE as exc:
                 errors += [ResultError(result_file.name, 0, "", str(unreadable(exc)))]
                 continue
+            except ImportFileError as exc:  # a limit or a value refused while the rows were read
+                errors += [ResultError(result_file.name, e.line, e.field, e.reason) for e in exc.errors]
+                continue
             errors += [ResultError(result_file.name, e.line, e.field, e.reason) for e in table.errors]
             parsed.files.append(
                 {

@@ -79,3 +79,37 @@ def test_the_api_throttles_each_caller_and_says_when_to_try_again(client, monkey
     assert [answer.status_code for answer in answers] == [200, 200, 200, 429]
     assert 0 < int(answers[-1]["Retry-After"]) <= 60
     assert "Expected available in" in answers[-1].json()["detail"]
+
+
+def test_the_api_throttle_holds_under_concurrent_requests(project, curator, monkeypatch, transactional_db):
+    """16 threads send 200 requests at a rate of 60 a minute: exactly 60 pass (a read-then-write count let 92)."""
+    import threading
+
+    from django.db import connection
+    from django.test import Client
+
+    monkeypatch.setattr(SimpleRateThrottle, "THROTTLE_RATES", {"user": "60/minute", "anon": "60/minute"})
+    headers = {"Authorization": f"Token {api_token_key(curator)}"}
+    answers = []
+    lock = threading.Lock()
+    start = threading.Barrier(16, timeout=20)
+
+    def send(count):
+        client = Client()
+        start.wait()
+        try:
+            for _ in range(count):
+                status = client.get("/api/v1/projects/", headers=headers).status_code
+                with lock:
+                    answers.append(status)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=send, args=(13 if n < 8 else 12,)) for n in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert len(answers) == 200
+    assert answers.count(200) == 60, answers.count(200)
+    assert answers.count(429) == 140
