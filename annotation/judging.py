@@ -15,6 +15,7 @@ from causalqa_site.compiled import CompiledQuery
 
 from .agreement import item_agreement
 from .designs import design_for
+from .label_models import round_confidence, round_wanted
 from .labels import criterion_label
 from .models import Assignment, CurationDecision, Item, Judgment, JudgmentVersion, Project, Revision
 from .queue import assignment_reclaim
@@ -76,7 +77,14 @@ def judgment_submit(
     )
     item.round_judged += 1
     fields = ["round_judged"]
-    complete = item.round_judged >= project.overlap
+    if project.overlap_max is not None and item.round_judged >= project.overlap:
+        # Adaptive overlap: how sure the annotator models now are of the item's label decides whether it wants more.
+        item.round_confidence = round_confidence(item=item, project=project)
+        item.round_wanted = round_wanted(
+            judged=item.round_judged, confidence=item.round_confidence, project=project
+        )
+        fields += ["round_confidence", "round_wanted"]
+    complete = item.round_judged >= (item.round_wanted or project.overlap)
     if complete:
         round_judgments = Judgment.objects.filter(item=item, round=item.round)
         item.round_disagreement = item_agreement(round_judgments, criteria).disagreement
@@ -139,7 +147,7 @@ def judgment_change(
     judgment.ratings, judgment.vote, judgment.causal_class = clean_ratings, vote, causal_class
     judgment.comment, judgment.changed_at = comment.strip(), timezone.now()
     judgment.save(update_fields=["ratings", "vote", "causal_class", "comment", "changed_at"])
-    if item.round_judged >= project.overlap:
+    if item.round_judged >= (item.round_wanted or project.overlap):
         round_judgments = Judgment.objects.filter(item=item, round=item.round)
         item.round_disagreement = item_agreement(round_judgments, criteria).disagreement
         item.save(update_fields=["round_disagreement"])

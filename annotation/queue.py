@@ -6,10 +6,15 @@ The rules:
   ``project.overlap`` live assignments (active or submitted). A natural question without a
   reference answer (round 0, pending) needs one person to write the answer. Reviewing comes
   first; answering when nothing is left to review (or when the annotator asks for it).
+- **Adaptive overlap.** A project with ``overlap_max`` wants ``overlap`` judgments at least; after each
+  further judgment the judgment service stores on the item how many its round now wants
+  (``Item.round_wanted``: one more while the aggregated label's probability, ``Item.round_confidence``, is
+  below the project's threshold, at most ``overlap_max``). The queue reads only those two fields, so it
+  needs nothing from the annotator models themselves (annotation.label_models).
 - **No repeats.** Nobody gets the same item twice in a round, not even after their assignment
   expired or was skipped (a unique constraint backs this).
 - **Breadth-first.** Items that already have assignments in their round come before fresh ones,
-  fullest first, so rounds complete instead of many items each waiting for one more judgment.
+  fullest first (among equals, the least certain label first), so rounds complete instead of many items each waiting for one more judgment.
   Fresh items go oldest first.
 - **Expertise.** An item's tag is ``item.metadata["expertise"]`` (one string; an import keeps an
   ``expertise`` column there). Fresh items whose tag is among the annotator's
@@ -98,7 +103,7 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
             "kind": kind,
             "design": project.design,
             "topics_selected": topics_selected,
-            "several_judges": project.overlap > 1,
+            "several_judges": max(project.overlap, project.overlap_max or 0) > 1,
             "self_review": project.allow_self_review,
         }
         values = {
@@ -286,7 +291,7 @@ def assignment_reclaim(assignment: Assignment, item: Item, project: Project) -> 
 
 
 def _slots(project: Project, item: Item) -> int:
-    return 1 if item.round == 0 else project.overlap
+    return 1 if item.round == 0 else item.round_wanted or project.overlap
 
 
 def _give_back_slots(item_id: int, round_number: int, n: int) -> None:
@@ -324,8 +329,16 @@ def eligible_items(project, annotator, topics_selected: bool | None = None) -> Q
     return items
 
 
+def _open_slots(overlap) -> Q:
+    """The round has fewer live assignments than it wants: the project's overlap, or what the adaptive
+    overlap set on the item (``Item.round_wanted``) after its latest judgment."""
+    return Q(round_wanted__isnull=True, round_assigned__lt=overlap) | Q(
+        round_wanted__isnull=False, round_assigned__lt=F("round_wanted")
+    )
+
+
 def _review_work(items: QuerySet[Item], overlap: int, design: str | None = None) -> QuerySet[Item]:
-    items = items.filter(~Q(round=0), status=Item.Status.IN_REVIEW, round_assigned__lt=overlap)
+    items = items.filter(~Q(round=0), status=Item.Status.IN_REVIEW).filter(_open_slots(overlap))
     held_back = design_for(design).review_held_back() if design else None
     return items.exclude(held_back) if held_back is not None else items
 
@@ -381,7 +394,8 @@ def _candidate_passes(
             if reviewing:
                 own_passes.append(started.filter(own_answer).order_by("-round_assigned", "id"))
                 started = started.exclude(own_answer)
-            order = ["-round_assigned", "id"]
+            # Fullest first; among equals the least certain label first (adaptive overlap), then the oldest.
+            order = ["-round_assigned", F("round_confidence").asc(nulls_last=True), "id"]
             if tags:
                 started = started.alias(
                     mine=Case(
@@ -410,7 +424,7 @@ def waiting_counts(user, projects) -> dict[int, dict[str, int]]:
         return {}
     mine = Assignment.objects.filter(item=OuterRef("pk"), annotator=user, round=OuterRef("round"))
     any_selected = Exists(Topic.objects.filter(project=OuterRef("project"), selected=True))
-    reviewable = Q(status=Item.Status.IN_REVIEW, round__gt=0, round_assigned__lt=F("project__overlap"))
+    reviewable = Q(status=Item.Status.IN_REVIEW, round__gt=0) & _open_slots(F("project__overlap"))
     for key in sorted({project.design for project in projects}):
         held_back = design_for(key).review_held_back()
         if held_back is not None:
@@ -486,7 +500,9 @@ def items_recount_rounds(*, items) -> None:
         round_judgments = judged.get(item.pk, [])
         item.round_judged = len(round_judgments)
         item.round_assigned = max(live.get(item.pk, 0), item.round_judged)
-        complete = item.status == Item.Status.IN_REVIEW and item.round_judged >= project.overlap
+        complete = item.status == Item.Status.IN_REVIEW and item.round_judged >= (
+            item.round_wanted or project.overlap
+        )
         item.round_disagreement = (
             item_agreement(round_judgments, project.criteria).disagreement if complete else None
         )
