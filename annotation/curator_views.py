@@ -10,7 +10,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from . import dashboard, review
+from . import dashboard, label_models, review
 from .curation import bulk_approval_matches, items_bulk_approve
 from .designs import design_item_context
 from .forms import ApprovalRuleForm, DecisionForm
@@ -124,6 +124,7 @@ def project_dashboard(request, slug):
         "annotators": dashboard.annotator_stats(project),
         "per_day": dashboard.judgments_by_day(project),
         "status_choices": Item.Status.choices,
+        "label_quality": label_models.project_summary(project=project),
     }
     return render(request, "annotation/dashboard.html", context)
 
@@ -144,6 +145,9 @@ def _render_item_review(request, project, item, form, status=200):
         and requested_round == item.round
         and not item.decisions.filter(round=item.round).exists(),
         "decisions": list(item.decisions.select_related("curator")),
+        "label_estimates": label_models.item_estimates(project=project, items=[item]).get(item.pk, [])
+        if requested_round == item.round
+        else [],
         "rounds": range(1, item.round + 1),
         "role_choices": Option.Role.choices,
         "can_edit": True,

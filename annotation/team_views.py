@@ -15,7 +15,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from . import team
 from .guidelines import render_markdown
 from .labels import class_label
-from .models import Membership
+from .models import Membership, Project
 from .permissions import Role, get_project_for_user
 
 ROLE_CHOICES = Membership.Role.choices
@@ -44,6 +44,26 @@ class SettingsForm(forms.Form):
     )
     overlap = forms.IntegerField(
         label=gettext_lazy("Judgments per item per round"), min_value=1, max_value=50
+    )
+    overlap_max = forms.IntegerField(
+        label=gettext_lazy("Adaptive overlap: at most this many judgments"),
+        min_value=1,
+        max_value=50,
+        required=False,
+        help_text=gettext_lazy(
+            "Empty: every item gets exactly the judgments above. Set: the judgments above are the least, and an "
+            "item gets more while its label's probability is below the threshold."
+        ),
+    )
+    overlap_threshold = forms.FloatField(
+        label=gettext_lazy("Adaptive overlap: label probability to reach"), min_value=0.5, max_value=1.0
+    )
+    aggregation = forms.ChoiceField(
+        label=gettext_lazy("Aggregation proposing the labels"),
+        choices=Project._meta.get_field("aggregation").choices,
+        help_text=gettext_lazy(
+            "Shown beside the majority on the review page; a curator still decides every item."
+        ),
     )
     assignment_timeout_minutes = forms.IntegerField(
         label=gettext_lazy("Assignment timeout (minutes)"),
@@ -85,6 +105,9 @@ class SettingsForm(forms.Form):
         initial = {
             "language": project.language,
             "overlap": project.overlap,
+            "overlap_max": project.overlap_max,
+            "overlap_threshold": project.overlap_threshold,
+            "aggregation": project.aggregation,
             "assignment_timeout_minutes": project.assignment_timeout_minutes,
             "allow_self_review": project.allow_self_review,
             "criteria": team.criteria_text(project.criteria),
@@ -109,6 +132,9 @@ class SettingsForm(forms.Form):
         return {
             "language": data["language"],
             "overlap": data["overlap"],
+            "overlap_max": data["overlap_max"],
+            "overlap_threshold": data["overlap_threshold"],
+            "aggregation": data["aggregation"],
             "assignment_timeout_minutes": data["assignment_timeout_minutes"],
             "allow_self_review": data["allow_self_review"],
             "criteria": team.criteria_parse(data["criteria"]),

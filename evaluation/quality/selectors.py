@@ -35,6 +35,7 @@ class QuestionQuality:
 
     key: str
     name: str
+    source: str  # "vote", "causal_class" or "rating": how pages name its labels
     rows: list[Row]
     methods: dict[str, Aggregation]
     gold: dict = field(default_factory=dict)  # control item id → known label
@@ -227,6 +228,7 @@ def project_quality(project: Project, *, resamples: int = QUALITY_RESAMPLES) -> 
             QuestionQuality(
                 key=question["key"],
                 name=question_name(project, question),
+                source=question["source"],
                 rows=question_rows_,
                 methods=methods,
                 gold=gold,
@@ -251,6 +253,7 @@ def item_estimates(*, project: Project, items) -> dict[int, list[dict]]:
             estimates[item].append(
                 {
                     "question": question.name,
+                    "source": question.source,
                     "majority": majority.labels[item],
                     "majority_share": majority.probability(item),
                     "method": quality.method,
@@ -319,6 +322,7 @@ def quality_summary(project: Project) -> list[dict]:
         lines.append(
             {
                 "question": question.name,
+                "source": question.source,
                 "items": len(chosen.labels),
                 "differs": {m: len(question.disagreements(m)) for m in METHODS if m != "majority"},
                 "mean_probability": sum(probabilities) / len(probabilities) if probabilities else None,
@@ -327,3 +331,30 @@ def quality_summary(project: Project) -> list[dict]:
             }
         )
     return lines
+
+
+def release_quality_facts(project: Project) -> dict:
+    """For the release card (JSON): the aggregation that proposed the gold labels and, per question, what the
+    annotator models made of the judgments when the release was cut."""
+    lines = []
+    for line in quality_summary(project):
+        least = line["least_competent"]
+        competence = least["competence"][project.aggregation] if least else None
+        lines.append(
+            {
+                "question": str(line["question"]),
+                "items": line["items"],
+                "mean_probability": line["mean_probability"],
+                "differs": line["differs"],
+                "control_items": line["control_items"],
+                "least_competent": None
+                if competence is None
+                else {
+                    "annotator": least["annotator"],
+                    "competence": round(competence.value, 4),
+                    "low": round(competence.low, 4),
+                    "high": round(competence.high, 4),
+                },
+            }
+        )
+    return {"method": project.aggregation, "questions": lines}
