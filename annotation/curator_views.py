@@ -11,6 +11,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from . import dashboard, label_models, review
+from .control_items import item_mark_control, item_unmark_control
 from .curation import bulk_approval_matches, items_bulk_approve
 from .designs import design_item_context
 from .forms import ApprovalRuleForm, DecisionForm
@@ -104,6 +105,24 @@ def item_decide_view(request, slug, item_id):
             messages.success(request, _("Decided: %(decision)s.") % {"decision": made.get_decision_display()})
             return redirect(_next_after_decision(project, item))
     return _render_item_review(request, project, item, form, status=400)
+
+
+@login_required
+@require_POST
+def item_control_view(request, slug, item_id):
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    item = get_item_for_user(request.user, project, item_id)
+    try:
+        if request.POST.get("control") == "off":
+            item_unmark_control(item=item)
+            messages.success(request, _("The item is no longer a control item."))
+        else:
+            item_mark_control(item=item)
+            messages.success(request, _("The item is now a control item."))
+    except ValidationError as error:
+        for errors in error.message_dict.values():
+            messages.error(request, " ".join(errors))
+    return redirect("annotation:item_review", slug=project.slug, item_id=item.pk)
 
 
 @login_required

@@ -63,6 +63,7 @@ def judgment_submit(
         asks_vote=asks_vote,
     )
     assignment = _claim(assignment, item, project)
+    control = _is_control(item)
     judgment = Judgment.objects.create(
         item=item,
         annotator_id=assignment.annotator_id,
@@ -75,6 +76,8 @@ def judgment_submit(
         edited=item.edited_by_annotator,
         own_answer=item.answer_author_id == assignment.annotator_id,
     )
+    if control:
+        return judgment  # measured against the known answer; the decided item stays as it is
     item.round_judged += 1
     fields = ["round_judged"]
     if project.overlap_max is not None and item.round_judged >= project.overlap:
@@ -307,6 +310,8 @@ def _claim(assignment: Assignment, item: Item, project: Project) -> Assignment:
     and released, a round that moved on) is looked at row by row to say why, or to reclaim a place.
     """
     expected_status = Item.Status.PENDING if assignment.round == 0 else Item.Status.IN_REVIEW
+    if _is_control(item):
+        expected_status = Item.Status.APPROVED
     if item.round != assignment.round or item.status != expected_status:
         raise AssignmentClosed(
             _("This item has moved on since it was handed to you (it was decided or a new round began).")
@@ -337,3 +342,8 @@ def _finish(assignment: Assignment) -> None:
     assignment.status = Assignment.Status.SUBMITTED
     assignment.finished_at = timezone.now()
     assignment.save(update_fields=["status", "finished_at"])
+
+
+def _is_control(item: Item) -> bool:
+    """A control item served unannounced (annotation.control_items): approved, with known answers."""
+    return item.status == Item.Status.APPROVED and item.control_answers is not None

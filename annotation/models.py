@@ -397,8 +397,8 @@ class Item(models.Model):
     round_wanted = models.PositiveSmallIntegerField(null=True, blank=True)
     round_confidence = models.FloatField(null=True, blank=True)
     # A control item (gold question): the known answer of each question ({"vote": "accept", "causal_class": …}),
-    # set by a curator on an approved item; empty: not a control item.
-    control_answers = models.JSONField(default=dict, blank=True)
+    # set by a curator on an approved item (annotation.control_items); null: not a control item.
+    control_answers = models.JSONField(null=True, blank=True)
     # Provenance only, so no database constraint: checking it for each of 100,000 imported rows
     # costs a third of the import on PostgreSQL. Django still nulls it when a batch is deleted.
     import_batch = models.ForeignKey(

@@ -33,11 +33,14 @@ The rules:
   left" while slots are about to be free. On
   SQLite every transaction is IMMEDIATE (see settings), so such requests run one after the other.
   One annotator's own requests (two tabs) are serialised by locking their membership row.
+- **Control items.** With ``project.control_rate`` set, that share of requests is served an approved control item
+  the annotator never judged (annotation.control_items), unannounced; it counts toward no round.
 - **Abandonment.** An assignment expires ``project.assignment_timeout_minutes`` after it was
   handed out or last opened; its slot returns to the pool the next time anybody asks for an item
   in any project (and with ``python manage.py release_expired_assignments``).
 """
 
+import random
 from collections import Counter
 from datetime import timedelta
 
@@ -92,6 +95,10 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
             current = active_assignment(project=project, annotator=annotator, kind=kind)
             if current is not None:
                 return current
+        if project.control_rate and random.random() < project.control_rate:
+            control = _control_candidate(project, annotator)
+            if control is not None:
+                return _assign(project, control, annotator, control=True)
         if membership is not None:
             tags, topics_selected = (
                 [str(tag) for tag in membership.expertise or []],
@@ -201,8 +208,10 @@ def _active(project, annotator, kind: str | None, now=None) -> QuerySet[Assignme
         status=Assignment.Status.ACTIVE,
         item__project=project,
         item__round=F("round"),
-        item__status__in=[Item.Status.IN_REVIEW, Item.Status.PENDING],
         expires_at__gt=now or timezone.now(),
+    ).filter(
+        Q(item__status__in=[Item.Status.IN_REVIEW, Item.Status.PENDING])
+        | Q(item__status=Item.Status.APPROVED, item__control_answers__isnull=False)
     )
     if kind == REVIEW:
         assignments = assignments.filter(round__gt=0)
@@ -301,7 +310,7 @@ def _give_back_slots(item_id: int, round_number: int, n: int) -> None:
     )
 
 
-def _assign(project: Project, item: Item, annotator) -> Assignment:
+def _assign(project: Project, item: Item, annotator, control: bool = False) -> Assignment:
     now = timezone.now()
     assignment = Assignment.objects.create(
         item=item,
@@ -309,10 +318,23 @@ def _assign(project: Project, item: Item, annotator) -> Assignment:
         round=item.round,
         expires_at=now + timedelta(minutes=project.assignment_timeout_minutes),
     )
-    Item.objects.filter(pk=item.pk).update(round_assigned=F("round_assigned") + 1)
-    item.round_assigned += 1
+    if not control:  # a control item's round is decided: it has no slots to count
+        Item.objects.filter(pk=item.pk).update(round_assigned=F("round_assigned") + 1)
+        item.round_assigned += 1
     assignment.item = item
     return assignment
+
+
+def _control_candidate(project: Project, annotator) -> Item | None:
+    """A control item the annotator has not judged (annotation.control_items), picked at random: served in
+    place of the next item, looking like any other."""
+    return (
+        eligible_items(project, annotator)
+        .filter(status=Item.Status.APPROVED, control_answers__isnull=False)
+        .exclude(Exists(Assignment.objects.filter(item=OuterRef("pk"), annotator=annotator)))
+        .order_by("?")
+        .first()
+    )
 
 
 def eligible_items(project, annotator, topics_selected: bool | None = None) -> QuerySet[Item]:

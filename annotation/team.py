@@ -24,6 +24,7 @@ SETTINGS_FIELDS = (
     "overlap_max",
     "overlap_threshold",
     "aggregation",
+    "control_rate",
     "assignment_timeout_minutes",
     "guidelines",
     "criteria",

@@ -56,13 +56,26 @@ class SettingsForm(forms.Form):
         ),
     )
     overlap_threshold = forms.FloatField(
-        label=gettext_lazy("Adaptive overlap: label probability to reach"), min_value=0.5, max_value=1.0
+        label=gettext_lazy("Adaptive overlap: label probability to reach"),
+        min_value=0.5,
+        max_value=1.0,
+        required=False,
     )
     aggregation = forms.ChoiceField(
         label=gettext_lazy("Aggregation proposing the labels"),
         choices=Project._meta.get_field("aggregation").choices,
+        required=False,
         help_text=gettext_lazy(
             "Shown beside the majority on the review page; a curator still decides every item."
+        ),
+    )
+    control_rate = forms.FloatField(
+        label=gettext_lazy("Share of control items served"),
+        min_value=0.0,
+        max_value=0.5,
+        required=False,
+        help_text=gettext_lazy(
+            "0 to 0.5: how often an annotator is served an approved control item unannounced."
         ),
     )
     assignment_timeout_minutes = forms.IntegerField(
@@ -108,6 +121,7 @@ class SettingsForm(forms.Form):
             "overlap_max": project.overlap_max,
             "overlap_threshold": project.overlap_threshold,
             "aggregation": project.aggregation,
+            "control_rate": project.control_rate,
             "assignment_timeout_minutes": project.assignment_timeout_minutes,
             "allow_self_review": project.allow_self_review,
             "criteria": team.criteria_text(project.criteria),
@@ -133,8 +147,10 @@ class SettingsForm(forms.Form):
             "language": data["language"],
             "overlap": data["overlap"],
             "overlap_max": data["overlap_max"],
-            "overlap_threshold": data["overlap_threshold"],
-            "aggregation": data["aggregation"],
+            # Left out of the form (an older client): as they are.
+            "overlap_threshold": _given(data["overlap_threshold"], self.project.overlap_threshold),
+            "aggregation": data["aggregation"] or self.project.aggregation,
+            "control_rate": _given(data["control_rate"], self.project.control_rate),
             "assignment_timeout_minutes": data["assignment_timeout_minutes"],
             "allow_self_review": data["allow_self_review"],
             "criteria": team.criteria_parse(data["criteria"]),
@@ -143,6 +159,10 @@ class SettingsForm(forms.Form):
             "guidelines": data["guidelines"],
             "class_targets": targets,
         }
+
+
+def _given(value, current):
+    return current if value is None else value
 
 
 def _add_errors(form, error: ValidationError) -> None:

@@ -191,7 +191,9 @@ def question_rows(project: Project, items=None) -> tuple[list[dict], dict[str, l
 def control_answers(project: Project) -> dict[int, dict]:
     """The project's control items and their known answers."""
     return dict(
-        Item.objects.filter(project=project).exclude(control_answers={}).values_list("id", "control_answers")
+        Item.objects.filter(project=project, control_answers__isnull=False).values_list(
+            "id", "control_answers"
+        )
     )
 
 

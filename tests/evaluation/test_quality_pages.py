@@ -55,7 +55,7 @@ def test_the_api_gives_labels_probabilities_and_competence(client, demo):
     assert body["aggregation"] == "majority"
     question = next(q for q in body["questions"] if q["key"] == "causal_class")
     label = question["labels"][0]
-    assert set(label) >= {"item", "majority", "majority", "dawid_skene", "mace"}
+    assert set(label) >= {"item", "majority", "dawid_skene", "mace"}
     assert 0 <= label["dawid_skene"]["probability"] <= 1
     careless = next(a for a in question["annotators"] if a["annotator"] == "careless")
     assert careless["competence"]["dawid_skene"]["low"] <= careless["competence"]["dawid_skene"]["value"]
