@@ -10,7 +10,8 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from . import dashboard, review
+from . import dashboard, label_models, review
+from .control_items import item_mark_control, item_unmark_control
 from .curation import bulk_approval_matches, items_bulk_approve
 from .designs import design_item_context
 from .forms import ApprovalRuleForm, DecisionForm
@@ -107,6 +108,24 @@ def item_decide_view(request, slug, item_id):
 
 
 @login_required
+@require_POST
+def item_control_view(request, slug, item_id):
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    item = get_item_for_user(request.user, project, item_id)
+    try:
+        if request.POST.get("control") == "off":
+            item_unmark_control(item=item)
+            messages.success(request, _("The item is no longer a control item."))
+        else:
+            item_mark_control(item=item)
+            messages.success(request, _("The item is now a control item."))
+    except ValidationError as error:
+        for errors in error.message_dict.values():
+            messages.error(request, " ".join(errors))
+    return redirect("annotation:item_review", slug=project.slug, item_id=item.pk)
+
+
+@login_required
 def item_history(request, slug, item_id):
     project = get_project_for_user(request.user, slug, Role.CURATOR)
     item = get_item_for_user(request.user, project, item_id)
@@ -124,6 +143,7 @@ def project_dashboard(request, slug):
         "annotators": dashboard.annotator_stats(project),
         "per_day": dashboard.judgments_by_day(project),
         "status_choices": Item.Status.choices,
+        "label_quality": label_models.project_summary(project=project),
     }
     return render(request, "annotation/dashboard.html", context)
 
@@ -144,6 +164,9 @@ def _render_item_review(request, project, item, form, status=200):
         and requested_round == item.round
         and not item.decisions.filter(round=item.round).exists(),
         "decisions": list(item.decisions.select_related("curator")),
+        "label_estimates": label_models.item_estimates(project=project, items=[item]).get(item.pk, [])
+        if requested_round == item.round
+        else [],
         "rounds": range(1, item.round + 1),
         "role_choices": Option.Role.choices,
         "can_edit": True,

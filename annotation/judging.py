@@ -17,6 +17,7 @@ from causalqa_site.compiled import CompiledQuery
 
 from .agreement import item_agreement
 from .designs import design_for
+from .label_models import round_confidence, round_wanted
 from .labels import criterion_label
 from .models import Assignment, CurationDecision, Item, Judgment, JudgmentVersion, Project, Revision
 from .queue import assignment_reclaim
@@ -56,6 +57,7 @@ def judgment_submit(
     )
     criteria = rules.criteria
     assignment = _claim(assignment, item, project)
+    control = _is_control(item)
     judgment = Judgment.objects.create(
         item=item,
         annotator_id=assignment.annotator_id,
@@ -68,9 +70,18 @@ def judgment_submit(
         edited=item.edited_by_annotator,
         own_answer=item.answer_author_id == assignment.annotator_id,
     )
+    if control:
+        return judgment  # measured against the known answer; the decided item stays as it is
     item.round_judged += 1
     fields = ["round_judged"]
-    complete = item.round_judged >= project.overlap
+    if project.overlap_max is not None and item.round_judged >= project.overlap:
+        # Adaptive overlap: how sure the annotator models now are of the item's label decides whether it wants more.
+        item.round_confidence = round_confidence(item=item, project=project)
+        item.round_wanted = round_wanted(
+            judged=item.round_judged, confidence=item.round_confidence, project=project
+        )
+        fields += ["round_confidence", "round_wanted"]
+    complete = item.round_judged >= (item.round_wanted or project.overlap)
     if complete:
         round_judgments = Judgment.objects.filter(item=item, round=item.round)
         item.round_disagreement = item_agreement(round_judgments, criteria).disagreement
@@ -127,7 +138,7 @@ def judgment_change(
     judgment.ratings, judgment.vote, judgment.causal_class = clean_ratings, vote, causal_class
     judgment.comment, judgment.changed_at = comment.strip(), timezone.now()
     judgment.save(update_fields=["ratings", "vote", "causal_class", "comment", "changed_at"])
-    if item.round_judged >= project.overlap:
+    if item.round_judged >= (item.round_wanted or project.overlap):
         round_judgments = Judgment.objects.filter(item=item, round=item.round)
         item.round_disagreement = item_agreement(round_judgments, criteria).disagreement
         item.save(update_fields=["round_disagreement"])
@@ -368,6 +379,8 @@ def _claim(assignment: Assignment, item: Item, project: Project) -> Assignment:
     and released, a round that moved on) is looked at row by row to say why, or to reclaim a place.
     """
     expected_status = Item.Status.PENDING if assignment.round == 0 else Item.Status.IN_REVIEW
+    if _is_control(item):
+        expected_status = Item.Status.APPROVED
     if item.round != assignment.round or item.status != expected_status:
         raise AssignmentClosed(
             _("This item has moved on since it was handed to you (it was decided or a new round began).")
@@ -398,3 +411,8 @@ def _finish(assignment: Assignment) -> None:
     assignment.status = Assignment.Status.SUBMITTED
     assignment.finished_at = timezone.now()
     assignment.save(update_fields=["status", "finished_at"])
+
+
+def _is_control(item: Item) -> bool:
+    """A control item served unannounced (annotation.control_items): approved, with known answers."""
+    return item.status == Item.Status.APPROVED and item.control_answers is not None

@@ -105,6 +105,35 @@ class Project(models.Model):
         _("authors may review their own answers when nothing else is left"), default=True
     )
     guidelines = models.TextField(_("guidelines (Markdown)"), blank=True)
+    # Quality control (evaluation.quality): which aggregation proposes the label of each question; an adaptive
+    # overlap (``overlap`` judgments at least, more while the label's probability is below the threshold, at
+    # most ``overlap_max``; empty: ``overlap`` is fixed); the share of control items served among the work.
+    aggregation = models.CharField(
+        _("aggregation proposing the labels"),
+        max_length=16,
+        choices=[
+            ("majority", _("majority vote")),
+            ("dawid_skene", _("Dawid–Skene")),
+            ("mace", _("MACE")),
+        ],
+        default="majority",
+    )
+    overlap_max = models.PositiveSmallIntegerField(
+        _("adaptive overlap: at most this many judgments"),
+        null=True,
+        blank=True,
+        help_text=_("Empty: every item gets exactly the judgments per item per round."),
+    )
+    overlap_threshold = models.FloatField(
+        _("adaptive overlap: label probability to reach"),
+        default=0.9,
+        help_text=_("Items get judgments beyond the minimum while their label's probability is below this."),
+    )
+    control_rate = models.FloatField(
+        _("share of control items served"),
+        default=0.0,
+        help_text=_("0 to 0.5: how often an annotator is served a control item with a known answer."),
+    )
     design_settings = models.JSONField(_("design settings"), default=dict, blank=True)
     # The column mapping of the project's last import ({"columns", "values", "keep"}), proposed for the next.
     import_mapping = models.JSONField(_("last import's column mapping"), default=dict, blank=True)
@@ -137,7 +166,20 @@ class Project(models.Model):
         verbose_name = _("project")
         verbose_name_plural = _("projects")
         ordering = ["name"]
-        constraints = [models.CheckConstraint(condition=Q(overlap__gte=1), name="project_overlap_positive")]
+        constraints = [
+            models.CheckConstraint(condition=Q(overlap__gte=1), name="project_overlap_positive"),
+            models.CheckConstraint(
+                condition=Q(overlap_max__isnull=True) | Q(overlap_max__gte=F("overlap")),
+                name="project_overlap_max_at_least_overlap",
+            ),
+            models.CheckConstraint(
+                condition=Q(overlap_threshold__gt=0, overlap_threshold__lte=1),
+                name="project_threshold_in_range",
+            ),
+            models.CheckConstraint(
+                condition=Q(control_rate__gte=0, control_rate__lte=0.5), name="project_control_rate_in_range"
+            ),
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -355,6 +397,13 @@ class Item(models.Model):
     round_disagreement = models.FloatField(
         null=True, blank=True, help_text=_("0 (all agree) to 1; set when the round has all its judgments.")
     )
+    # Adaptive overlap (Project.overlap_max): how many judgments this round wants now (empty: the project's
+    # overlap), and the probability of the aggregated label after the latest judgment (lowest served first).
+    round_wanted = models.PositiveSmallIntegerField(null=True, blank=True)
+    round_confidence = models.FloatField(null=True, blank=True)
+    # A control item (gold question): the known answer of each question ({"vote": "accept", "causal_class": …}),
+    # set by a curator on an approved item (annotation.control_items); null: not a control item.
+    control_answers = models.JSONField(null=True, blank=True)
     # Provenance only, so no database constraint: checking it for each of 100,000 imported rows
     # costs a third of the import on PostgreSQL. Django still nulls it when a batch is deleted.
     import_batch = models.ForeignKey(

@@ -6,10 +6,15 @@ The rules:
   ``project.overlap`` live assignments (active or submitted). A natural question without a
   reference answer (round 0, pending) needs one person to write the answer. Reviewing comes
   first; answering when nothing is left to review (or when the annotator asks for it).
+- **Adaptive overlap.** A project with ``overlap_max`` wants ``overlap`` judgments at least; after each
+  further judgment the judgment service stores on the item how many its round now wants
+  (``Item.round_wanted``: one more while the aggregated label's probability, ``Item.round_confidence``, is
+  below the project's threshold, at most ``overlap_max``). The queue reads only those two fields, so it
+  needs nothing from the annotator models themselves (annotation.label_models).
 - **No repeats.** Nobody gets the same item twice in a round, not even after their assignment
   expired or was skipped (a unique constraint backs this).
 - **Breadth-first.** Items that already have assignments in their round come before fresh ones,
-  fullest first, so rounds complete instead of many items each waiting for one more judgment.
+  fullest first (among equals, the least certain label first), so rounds complete instead of many items each waiting for one more judgment.
   Fresh items go oldest first.
 - **Expertise.** An item's tag is ``item.metadata["expertise"]`` (one string; an import keeps an
   ``expertise`` column there). Fresh items whose tag is among the annotator's
@@ -28,11 +33,14 @@ The rules:
   left" while slots are about to be free. On
   SQLite every transaction is IMMEDIATE (see settings), so such requests run one after the other.
   One annotator's own requests (two tabs) are serialised by locking their membership row.
+- **Control items.** With ``project.control_rate`` set, that share of requests is served an approved control item
+  the annotator never judged (annotation.control_items), unannounced; it counts toward no round.
 - **Abandonment.** An assignment expires ``project.assignment_timeout_minutes`` after it was
   handed out or last opened; its slot returns to the pool the next time anybody asks for an item
   in any project (and with ``python manage.py release_expired_assignments``).
 """
 
+import random
 from collections import Counter
 from datetime import timedelta
 
@@ -87,6 +95,10 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
             current = active_assignment(project=project, annotator=annotator, kind=kind)
             if current is not None:
                 return current
+        if project.control_rate and random.random() < project.control_rate:
+            control = _control_candidate(project, annotator)
+            if control is not None:
+                return _assign(project, control, annotator, control=True)
         if membership is not None:
             tags, topics_selected = (
                 [str(tag) for tag in membership.expertise or []],
@@ -98,7 +110,7 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
             "kind": kind,
             "design": project.design,
             "topics_selected": topics_selected,
-            "several_judges": project.overlap > 1,
+            "several_judges": max(project.overlap, project.overlap_max or 0) > 1,
             "self_review": project.allow_self_review,
         }
         values = {
@@ -196,8 +208,10 @@ def _active(project, annotator, kind: str | None, now=None) -> QuerySet[Assignme
         status=Assignment.Status.ACTIVE,
         item__project=project,
         item__round=F("round"),
-        item__status__in=[Item.Status.IN_REVIEW, Item.Status.PENDING],
         expires_at__gt=now or timezone.now(),
+    ).filter(
+        Q(item__status__in=[Item.Status.IN_REVIEW, Item.Status.PENDING])
+        | Q(item__status=Item.Status.APPROVED, item__control_answers__isnull=False)
     )
     if kind == REVIEW:
         assignments = assignments.filter(round__gt=0)
@@ -335,7 +349,7 @@ def assignment_reclaim(assignment: Assignment, item: Item, project: Project) -> 
 
 
 def _slots(project: Project, item: Item) -> int:
-    return 1 if item.round == 0 else project.overlap
+    return 1 if item.round == 0 else item.round_wanted or project.overlap
 
 
 def _give_back_slots(item_id: int, round_number: int, n: int) -> None:
@@ -345,7 +359,7 @@ def _give_back_slots(item_id: int, round_number: int, n: int) -> None:
     )
 
 
-def _assign(project: Project, item: Item, annotator) -> Assignment:
+def _assign(project: Project, item: Item, annotator, control: bool = False) -> Assignment:
     now = timezone.now()
     assignment = Assignment.objects.create(
         item=item,
@@ -353,10 +367,23 @@ def _assign(project: Project, item: Item, annotator) -> Assignment:
         round=item.round,
         expires_at=now + timedelta(minutes=project.assignment_timeout_minutes),
     )
-    Item.objects.filter(pk=item.pk).update(round_assigned=F("round_assigned") + 1)
-    item.round_assigned += 1
+    if not control:  # a control item's round is decided: it has no slots to count
+        Item.objects.filter(pk=item.pk).update(round_assigned=F("round_assigned") + 1)
+        item.round_assigned += 1
     assignment.item = item
     return assignment
+
+
+def _control_candidate(project: Project, annotator) -> Item | None:
+    """A control item the annotator has not judged (annotation.control_items), picked at random: served in
+    place of the next item, looking like any other."""
+    return (
+        eligible_items(project, annotator)
+        .filter(status=Item.Status.APPROVED, control_answers__isnull=False)
+        .exclude(Exists(Assignment.objects.filter(item=OuterRef("pk"), annotator=annotator)))
+        .order_by("?")
+        .first()
+    )
 
 
 def eligible_items(project, annotator, topics_selected: bool | None = None) -> QuerySet[Item]:
@@ -373,8 +400,16 @@ def eligible_items(project, annotator, topics_selected: bool | None = None) -> Q
     return items
 
 
+def _open_slots(overlap) -> Q:
+    """The round has fewer live assignments than it wants: the project's overlap, or what the adaptive
+    overlap set on the item (``Item.round_wanted``) after its latest judgment."""
+    return Q(round_wanted__isnull=True, round_assigned__lt=overlap) | Q(
+        round_wanted__isnull=False, round_assigned__lt=F("round_wanted")
+    )
+
+
 def _review_work(items: QuerySet[Item], overlap: int, design: str | None = None) -> QuerySet[Item]:
-    items = items.filter(~Q(round=0), status=Item.Status.IN_REVIEW, round_assigned__lt=overlap)
+    items = items.filter(~Q(round=0), status=Item.Status.IN_REVIEW).filter(_open_slots(overlap))
     held_back = design_for(design).review_held_back() if design else None
     return items.exclude(held_back) if held_back is not None else items
 
@@ -430,7 +465,8 @@ def _candidate_passes(
             if reviewing:
                 own_passes.append(started.filter(own_answer).order_by("-round_assigned", "id"))
                 started = started.exclude(own_answer)
-            order = ["-round_assigned", "id"]
+            # Fullest first; among equals the least certain label first (adaptive overlap), then the oldest.
+            order = ["-round_assigned", F("round_confidence").asc(nulls_last=True), "id"]
             if tags:
                 started = started.alias(
                     mine=Case(
@@ -459,7 +495,7 @@ def waiting_counts(user, projects) -> dict[int, dict[str, int]]:
         return {}
     mine = Assignment.objects.filter(item=OuterRef("pk"), annotator=user, round=OuterRef("round"))
     any_selected = Exists(Topic.objects.filter(project=OuterRef("project"), selected=True))
-    reviewable = Q(status=Item.Status.IN_REVIEW, round__gt=0, round_assigned__lt=F("project__overlap"))
+    reviewable = Q(status=Item.Status.IN_REVIEW, round__gt=0) & _open_slots(F("project__overlap"))
     for key in sorted({project.design for project in projects}):
         design = design_for(key)
         held_back = design.review_held_back()
@@ -540,7 +576,9 @@ def items_recount_rounds(*, items) -> None:
         round_judgments = judged.get(item.pk, [])
         item.round_judged = len(round_judgments)
         item.round_assigned = max(live.get(item.pk, 0), item.round_judged)
-        complete = item.status == Item.Status.IN_REVIEW and item.round_judged >= project.overlap
+        complete = item.status == Item.Status.IN_REVIEW and item.round_judged >= (
+            item.round_wanted or project.overlap
+        )
         item.round_disagreement = (
             item_agreement(round_judgments, project.criteria).disagreement if complete else None
         )

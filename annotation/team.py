@@ -21,6 +21,10 @@ MAX_TAGS = 30
 SETTINGS_FIELDS = (
     "language",
     "overlap",
+    "overlap_max",
+    "overlap_threshold",
+    "aggregation",
+    "control_rate",
     "assignment_timeout_minutes",
     "guidelines",
     "criteria",
@@ -267,6 +271,7 @@ def project_settings_update(*, project: Project, by, **changes) -> dict:
             raise ValidationError(
                 {name: _("a whole number from %(low)s to %(high)s") % {"low": low, "high": high}}
             )
+    _check_quality_settings(project, changes)
     judged = Judgment.objects.filter(item__project=project)
     if "criteria" in changes:
         removed = set(project.criterion_keys) - {c["key"] for c in changes["criteria"]}
@@ -316,3 +321,27 @@ def project_settings_update(*, project: Project, by, **changes) -> dict:
 
 def project_history(project: Project, limit: int = 200):
     return project.changes.select_related("user")[:limit]
+
+
+def _check_quality_settings(project: Project, changes: dict) -> None:
+    """The adaptive overlap's maximum is at least the overlap; the threshold a probability; the aggregation known."""
+    overlap = changes.get("overlap", project.overlap)
+    overlap_max = changes.get("overlap_max", project.overlap_max)
+    if overlap_max is not None and not (isinstance(overlap_max, int) and overlap <= overlap_max <= 50):
+        raise ValidationError(
+            {
+                "overlap_max": _("a whole number from the judgments per item (%(low)s) to 50")
+                % {"low": overlap}
+            }
+        )
+    threshold = changes.get("overlap_threshold", project.overlap_threshold)
+    if not 0.5 <= threshold <= 1:
+        raise ValidationError({"overlap_threshold": _("a probability from 0.5 to 1")})
+    rate = changes.get("control_rate", project.control_rate)
+    if not 0 <= rate <= 0.5:
+        raise ValidationError({"control_rate": _("a share from 0 to 0.5")})
+    methods = [key for key, _label in Project._meta.get_field("aggregation").choices]
+    if changes.get("aggregation", project.aggregation) not in methods:
+        raise ValidationError(
+            {"aggregation": _("choose one of: %(methods)s") % {"methods": ", ".join(methods)}}
+        )

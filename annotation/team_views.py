@@ -23,7 +23,7 @@ from .invitations import (
     invitation_withdraw,
     invitations_open,
 )
-from .models import Membership
+from .models import Membership, Project
 from .permissions import Role, get_project_for_user
 
 ROLE_CHOICES = Membership.Role.choices
@@ -70,6 +70,39 @@ class SettingsForm(forms.Form):
     overlap = forms.IntegerField(
         label=gettext_lazy("Judgments per item per round"), min_value=1, max_value=50
     )
+    overlap_max = forms.IntegerField(
+        label=gettext_lazy("Adaptive overlap: at most this many judgments"),
+        min_value=1,
+        max_value=50,
+        required=False,
+        help_text=gettext_lazy(
+            "Empty: every item gets exactly the judgments above. Set: the judgments above are the least, and an "
+            "item gets more while its label's probability is below the threshold."
+        ),
+    )
+    overlap_threshold = forms.FloatField(
+        label=gettext_lazy("Adaptive overlap: label probability to reach"),
+        min_value=0.5,
+        max_value=1.0,
+        required=False,
+    )
+    aggregation = forms.ChoiceField(
+        label=gettext_lazy("Aggregation proposing the labels"),
+        choices=Project._meta.get_field("aggregation").choices,
+        required=False,
+        help_text=gettext_lazy(
+            "Shown beside the majority on the review page; a curator still decides every item."
+        ),
+    )
+    control_rate = forms.FloatField(
+        label=gettext_lazy("Share of control items served"),
+        min_value=0.0,
+        max_value=0.5,
+        required=False,
+        help_text=gettext_lazy(
+            "0 to 0.5: how often an annotator is served an approved control item unannounced."
+        ),
+    )
     assignment_timeout_minutes = forms.IntegerField(
         label=gettext_lazy("Assignment timeout (minutes)"),
         min_value=1,
@@ -104,6 +137,10 @@ class SettingsForm(forms.Form):
         initial = {
             "language": project.language,
             "overlap": project.overlap,
+            "overlap_max": project.overlap_max,
+            "overlap_threshold": project.overlap_threshold,
+            "aggregation": project.aggregation,
+            "control_rate": project.control_rate,
             "assignment_timeout_minutes": project.assignment_timeout_minutes,
             "allow_self_review": project.allow_self_review,
             "criteria": team.criteria_text(project.criteria),
@@ -119,6 +156,11 @@ class SettingsForm(forms.Form):
         return {
             "language": data["language"],
             "overlap": data["overlap"],
+            "overlap_max": data["overlap_max"],
+            # Left out of the form (an older client): as they are.
+            "overlap_threshold": _given(data["overlap_threshold"], self.project.overlap_threshold),
+            "aggregation": data["aggregation"] or self.project.aggregation,
+            "control_rate": _given(data["control_rate"], self.project.control_rate),
             "assignment_timeout_minutes": data["assignment_timeout_minutes"],
             "allow_self_review": data["allow_self_review"],
             "criteria": team.criteria_parse(data["criteria"]),
@@ -126,6 +168,10 @@ class SettingsForm(forms.Form):
             "label_names": label_names,
             "guidelines": data["guidelines"],
         }
+
+
+def _given(value, current):
+    return current if value is None else value
 
 
 def _add_errors(form, error: ValidationError) -> None:

@@ -95,6 +95,7 @@ urlpatterns = [
     path("p/<slug:slug>/review/approve/", curator_views.bulk_approve, name="bulk_approve"),
     path("p/<slug:slug>/items/<int:item_id>/", curator_views.item_review, name="item_review"),
     path("p/<slug:slug>/items/<int:item_id>/decide/", curator_views.item_decide_view, name="item_decide"),
+    path("p/<slug:slug>/items/<int:item_id>/control/", curator_views.item_control_view, name="item_control"),
     path("p/<slug:slug>/items/<int:item_id>/history/", curator_views.item_history, name="item_history"),
     path("p/<slug:slug>/dashboard/", curator_views.project_dashboard, name="dashboard"),
 ]

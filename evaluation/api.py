@@ -5,7 +5,7 @@ import json
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
-from rest_framework import generics, status
+from rest_framework import generics, serializers, status
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
@@ -19,6 +19,8 @@ from annotation.permissions import Role
 from generation.selectors import endpoint_named
 
 from .models import Release, ReleaseItem
+from .quality.aggregation import METHODS
+from .quality.selectors import project_quality
 from .releases.export import ExportError, design_file_chunks, design_files, harness_zip, split_jsonl_stream
 from .releases.harnesses import HARNESSES
 from .releases.splits import SPLITS, SplitRatioError
@@ -390,3 +392,31 @@ class RunExportApi(StrictApiMixin, APIView):
         response = StreamingHttpResponse(run_jsonl(run), content_type="application/x-ndjson")
         response["Content-Disposition"] = f'inline; filename="{run.project.slug}-run{run.pk}.jsonl"'
         return response
+
+
+class QualityOutputSerializer(serializers.Serializer):
+    project = serializers.CharField()
+    aggregation = serializers.ChoiceField(choices=METHODS)
+    questions = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="Per question: items, judgments, control items; per item the majority and each method's label "
+        "with its probability; per annotator the competence by each method with its 95% interval, MACE's spam "
+        "score, accuracy on control items and the items where they stand alone.",
+    )
+
+
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="quality_retrieve",
+        responses=QualityOutputSerializer,
+        description="Label aggregation with annotator models (majority vote, Dawid–Skene, MACE) for every "
+        "categorical question of the project's design, over each item's current round. Curators and owners only.",
+    )
+)
+class QualityApi(StrictApiMixin, APIView):
+    permission_classes = [IsAuthenticated, ProjectRole]
+    required_roles = {"GET": Role.CURATOR}
+
+    def get(self, request, slug):
+        body = {"project": self.project.slug, **project_quality(self.project).as_dict()}
+        return Response(QualityOutputSerializer(body).data)

@@ -25,6 +25,7 @@ urlpatterns = [
         name="api-release-split",
     ),
     path("projects/<slug:slug>/agreement/", api.AgreementApi.as_view(), name="api-agreement"),
+    path("projects/<slug:slug>/quality/", api.QualityApi.as_view(), name="api-quality"),
     path("projects/<slug:slug>/runs/", api.RunListApi.as_view(), name="api-run-list"),
     path("projects/<slug:slug>/runs/<int:run_id>/", api.RunDetailApi.as_view(), name="api-run-detail"),
     path("projects/<slug:slug>/runs/<int:run_id>/cancel/", api.RunCancelApi.as_view(), name="api-run-cancel"),

@@ -9,8 +9,10 @@ class EvaluationConfig(AppConfig):
         from django.db.models.signals import post_delete
 
         from annotation.background import sweep_register
+        from annotation.label_models import label_models_register
 
         from .models import Release
+        from .quality.provider import LabelModelsProvider
         from .releases.archive import archives_go_with_their_release
         from .runs.services import runs_resume_stale
         from .runs.work import register
@@ -20,3 +22,4 @@ class EvaluationConfig(AppConfig):
         sweep_register("release builds started again", releases_resume_stale)
         sweep_register("evaluation runs resumed", runs_resume_stale)
         post_delete.connect(archives_go_with_their_release, sender=Release)
+        label_models_register(LabelModelsProvider())  # annotation's queue and review page ask through it

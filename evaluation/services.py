@@ -14,6 +14,7 @@ from annotation.background import work_claim, work_heartbeat, work_owner_token
 from annotation.models import Item, Project
 
 from .models import Release, ReleaseItem
+from .quality.selectors import release_quality_facts
 from .releases.build import (
     approved_units,
     freeze_items,
@@ -172,6 +173,7 @@ def release_build(*, release: Release, on_progress: Callable[[Release], None] | 
         with translation.override("en"):
             facts = release_facts(release, tally, release_agreement(release))
             facts["agreement_bootstrap"] = AGREEMENT_BOOTSTRAP.as_dict()
+            facts["label_aggregation"] = release_quality_facts(release.project)
             if release.subsample:
                 facts["subsample"] = release.subsample
             release.counts = facts

@@ -21,6 +21,7 @@ from annotation.polling import poll_response
 from . import plots
 from .forms import AgreementFilterForm, ApiTokenForm, ReleaseForm
 from .models import ApiToken, Release
+from .quality.selectors import project_quality
 from .releases.archive import stored_archive
 from .releases.export import ExportError, harness_zip, parse_formats, zip_stream
 from .releases.harnesses import HARNESSES, harness_available
@@ -106,11 +107,16 @@ def agreement(request, slug):
         cache.set(html_key, results, CACHE_SECONDS)
     if request.htmx:
         return HttpResponse(results)
+    quality = project_quality(project)
     context = {
         "project": project,
         "form": form,
         "bootstrap": AGREEMENT_BOOTSTRAP,
         "results": mark_safe(results),
+        "quality_questions": [
+            {"question": question, "annotators": question.annotator_rows(quality.names, quality.method)}
+            for question in quality.questions
+        ],
     }
     return render(request, "evaluation/agreement.html", context)
 

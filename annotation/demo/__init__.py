@@ -40,6 +40,8 @@ DEMO_USERS = [
     ("annotator1", "annotator1", Membership.Role.ANNOTATOR, ["education"]),
     ("annotator2", "annotator2", Membership.Role.ANNOTATOR, ["technology"]),
     ("annotator3", "annotator3", Membership.Role.ANNOTATOR, ["animals"]),
+    # Votes and labels at random: the annotator models (agreement page, dashboard) have someone to find.
+    ("careless", "careless", Membership.Role.ANNOTATOR, []),
 ]
 # The demo's model-written answers name the scripted demo model (generation.demo_model.DEMO_MODEL_NAME), which
 # wrote them: no language model did.
@@ -188,7 +190,10 @@ def _demo_round(project, answered: list[Item], users, rng: random.Random) -> Non
     for index, item in enumerate(judged):
         good = index % 4 != 3  # every fourth item draws criticism
         how_many = 3 if index % 5 else 2  # a few items are still waiting for their third judgment
-        for annotator in annotators[:how_many]:
+        # The careless rater takes the third place on every other item.
+        judges = [*annotators[:2], users["careless"]] if index % 2 == 0 else annotators
+        for annotator in judges[:how_many]:
+            careless = annotator == users["careless"]
             assignment = Assignment.objects.create(
                 item=item, annotator=annotator, round=1, status=Assignment.Status.SUBMITTED, finished_at=now
             )
@@ -201,6 +206,9 @@ def _demo_round(project, answered: list[Item], users, rng: random.Random) -> Non
                 if good
                 else [Judgment.Vote.REJECT, Judgment.Vote.NEEDS_REVISION, Judgment.Vote.NEEDS_REVISION]
             )
+            causal_class = item.causal_class if rng.random() > 0.15 else rng.choice(project.label_set)
+            if careless:
+                vote, causal_class = rng.choice(Judgment.Vote.values), rng.choice(project.label_set)
             Judgment.objects.create(
                 item=item,
                 annotator=annotator,
@@ -208,8 +216,10 @@ def _demo_round(project, answered: list[Item], users, rng: random.Random) -> Non
                 round=1,
                 ratings=ratings,
                 vote=vote,
-                causal_class=item.causal_class if rng.random() > 0.15 else rng.choice(project.label_set),
-                comment="" if good else "A resposta não explica o mecanismo causal.",
+                causal_class=causal_class,
+                comment=""
+                if good and vote != Judgment.Vote.NEEDS_REVISION
+                else "A resposta não explica o mecanismo causal.",
             )
     approved = [item for index, item in enumerate(judged) if index % 4 != 3 and index % 5][:6]
     items_close(item_ids=[item.pk for item in approved], curator=users["curator"], note="")

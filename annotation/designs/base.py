@@ -177,6 +177,22 @@ class ProjectDesign:
         ``design_settings["show_judged_fields"]``. Default: the class, when the judgment asks for a label."""
         return {"causal_class"} if self.judgment_labels(item) else set()
 
+    def quality_questions(self, project) -> list[dict]:
+        """The categorical questions the annotator models aggregate (evaluation.quality): ``{"key", "source"}``
+        with ``source`` "vote", "causal_class", or "rating" (and ``criterion``, its key). By default the vote,
+        the causal class and every yes/no rating (two levels); a design adds its own (ExpliCa: its rating)."""
+        questions = [{"key": "vote", "source": "vote"}, {"key": "causal_class", "source": "causal_class"}]
+        for criterion in self.judgment_criteria_of_project(project):
+            if int(criterion.get("max", 5)) - int(criterion.get("min", 1)) == 1:
+                questions.append(
+                    {"key": f"rating:{criterion['key']}", "source": "rating", "criterion": criterion["key"]}
+                )
+        return questions
+
+    def judgment_criteria_of_project(self, project) -> list[dict]:
+        """The rating criteria the project's judgments may hold (every item's, at the project level)."""
+        return list(project.criteria)
+
     def label_names(self) -> dict:
         """Names, in the reader's language, of this design's own labels (perspectives, verdicts), by label."""
         return {}

@@ -247,6 +247,8 @@ NEW_ROUND = {
     "round_assigned": 0,
     "round_judged": 0,
     "round_disagreement": None,
+    "round_wanted": None,
+    "round_confidence": None,
 }
 
 

@@ -284,6 +284,10 @@ class CausalBenchDesign(ProjectDesign):
         """The annotator checks the yes/no answer; fluency or coherence of the word "yes" means nothing."""
         return [dict(ANSWER_CHECK)]
 
+    def judgment_criteria_of_project(self, project):
+        """Every question's judgment is the answer check (a yes/no rating, aggregated by the annotator models)."""
+        return [dict(ANSWER_CHECK)]
+
     def item_shows_context(self, item):
         """The scenario is the partial's (rendered by its domain), printed once."""
         return not (item.group_id and item.group.context)

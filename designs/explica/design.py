@@ -378,6 +378,14 @@ class ExplicaDesign(ProjectDesign):
             for criterion in item.project.criteria
         ]
 
+    def quality_questions(self, project):
+        """The acceptability rating, its levels taken as categories: the annotator models find raters who
+        answer at random or against the others (the ordering of the levels is left to the aggregation rules)."""
+        return [
+            {"key": f"rating:{criterion['key']}", "source": "rating", "criterion": criterion["key"]}
+            for criterion in project.criteria
+        ]
+
     def judgment_asks_vote(self, item):
         """Raters give a rating only: an item is not accepted or rejected by one of its fifteen raters."""
         return False

@@ -153,6 +153,7 @@ def render_card(release, facts: dict, formats: tuple[str, ...] = FORMATS) -> str
         "",
     ]
     lines += _agreement_lines(facts)
+    lines += _aggregation_lines(facts.get("label_aggregation"))
     lines += ["", "## From import to gold", ""]
     lines += _table(["Stage", "Items"], [[_text(step["stage"]), step["count"]] for step in facts["funnel"]])
     if facts.get("topics"):
@@ -303,3 +304,53 @@ def _ratios(ratios: dict) -> str:
 
 def _bibtex(text: str) -> str:
     return re.sub(r"[{}\\]", "", str(text))
+
+
+METHOD_NAMES = {"majority": "majority vote", "dawid_skene": "Dawid–Skene", "mace": "MACE"}
+
+
+def _aggregation_lines(aggregation: dict | None) -> list[str]:
+    """Which aggregation proposed the gold labels (a curator decided each), and what the annotator models found."""
+    if not aggregation:
+        return []
+    method = METHOD_NAMES.get(aggregation["method"], aggregation["method"])
+    lines = [
+        "",
+        "## Label aggregation",
+        "",
+        f"The labels put to the curators were proposed by **{method}** over each item's judgments; a curator "
+        "decided every item. Beside it, the annotator models (Dawid–Skene, MACE) weigh each annotator by their "
+        "estimated competence; the table says how often they differ from the majority.",
+        "",
+    ]
+    if not aggregation["questions"]:
+        return [*lines, "No categorical judgments to aggregate."]
+    rows = []
+    for line in aggregation["questions"]:
+        least = line["least_competent"]
+        rows.append(
+            [
+                _text(line["question"]),
+                line["items"],
+                "—" if line["mean_probability"] is None else f"{line['mean_probability']:.3f}",
+                line["differs"].get("dawid_skene", 0),
+                line["differs"].get("mace", 0),
+                line["control_items"],
+                "—"
+                if least is None
+                else f"{_text(least['annotator'])} {least['competence']:.2f} "
+                f"[{least['low']:.2f}, {least['high']:.2f}]",
+            ]
+        )
+    return lines + _table(
+        [
+            "Question",
+            "Items",
+            f"Mean probability ({method})",
+            "Dawid–Skene ≠ majority",
+            "MACE ≠ majority",
+            "Control items",
+            "Least competent annotator (95% interval)",
+        ],
+        rows,
+    )

@@ -132,6 +132,34 @@ def test_owner_changes_the_settings_and_each_change_is_recorded(client_for, owne
     assert change.user == owner
 
 
+def test_owner_sets_the_adaptive_overlap_the_aggregation_and_the_control_rate(client_for, owner, project):
+    response = client_for(owner).post(
+        url(project, "project_settings"),
+        settings_post(
+            project,
+            overlap="2",
+            overlap_max="5",
+            overlap_threshold="0.95",
+            aggregation="mace",
+            control_rate="0.1",
+        ),
+    )
+    assert response.status_code == 302
+    project.refresh_from_db()
+    assert (project.overlap, project.overlap_max, project.overlap_threshold) == (2, 5, 0.95)
+    assert (project.aggregation, project.control_rate) == ("mace", 0.1)
+
+
+def test_an_adaptive_maximum_below_the_overlap_is_refused_by_name(client_for, owner, project):
+    response = client_for(owner).post(
+        url(project, "project_settings"), settings_post(project, overlap_max="2")
+    )
+    assert response.status_code == 400
+    assert "a whole number from the judgments per item (3) to 50" in response.content.decode()
+    project.refresh_from_db()
+    assert project.overlap_max is None
+
+
 def test_criteria_carry_both_names_and_pages_show_the_readers(client_for, owner, annotator, project):
     client_for(owner).post(
         url(project, "project_settings"),

@@ -40,6 +40,7 @@ def test_the_demo_is_idempotent_and_has_something_for_every_page():
         "annotator1",
         "annotator2",
         "annotator3",
+        "careless",
     }
 
 

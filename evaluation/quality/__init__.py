@@ -1,0 +1,1 @@
+"""Quality control of annotations: label aggregation with annotator models, gold questions, adaptive overlap."""

@@ -1,0 +1,91 @@
+"""Control items: approved items with known answers, served unannounced at the project's rate."""
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from annotation.control_items import item_mark_control, item_unmark_control
+from annotation.models import Item, Judgment
+from annotation.queue import assignment_next
+from evaluation.quality.selectors import project_quality
+from tests.annotation.helpers import judge
+from tests.factories import ItemFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def control(project):
+    item = ItemFactory(project=project, status=Item.Status.APPROVED, causal_class="interventional")
+    Item.objects.filter(pk=item.pk).update(round_assigned=3, round_judged=3)
+    return item_mark_control(item=item)
+
+
+def test_an_approved_item_becomes_a_control_item_with_its_decision_as_the_answer(control):
+    assert control.control_answers == {"vote": "accept", "causal_class": "interventional"}
+
+
+def test_only_an_approved_item_can_be_a_control_item(project):
+    with pytest.raises(ValidationError, match="approved"):
+        item_mark_control(item=ItemFactory(project=project))
+
+
+def test_a_known_answer_outside_the_questions_labels_is_refused(project, control):
+    with pytest.raises(ValidationError, match="causal_class: choose among"):
+        item_mark_control(item=control, answers={"causal_class": "astrology"})
+    with pytest.raises(ValidationError, match="not a question"):
+        item_mark_control(item=control, answers={"colour": "blue"})
+
+
+def test_a_control_item_is_served_unannounced_and_leaves_the_item_as_decided(project, annotator, control):
+    project.control_rate = 0.5
+    project.save()
+    ItemFactory(project=project)  # ordinary work waiting
+    served = []
+    for _ in range(40):
+        assignment = assignment_next(project=project, annotator=annotator)
+        served.append(assignment.item_id)
+        if assignment.item_id == control.pk:
+            judge(assignment, vote="accept", causal_class="associational")
+            break
+        assignment.delete()  # the test hands the ordinary item out again
+    assert control.pk in served, "served at a rate of one in two"
+    control.refresh_from_db()
+    assert (control.status, control.round_assigned, control.round_judged) == (Item.Status.APPROVED, 3, 3)
+    assert Judgment.objects.filter(item=control, annotator=annotator).exists()
+    question = next(q for q in project_quality(project).questions if q.key == "causal_class")
+    assert question.gold_accuracy[annotator.pk][:2] == (0, 1), "wrong on the one control item answered"
+    assert assignment_next(project=project, annotator=annotator).item_id != control.pk, "never twice"
+
+
+def test_without_a_rate_no_control_item_is_served(project, annotator, control):
+    for _ in range(10):
+        assignment = assignment_next(project=project, annotator=annotator)
+        assert assignment is None or assignment.item_id != control.pk
+
+
+def test_an_unmarked_item_is_no_longer_a_control_item(control):
+    assert item_unmark_control(item=control).control_answers is None
+
+
+def test_a_curator_marks_an_approved_item_as_a_control_item_from_its_review_page(client, project, curator):
+    item = ItemFactory(project=project, status=Item.Status.APPROVED)
+    client.force_login(curator)
+    url = f"/p/{project.slug}/items/{item.pk}/control/"
+    response = client.post(url, {"control": "on"})
+    assert response.status_code == 302
+    item.refresh_from_db()
+    assert item.control_answers == {"vote": "accept", "causal_class": "associational"}
+    page = client.get(f"/p/{project.slug}/items/{item.pk}/").content.decode()
+    assert 'id="control-form"' in page and "Stop using it as a control item" in page
+    client.post(url, {"control": "off"})
+    item.refresh_from_db()
+    assert item.control_answers is None
+
+
+def test_marking_an_item_in_review_says_why_it_cannot_be_a_control_item(client, project, curator):
+    item = ItemFactory(project=project)
+    client.force_login(curator)
+    response = client.post(f"/p/{project.slug}/items/{item.pk}/control/", {"control": "on"}, follow=True)
+    assert "only an approved item can be a control item" in response.content.decode()
+    item.refresh_from_db()
+    assert item.control_answers is None
