@@ -23,3 +23,9 @@ class EvaluationConfig(AppConfig):
         sweep_register("evaluation runs resumed", runs_resume_stale)
         post_delete.connect(archives_go_with_their_release, sender=Release)
         label_models_register(LabelModelsProvider())  # annotation's queue and review page ask through it
+
+        from annotation.demo import demo_release_register
+
+        from .services import demo_release
+
+        demo_release_register(demo_release)

@@ -218,6 +218,13 @@ def release_cut(*, project: Project, user=None, on_progress=None, **options) -> 
     return release_build(release=release, on_progress=on_progress)
 
 
+def demo_release(*, project: Project, user=None) -> int | None:
+    """The demo's first release of ``project``, cut if it has none yet; its version, or None."""
+    if Release.objects.filter(project=project).exists():
+        return None
+    return release_cut(project=project, user=user, notes="Demo release.").version
+
+
 def release_agreement(release: Release) -> list[dict]:
     """Agreement on the released items (all rounds), as the card reports it."""
     items = Item.objects.filter(release_items__release=release)

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0017_item_project_id_index'),
+        ('annotation', '0021_invitations'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

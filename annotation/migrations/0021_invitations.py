@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0018_workbench_saved_item_views'),
+        ('annotation', '0020_saved_item_views'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
