@@ -23,6 +23,7 @@ PATH_ARGUMENTS = {
     "{version}": "v1",
     "{split}": "test",
     "{path}": "meter/test.jsonl",
+    "{harness}": "lm-eval",
 }
 
 
