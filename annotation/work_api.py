@@ -32,7 +32,7 @@ from .judging import (
     judgment_rules,
     judgment_submit,
 )
-from .models import Assignment, CurationDecision, Item, Judgment
+from .models import Assignment, CurationDecision, Item, Judgment, Option
 from .permissions import (
     Role,
     get_assignment_for_user,
@@ -70,7 +70,7 @@ class JudgmentInputSerializer(StrictInputSerializer):
 
 class OptionInputSerializer(StrictInputSerializer):
     text = serializers.CharField(max_length=5000, allow_blank=True)
-    role = serializers.CharField(max_length=32)
+    role = serializers.ChoiceField(choices=Option.Role.choices)
     rationale = serializers.CharField(max_length=5000, allow_blank=True, required=False, default="")
 
 

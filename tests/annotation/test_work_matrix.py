@@ -310,3 +310,19 @@ def test_the_api_refuses_a_vote_the_design_does_not_ask_for(client):
     assert response.status_code == 400
     assert "vote" in response.json()
     assert not Judgment.objects.filter(assignment=assignment).exists()
+
+
+def test_the_api_refuses_an_option_role_it_does_not_know(client, project, curator):
+    item = ItemFactory(project=project)
+    client.defaults["HTTP_AUTHORIZATION"] = f"Token {api_token_key(curator)}"
+    body = {
+        "part": "options",
+        "options": [{"text": "Uma opção", "role": "inventada"}],
+        "version": item.version,
+    }
+    response = client.post(
+        f"/api/v1/projects/{project.slug}/items/{item.pk}/edit/", body, content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert "options" in response.json()
+    assert not item.options.exists()
