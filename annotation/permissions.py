@@ -71,6 +71,8 @@ def get_assignment_for_user(
     user, project: Project, assignment_id: int, *, with_item: bool = True
 ) -> Assignment:
     """One of the user's own assignments in the project; anybody else's (even a curator's view) is a 404."""
+    if not _an_id(assignment_id):
+        raise NotFound("No such assignment.")
     assignment = _ASSIGNMENT.first(
         shape={"with_item": with_item},
         assignment_id=int(assignment_id),
@@ -86,6 +88,8 @@ def get_assignment_for_user(
 
 def get_item_for_user(user, project: Project, item_id: int) -> Item:
     """An item of a project the caller already may see (``get_project_for_user``); other projects' are a 404."""
+    if not _an_id(item_id):
+        raise NotFound("No such item.")
     item = _one(Item.objects.select_related("group", "answer_author").filter(pk=item_id, project=project))
     if item is None:
         raise NotFound("No such item.")
@@ -121,6 +125,8 @@ def can_edit_item(user, project: Project, item: Item) -> bool:
 
 def get_item_for_editing(user, project: Project, item_id: int) -> Item:
     """An item the user may edit now (see ``can_edit_item``), read with that answer in one query."""
+    if not _an_id(item_id):
+        raise NotFound("No such item.")
     item = _ITEM_HELD.first(item_id=int(item_id), project_id=project.pk, user_id=user.pk)
     if item is None:
         raise NotFound("No such item.")
@@ -128,6 +134,15 @@ def get_item_for_editing(user, project: Project, item_id: int) -> Item:
         raise PermissionDenied("You may edit an item while it is assigned to you, or when it needs revision.")
     item.project = project
     return item
+
+
+def _an_id(value) -> bool:
+    """Whether ``value`` can be a row's id: a number past the database's integers names no row (a 404, not a
+    server error)."""
+    try:
+        return 0 < int(value) < 2**63
+    except (TypeError, ValueError):
+        return False
 
 
 def _one(queryset: QuerySet):

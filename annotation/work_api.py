@@ -32,7 +32,7 @@ from .judging import (
     judgment_rules,
     judgment_submit,
 )
-from .models import Assignment, CurationDecision, Item, Judgment
+from .models import Assignment, CurationDecision, Item, Judgment, Option
 from .permissions import (
     Role,
     get_assignment_for_user,
@@ -45,6 +45,26 @@ from .services import Author, DecisionRefused, EditConflict, UndoRefused, item_c
 
 # --- input ---------------------------------------------------------------------------------------------
 
+ID = {"min_value": 1, "max_value": 2**63 - 1}  # past the database's integers is a 400, not a server error
+
+
+class Text(serializers.CharField):
+    """A string, and only a string: a number where text is expected is refused, not turned into text."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class WholeNumber(serializers.IntegerField):
+    """A JSON integer, and only that: "3", 3.0 or true are refused."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
 
 class NextInputSerializer(StrictInputSerializer):
     kind = serializers.ChoiceField(
@@ -53,32 +73,36 @@ class NextInputSerializer(StrictInputSerializer):
 
 
 class AnswerInputSerializer(StrictInputSerializer):
-    answer = serializers.CharField(max_length=20000, allow_blank=True, trim_whitespace=False)
-    version = serializers.IntegerField(min_value=1, help_text="the item's version the answer was written on")
+    answer = Text(max_length=20000, allow_blank=True, trim_whitespace=False)
+    version = WholeNumber(
+        min_value=1, max_value=2**31 - 1, help_text="the item's version the answer was written on"
+    )
 
 
 class SkipInputSerializer(StrictInputSerializer):
-    reason = serializers.CharField(max_length=1000, allow_blank=True)
+    reason = Text(max_length=1000, allow_blank=True)
 
 
 class JudgmentInputSerializer(StrictInputSerializer):
     ratings = serializers.DictField(child=serializers.JSONField(), required=False, default=dict)
-    vote = serializers.CharField(required=False, allow_blank=True, max_length=32)
-    causal_class = serializers.CharField(required=False, allow_blank=True, max_length=64)
-    comment = serializers.CharField(required=False, allow_blank=True, max_length=5000, default="")
+    vote = Text(required=False, allow_blank=True, max_length=32)
+    causal_class = Text(required=False, allow_blank=True, max_length=64)
+    comment = Text(required=False, allow_blank=True, max_length=5000, default="")
 
 
 class OptionInputSerializer(StrictInputSerializer):
-    text = serializers.CharField(max_length=5000, allow_blank=True)
-    role = serializers.CharField(max_length=32)
-    rationale = serializers.CharField(max_length=5000, allow_blank=True, required=False, default="")
+    text = Text(max_length=5000, allow_blank=True)
+    role = serializers.ChoiceField(choices=Option.Role.choices)
+    rationale = Text(max_length=5000, allow_blank=True, required=False, default="")
 
 
 class EditInputSerializer(StrictInputSerializer):
     part = serializers.ChoiceField(choices=list(EDIT_PARTS))
-    value = serializers.CharField(max_length=20000, allow_blank=True, required=False)
+    value = Text(max_length=20000, allow_blank=True, required=False)
     options = OptionInputSerializer(many=True, required=False)
-    version = serializers.IntegerField(min_value=1, help_text="the item's version the edit started from")
+    version = WholeNumber(
+        min_value=1, max_value=2**31 - 1, help_text="the item's version the edit started from"
+    )
 
     def validate(self, data):
         if data["part"] == "options" and "options" not in data:
@@ -90,13 +114,11 @@ class EditInputSerializer(StrictInputSerializer):
 
 class DecisionInputSerializer(StrictInputSerializer):
     decision = serializers.ChoiceField(choices=CurationDecision.Decision.choices)
-    note = serializers.CharField(max_length=5000, allow_blank=True, required=False, default="")
+    note = Text(max_length=5000, allow_blank=True, required=False, default="")
 
 
 class BulkDecisionInputSerializer(DecisionInputSerializer):
-    item_ids = serializers.ListField(
-        child=serializers.IntegerField(min_value=1), min_length=1, max_length=2000
-    )
+    item_ids = serializers.ListField(child=WholeNumber(**ID), min_length=1, max_length=2000)
 
 
 # --- output --------------------------------------------------------------------------------------------

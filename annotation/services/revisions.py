@@ -384,6 +384,8 @@ def item_undo(*, item: Item, number: int, author: Author) -> Item:
     Raises ``UndoRefused`` for the item's first revision, a revision that changed nothing undoable, and one
     whose fields a later revision changed again (undo that one first: a later edit is never thrown away).
     """
+    if not 1 <= number < 2**31:  # past any revision (and the database's integers)
+        raise UndoRefused(_("This item has no revision %(n)s.") % {"n": number})
     current = _LOCKED_ITEM.first(item_id=item.pk)
     if current is None:
         raise Item.DoesNotExist(f"item {item.pk} no longer exists")

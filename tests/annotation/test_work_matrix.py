@@ -310,3 +310,46 @@ def test_the_api_refuses_a_vote_the_design_does_not_ask_for(client):
     assert response.status_code == 400
     assert "vote" in response.json()
     assert not Judgment.objects.filter(assignment=assignment).exists()
+
+
+def test_the_api_refuses_an_option_role_it_does_not_know(client, project, curator):
+    item = ItemFactory(project=project)
+    client.defaults["HTTP_AUTHORIZATION"] = f"Token {api_token_key(curator)}"
+    body = {
+        "part": "options",
+        "options": [{"text": "Uma opção", "role": "inventada"}],
+        "version": item.version,
+    }
+    response = client.post(
+        f"/api/v1/projects/{project.slug}/items/{item.pk}/edit/", body, content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert "options" in response.json()
+    assert not item.options.exists()
+
+
+def test_numbers_past_the_databases_integers_are_refused_not_server_errors(client, project, curator):
+    item = ItemFactory(project=project)
+    client.defaults["HTTP_AUTHORIZATION"] = f"Token {api_token_key(curator)}"
+    huge = 2**70
+    base = f"/api/v1/projects/{project.slug}"
+    undo = client.post(f"{base}/items/{item.pk}/revisions/{huge}/undo/")
+    assert undo.status_code == 409
+    bulk = client.post(
+        f"{base}/decisions/",
+        {"decision": "reject", "item_ids": [item.pk, huge]},
+        content_type="application/json",
+    )
+    assert bulk.status_code == 400
+    as_text = client.post(
+        f"{base}/decisions/",
+        {"decision": "reject", "item_ids": [item.pk], "note": 0},
+        content_type="application/json",
+    )
+    assert as_text.status_code == 400, "a number is not a note"
+    assert client.get(f"{base}/assignments/{huge}/").status_code == 404
+
+
+def test_an_assignment_page_past_the_databases_integers_is_a_404(client_for, project, annotator):
+    response = client_for(annotator).get(reverse("annotation:assignment", args=[project.slug, 2**70]))
+    assert response.status_code == 404
