@@ -141,7 +141,7 @@ def _lm_eval(results: list[ResultFile], samples: list[ResultFile], errors: list)
                 errors.append(
                     ResultError(sample_file.name, line, "", "not an lm-eval sample of a release's task")
                 )
-    return _responses_file(f"{names} (lm-eval)", rows)
+    return _responses_file(f"{names} (lm-eval responses).jsonl", rows)
 
 
 def _lm_eval_model(summary: dict) -> str:
@@ -197,4 +197,4 @@ def _inspect_log(result_file: ResultFile, errors: list) -> ResultFile | None:
     if not rows:
         errors.append(ResultError(result_file.name, 0, "", "the Inspect log holds no samples"))
         return None
-    return _responses_file(f"{result_file.name} (Inspect)", rows)
+    return _responses_file(f"{result_file.name} (Inspect responses).jsonl", rows)
