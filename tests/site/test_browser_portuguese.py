@@ -69,9 +69,12 @@ def test_every_page_in_portuguese_shows_no_english_from_the_catalogues(browser, 
                 continue  # the API's reference (operations, fields) is the schema's, in English like the API itself
             page.goto(f"{live_server.url}{path}")
             assert page.locator("html").get_attribute("lang") == "pt-br", f"{path} is not in Portuguese"
-            # What the page shows, without what is typed in form fields (criterion keys in the settings).
+            # What the page shows, without what is typed in form fields (criterion keys in the settings), code
+            # (the API's URLs and keys one types, as in the token page's examples) and what is marked as another language (the dataset
+            # card, the README.md a release publishes in English).
             visible = page.evaluate("""() => { const body = document.body.cloneNode(true);
-                body.querySelectorAll('textarea, input, script, style').forEach(e => e.remove());
+                body.querySelectorAll('textarea, input, script, style, pre, code, [lang]:not([lang^=pt])')
+                    .forEach(e => e.remove());
                 document.documentElement.appendChild(body); const text = body.innerText; body.remove();
                 return text; }""")
             # What people and models wrote is data, not interface: the test data is Portuguese anyway.
