@@ -13,6 +13,7 @@ from .releases.options import (
     TEXT_MAX_LENGTH,
 )
 from .releases.splits import SplitRatioError, parse_ratios
+from .runs.reading import condition_name
 from .runs.services import template_versions_parse
 
 
@@ -202,7 +203,7 @@ class RunForm(forms.Form):
         self.fields["endpoints"].queryset = endpoints
         if "judge_endpoint" in self.fields:
             self.fields["judge_endpoint"].queryset = endpoints
-        self.fields["conditions"].choices = [(name, name) for name in conditions]
+        self.fields["conditions"].choices = [(name, condition_name(name)) for name in conditions]
         self.fields["conditions"].initial = (
             conditions[:2] if "class-informed" in conditions else conditions[:1]
         )

@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.designs import design_for
+from annotation.labels import class_label
 from annotation.permissions import Role, get_project_for_user, projects_for_user
 from annotation.polling import poll_response
 
@@ -207,7 +208,13 @@ def _release_figures(release: Release) -> dict:
     classes = facts.get("classes", [])
     by_class = facts.get("by_class_split", {})
     chart = plots.bar_chart(
-        [(label, [(split, by_class.get(label, {}).get(split, 0)) for split in SPLITS]) for label in classes],
+        [
+            (
+                class_label(release.project, label),
+                [(split, by_class.get(label, {}).get(split, 0)) for split in SPLITS],
+            )
+            for label in classes
+        ],
         title=_("Items per class and split"),
         series=list(SPLITS),
     )
@@ -216,7 +223,7 @@ def _release_figures(release: Release) -> dict:
     return {
         "class_rows": [
             {
-                "label": label,
+                "label": class_label(release.project, label),
                 "cells": [by_class.get(label, {}).get(split, 0) for split in SPLITS],
                 "total": sum(by_class.get(label, {}).values()),
             }

@@ -67,3 +67,14 @@ def design_nav(project) -> str:
 def import_reason(reason) -> str:
     """An import-funnel reason, stored in English, in the reader's language."""
     return reason_translated(str(reason or ""))
+
+
+@register.filter
+def answer_format_name(value) -> str:
+    """An answer format's name in the reader's language (``rating`` → "Rating scale")."""
+    from annotation.models import Project
+
+    try:
+        return str(Project.AnswerFormat(value).label)
+    except ValueError:
+        return value

@@ -16,6 +16,14 @@ def cell(value):
 
 
 @register.filter
+def condition_names(conditions) -> str:
+    """A run's prompting conditions, named for the reader."""
+    from evaluation.runs.reading import condition_name
+
+    return ", ".join(condition_name(name) for name in conditions or [])
+
+
+@register.filter
 def reader_rows(table, project):
     """A report table's rows with class, criterion and condition keys named for the reader."""
     from evaluation.runs.reading import reader_value

@@ -142,7 +142,7 @@ class FillGapForm(forms.Form):
         self.fields["answer_endpoint"].queryset = endpoints
         for label in project.label_set:
             self.fields[f"count_{label}"] = forms.IntegerField(
-                label=label,
+                label=class_label(project, label),
                 min_value=0,
                 max_value=MAX_QUESTIONS,
                 required=False,

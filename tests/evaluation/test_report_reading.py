@@ -35,7 +35,7 @@ def test_a_portuguese_reader_reads_names_not_keys(project):
         heading = reader_heading(project, "adherence", "adherence")
         plot_label = reader_text(project)("qwen · chain-of-thought")
     assert row[0] == "associacional"
-    assert row[1] == "qwen · com a classe"
+    assert row[1] == "qwen · com a classe (class-informed)"
     assert row[3] == "pessoas"
     assert heading == "Aderência à pergunta"
     assert plot_label == "qwen · cadeia de raciocínio"

@@ -2,6 +2,8 @@
 axe-core finds no violation, and nothing makes the page wider than the screen (tables scroll in their own
 box). Screenshots of each go to test-artifacts/a11y/."""
 
+from pathlib import Path
+
 import pytest
 
 from tests.annotation.browser import ARTIFACTS, browser  # noqa: F401 - the fixture
@@ -19,6 +21,7 @@ from tests.site.browser_pages import (
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+DOCS_IMAGES = Path(__file__).resolve().parents[2] / "docs" / "img"
 
 
 def signed_in(browser, live_server, username, language, viewport):
@@ -92,6 +95,9 @@ def test_on_a_phone_the_context_and_options_come_before_the_judgment_form(browse
         page.screenshot(
             path=str(ARTIFACTS / "a11y" / f"{language}-390px-context-before-form.png"), full_page=True
         )
+        if language == "en":  # the item page on a phone, as the documentation shows it
+            DOCS_IMAGES.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(DOCS_IMAGES / "item-page-390px.png"))
         assert question < context_top < form, (
             "the context is read before judging",
             question,
