@@ -57,12 +57,19 @@ def import_questions_task(batch_id: int) -> dict:
             finished_at=timezone.now(),
             errors=[{"line": 0, "field": "", "reason": reason}],
         )
-        raise  # the file stays for a retry
+        import_upload_discard(batch)  # nothing retries a failed import: its file would stay on disk forever
+        raise
     # The rows are in the database now (or the errors are): the uploaded file is not kept.
-    batch.source_file.delete(save=False)
-    ImportBatch.objects.filter(id=batch_id).update(source_file="")
+    import_upload_discard(batch)
     batch.refresh_from_db(fields=["status", "funnel"])
     return {"status": batch.status, "funnel": batch.funnel}
+
+
+def import_upload_discard(batch: ImportBatch) -> None:
+    """Delete the stored upload of an import that is over (done, rejected or failed)."""
+    if batch.source_file:
+        batch.source_file.delete(save=False)
+    ImportBatch.objects.filter(id=batch.pk).update(source_file="")
 
 
 def _source(batch: ImportBatch) -> dict:

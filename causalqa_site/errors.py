@@ -21,6 +21,29 @@ def server_error(request):
     return defaults.server_error(request)
 
 
+def bad_request(request, exception):
+    """A request Django refuses before any view (a body over DATA_UPLOAD_MAX_MEMORY_SIZE, too many fields)."""
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": _api_reason(exception, "Bad request.")}, status=400)
+    return defaults.bad_request(request, exception)
+
+
+def permission_denied(request, exception):
+    if request.path.startswith("/api/"):
+        return JsonResponse({"detail": "You do not have permission to perform this action."}, status=403)
+    return defaults.permission_denied(request, exception)
+
+
+def _api_reason(exception, fallback: str) -> str:
+    from django.core.exceptions import RequestDataTooBig, TooManyFieldsSent
+
+    if isinstance(exception, RequestDataTooBig):
+        return "The request body is too large."
+    if isinstance(exception, TooManyFieldsSent):
+        return "The request has too many fields."
+    return fallback
+
+
 def not_found(request, exception):
     if request.path.startswith("/api/"):
         return api_not_found(request)

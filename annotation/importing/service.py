@@ -805,6 +805,10 @@ def imports_resume_stale() -> list[int]:
             }
         ],
     )
+    from ..tasks import import_upload_discard
+
+    for batch in ImportBatch.objects.filter(pk__in=failed).exclude(source_file=""):
+        import_upload_discard(batch)  # given up on: the file is not kept
     resumed = work_requeue_stale(
         ImportBatch,
         stale_before=stale_before,

@@ -44,6 +44,20 @@ def test_a_malformed_api_cursor_is_refused_with_a_message(project, client, curat
         assert response.status_code == 404 and response.json()["detail"] == "Invalid cursor", cursor
 
 
+def test_every_api_4xx_is_json_even_for_a_body_too_large(project, client, curator, settings):
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1024
+    headers = {"Authorization": f"Token {api_token_key(curator)}"}
+    response = client.post(
+        f"/api/v1/projects/{project.slug}/jobs/",
+        data="{" + " " * 4096 + "}",
+        content_type="application/json",
+        headers=headers,
+    )
+    assert response.status_code == 400
+    assert response["Content-Type"].startswith("application/json")
+    assert response.json()["detail"] == "The request body is too large."
+
+
 def test_a_huge_page_number_is_not_a_server_error(project, client_for, curator):
     response = client_for(curator).get(
         reverse("annotation:review_queue", args=[project.slug]), {"page": "9" * 30}
