@@ -396,7 +396,9 @@ class RunExportApi(StrictApiMixin, APIView):
 
 class QualityOutputSerializer(serializers.Serializer):
     project = serializers.CharField()
-    aggregation = serializers.ChoiceField(choices=METHODS)
+    aggregation = serializers.CharField(
+        help_text="The project's aggregation proposing the labels: " + ", ".join(METHODS) + "."
+    )
     questions = serializers.ListField(
         child=serializers.DictField(),
         help_text="Per question: items, judgments, control items; per item the majority and each method's label "

@@ -31,6 +31,7 @@ def test_the_schema_is_valid_openapi_3_without_warnings(db):
         "/api/v1/projects/{slug}/releases/{version}/",
         "/api/v1/projects/{slug}/releases/{version}/{split}/",
         "/api/v1/projects/{slug}/agreement/",
+        "/api/v1/projects/{slug}/quality/",
     } <= set(schema["paths"])
     assert {"tokenAuth", "cookieAuth"} <= set(schema["components"]["securitySchemes"])
 
