@@ -11,4 +11,9 @@ urlpatterns = [
         api.ItemJudgmentListApi.as_view(),
         name="api-item-judgments",
     ),
+    path(
+        "projects/<slug:slug>/items/<int:item_id>/control/",
+        api.ItemControlApi.as_view(),
+        name="api-item-control",
+    ),
 ]

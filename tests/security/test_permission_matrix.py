@@ -92,6 +92,7 @@ RULES = {
     "api-project-detail": ANNOTATOR,
     "api-item-list": ANNOTATOR,
     "api-item-judgments": ANNOTATOR,
+    "api-item-control": CURATOR,
     "api-job-list": CURATOR,
     "api-job-detail": CURATOR,
     "api-job-cancel": CURATOR,
