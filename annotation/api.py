@@ -1,14 +1,18 @@
 """REST endpoints of the annotation app. Permission checks go through ``annotation.permissions``."""
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Count, Prefetch
-from drf_spectacular.utils import extend_schema
-from rest_framework import generics
+from drf_spectacular.utils import extend_schema, extend_schema_view
+from rest_framework import generics, serializers
+from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
 from . import selectors
 from .api_permissions import ProjectRole
 from .api_strict import CheckedCursorPagination, StrictApiMixin
+from .control_items import item_mark_control, item_unmark_control
 from .models import Judgment
 from .permissions import Role, get_item_for_user, get_project_for_user, has_role, projects_for_user
 from .serializers import (
@@ -119,3 +123,49 @@ class ItemJudgmentListApi(StrictApiMixin, generics.ListAPIView):
         if not has_role(user, project, Role.CURATOR):
             judgments = judgments.filter(annotator=user)
         return judgments
+
+
+class ControlItemInputSerializer(serializers.Serializer):
+    answers = serializers.DictField(
+        child=serializers.CharField(max_length=64),
+        required=False,
+        help_text="The known answer of each question by key (vote, causal_class, rating:<criterion>); "
+        "left out: the item's decision (vote accept, its causal class).",
+    )
+
+
+class ControlItemOutputSerializer(serializers.Serializer):
+    item = serializers.IntegerField()
+    control_answers = serializers.DictField(child=serializers.CharField(), allow_null=True)
+
+
+@extend_schema_view(
+    post=extend_schema(
+        operation_id="item_control_create",
+        responses=ControlItemOutputSerializer,
+        description="Make an approved item a control item (gold question), served unannounced at the project's "
+        "rate. Curators and owners only.",
+    ),
+    delete=extend_schema(
+        operation_id="item_control_destroy",
+        responses=ControlItemOutputSerializer,
+        description="Stop using the item as a control item. Curators and owners only.",
+    ),
+)
+class ItemControlApi(StrictApiMixin, APIView):
+    permission_classes = [IsAuthenticated, ProjectRole]
+    required_roles = {"POST": Role.CURATOR, "DELETE": Role.CURATOR}
+    body_serializer_classes = {"POST": ControlItemInputSerializer}
+
+    def post(self, request, slug, item_id):
+        item = get_item_for_user(request.user, self.project, item_id)
+        answers = self.validated_body().get("answers")
+        try:
+            item = item_mark_control(item=item, answers=answers)
+        except DjangoValidationError as error:
+            raise ValidationError(error.message_dict) from error
+        return Response({"item": item.pk, "control_answers": item.control_answers})
+
+    def delete(self, request, slug, item_id):
+        item = item_unmark_control(item=get_item_for_user(request.user, self.project, item_id))
+        return Response({"item": item.pk, "control_answers": item.control_answers})

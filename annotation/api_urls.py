@@ -11,6 +11,11 @@ urlpatterns = [
         api.ItemJudgmentListApi.as_view(),
         name="api-item-judgments",
     ),
+    path(
+        "projects/<slug:slug>/items/<int:item_id>/control/",
+        api.ItemControlApi.as_view(),
+        name="api-item-control",
+    ),
 ]
 
 # The annotator's and the curator's work (annotation.work_api): the same actions as the item pages.

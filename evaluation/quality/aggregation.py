@@ -7,13 +7,18 @@ posterior, with a seeded percentile bootstrap interval over their judgments. Daw
 annotator's confusion matrix, MACE each annotator's probability of spamming.
 """
 
+from __future__ import annotations
+
 import warnings
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas (and crowd-kit) load when a model is fitted, not when Django starts
+    import pandas as pd
 
 MAJORITY = "majority"
 DAWID_SKENE = "dawid_skene"
@@ -65,6 +70,8 @@ class Aggregation:
 
 def as_frame(rows: Iterable[Row]) -> pd.DataFrame:
     """crowd-kit's long table: ``task``, ``worker``, ``label``, one judgment a row."""
+    import pandas as pd
+
     frame = pd.DataFrame(
         [(row.item, row.annotator, str(row.label)) for row in rows], columns=["task", "worker", "label"]
     )
@@ -117,6 +124,7 @@ def aggregate(
 
 def fit(frame: pd.DataFrame, *, method: str, gold: Mapping | None = None):
     """The fitted crowd-kit model (``labels_``, ``probas_`` and the annotator parameters)."""
+    import pandas as pd
     from crowdkit.aggregation import DawidSkene, MajorityVote
 
     if method == MACE_METHOD:
@@ -143,7 +151,8 @@ class MaceModel:
     ):
         self.n_iter, self.alpha, self.beta, self.noise = n_iter, alpha, beta, noise
 
-    def fit(self, frame: pd.DataFrame) -> "MaceModel":
+    def fit(self, frame: pd.DataFrame) -> MaceModel:
+        import pandas as pd
         import scipy.stats as sps
 
         workers, worker_names = pd.factorize(frame["worker"])
@@ -207,6 +216,8 @@ def _variational_normalize(counts: np.ndarray, priors: np.ndarray) -> np.ndarray
 
 
 def _annotator_parameters(model, frame: pd.DataFrame, method: str) -> tuple[dict, dict]:
+    import pandas as pd
+
     spam: dict = {}
     confusion: dict = {}
     if method == MACE_METHOD:

@@ -93,3 +93,20 @@ def test_marking_an_item_in_review_says_why_it_cannot_be_a_control_item(client, 
     assert "only an approved item can be a control item" in response.content.decode()
     item.refresh_from_db()
     assert item.control_answers is None
+
+
+def test_the_api_marks_and_unmarks_a_control_item(client, project, curator, annotator):
+    item = ItemFactory(project=project, status=Item.Status.APPROVED)
+    url = f"/api/v1/projects/{project.slug}/items/{item.pk}/control/"
+    client.force_login(annotator)
+    assert client.post(url, {}, content_type="application/json").status_code == 403
+    client.force_login(curator)
+    response = client.post(
+        url, {"answers": {"causal_class": "counterfactual"}}, content_type="application/json"
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["control_answers"] == {"causal_class": "counterfactual"}
+    bad = client.post(url, {"answers": {"causal_class": "astrology"}}, content_type="application/json")
+    assert bad.status_code == 400
+    assert "causal_class: choose among" in bad.content.decode()
+    assert client.delete(url).json()["control_answers"] is None

@@ -107,6 +107,7 @@ RULES = {
     "api-item-undo": ANNOTATOR,
     "api-item-decision": CURATOR,
     "api-bulk-decision": CURATOR,
+    "api-item-control": CURATOR,
     "api-job-list": CURATOR,
     "api-job-detail": CURATOR,
     "api-job-cancel": CURATOR,
