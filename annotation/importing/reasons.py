@@ -100,6 +100,7 @@ TEMPLATES = (
     gettext_noop("malformed JSON array before its first object (%(error)s)"),
     gettext_noop("the JSON array is not UTF-8 (byte %(byte)s)"),
     gettext_noop("the JSON array holds no object"),
+    gettext_noop("the JSON nests deeper than %(depth)s levels"),
     gettext_noop("%(file)s: this is not a format the platform reads; use %(formats)s"),
     # the designs' readers of their authors' published files
     gettext_noop("must be a non-empty list of questions"),
