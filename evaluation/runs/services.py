@@ -21,7 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from annotation.background import work_claim, work_requeue_stale
-from generation.local_models import LocalModelUnavailable, while_beating
+from generation.local_models import LocalModelUnavailable, model_dir_allowed, while_beating
 from generation.models import GenerationJob, ModelEndpoint, PromptTemplate
 from generation.services import (
     JobInvalid,
@@ -139,6 +139,10 @@ def run_create(
         not isinstance(bertscore_layer, int) or not 1 <= bertscore_layer <= 48
     ):
         errors["bertscore_layer"] = "use a layer from 1 to 48, or leave it empty for the model's last"
+    if not model_dir_allowed(bertscore_model.strip(), settings.LOCAL_MODEL_DIRS):
+        errors["bertscore_model"] = (
+            "name a model directory the administrators allowed (LOCAL_MODEL_DIRS), or leave it empty"
+        )
     if errors:
         raise RunInvalid(errors)
     with transaction.atomic():
@@ -417,6 +421,12 @@ def _bertscore(run: EvalRun, owner: str) -> None:
     if not pending.exists():
         return
     model_dir = run.bertscore_model or settings.LOCAL_MODEL_DIR
+    if not model_dir_allowed(run.bertscore_model, settings.LOCAL_MODEL_DIRS):
+        # named before the allow-list, or taken off it since: never loaded
+        EvalRun.objects.filter(pk=run.pk).update(
+            notes="BERTScore not computed: its model directory is not among the allowed ones (LOCAL_MODEL_DIRS)"
+        )
+        return
 
     def beat() -> None:
         _beat(run, owner)
