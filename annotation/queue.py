@@ -70,6 +70,7 @@ from .models import Assignment, Item, Membership, Project, Topic, item_expertise
 
 REVIEW = "review"
 ANSWER = "answer"
+CHECK = "check"  # a design's own check queue (CausalBench's blind check): see ``waiting_counts``
 KINDS = (REVIEW, ANSWER)
 
 
@@ -489,22 +490,27 @@ def _candidate_passes(
 
 
 def waiting_counts(user, projects) -> dict[int, dict[str, int]]:
-    """For each project: how many items wait for this user now, to review and to answer (one query)."""
+    """For each project: how many items wait for this user now, to review and to answer (one query); and, in a
+    design whose own queue hands out what the review queue holds back (CausalBench's blind check), to check."""
     projects = list(projects)
     if not projects:
         return {}
     mine = Assignment.objects.filter(item=OuterRef("pk"), annotator=user, round=OuterRef("round"))
     any_selected = Exists(Topic.objects.filter(project=OuterRef("project"), selected=True))
     reviewable = Q(status=Item.Status.IN_REVIEW, round__gt=0) & _open_slots(F("project__overlap"))
+    checkable = Q(pk__in=[])
+    checking = set()
     for key in sorted({project.design for project in projects}):
         design = design_for(key)
         held_back = design.review_held_back()
         if held_back is not None:
             reviewable &= ~(Q(project__design=key) & held_back)
-            # What the design's own queue hands out instead (CausalBench's blind check) is work all the same.
+            # What the design's own queue hands out instead (CausalBench's blind check) is work all the same,
+            # counted apart: the review queue does not hand it out.
             own_queue = design.held_back_work()
             if own_queue is not None:
-                reviewable |= Q(project__design=key) & own_queue
+                checkable |= Q(project__design=key) & own_queue
+                checking.add(key)
     rows = (
         Item.objects.filter(project__in=projects)
         .filter(~any_selected | Q(topic__selected=True))
@@ -514,6 +520,9 @@ def waiting_counts(user, projects) -> dict[int, dict[str, int]]:
             review=Count(
                 "pk",
                 filter=reviewable & (Q(project__allow_self_review=True) | ~Q(answer_author=user)),
+            ),
+            check=Count(
+                "pk", filter=checkable & (Q(project__allow_self_review=True) | ~Q(answer_author=user))
             ),
             answer=Count(
                 "pk",
@@ -527,9 +536,14 @@ def waiting_counts(user, projects) -> dict[int, dict[str, int]]:
             ),
         )
     )
-    counts = {project.pk: {REVIEW: 0, ANSWER: 0} for project in projects}
+    counts = {
+        project.pk: {REVIEW: 0, ANSWER: 0, **({CHECK: 0} if project.design in checking else {})}
+        for project in projects
+    }
     for row in rows:
-        counts[row["project_id"]] = {REVIEW: row["review"], ANSWER: row["answer"]}
+        counts[row["project_id"]].update({REVIEW: row["review"], ANSWER: row["answer"]})
+        if CHECK in counts[row["project_id"]]:
+            counts[row["project_id"]][CHECK] = row["check"]
     return counts
 
 

@@ -1022,7 +1022,10 @@ def _store_published(project, release, split, name, files, published: dict, user
         errors.append(ResultError("files", 0, "", "no responses: give a file of model responses"))
     if errors:
         raise ResultsRejected(errors)
-    parsed = _Parsed(responses=published["responses"])
+    # The design's reader checked the rows; each response is held as the common path holds it.
+    parsed = _Parsed(
+        responses={key: _Entry(text, file="", line=0) for key, text in published["responses"].items()}
+    )
     parsed.files = [
         {"name": f.name, "kind": RESPONSES, "sha256": f.sha256, "rows": published["rows"].get(f.name, 0)}
         for f in files

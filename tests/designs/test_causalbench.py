@@ -691,12 +691,19 @@ def test_the_annotator_sees_the_scenario_once_and_checks_the_answer_instead_of_r
     assert Judgment.objects.get(assignment=assignment).ratings == {"answer_correct": 1}
 
 
-def test_questions_waiting_for_their_blind_check_count_as_work_on_the_home_page(owner, curator, annotators):
-    from annotation.queue import REVIEW, waiting_counts
+def test_questions_waiting_for_their_blind_check_count_as_work_on_the_home_page(
+    owner, curator, annotators, client_for
+):
+    from annotation.queue import CHECK, REVIEW, waiting_counts
 
     project = causalbench_project(owner, curator, annotators)
     scenario_add(project=project, domain="text", context="Um cenário.", questions=four(), external_id="h1")
     assert questions_to_check(project).count() == 4
-    assert waiting_counts(annotators[0], [project])[project.pk][REVIEW] == 4
+    assert waiting_counts(annotators[0], [project])[project.pk][CHECK] == 4
+    assert waiting_counts(annotators[0], [project])[project.pk][REVIEW] == 0, (
+        "the review queue holds them back"
+    )
     Assignment.objects.create(item=questions_to_check(project).first(), annotator=annotators[0], round=1)
-    assert waiting_counts(annotators[0], [project])[project.pk][REVIEW] == 3
+    assert waiting_counts(annotators[0], [project])[project.pk][CHECK] == 3
+    page = client_for(annotators[0]).get(reverse("annotation:home")).content.decode()
+    assert "3 to check" in page

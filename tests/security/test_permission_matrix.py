@@ -82,6 +82,7 @@ RULES = {
     "evaluation:release_list": ANNOTATOR,
     "evaluation:release_detail": ANNOTATOR,
     "evaluation:release_download": ANNOTATOR,
+    "evaluation:release_harness_download": ANNOTATOR,
     "evaluation:run_list": ANNOTATOR,
     "evaluation:run_compare": ANNOTATOR,
     "evaluation:run_detail": ANNOTATOR,
@@ -119,6 +120,7 @@ RULES = {
     "api-release-detail": ANNOTATOR,
     "api-release-design-file": ANNOTATOR,
     "api-release-split": ANNOTATOR,
+    "api-release-harness": ANNOTATOR,
     "api-agreement": CURATOR,
     "api-quality": CURATOR,
     "api-run-list": ANNOTATOR,
@@ -154,8 +156,10 @@ RULES = {
     "annotation:guidelines_preview": OWNER,
     "annotation:project_history": CURATOR,
     "evaluation:run_import": CURATOR,
+    "evaluation:run_import_preview": CURATOR,
     "generation:topic_run_apply": CURATOR,
     "generation:topic_run_discard": CURATOR,
+    "generation:topic_run_undo": CURATOR,
 }
 RANK = {ANNOTATOR: 1, CURATOR: 2, OWNER: 3}
 
