@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from django.core.cache import cache
 from django.db.models import F
+from django.utils.translation import get_language
 from django.utils.translation import gettext as _
 
 from annotation.designs import design_for
@@ -206,7 +207,8 @@ def project_quality(project: Project, *, resamples: int = QUALITY_RESAMPLES) -> 
             [repr(judgments_state(project)), sorted(controls.items()), resamples], default=str
         ).encode()
     ).hexdigest()[:24]
-    key = f"quality:{project.pk}:{fingerprint}"
+    # The questions' names are in the page's language: one entry per language.
+    key = f"quality:{project.pk}:{get_language()}:{fingerprint}"
     cached = cache.get(key)
     if cached is not None:
         cached.method = project.aggregation
