@@ -148,7 +148,7 @@ class ControlItemOutputSerializer(serializers.Serializer):
     ),
     delete=extend_schema(
         operation_id="item_control_destroy",
-        responses=ControlItemOutputSerializer,
+        responses={200: ControlItemOutputSerializer},
         description="Stop using the item as a control item. Curators and owners only.",
     ),
 )

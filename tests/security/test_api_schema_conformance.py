@@ -41,6 +41,8 @@ SEMANTIC_BODIES += (
     "items_decide",
     "items_decide_bulk",
 )
+# A control item's known answers name the questions its design asks: a rule of the design, not of the schema.
+SEMANTIC_BODIES += ("item_control_create",)
 
 
 def config(project, items, job, run) -> str:
