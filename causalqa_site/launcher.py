@@ -160,16 +160,16 @@ def main() -> int:
             children[name] = subprocess.Popen(
                 command, start_new_session=True, stdout=subprocess.DEVNULL if name == "model" else None
             )
-        demo_note = _register_demo_model(demo_port)
         broker = "Redis" if settings.REDIS_URL else "the filesystem (no server)"
         database = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
         print(f"\nCausalQA Studio is running at http://127.0.0.1:{port}/", flush=True)
+        # The processes first: whoever supervises the launcher can know them before the site answers.
         print(
             f"  database: {database}; task broker: {broker}; "
             + ", ".join(f"{name} pid {child.pid}" for name, child in children.items()),
             flush=True,
         )
-        print(demo_note, flush=True)
+        print(_register_demo_model(demo_port), flush=True)
         print(
             "  sign in with one of the demo accounts (admin/admin, curator/curator, annotator1/annotator1);",
             flush=True,
