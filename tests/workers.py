@@ -23,11 +23,6 @@ QUICK_JOB_SETTINGS = {
 }
 
 
-def guarded(command: list[str]) -> list[str]:
-    """``command`` run by ``tests.worker_guard``: it ends with the test process, however that process ends."""
-    return [sys.executable, "-m", "tests.worker_guard", str(os.getpid()), *command]
-
-
 def database_url_for_current_connection() -> str:
     """The URL of the database the tests are using right now (the test database)."""
     cfg = connection.settings_dict
@@ -94,7 +89,7 @@ class CeleryWorker:
             # A session of its own: the worker's embedded beat is a child process, which a kill of the
             # worker alone would leave running after the test.
             self.process = subprocess.Popen(
-                guarded(self.command()),
+                self.command(),
                 cwd=ROOT,
                 env=env,
                 stdout=log,
