@@ -7,7 +7,7 @@ from django.contrib.auth import get_user_model
 from annotation.demo import _complete_rounds, demo_load_all
 from annotation.designs import designs
 from annotation.models import Item, Project
-from annotation.queue import ANSWER, REVIEW, waiting_counts
+from annotation.queue import ANSWER, CHECK, REVIEW, waiting_counts
 from evaluation.models import Release
 
 pytestmark = pytest.mark.django_db
@@ -24,7 +24,7 @@ def test_every_design_has_a_demo_project_with_work_for_every_role(demo):
     waiting = waiting_counts(annotator, Project.objects.all())
     for result in demo:
         project = result.project
-        work = waiting[project.pk][REVIEW] + waiting[project.pk][ANSWER]
+        work = waiting[project.pk][REVIEW] + waiting[project.pk][ANSWER] + waiting[project.pk].get(CHECK, 0)
         assert work > 0, f"{project.slug}: nothing waits for an annotator"
         assert _complete_rounds(project) > 0, f"{project.slug}: nothing waits for a curator"
         assert Item.objects.filter(project=project, status=Item.Status.APPROVED).exists(), project.slug
@@ -35,9 +35,11 @@ def test_every_design_has_a_demo_project_with_work_for_every_role(demo):
 def test_causalbench_questions_waiting_for_their_check_count_on_the_home_page(demo, client):
     project = Project.objects.get(design="causalbench")
     annotator = get_user_model().objects.get(username="annotator1")
-    assert waiting_counts(annotator, [project])[project.pk][REVIEW] > 0
+    assert waiting_counts(annotator, [project])[project.pk][CHECK] > 0
     client.force_login(annotator)
-    assert client.get("/").status_code == 200
+    page = client.get("/")
+    assert page.status_code == 200
+    assert "to check" in page.content.decode(), "the home page says how many wait for their check"
 
 
 def test_loading_the_demo_again_changes_nothing(demo):
