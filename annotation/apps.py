@@ -8,8 +8,17 @@ class AnnotationConfig(AppConfig):
     def ready(self):
         from .background import sweep_register
         from .importing import imports_resume_stale
+        from .search import search_backlogs_resume
 
         sweep_register("imports resumed or failed", imports_resume_stale)
+        sweep_register("search indexing resumed", search_backlogs_resume)
+
+        from django.db.models.signals import post_save
+
+        from .models import Item
+        from .search import item_saved
+
+        post_save.connect(item_saved, sender=Item, dispatch_uid="annotation.search.item_saved")
 
         from . import (
             bulk,  # noqa: F401 - registers the ``in_many`` lookup

@@ -1,8 +1,8 @@
 """The items page: every item of a project, filtered, searched, sorted and paged by cursor.
 
 One query per page whatever the project's size: filters on indexed columns, full-text search
-through PostgreSQL's Portuguese configuration (an expression index, migration 0005) or LIKE on
-SQLite, and keyset pagination (``id`` breaks ties) so page 2,000 costs what page 1 does.
+through PostgreSQL's Portuguese configuration (annotation.search) or LIKE on SQLite, and keyset
+pagination (``id`` breaks ties) so page 2,000 costs what page 1 does.
 """
 
 import base64
@@ -24,16 +24,10 @@ from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext_lazy as _
 
 from .models import Item, Judgment, Project
+from .search import search_condition
 
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
-
-# The text the search reads, as the expression index of migration 0005 spells it: PostgreSQL uses the
-# index only for this exact expression.
-SEARCH_DOCUMENT = (
-    "to_tsvector('portuguese'::regconfig, \"annotation_item\".\"question\" || ' ' || "
-    '"annotation_item"."reference_answer" || \' \' || "annotation_item"."context")'
-)
 
 COLUMNS = {
     "question": _("Question"),
@@ -236,19 +230,21 @@ def items_matching(project: Project, query: ItemQuery) -> QuerySet[Item]:
     if query.metadata_key:
         items = items.filter(metadata_condition(query.metadata_key, query.metadata_value))
     if query.q:
-        items = items.filter(search_condition(query.q))
+        items = items.filter(search_condition(project, query.q))
     return items
 
 
 def metadata_condition(key: str, value: str) -> Q:
     """Items whose metadata has ``key`` (with ``value`` if given, as text or as the number it spells).
 
-    On PostgreSQL through containment, which the GIN index of migration 0005 answers."""
+    On PostgreSQL through containment, which the GIN index of migration 0023 answers."""
     if connection.vendor != "postgresql":
         text = Cast(KeyTextTransform(key, "metadata"), output_field=CharField())
         return Q(metadata__has_key=key) & (Q(Exact(text, value)) if value else Q())
+    # The condition of the partial index (migration 0023), spelled out so the planner can use it.
+    has_metadata = Q(RawSQL('"annotation_item"."metadata" <> \'{}\'::jsonb', [], output_field=BooleanField()))
     if not value:
-        return Q(metadata__has_key=key)
+        return has_metadata & Q(metadata__has_key=key)
     condition = Q(metadata__contains={key: value})
     for kind in (int, float):
         try:
@@ -256,24 +252,7 @@ def metadata_condition(key: str, value: str) -> Q:
             break
         except ValueError:
             continue
-    return condition
-
-
-def search_condition(text: str):
-    """Full text over question, answer and context: Portuguese stemming on PostgreSQL, every word as a
-    substring (case-insensitive) elsewhere."""
-    if connection.vendor == "postgresql":
-        return RawSQL(
-            f"{SEARCH_DOCUMENT} @@ websearch_to_tsquery('portuguese'::regconfig, %s)",
-            [text],
-            output_field=BooleanField(),
-        )
-    condition = Q()
-    for word in text.split()[:10]:
-        condition &= (
-            Q(question__icontains=word) | Q(reference_answer__icontains=word) | Q(context__icontains=word)
-        )
-    return condition
+    return has_metadata & condition
 
 
 @dataclass

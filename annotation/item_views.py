@@ -32,6 +32,7 @@ from .item_filters import active_filters
 from .models import Item
 from .permissions import Role, get_project_for_user, has_role
 from .saved_views import saved_view_delete, saved_view_save, saved_views_for
+from .search import search_backlog
 from .spreadsheet import csv_response
 
 EXPORT_FIELDS = (
@@ -95,6 +96,7 @@ def items_list(request, slug):
         "keep": keep,
         "first_page": not request.GET.get("cursor"),
         "actions": list(ACTIONS.values()),
+        "search_backlog": search_backlog(project),
     }
     return render(request, "annotation/items.html", context, status=400 if error else 200)
 

@@ -65,6 +65,13 @@ def import_questions_task(batch_id: int) -> dict:
     return {"status": batch.status, "funnel": batch.funnel}
 
 
+@shared_task(name="annotation.search_catch_up")
+def search_catch_up_task(project_id: int) -> dict:
+    from .search import search_catch_up
+
+    return {"filled": search_catch_up(project_id)}
+
+
 def import_upload_discard(batch: ImportBatch) -> None:
     """Delete the stored upload of an import that is over (done, rejected or failed)."""
     if batch.source_file:

@@ -102,6 +102,14 @@ def main() -> None:
             f"  {entry['wall_seconds']:>6.1f} s  load {entry['load_average_at_start']:>5.2f}  {entry['command']}"
             + ("" if entry["returncode"] == 0 else "  FAILED")
         )
+        figures = entry["figures"] or {}
+        if figures.get("floor_ratio"):
+            # The import's time as a multiple of its floor, measured in the same run on the same database.
+            print(
+                f"           {figures['benchmark']} on {figures.get('database', '?')}: {figures['floor_ratio']:.1f}x "
+                f"its floor ({figures['seconds']:.2f} s against {figures['floor_seconds']:.2f} s), "
+                f"load average {figures.get('load_average', entry['load_average_at_start']):.2f}"
+            )
     if failed:
         sys.exit(f"failed: {', '.join(failed)}")
 

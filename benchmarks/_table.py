@@ -69,18 +69,29 @@ def ms(seconds: float) -> str:
     return f"{1000 * seconds:.0f} ms"
 
 
+# The peer (Label Studio 1.23.2, its own server, SQLite) imported the same 100,000-question file in 39.4–53.7 s,
+# measured on this machine beside this platform's import; it cannot be installed for every run, so the
+# import's ratio to it is taken against that measurement (``import_questions.py --peer-seconds S`` for a new one).
+PEER_IMPORT_SECONDS = (39.4, 53.7)
+
+
+def _import_figure(f: dict) -> str:
+    low, high = (peer / f["seconds"] for peer in PEER_IMPORT_SECONDS)
+    return (
+        f"**{f['floor_ratio']:.1f}× its floor** ({f['seconds']:.2f} s against {f['floor_seconds']:.2f} s, load "
+        f"average {f['load_average']:.1f}); peer {low:.1f}–{high:.1f}× slower; peak {f['peak_mb']:.0f} MB"
+    )
+
+
 ROWS = (
     [
         Row(
-            "import 100,000 questions, whole funnel",
+            "import 100,000 questions, whole funnel: time over its floor (same run)",
             "import_questions",
             db,
             "",
-            lambda f: (
-                f"**{f['seconds']:.2f} s** (CPU {f['cpu_seconds']:.2f} s), peak {f['peak_mb']:.0f} MB; "
-                f"re-import {f['reimport_seconds']:.2f} s"
-            ),
-            "≤ 1.4 s",
+            _import_figure,
+            "≤ 3× the floor; peer ≥ 10× slower; < 400 MB",
         )
         for db in ("sqlite", "postgresql")
     ]
@@ -249,11 +260,127 @@ def page(latest: dict[tuple, dict]) -> str:
         figure = row.figure(entry["figures"]) if entry else "not measured yet"
         database = {"sqlite": "SQLite", "postgresql": "PostgreSQL", "": "SQLite"}[row.database]
         lines.append(f"| {row.step} | {database} | {row.command()} | {figure} | {row.reference} |")
+    lines += import_section(latest)
     lines += [
         "",
         "How the steps are kept fast is described under [architecture](architecture.md#performance-design).",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _latest_import(latest: dict[tuple, dict], database: str) -> dict | None:
+    return next(
+        (
+            e["figures"]
+            for k, e in latest.items()
+            if k[0] == "import_questions" and k[1] == database and not k[2]
+        ),
+        None,
+    )
+
+
+def import_section(latest: dict[tuple, dict]) -> list[str]:
+    """The import against its floor, the arithmetic from the benchmark's own figures, and the items table's
+    indexes with the query each one serves."""
+    lines = [
+        "",
+        "## The import against its floor",
+        "",
+        "`benchmarks/import_questions.py` times, in the same run and on the same rows, the plainest write the",
+        "database has of the items the import made: one `COPY` (PostgreSQL) or one `executemany` (SQLite) into a",
+        "copy of the items table without any index or constraint — the **floor** — and the same write into a",
+        "copy that has the items table's indexes — the **indexed floor**. `floor_ratio` is the import's time",
+        "over the floor. Ratios are compared within one run: on this shared 2-core machine the load average",
+        "stretches every figure. The peer's figure is not measured here (Label Studio cannot be installed for",
+        "each run): the ratio to it is taken against its time measured on this machine beside this platform's",
+        f"import, {PEER_IMPORT_SECONDS[0]}–{PEER_IMPORT_SECONDS[1]} s at a load average of 1.4–5 (`--peer-seconds S`",
+        "takes a new one); a run of the import at a higher load understates the ratio to the peer.",
+        "",
+        "| database | import | floor | indexed floor | import / floor | indexed floor / floor | search caught up "
+        "(background) | peak memory | load average |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for database, label in (("sqlite", "SQLite"), ("postgresql", "PostgreSQL")):
+        f = _latest_import(latest, database)
+        if f is None:
+            lines.append(f"| {label} | not measured yet | | | | | | | |")
+            continue
+        indexed = f.get("indexed_floor_seconds")
+        catch_up = f.get("search_catch_up_seconds")
+        lines.append(
+            f"| {label} | {f['seconds']:.2f} s | {f['floor_seconds']:.2f} s | "
+            + (f"{indexed:.2f} s" if indexed is not None else "—")
+            + f" | **{f['floor_ratio']:.1f}×** | "
+            + (f"{indexed / f['floor_seconds']:.1f}×" if indexed is not None else "—")
+            + " | "
+            + (f"{catch_up:.1f} s" if catch_up and database == "postgresql" else "— (nothing deferred)")
+            + f" | {f['peak_mb']:.0f} MB | {f['load_average']:.1f} |"
+        )
+    pg = _latest_import(latest, "postgresql")
+    if pg and pg.get("indexed_floor_seconds"):
+        indexed, floor = pg["indexed_floor_seconds"], pg["floor_seconds"]
+        lines += [
+            "",
+            "**Why 3× the floor is out of reach on PostgreSQL with these indexes**, from the run above: writing",
+            f"the same {pg['imported']:,} rows into a copy with the items table's indexes took {indexed:.2f} s,",
+            f"{indexed / floor:.1f}× the floor's {floor:.2f} s, before reading a byte of the file. The indexes",
+            "left on that copy are the ones listed below, each answering a query of the queue or the items page;",
+            f"3× the floor is {3 * floor:.2f} s, less than their upkeep alone. The import itself took",
+            f"{pg['seconds']:.2f} s: {pg['seconds'] - indexed:.2f} s above the indexed floor for reading and",
+            f"checking the file (CPU {pg['cpu_seconds']:.2f} s in the importing process, on a machine whose",
+            f"load average was {pg['load_average']:.1f} for 2 cores) and the project's foreign-key check.",
+        ]
+    lines += [
+        "",
+        "### What is kept out of the import's way",
+        "",
+        "- **Full-text search (PostgreSQL).** The import writes its items without their Portuguese text vector;",
+        "  a background task fills the vectors after the commit, a few thousand items per transaction, under a",
+        "  partial GIN index (`WHERE search_vector IS NOT NULL`, `fastupdate` on so each transaction's vectors",
+        "  go through the pending list). Until it is done the items page says “indexing N items”, and search",
+        "  reads those items' text directly (the primary key from the first id not indexed), so nothing is",
+        "  missed. The index over the text expression it replaces cost 5–7 s of the server's time per 85,000",
+        "  items inside the import's transaction.",
+        "- **Optional links.** An item's topic, group and answer author carry no database constraint (the",
+        "  import batch never did): each was checked for every row at the commit (0.2–0.9 s per link per",
+        "  85,000 rows). Django nulls them when a topic, group or person is deleted. The project link keeps",
+        "  its constraint.",
+        "- **Partial indexes.** Indexes whose queries only look at items a fresh import never has leave those",
+        "  items out: the review queue's (complete rounds), a group's items, metadata containment.",
+        "",
+        "### Indexes of the items table, each with the query that uses it",
+        "",
+        "| index | columns | the query it answers |",
+        "|---|---|---|",
+        "| `annotation_item_pkey` | `id` | every item by id; the items page in id order (PostgreSQL); "
+        "search over the items not indexed yet (`id >=` the first of them) |",
+        "| `item_unique_external_id` | `(project, external_id)` where an id is given | one row per id in a "
+        "project (a constraint) |",
+        "| `annotation_item_import_batch_id…` | `import_batch` | the import's own take-back of rows over the "
+        "length bound and its gold decisions (the batch's items in id order) |",
+        "| `annotation_item_topic_id…` | `topic` | the items page's topic filter; a topic's items nulled on "
+        "its deletion |",
+        "| `item_project_status_round` | `(project, status, round)` | status and round filters; the "
+        "dashboard's counts by status and round |",
+        "| `item_project_class` | `(project, causal_class)` | the class filter; counts by class |",
+        "| `item_project_updated` | `(project, updated_at, id)` | the items page by last change; "
+        "“changed after/before” |",
+        "| `item_queue_fresh` | `(project, status, created_at, id)` where `round_assigned = 0` | the queue's "
+        "fresh items, oldest first |",
+        "| `item_queue_fresh_expertise` | `(project, status, expertise tag, created_at, id)` where "
+        "`round_assigned = 0` | the queue's passes by expertise tag, and its untagged pass |",
+        "| `item_queue_started` | `(project, status, round_assigned)` where `round_assigned > 0` | the queue's "
+        "started items, fullest first (empty for an import) |",
+        "| `item_review_queue` | `(project, status, round_disagreement desc, id)` where a disagreement is set "
+        "| the review queue, most disagreement first (empty for an import) |",
+        "| `item_group` | `group` where set | a sibling group's items (CausalityCheck; empty for an import) |",
+        "| `item_project_disagreement` (PostgreSQL) | `(project, coalesce(round_disagreement, -1), id)` | the "
+        "items page by disagreement |",
+        "| `item_metadata` (PostgreSQL, GIN) | `metadata` where not empty | the metadata filter (containment) |",
+        "| `item_search` (PostgreSQL, GIN) | `search_vector` where filled | full-text search |",
+        "| `item_project_id` (SQLite) | `(project, id)` | the items page in id order |",
+    ]
+    return lines
 
 
 if __name__ == "__main__":

@@ -102,6 +102,15 @@ def build(items: int, seed: int = 5) -> dict:
                 "updated_at": now,
             },
         )
+        if connection.vendor == "postgresql":
+            # The search vectors, as the catch-up after an import leaves them (annotation.search).
+            from annotation.search import DOCUMENT
+
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"UPDATE annotation_item SET search_vector = {DOCUMENT} WHERE project_id = %s",
+                    [project.pk],
+                )
         curator, _ = get_user_model().objects.get_or_create(username="bench-curator")
         Membership.objects.get_or_create(user=curator, project=project, defaults={"role": "curator"})
     if connection.vendor == "postgresql":

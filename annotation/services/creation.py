@@ -20,6 +20,7 @@ from django.utils import timezone
 from ..bulk import fast_insert
 from ..importing.funnel import text_key
 from ..models import CurationDecision, Item, Option, Project, Revision
+from ..search import next_item_id, search_backlog_mark, uses_vectors, vectors_fill
 from .revisions import OPTION_FIELDS, Author, answer_fields, first_revision, item_snapshot
 
 NOBODY = Author()  # an item nobody named made (an import, a seed)
@@ -171,6 +172,7 @@ def items_create(
         for spec in specs
     ]
     made = Item.objects.bulk_create(made)
+    vectors_fill(item.pk for item in made)
     options = {
         item.pk: [
             Option(
@@ -265,6 +267,8 @@ def items_create_fast(
                 known = states[key] = (state, spec.author, spec.answer_provenance)
             yield item_row(spec, project_id=project.pk, import_batch_id=import_batch_id, copy_state=known[0])
 
+    # Their search vectors are filled after the commit, in the background (annotation.search).
+    first_id = next_item_id() if uses_vectors() else None
     written = fast_insert(
         Item,
         COPY_COLUMNS,
@@ -274,6 +278,8 @@ def items_create_fast(
         constants={"version": ITEM_CONSTANTS["version"], "created_at": now, "updated_at": now},
         made_apart=True,
     )
+    if written and first_id is not None:
+        search_backlog_mark(project, first_id)
     if approved:
         # Read before the decisions' insert starts: on PostgreSQL it is a COPY, and a query on the same
         # connection while a COPY is open waits for it forever.

@@ -97,6 +97,7 @@ def test_the_sweep_is_one_periodic_task_of_celery_beat_covering_every_kind_of_wo
     assert schedule["task"] == "causalqa.sweep_stale" and schedule["task"] in app.tasks
     assert set(_SWEEPS) == {
         "imports resumed or failed",
+        "search indexing resumed",
         "generation jobs resumed",
         "topic runs failed",
         "release builds started again",
