@@ -92,6 +92,17 @@ def test_a_table_gives_no_more_rows_than_the_limit(settings):
         list(open_table(data, "many.parquet").column_chunks(500, ["question"]))
 
 
+def test_a_file_of_one_row_repeated_stores_a_sample_of_its_duplicates(project):
+    from annotation.importing.service import DROPPED_SAMPLE
+    from annotation.models import DroppedRow
+
+    batch = questions_import(
+        project=project, data=bombs.parquet_identical_rows(5000), filename="identical.parquet"
+    )
+    assert batch.funnel["dropped"]["by_reason"] == {"duplicate:question": 4999}
+    assert DroppedRow.objects.filter(batch=batch).count() == DROPPED_SAMPLE
+
+
 # --- every door ----------------------------------------------------------------------------------------------
 
 
