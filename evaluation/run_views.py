@@ -23,7 +23,13 @@ from .runs.imported import KNOWN, ResultError, ResultFile, results_preview
 from .runs.report import report_tables
 from .runs.results_import import results_import_start
 from .runs.services import RunInvalid, run_cancel, run_create
-from .selectors import empty_responses, run_for_project, run_progress, runs_for_project
+from .selectors import (
+    empty_responses,
+    results_imports_for_project,
+    run_for_project,
+    run_progress,
+    runs_for_project,
+)
 
 REPORT_KEYS = ("level", "type", "task", "variant")
 
@@ -64,6 +70,7 @@ def run_list(request, slug):
         "form": form,
         "can_run": can_run,
         "import_form": _results_form(project) if can_run else None,
+        "results_imports": results_imports_for_project(project) if can_run else [],
         "bertscore_needs_ml": project.answer_format == OPEN and not local_models.ml_installed(),
         "bertscore_language": _bertscore_language(project, project.bertscore_model)
         if project.answer_format == OPEN

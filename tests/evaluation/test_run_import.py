@@ -356,6 +356,10 @@ def test_the_runs_page_imports_results_and_lists_unmatched_rows(
     assert 'id="run-provenance"' in detail
     assert scores.sha256 in detail
     assert run.judge_scores.count() == 16 + 4
+    listed = client.get(reverse("evaluation:run_list", args=[project.slug])).content.decode()
+    for results_import in (refused.results_import, taken.results_import):
+        link = reverse("evaluation:results_import_detail", args=[project.slug, results_import.pk])
+        assert link in listed, "the runs page lists the imports of results, each leading to its page"
 
 
 def test_a_results_import_whose_worker_died_is_queued_again_then_given_up_with_a_reason(
