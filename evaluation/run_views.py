@@ -130,6 +130,7 @@ def results_import_detail(request, slug, import_id):
         if results_import.status == ResultsImport.Status.FAILED
         else 0,
         "finished": finished,
+        "stage": _import_stage_text(results_import.stage),
     }
     if request.htmx:
         return poll_response(
@@ -154,6 +155,13 @@ def run_import_preview(request, slug):
     preview = results_preview(project=project, files=files, columns=_posted_columns(request.POST))
     preview["problems"] = [reason_translated(problem) for problem in preview["problems"]]
     return render(request, "evaluation/_results_mapping.html", {"project": project, **preview})
+
+
+def _import_stage_text(stage: str) -> str:
+    """What the worker says it is doing (``run_import_results``'s steps), in the reader's language."""
+    if stage.startswith("reading "):
+        return _("reading %(file)s") % {"file": stage.removeprefix("reading ")}
+    return _("storing") if stage == "storing" else stage
 
 
 def _posted_columns(data) -> str:

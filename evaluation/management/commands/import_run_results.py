@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from annotation.errors import NotFound
 from annotation.management.lookup import project_or_error
 from evaluation.models import EvalRun, ReleaseItem, ResultsImport
-from evaluation.runs.imported import KINDS, POLICIES, ResultError
+from evaluation.runs.imported import KINDS, KNOWN, POLICIES, ResultError
 from evaluation.runs.report import report_tables
 from evaluation.runs.results_import import ResultUpload, results_import_execute, results_import_start
 from evaluation.runs.services import run_claim, run_execute
@@ -155,7 +155,12 @@ def import_lines(imported: dict) -> list[str]:
             f"{entry.get('conflicting', 0)} conflicting, {entry.get('duplicates', 0)} duplicates, "
             f"{entry.get('refused', 0)} refused"
         )
-        columns = ", ".join(f"{role}={column}" for role, column in (entry.get("columns") or {}).items())
+        # In the roles' own order: a report read back from PostgreSQL's jsonb has its keys in another.
+        used = entry.get("columns") or {}
+        roles = sorted(
+            used, key=lambda role: (ROLE_ORDER.index(role) if role in ROLE_ORDER else len(ROLE_ORDER), role)
+        )
+        columns = ", ".join(f"{role}={used[role]}" for role in roles)
         lines.append(f"  columns used: {columns or 'none'}")
         if entry.get("ignored"):
             lines.append(f"  columns ignored: {', '.join(entry['ignored'])}")
@@ -166,3 +171,6 @@ def import_lines(imported: dict) -> list[str]:
             f"  {c['file']}, row {c['line']}: {c['reason']}" for c in imported.get("conflicts", [])[:20]
         ]
     return lines
+
+
+ROLE_ORDER = list(KNOWN)
