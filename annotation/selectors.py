@@ -1,5 +1,7 @@
 """Reads for pages and the API: one query per figure, never one per row."""
 
+from collections import Counter
+
 from django.db.models import Count, Q, QuerySet
 
 from .labels import class_label
@@ -155,4 +157,22 @@ def answer_counts(project: Project) -> dict[str, dict[str, int]]:
         row["key"]: {key: row[key] for key in ("count", "human", "model", "unanswered")}
         for row in class_funnel(project)
         if not row.get("is_total")
+    }
+
+
+def import_dropped_counts(batch) -> dict:
+    """The import's dropped rows counted by stage ("by_stage"), and how many of them were counted past the
+    sample of their reason and not stored ("not_stored", "sample": rows kept per reason). An import counts its
+    dropped rows as it stores them; for one without those counts, its stored rows are counted."""
+    counted = (batch.funnel or {}).get("dropped") or {}
+    if "by_reason" not in counted:
+        by_stage = dict(batch.dropped_rows.values_list("stage").annotate(n=Count("id")))
+        return {"by_stage": by_stage, "not_stored": 0, "sample": 0}
+    by_stage = Counter()
+    for reason, n in counted["by_reason"].items():
+        by_stage[reason.partition(":")[0]] += n
+    return {
+        "by_stage": dict(by_stage),
+        "not_stored": counted.get("not_stored", 0),
+        "sample": counted.get("sample", 0),
     }

@@ -3,7 +3,6 @@
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Count
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
@@ -146,11 +145,13 @@ def _posted_mapping(data) -> Mapping | None:
 def import_detail(request, slug, batch_id):
     project = get_project_for_user(request.user, slug, Role.CURATOR)
     batch = get_object_or_404(ImportBatch, project=project, pk=batch_id)
-    stage_counts = dict(batch.dropped_rows.values_list("stage").annotate(n=Count("id")))
+    dropped = selectors.import_dropped_counts(batch)
     context = {
         "project": project,
         "batch": batch,
-        "stage_counts": stage_counts,
+        "stage_counts": dropped["by_stage"],
+        "dropped_not_stored": dropped["not_stored"],
+        "dropped_sample": dropped["sample"],
         "dropped_preview": batch.dropped_rows.all()[:50],
         "finished": batch.status in (ImportBatch.Status.DONE, ImportBatch.Status.FAILED),
     }

@@ -14,6 +14,7 @@ class EvaluationConfig(AppConfig):
         from .models import Release
         from .quality.provider import LabelModelsProvider
         from .releases.archive import archives_go_with_their_release
+        from .runs.results_import import results_imports_resume_stale
         from .runs.services import runs_resume_stale
         from .runs.work import register
         from .services import releases_resume_stale
@@ -21,6 +22,7 @@ class EvaluationConfig(AppConfig):
         register()  # the runs' model calls go through the generation runner
         sweep_register("release builds started again", releases_resume_stale)
         sweep_register("evaluation runs resumed", runs_resume_stale)
+        sweep_register("results imports resumed or failed", results_imports_resume_stale)
         post_delete.connect(archives_go_with_their_release, sender=Release)
         label_models_register(LabelModelsProvider())  # annotation's queue and review page ask through it
 

@@ -333,11 +333,12 @@ class ResultsImportForm(forms.Form):
             for name in ("responses", "scores", "rankings", "columns"):
                 self.fields[name].widget.attrs.update(preview)
 
-    def result_files(self) -> list:
-        from .runs.imported import ResultFile
+    def result_uploads(self) -> list:
+        """The files chosen, each with its kind, as uploaded (stored as they are; a worker reads them)."""
+        from .runs.results_import import ResultUpload
 
         return [
-            ResultFile(name=upload.name[:255], data=upload.read(), kind=kind)
+            ResultUpload(kind=kind, file=upload, name=upload.name[:255])
             for kind in ("responses", "scores", "rankings")
             if (upload := self.cleaned_data.get(kind))
         ]

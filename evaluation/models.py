@@ -256,6 +256,42 @@ class EvalRun(BackgroundWork):
         return self.status in (self.Status.SUCCEEDED, self.Status.FAILED, self.Status.CANCELLED)
 
 
+class ResultsImport(BackgroundWork):
+    """An import of results made elsewhere (model responses, judge scores, rankings) into a new run of a release,
+    done by a worker (``evaluation.runs.results_import``): its files are kept until it is over; its report says,
+    per file, the rows read, stored, conflicting and refused, or lists every problem when nothing was imported."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("Queued")
+        RUNNING = "running", _("Running")
+        DONE = "done", _("Done")
+        FAILED = "failed", _("Failed")
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="results_imports")
+    release = models.ForeignKey(Release, on_delete=models.CASCADE, related_name="results_imports")
+    split = models.CharField(max_length=8, choices=ReleaseItem.Split.choices, default=ReleaseItem.Split.TEST)
+    name = models.CharField(max_length=200)
+    # The import's choices: columns (role=COLUMN, …) and what to keep of rows that collide (first, last, both).
+    columns = models.TextField(blank=True)
+    conflicts = models.CharField(max_length=8, blank=True)
+    # [{"name", "kind", "path"}]: each uploaded file as stored until the import is over.
+    files = models.JSONField(default=list, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    stage = models.CharField(max_length=200, blank=True, help_text=_("What the worker is doing now."))
+    run = models.ForeignKey(EvalRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    # Refused: [{"file", "line", "field", "reason"}] (the first ones) and how many rows collide.
+    errors = models.JSONField(default=list, blank=True)
+    report = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        verbose_name = _("results import")
+        verbose_name_plural = _("results imports")
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.name} → {self.release}"
+
+
 class EvalResponse(models.Model):
     """A model's answer to a released item under a condition, with what was read from it."""
 

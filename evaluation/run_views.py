@@ -4,7 +4,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpResponse, StreamingHttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
@@ -16,13 +16,20 @@ from generation import local_models
 from generation.selectors import endpoints_for_project
 
 from .forms import ResultsImportForm, RunForm
-from .models import EvalRun, Release
+from .models import EvalRun, Release, ResultsImport
 from .runs.conditions import CONDITIONS, OPEN
 from .runs.export import run_jsonl
-from .runs.imported import KNOWN, ResultFile, ResultsRejected, results_preview, run_import_results
+from .runs.imported import KNOWN, ResultError, ResultFile, results_preview
 from .runs.report import report_tables
+from .runs.results_import import results_import_start
 from .runs.services import RunInvalid, run_cancel, run_create
-from .selectors import empty_responses, run_for_project, run_progress, runs_for_project
+from .selectors import (
+    empty_responses,
+    results_imports_for_project,
+    run_for_project,
+    run_progress,
+    runs_for_project,
+)
 
 REPORT_KEYS = ("level", "type", "task", "variant")
 
@@ -63,6 +70,7 @@ def run_list(request, slug):
         "form": form,
         "can_run": can_run,
         "import_form": _results_form(project) if can_run else None,
+        "results_imports": results_imports_for_project(project) if can_run else [],
         "bertscore_needs_ml": project.answer_format == OPEN and not local_models.ml_installed(),
         "bertscore_language": _bertscore_language(project, project.bertscore_model)
         if project.answer_format == OPEN
@@ -80,38 +88,55 @@ def _results_form(project, data=None, files=None) -> ResultsImportForm:
 @login_required
 @require_POST
 def run_import(request, slug):
-    """Import results from elsewhere: the files are checked row by row; a run is made only if all match."""
+    """Import results from elsewhere: the files are stored and a worker checks them row by row; a run is made only
+    if all match. The import's page shows its progress, then its report."""
     project = get_project_for_user(request.user, slug, Role.CURATOR)
     form = _results_form(project, request.POST, request.FILES)
-    problems, conflicts = [], 0
     if form.is_valid():
-        try:
-            run = run_import_results(
-                project=project,
-                release=form.cleaned_data["release"],
-                name=form.cleaned_data["name"],
-                files=form.result_files(),
-                split=form.cleaned_data["split"],
-                columns=_posted_columns({**request.POST.dict(), "columns": form.cleaned_data["columns"]}),
-                user=request.user,
-                conflicts=form.cleaned_data["conflicts"],
-            )
-        except ResultsRejected as exc:
-            problems = [result_error_text(error) for error in exc.errors[:200]]
-            conflicts = len(exc.conflicts)
-        else:
-            messages.info(request, _("Run #%(id)s imported; BERTScore is being computed.") % {"id": run.pk})
-            return redirect("evaluation:run_detail", slug=project.slug, run_id=run.pk)
+        results_import = results_import_start(
+            project=project,
+            release=form.cleaned_data["release"],
+            name=form.cleaned_data["name"],
+            files=form.result_uploads(),
+            split=form.cleaned_data["split"],
+            columns=_posted_columns({**request.POST.dict(), "columns": form.cleaned_data["columns"]}),
+            user=request.user,
+            conflicts=form.cleaned_data["conflicts"],
+        )
+        return redirect("evaluation:results_import_detail", slug=project.slug, import_id=results_import.pk)
     context = {
         "project": project,
         "runs": runs_for_project(project),
         "form": None,
         "can_run": True,
         "import_form": form,
-        "import_problems": problems,
-        "import_conflicts": conflicts,
     }
     return render(request, "evaluation/run_list.html", context, status=400)
+
+
+@login_required
+def results_import_detail(request, slug, import_id):
+    """An import of results: its status while a worker reads the files, then the run it made with the rows read,
+    stored, conflicting and refused per file, or every problem found (nothing was then imported)."""
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    results_import = get_object_or_404(ResultsImport, project=project, pk=import_id)
+    finished = results_import.status in (ResultsImport.Status.DONE, ResultsImport.Status.FAILED)
+    context = {
+        "project": project,
+        "results_import": results_import,
+        "imported": results_import.report if results_import.status == ResultsImport.Status.DONE else None,
+        "import_problems": [result_error_text(ResultError(**error)) for error in results_import.errors],
+        "import_conflicts": (results_import.report or {}).get("conflicting", 0)
+        if results_import.status == ResultsImport.Status.FAILED
+        else 0,
+        "finished": finished,
+        "stage": _import_stage_text(results_import.stage),
+    }
+    if request.htmx:
+        return poll_response(
+            request, "evaluation/results_import_detail.html#report", context, finished=finished
+        )
+    return render(request, "evaluation/results_import_detail.html", context)
 
 
 @login_required
@@ -130,6 +155,13 @@ def run_import_preview(request, slug):
     preview = results_preview(project=project, files=files, columns=_posted_columns(request.POST))
     preview["problems"] = [reason_translated(problem) for problem in preview["problems"]]
     return render(request, "evaluation/_results_mapping.html", {"project": project, **preview})
+
+
+def _import_stage_text(stage: str) -> str:
+    """What the worker says it is doing (``run_import_results``'s steps), in the reader's language."""
+    if stage.startswith("reading "):
+        return _("reading %(file)s") % {"file": stage.removeprefix("reading ")}
+    return _("storing") if stage == "storing" else stage
 
 
 def _posted_columns(data) -> str:

@@ -49,3 +49,15 @@ def run_eval_task(run_id: int) -> dict:
         return {"run": run_id, "skipped": "already running, finished or cancelled"}
     # The run's other jobs go to the queue: other worker processes run them on other cores.
     return run_execute(run_id=run_id, owner=owner, hand_off=True)
+
+
+@shared_task(name="evaluation.import_run_results")
+def import_run_results_task(import_id: int) -> dict:
+    """Import results from elsewhere into a new run; the service claims the import (a duplicate delivery does
+    nothing)."""
+    from .runs.results_import import results_import_execute
+
+    results_import = results_import_execute(import_id=import_id, owner=new_owner_token())
+    if results_import is None:
+        return {"skipped": "already taken or finished"}
+    return {"status": results_import.status, "run": results_import.run_id}

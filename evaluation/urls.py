@@ -22,6 +22,11 @@ urlpatterns = [
     path("p/<slug:slug>/runs/compare/", run_views.run_compare, name="run_compare"),
     path("p/<slug:slug>/runs/import/", run_views.run_import, name="run_import"),
     path("p/<slug:slug>/runs/import/preview/", run_views.run_import_preview, name="run_import_preview"),
+    path(
+        "p/<slug:slug>/runs/import/<int:import_id>/",
+        run_views.results_import_detail,
+        name="results_import_detail",
+    ),
     path("p/<slug:slug>/runs/<int:run_id>/", run_views.run_detail, name="run_detail"),
     path("p/<slug:slug>/runs/<int:run_id>/cancel/", run_views.run_cancel_view, name="run_cancel"),
     path("p/<slug:slug>/runs/<int:run_id>/export.jsonl", run_views.run_export, name="run_export"),

@@ -275,13 +275,15 @@ def _write(project, batch, scan, rows, mapping, unknown, file_format, as_gold, u
 
         if unknown.by_field:
             funnel["unknown_values"] = unknown.as_dict()
+        dropped = DroppedSample()
         fast_insert(
             DroppedRow,
             ["line", "stage", "field", "reason", "question", "external_id"],
-            scan.dropped(),
+            dropped.rows(scan.dropped()),
             constants={"batch_id": batch.pk},
             made_apart=True,
         )
+        funnel["dropped"] = dropped.as_dict()
         batch.funnel = funnel
         batch.errors = [error.as_dict() for error in scan.errors[:MAX_STORED_ERRORS]]
         batch.status = ImportBatch.Status.DONE
@@ -295,6 +297,41 @@ def _write(project, batch, scan, rows, mapping, unknown, file_format, as_gold, u
         }
         batch.save(update_fields=["funnel", "errors", "status", "finished_at", "mapping"])
         remember(project, QUESTIONS, mapping.as_dict())
+
+
+# Dropped rows kept one by one per reason (stage and field) where a file can repeat a reason without end: the
+# rows of a reason past these are counted, not stored (50,000 copies of one row are one count, not 49,999 rows).
+SAMPLED_STAGES = {Stage.DUPLICATE, Stage.ALREADY_PRESENT, Stage.INVALID}
+DROPPED_SAMPLE = 1000
+
+
+class DroppedSample:
+    """Counts the dropped rows per reason (``stage:field``) as they pass, and lets through every row of the
+    funnel's own stages but only the first ``DROPPED_SAMPLE`` of each reason of ``SAMPLED_STAGES``. Touches no
+    database (on SQLite it runs in the insert's second thread)."""
+
+    def __init__(self):
+        self.counts: Counter = Counter()
+
+    def rows(self, dropped):
+        for row in dropped:
+            reason = f"{row[1]}:{row[2]}"
+            self.counts[reason] += 1
+            if row[1] not in SAMPLED_STAGES or self.counts[reason] <= DROPPED_SAMPLE:
+                yield row
+
+    def as_dict(self) -> dict:
+        """{"by_reason": {"stage:field": rows}, "not_stored": rows counted past the sample, "sample": its size}."""
+        not_stored = sum(
+            count - DROPPED_SAMPLE
+            for reason, count in self.counts.items()
+            if reason.partition(":")[0] in SAMPLED_STAGES and count > DROPPED_SAMPLE
+        )
+        return {
+            "by_reason": dict(sorted(self.counts.items())),
+            "not_stored": not_stored,
+            "sample": DROPPED_SAMPLE,
+        }
 
 
 def _check_request(mapping: Mapping, columns: list[str], project: Project, as_gold: bool, user) -> None:

@@ -10,7 +10,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from annotation.importing.errors import ImportFileError
+from annotation.importing import import_start
 from annotation.models import Item, ItemGroup
 from annotation.permissions import Role, get_project_for_user
 
@@ -21,7 +21,6 @@ from .design import (
     explica_settings_update,
     unrelated_rule,
 )
-from .published import published_pairs_import
 
 MAX_UPLOAD = 5 * 1024 * 1024
 
@@ -116,19 +115,17 @@ def explica_tie_view(request, slug, group_id):
 @require_POST
 def explica_pairs_view(request, slug):
     """Pairs from an uploaded file: external_id, sentence_a, sentence_b, or ExpliCa's published layout (one row per
-    pair and order, Pair_ID repeated, mean ratings per connective) in CSV, TSV, XLSX, JSON Lines or Parquet."""
+    pair and order, Pair_ID repeated, mean ratings per connective) in CSV, TSV, XLSX, JSON Lines or Parquet.
+
+    The file goes to the worker like any import (the common import service reads it with the design's reader):
+    the import's page shows its progress and its report."""
     project = _explica_project(request.user, slug)
     upload = request.FILES.get("file")
     if upload is None or upload.size > MAX_UPLOAD:
         messages.error(request, _("Choose a CSV or JSON Lines file of at most 5 MB."))
         return redirect("designs:explica", slug=project.slug)
-    try:
-        groups = published_pairs_import(project=project, data=upload.read(), filename=upload.name)
-    except (ValueError, DesignSettingsError, ImportFileError) as exc:
-        messages.error(request, _("Nothing was imported: %(problem)s") % {"problem": exc})
-    else:
-        messages.success(request, _("%(n)s pairs added, each with its items to rate.") % {"n": len(groups)})
-    return redirect("designs:explica", slug=project.slug)
+    batch = import_start(project=project, user=request.user, upload=upload)
+    return redirect("annotation:import_detail", slug=project.slug, batch_id=batch.pk)
 
 
 def _json_value(text: str, where: str):

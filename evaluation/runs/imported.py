@@ -22,6 +22,7 @@ import hashlib
 import itertools
 import re
 from collections import Counter
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 
@@ -280,8 +281,10 @@ def run_import_results(
     user=None,
     enqueue: bool = True,
     conflicts: str = "",
+    progress: Callable[[str], None] | None = None,
 ) -> EvalRun:
     """Check every file, then store the run with its responses, scores and rankings in one transaction.
+    ``progress`` is told each step (reading a file, storing), as a worker's heartbeat.
 
     Raises ``ResultsRejected`` listing every problem (file, row, field, reason), and every row that collides
     with an earlier one when ``conflicts`` (keep ``first``, ``last`` or ``both``) is not given; then nothing
@@ -323,6 +326,7 @@ def run_import_results(
     published = design_for(project).published_results(records=items.records, files=files)
     if published is not None:  # the design's own result files (CausalityCheck's answers per cell)
         return _store_published(project, release, split, name, files, published, user, enqueue)
+    say = progress or (lambda stage: None)
     parsed = _Parsed(policy=conflicts)
     tables = []
     with ExitStack() as stack:
@@ -357,6 +361,7 @@ def run_import_results(
             tables, key=lambda entry: [RESPONSES, SCORES, RANKINGS].index(entry[1])
         ):
             reader = {RESPONSES: _read_responses, SCORES: _read_scores, RANKINGS: _read_rankings}[kind]
+            say(f"reading {result_file.name}")
             used = _columns(table.columns, overrides)
             try:
                 count = reader(result_file.name, table, used, items, parsed, errors, project)
@@ -384,6 +389,7 @@ def run_import_results(
     if errors:
         raise ResultsRejected(sorted(errors, key=lambda e: (e.file, e.line)), conflicts=conflicting)
     _count(parsed, errors)
+    say("storing")
     return _store(project, release, split, name, parsed, user, enqueue)
 
 

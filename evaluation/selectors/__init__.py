@@ -16,6 +16,7 @@ from .runs import (
     EmptyResponses,
     RunProgress,
     empty_responses,
+    results_imports_for_project,
     run_for_project,
     run_progress,
     runs_for_project,
@@ -40,5 +41,6 @@ __all__ = [
     "empty_responses",
     "run_for_project",
     "run_progress",
+    "results_imports_for_project",
     "runs_for_project",
 ]

@@ -12,6 +12,17 @@ from annotation.models import Project
 from ..models import EvalRun
 
 
+def results_imports_for_project(project: Project, limit: int = 10):
+    """The project's latest imports of results, newest first (the runs page lists them with their status)."""
+    from ..models import ResultsImport
+
+    return (
+        ResultsImport.objects.filter(project=project)
+        .select_related("created_by")
+        .order_by("-created_at")[:limit]
+    )
+
+
 def runs_for_project(project: Project) -> QuerySet[EvalRun]:
     return (
         EvalRun.objects.filter(project=project)

@@ -102,6 +102,7 @@ def test_the_sweep_is_one_periodic_task_of_celery_beat_covering_every_kind_of_wo
         "topic runs failed",
         "release builds started again",
         "evaluation runs resumed",
+        "results imports resumed or failed",
     }
 
 

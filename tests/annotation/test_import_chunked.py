@@ -165,8 +165,11 @@ def test_the_chunked_import_gives_the_previous_funnel_dropped_rows_and_items(
     path.write_bytes(data)
     batch = questions_import(project=project, path=path, filename=filename, skip_invalid=True)
 
-    funnel = {key: value for key, value in batch.funnel.items() if key != "format"}
+    funnel = {key: value for key, value in batch.funnel.items() if key not in ("format", "dropped")}
     assert funnel == previous.funnel
+    by_reason = Counter(f"{stage}:{field}" for _line, stage, field, *_rest in previous.dropped)
+    assert batch.funnel["dropped"]["by_reason"] == dict(by_reason)
+    assert batch.funnel["dropped"]["not_stored"] == 0
     assert list(batch.funnel["classes"]) == list(previous.funnel["classes"])  # the same order too
     for stage in (
         Stage.INVALID,
@@ -477,3 +480,28 @@ def test_a_class_whose_first_row_goes_back_out_is_counted_where_its_first_kept_r
     assert list(batch.funnel["classes"]) == ["associational", "counterfactual"]
     assert [row[:2] for row in stored_dropped(batch)] == [(2, Stage.TOO_LONG), (24, Stage.TOO_LONG)]
     assert not Topic.objects.filter(project=project).exists()  # named only by a row taken back
+
+
+def test_dropped_rows_of_a_repeated_reason_are_counted_and_only_a_sample_is_stored(
+    project, monkeypatch, client_for, curator
+):
+    """A file of one row repeated is one count per reason, not a stored row per copy; the funnel's own stages
+    (not causal, too short) keep every row."""
+    monkeypatch.setattr(import_service, "DROPPED_SAMPLE", 5)
+    rows = [["a1", "Por que a chuva molha a rua de casa?", "", "", ""]] * 40
+    rows += [[f"n{n}", f"Por que o rio {n} corre para o mar?", "", "false", ""] for n in range(12)]
+    batch = questions_import(project=project, data=as_csv(rows), filename="p.csv")
+    assert batch.funnel["imported"] == 1
+    assert batch.funnel["dropped"]["by_reason"] == {"duplicate:question": 39, "not_causal:is_causal": 12}
+    assert batch.funnel["dropped"]["not_stored"] == 34
+    stored = Counter(DroppedRow.objects.filter(batch=batch).values_list("stage", flat=True))
+    assert stored == {Stage.DUPLICATE: 5, Stage.NOT_CAUSAL: 12}
+    assert list(
+        DroppedRow.objects.filter(batch=batch, stage=Stage.DUPLICATE)
+        .order_by("line")
+        .values_list("line", flat=True)
+    ) == [3, 4, 5, 6, 7]
+    from django.urls import reverse
+
+    page = client_for(curator).get(reverse("annotation:import_detail", args=[project.slug, batch.pk]))
+    assert "34 more dropped rows repeat reasons already listed 5 times each" in page.content.decode()

@@ -18,3 +18,17 @@ def upload_and_import(client, project, filename: str, data: bytes) -> tuple[Impo
     import_questions_task(batch.pk)
     batch.refresh_from_db()
     return batch, client.get(response["Location"]).content.decode()
+
+
+def upload_pairs_and_import(client, project, filename: str, data: bytes) -> tuple[ImportBatch, str]:
+    """Post a pair file on ExpliCa's page, which queues it as any import; run what the worker runs, and return
+    the batch and its page's text."""
+    response = client.post(
+        reverse("designs:explica_pairs", args=[project.slug]), {"file": SimpleUploadedFile(filename, data)}
+    )
+    assert response.status_code == 302, response.content.decode()[:500]
+    batch = ImportBatch.objects.filter(project=project).latest("pk")
+    assert response["Location"] == reverse("annotation:import_detail", args=[project.slug, batch.pk])
+    import_questions_task(batch.pk)
+    batch.refresh_from_db()
+    return batch, client.get(response["Location"]).content.decode()

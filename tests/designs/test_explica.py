@@ -370,29 +370,29 @@ def test_the_pairs_page_is_for_curators(explica_team, client_for, annotator, out
 
 
 def test_pairs_are_uploaded_all_or_nothing(explica_team, client_for, curator):
-    from django.core.files.uploadedfile import SimpleUploadedFile
-    from django.urls import reverse
+    """The upload is an import like any other: queued by the page, read by the worker through the common import
+    service with the design's reader, reported on the import's page."""
+    from annotation.models import ImportBatch
+    from tests.designs.published_pages import upload_pairs_and_import
 
     client = client_for(curator)
-    url = reverse("designs:explica_pairs", args=[explica_team.slug])
     broken = "external_id,sentence_a,sentence_b\np1,Ana estudou.,Ana passou.\np2,Ana caiu.,\n"
-    response = client.post(url, {"file": SimpleUploadedFile("pairs.csv", broken.encode())}, follow=True)
-    assert "row 2" in response.content.decode()
+    batch, page = upload_pairs_and_import(client, explica_team, "pairs.csv", broken.encode())
+    assert batch.status == ImportBatch.Status.FAILED
+    assert "row 2" in page
     assert not ItemGroup.objects.filter(project=explica_team).exists()
     good = "external_id,sentence_a,sentence_b\np1,Ana estudou.,Ana passou.\np2,Ana caiu.,Ana se machucou.\n"
-    client.post(url, {"file": SimpleUploadedFile("pairs.csv", good.encode())})
+    batch, page = upload_pairs_and_import(client, explica_team, "pairs.csv", good.encode())
+    assert batch.status == ImportBatch.Status.DONE
+    assert batch.funnel["published"]["groups"] == 2
+    assert "2 pairs added" in page
     assert ItemGroup.objects.filter(project=explica_team, kind="pair").count() == 2
     assert Item.objects.filter(project=explica_team).count() == 16
-    response = client.post(
-        url,
-        {
-            "file": SimpleUploadedFile(
-                "pairs.jsonl", b'{"external_id": "p1", "sentence_a": "x.", "sentence_b": "y."}\n'
-            )
-        },
-        follow=True,
-    )
-    assert "already in the project" in response.content.decode()
+    again = b'{"external_id": "p1", "sentence_a": "x.", "sentence_b": "y."}\n'
+    batch, page = upload_pairs_and_import(client, explica_team, "pairs.jsonl", again)
+    assert batch.status == ImportBatch.Status.FAILED
+    assert "already in the project" in page
+    assert Item.objects.filter(project=explica_team).count() == 16
 
 
 def test_the_connective_table_and_rule_are_edited_on_the_page(explica_team, client_for, curator):
@@ -550,8 +550,6 @@ def test_the_pair_upload_takes_the_published_layout_as_a_spreadsheet(explica_tea
     import io
 
     import openpyxl
-    from django.core.files.uploadedfile import SimpleUploadedFile
-    from django.urls import reverse
 
     book = openpyxl.Workbook()
     sheet = book.active
@@ -560,8 +558,9 @@ def test_the_pair_upload_takes_the_published_layout_as_a_spreadsheet(explica_tea
     sheet.append(["P10", "Ana passou na prova", "Ana estudou muito", "anti-iconic"])
     buffer = io.BytesIO()
     book.save(buffer)
-    url = reverse("designs:explica_pairs", args=[explica_team.slug])
-    client_for(curator).post(url, {"file": SimpleUploadedFile("pares.xlsx", buffer.getvalue())})
+    from tests.designs.published_pages import upload_pairs_and_import
+
+    upload_pairs_and_import(client_for(curator), explica_team, "pares.xlsx", buffer.getvalue())
 
     assert list(ItemGroup.objects.filter(project=explica_team).values_list("external_id", flat=True)) == [
         "P10"

@@ -136,6 +136,10 @@ def test_lm_eval_chat_tasks_score_every_item_and_class_as_the_platform_run_and_c
             {"release": release.pk, "split": "test", "name": "lm-eval", "responses": upload},
         )
     assert response.status_code == 302, response.content.decode()[-3000:]
+    from evaluation.models import ResultsImport
+    from evaluation.tasks import import_run_results_task
+
+    import_run_results_task(ResultsImport.objects.latest("pk").pk)  # what the worker runs
     imported = EvalRun.objects.exclude(pk=run.pk).get()
     assert sorted(imported.conditions) == ["chain-of-thought", "log-likelihood", "zero-shot"]
     assert imported.endpoints.get().name == "fake-model-1"

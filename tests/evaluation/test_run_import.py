@@ -290,46 +290,116 @@ def test_the_command_imports_results_and_computes_bertscore(project, published, 
 def test_the_runs_page_imports_results_and_lists_unmatched_rows(
     project, published, curator, client_for, django_capture_on_commit_callbacks
 ):
+    """The page stores the files and queues the import; a worker reads them; the import's page shows its
+    status while it waits, then every unmatched row (nothing imported) or the run with its report."""
     from django.core.files.uploadedfile import SimpleUploadedFile
     from django.urls import reverse
 
+    from evaluation.models import ResultsImport
+    from tests.evaluation.results_pages import post_results
+
     client = client_for(curator)
-    url = reverse("evaluation:run_import", args=[project.slug])
     page = client.get(reverse("evaluation:run_list", args=[project.slug])).content.decode()
     assert 'id="import-results"' in page
 
     bad = responses_file(
         [("cqa-1", "gpt-4o", "class-agnostic", "Sim."), ("cqa-77", "gpt-4o", "class-agnostic", "?")]
     )
-    refused = client.post(
-        url,
-        {
-            "release": published.pk,
-            "split": "test",
-            "name": "artigo",
-            "responses": SimpleUploadedFile(bad.name, bad.data),
-        },
+    form = {"release": published.pk, "split": "test", "name": "artigo"}
+    refused = post_results(
+        client,
+        project,
+        {**form, "responses": SimpleUploadedFile(bad.name, bad.data)},
+        django_capture_on_commit_callbacks,
     )
-    assert refused.status_code == 400
-    assert "respostas.csv, row 3, item" in refused.content.decode()
+    assert refused.response.status_code == 302
+    assert refused.waiting.status_code == 200, "the import's page polls while the import waits for a worker"
+    assert 'hx-trigger="every 1s"' in refused.waiting.content.decode()
+    assert "Queued" in refused.waiting.content.decode()
+    assert refused.results_import.status == ResultsImport.Status.FAILED
+    assert 'id="import-problems"' in refused.page
+    assert "Nothing was imported." in refused.page
+    assert "respostas.csv, row 3, item" in refused.page
+    assert [(e["file"], e["line"], e["field"]) for e in refused.results_import.errors] == [
+        ("respostas.csv", 3, "item")
+    ]
+    assert refused.results_import.files == [], "the files of an import that is over are not kept"
     assert EvalRun.objects.count() == 0
+    finished = client.get(refused.response["Location"], headers={"HX-Request": "true"})
+    assert finished.status_code == 286, "polling stops once the import is over"
 
     good, scores = responses_file(), scores_file()
-    with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        response = client.post(
-            url,
-            {
-                "release": published.pk,
-                "split": "test",
-                "name": "artigo",
-                "responses": SimpleUploadedFile(good.name, good.data),
-                "scores": SimpleUploadedFile(scores.name, scores.data),
-            },
-        )
-    assert response.status_code == 302
-    assert len(callbacks) == 1  # BERTScore is left to a worker
+    taken = post_results(
+        client,
+        project,
+        {
+            **form,
+            "responses": SimpleUploadedFile(good.name, good.data),
+            "scores": SimpleUploadedFile(scores.name, scores.data),
+        },
+        django_capture_on_commit_callbacks,
+    )
+    assert taken.results_import.status == ResultsImport.Status.DONE
+    assert len(taken.callbacks) == 1  # BERTScore is left to a worker
     run = EvalRun.objects.get()
-    detail = client.get(response["Location"]).content.decode()
+    assert taken.results_import.run == run
+    assert 'id="import-counts"' in taken.page, "the import's report: rows read, stored, conflicting, refused"
+    assert scores.sha256 in taken.page
+    assert [
+        (f["name"], f["rows"], f["stored"], f["conflicting"], f["refused"])
+        for f in taken.results_import.report["files"]
+    ] == [
+        (good.name, 16, 16, 0, 0),
+        (scores.name, 20, 20, 0, 0),
+    ]
+    detail = client.get(reverse("evaluation:run_detail", args=[project.slug, run.pk])).content.decode()
     assert 'id="run-provenance"' in detail
     assert scores.sha256 in detail
     assert run.judge_scores.count() == 16 + 4
+    listed = client.get(reverse("evaluation:run_list", args=[project.slug])).content.decode()
+    for results_import in (refused.results_import, taken.results_import):
+        link = reverse("evaluation:results_import_detail", args=[project.slug, results_import.pk])
+        assert link in listed, "the runs page lists the imports of results, each leading to its page"
+
+
+def test_a_results_import_whose_worker_died_is_queued_again_then_given_up_with_a_reason(
+    project, published, monkeypatch, settings
+):
+    from datetime import timedelta
+
+    from django.core.files.base import ContentFile
+    from django.core.files.storage import default_storage
+    from django.utils import timezone
+
+    from evaluation.models import ResultsImport
+    from evaluation.runs import results_import as service
+
+    sent = []
+    monkeypatch.setattr(service, "results_import_enqueue", sent.append)
+    good = responses_file()
+    started = service.results_import_start(
+        project=project,
+        release=published,
+        name="artigo",
+        files=[service.ResultUpload(kind="", file=ContentFile(good.data), name=good.name)],
+        split="test",
+        enqueue=False,
+    )
+    path = started.files[0]["path"]
+    assert default_storage.exists(path)
+    long_ago = timezone.now() - timedelta(seconds=settings.IMPORT_STALE_SECONDS + 60)
+    ResultsImport.objects.filter(pk=started.pk).update(status="running", owner="dead", heartbeat_at=long_ago)
+    assert service.results_imports_resume_stale() == [started.pk]
+    assert sent == [started.pk]
+    started.refresh_from_db()
+    assert (started.status, started.resumed) == ("queued", 1)
+
+    ResultsImport.objects.filter(pk=started.pk).update(
+        status="running", heartbeat_at=long_ago, resumed=service.MAX_RESUMES
+    )
+    assert service.results_imports_resume_stale() == [started.pk]
+    started.refresh_from_db()
+    assert started.status == "failed"
+    assert "without finishing" in started.errors[0]["reason"]
+    assert not default_storage.exists(path), "the files of an import given up on are not kept"
+    assert EvalRun.objects.count() == 0

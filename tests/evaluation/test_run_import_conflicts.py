@@ -9,6 +9,7 @@ from statistics import mean
 
 import openpyxl
 import pytest
+from django.urls import reverse
 
 from annotation.models import Item
 from evaluation.models import EvalResponse, EvalRun, JudgeScore, Ranking
@@ -363,18 +364,20 @@ def test_no_wait_hands_the_run_to_a_worker_at_once(
 
 
 def test_the_page_lists_colliding_rows_in_portuguese_and_keeps_both_when_asked(
-    project, published, curator, client_for
+    project, published, curator, client_for, django_capture_on_commit_callbacks
 ):
     from django.core.files.uploadedfile import SimpleUploadedFile
-    from django.urls import reverse
+
+    from evaluation.models import ResultsImport
+    from tests.evaluation.results_pages import post_results
 
     client = client_for(curator)
-    url = reverse("evaluation:run_import", args=[project.slug])
     answers, scores = responses(), conflicting_scores()
 
     def post(**extra):
-        return client.post(
-            url,
+        return post_results(
+            client,
+            project,
             {
                 "release": published.pk,
                 "split": "test",
@@ -383,27 +386,30 @@ def test_the_page_lists_colliding_rows_in_portuguese_and_keeps_both_when_asked(
                 "scores": SimpleUploadedFile(scores.name, scores.data),
                 **extra,
             },
+            django_capture_on_commit_callbacks,
             HTTP_ACCEPT_LANGUAGE="pt-br",
         )
 
     refused = post(columns="modelo=qual")
-    page = refused.content.decode()
-    assert refused.status_code == 400
-    assert "--columns" not in page
-    assert "campo desconhecido" in page
+    assert refused.results_import.status == ResultsImport.Status.FAILED
+    assert "--columns" not in refused.page
+    assert "campo desconhecido" in refused.page
 
     refused = post()
-    page = refused.content.decode()
-    assert refused.status_code == 400
-    assert 'id="import-conflicts"' in page
-    assert "notas.csv, linha 26: uma segunda nota de cqa-1" in page
+    assert refused.results_import.status == ResultsImport.Status.FAILED
+    assert 'id="import-conflicts"' in refused.page
+    assert "notas.csv, linha 26: uma segunda nota de cqa-1" in refused.page
     assert EvalRun.objects.count() == 0
 
     kept = post(conflicts="both")
-    assert kept.status_code == 302
+    assert kept.results_import.status == ResultsImport.Status.DONE
     run = EvalRun.objects.get()
     assert stored_adherence(run, "cqa-1") == [("gpt-5.1", 4), ("gpt-5.1 (2)", 2)]
-    detail = client.get(kept["Location"], HTTP_ACCEPT_LANGUAGE="pt-br").content.decode()
+    assert 'id="import-counts"' in kept.page
+    assert 'id="import-collisions"' in kept.page
+    detail = client.get(
+        reverse("evaluation:run_detail", args=[project.slug, run.pk]), HTTP_ACCEPT_LANGUAGE="pt-br"
+    ).content.decode()
     assert 'id="import-counts"' in detail
     assert 'id="import-collisions"' in detail
 
@@ -460,6 +466,10 @@ def test_the_results_mapping_step_proposes_roles_and_the_page_imports_with_the_r
         },
     )
     assert response.status_code == 302
+    from evaluation.models import ResultsImport
+    from evaluation.tasks import import_run_results_task
+
+    import_run_results_task(ResultsImport.objects.latest("pk").pk)  # what the worker runs
     run = EvalRun.objects.get()
     assert sorted(run.endpoints.values_list("name", flat=True)) == list(MODELS)
     assert run.conditions == list(CONDITIONS)

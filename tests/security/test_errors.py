@@ -81,12 +81,14 @@ def test_nan_or_infinity_in_the_explica_settings_is_refused(explica, client_for,
 
 
 def test_deeply_nested_json_in_the_explica_pairs_upload_is_refused(explica, client_for, curator):
-    upload = SimpleUploadedFile("pares.jsonl", DEEP.encode(), content_type="application/json")
-    response = client_for(curator).post(
-        reverse("designs:explica_pairs", args=[explica.slug]), {"file": upload}
-    )
-    assert response.status_code == 302
-    assert any("Nothing was imported" in message for message in messages_of(response))
+    from annotation.models import ImportBatch, ItemGroup
+    from tests.designs.published_pages import upload_pairs_and_import
+
+    batch, page = upload_pairs_and_import(client_for(curator), explica, "pares.jsonl", DEEP.encode())
+    assert batch.status == ImportBatch.Status.FAILED
+    assert "Nothing was imported" in page
+    assert "internal error" not in page
+    assert not ItemGroup.objects.filter(project=explica).exists()
 
 
 def test_deeply_nested_connectives_are_refused(explica, client_for, curator):
@@ -99,13 +101,15 @@ def test_deeply_nested_connectives_are_refused(explica, client_for, curator):
 
 
 def test_a_csv_field_over_the_csv_modules_limit_in_the_pairs_upload_is_refused(explica, client_for, curator):
+    from annotation.models import ImportBatch, ItemGroup
+    from tests.designs.published_pages import upload_pairs_and_import
+
     text = 'external_id,sentence_a,sentence_b\np1,"' + "a" * 200_000 + '",b\n'
-    upload = SimpleUploadedFile("pares.csv", text.encode(), content_type="text/csv")
-    response = client_for(curator).post(
-        reverse("designs:explica_pairs", args=[explica.slug]), {"file": upload}
-    )
-    assert response.status_code == 302
-    assert any("Nothing was imported" in message for message in messages_of(response))
+    batch, page = upload_pairs_and_import(client_for(curator), explica, "pares.csv", text.encode())
+    assert batch.status == ImportBatch.Status.FAILED
+    assert "Nothing was imported" in page
+    assert "internal error" not in page
+    assert not ItemGroup.objects.filter(project=explica).exists()
 
 
 def test_a_deeply_nested_json_body_to_the_releases_api_is_a_400(project, client, curator):

@@ -157,6 +157,7 @@ RULES = {
     "annotation:project_history": CURATOR,
     "evaluation:run_import": CURATOR,
     "evaluation:run_import_preview": CURATOR,
+    "evaluation:results_import_detail": CURATOR,
     "generation:topic_run_apply": CURATOR,
     "generation:topic_run_discard": CURATOR,
     "generation:topic_run_undo": CURATOR,

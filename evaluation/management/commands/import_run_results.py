@@ -2,19 +2,15 @@ import json
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
+from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import NotFound
 from annotation.management.lookup import project_or_error
-from evaluation.models import EvalRun, ReleaseItem
-from evaluation.runs.imported import (
-    KINDS,
-    POLICIES,
-    ResultFile,
-    ResultsRejected,
-    run_import_results,
-)
+from evaluation.models import EvalRun, ReleaseItem, ResultsImport
+from evaluation.runs.imported import KINDS, KNOWN, POLICIES, ResultError
 from evaluation.runs.report import report_tables
+from evaluation.runs.results_import import ResultUpload, results_import_execute, results_import_start
 from evaluation.runs.services import run_claim, run_execute
 from evaluation.selectors import release_for_user
 from generation.services import new_owner_token
@@ -72,25 +68,41 @@ class Command(BaseCommand):
             user = get_user_model().objects.filter(username=options["user"]).first()
             if user is None:
                 raise CommandError(f"No user {options['user']!r}.")
-        files = [self._file(argument) for argument in options["files"]]
+        uploads = [self._file(argument) for argument in options["files"]]
+        # The same import as the page's: recorded, then run here rather than by a worker.
         try:
-            run = run_import_results(
+            results_import = results_import_start(
                 project=project,
                 release=release,
                 name=options["name"],
-                files=files,
+                files=uploads,
                 split=options["split"],
                 columns=options["columns"],
-                user=user,
-                enqueue=options["no_wait"],  # a worker starts on commit; else BERTScore is computed here
                 conflicts=options["conflicts"],
+                user=user,
+                enqueue=False,
             )
-        except ResultsRejected as exc:
-            if exc.conflicts:
-                raise CommandError(
-                    f"{exc}\nChoose what to keep with --conflicts first, --conflicts last or --conflicts both."
-                ) from exc
-            raise CommandError(str(exc)) from exc
+        finally:
+            for upload in uploads:
+                upload.file.close()
+        show = None if options["json"] else (lambda stage: self.stderr.write(f"… {stage}"))
+        results_import = results_import_execute(
+            import_id=results_import.pk,
+            owner=new_owner_token(),
+            enqueue_run=options["no_wait"],  # a worker starts on commit; else BERTScore is computed here
+            progress=show,
+        )
+        if results_import.status != ResultsImport.Status.DONE:
+            problems = [ResultError(**error) for error in results_import.errors]
+            shown = "\n".join(f"  {error}" for error in problems[:30])
+            more = f"\n  … and {len(problems) - 30} more" if len(problems) > 30 else ""
+            message = f"{results_import.report.get('problems', len(problems))} problem(s); nothing was imported:\n{shown}{more}"
+            if results_import.report.get("conflicting"):
+                message += (
+                    "\nChoose what to keep with --conflicts first, --conflicts last or --conflicts both."
+                )
+            raise CommandError(message)
+        run = results_import.run
         self.stderr.write(f"run #{run.pk} imported")
         for line in import_lines(run.imported):
             self.stderr.write(line)
@@ -121,7 +133,7 @@ class Command(BaseCommand):
         if run.status not in (EvalRun.Status.SUCCEEDED, EvalRun.Status.QUEUED):
             raise CommandError(f"run #{run.pk} {run.status}" + (f": {run.error}" if run.error else ""))
 
-    def _file(self, argument: str) -> ResultFile:
+    def _file(self, argument: str) -> ResultUpload:
         """FILE, or KIND=FILE."""
         kind, sep, rest = argument.partition("=")
         if sep and kind in KINDS:
@@ -129,7 +141,7 @@ class Command(BaseCommand):
         else:
             kind, path = "", Path(argument)
         try:
-            return ResultFile(name=path.name, data=path.read_bytes(), kind=kind)
+            return ResultUpload(kind=kind, file=File(path.open("rb"), name=path.name), name=path.name)
         except OSError as exc:
             raise CommandError(f"Cannot read {path}: {exc.strerror}") from exc
 
@@ -143,7 +155,12 @@ def import_lines(imported: dict) -> list[str]:
             f"{entry.get('conflicting', 0)} conflicting, {entry.get('duplicates', 0)} duplicates, "
             f"{entry.get('refused', 0)} refused"
         )
-        columns = ", ".join(f"{role}={column}" for role, column in (entry.get("columns") or {}).items())
+        # In the roles' own order: a report read back from PostgreSQL's jsonb has its keys in another.
+        used = entry.get("columns") or {}
+        roles = sorted(
+            used, key=lambda role: (ROLE_ORDER.index(role) if role in ROLE_ORDER else len(ROLE_ORDER), role)
+        )
+        columns = ", ".join(f"{role}={used[role]}" for role in roles)
         lines.append(f"  columns used: {columns or 'none'}")
         if entry.get("ignored"):
             lines.append(f"  columns ignored: {', '.join(entry['ignored'])}")
@@ -154,3 +171,6 @@ def import_lines(imported: dict) -> list[str]:
             f"  {c['file']}, row {c['line']}: {c['reason']}" for c in imported.get("conflicts", [])[:20]
         ]
     return lines
+
+
+ROLE_ORDER = list(KNOWN)
