@@ -50,10 +50,12 @@ class CeleryWorker:
         self._previous_queue = None
 
     def command(self) -> list[str]:
+        """``celery worker`` under ``tests.worker_guard``: it dies with this test process, however that ends."""
         return [
             sys.executable,
             "-m",
-            "celery",
+            "tests.worker_guard",
+            str(os.getpid()),
             "-A",
             "causalqa_site",
             "worker",
@@ -109,7 +111,10 @@ class CeleryWorker:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def kill(self) -> None:
-        """SIGKILL: the worker gets no chance to clean up (as when a machine dies)."""
+        """SIGKILL: the worker gets no chance to clean up (as when a machine dies).
+
+        The wait is for the worker's own process: it returns once the kernel has closed the worker's broker
+        connections, so no message sent after it can go to a receive the dead worker left pending."""
         if self.process and self.process.poll() is None:
             self._kill_group()
             self.process.wait(timeout=10)
