@@ -11,6 +11,10 @@ class AnnotationConfig(AppConfig):
 
         sweep_register("imports resumed or failed", imports_resume_stale)
 
+        from .item_actions import bulk_runs_fail_stale
+
+        sweep_register("bulk actions failed", bulk_runs_fail_stale)
+
         from . import (
             bulk,  # noqa: F401 - registers the ``in_many`` lookup
             preferences,  # noqa: F401 - copies a person's preferences into the session at sign-in
