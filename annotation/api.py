@@ -27,6 +27,7 @@ from .serializers import (
 
 class BySlugPagination(CheckedCursorPagination):
     ordering = "slug"
+    position_kind = "slug"
 
 
 class ByIdPagination(CheckedCursorPagination):

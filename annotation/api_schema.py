@@ -4,7 +4,7 @@
 the filters of ``query_serializer_class`` become query parameters, ``body_serializer_classes`` the request bodies
 (closed: ``additionalProperties: false``, since unknown fields are refused), and every operation documents the
 errors it can answer in one place here: 400 (an unknown or invalid parameter or field), 401, 403 (where a
-project role is needed), 404 (an outsider, an unknown object, an invalid cursor), 415 (a body that is not JSON)
+project role is needed), 404 (an outsider, an unknown object), 415 (a body that is not JSON)
 and 429 (with ``Retry-After``).
 """
 
@@ -66,9 +66,7 @@ class StrictAutoSchema(AutoSchema):
                 VALIDATION_ERROR_SCHEMA, "An unknown query parameter or body field, or an invalid value."
             ),
             "401": OpenApiResponse(ErrorOutputSerializer, "No valid token or session."),
-            "404": OpenApiResponse(
-                ErrorOutputSerializer, "Not found, or not a project of the caller's; or an invalid cursor."
-            ),
+            "404": OpenApiResponse(ErrorOutputSerializer, "Not found, or not a project of the caller's."),
             "429": OpenApiResponse(ErrorOutputSerializer, "Too many requests: see Retry-After."),
         }
         if "{slug}" in self.path:

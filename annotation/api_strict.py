@@ -1,13 +1,16 @@
 """Input the API does not know is refused, never silently ignored: unknown body fields and query parameters;
 malformed cursors and over-nested JSON are 4xx, never server errors."""
 
+import re
+
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db import DataError
 from rest_framework import serializers
-from rest_framework.exceptions import NotFound, ParseError, ValidationError
+from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.mixins import ListModelMixin
-from rest_framework.pagination import CursorPagination
+from rest_framework.pagination import Cursor, CursorPagination
 from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.utils.urls import replace_query_param
 
 # Parameters DRF itself reads on every view (content negotiation).
 ALWAYS_ALLOWED = {"format"}
@@ -126,9 +129,57 @@ class StrictApiMixin:
         return body.validated_data
 
 
+# What a cursor's position may be, by what the ordering field holds: every value of the pattern is one the
+# database takes (ids and counts fit its integers; a slug is one of a slug's characters).
+CURSOR_POSITIONS = {"integer": r"[0-9]{1,18}", "slug": r"[-a-zA-Z0-9_]{1,100}"}
+
+
+def cursor_pattern(position_kind: str) -> str:
+    return rf"^[nr][0-9]{{1,4}}(\.{CURSOR_POSITIONS[position_kind]})?$"
+
+
+CURSOR_HELP = "Where the page starts: the cursor of a page's next or previous link, as it is."
+
+
+def cursor_query_field(position_kind: str = "integer") -> serializers.RegexField:
+    """The ``cursor`` of a view whose filters are a serializer: the same shape its paginator declares."""
+    return serializers.RegexField(
+        cursor_pattern(position_kind),
+        required=False,
+        help_text=CURSOR_HELP,
+        error_messages={"invalid": CheckedCursorPagination.invalid_cursor_message},
+    )
+
+
 class CheckedCursorPagination(CursorPagination):
-    """Cursor pagination whose cursor, when it does not fit the ordering (a made-up position, a number past the
-    database's integers), is a 404 "Invalid cursor" like an undecodable one, never a server error."""
+    """Cursor pagination with a cursor of a declared shape: ``n`` (forward) or ``r`` (backward), the offset, and
+    after a dot the position (the ordering field's value where the page starts), as ``n0.1234``. The schema
+    states the shape as a pattern, so a client (or a generator of test requests) knows every cursor it may send;
+    one of any other shape is a 400 naming ``cursor``, never a server error or silently the first page."""
+
+    # What the ordering field holds: "integer" (ids, versions, positions) or "slug".
+    position_kind = "integer"
+    invalid_cursor_message = "Invalid cursor: use the next or previous link of a page."
+
+    def cursor_pattern(self) -> str:
+        return cursor_pattern(self.position_kind)
+
+    def decode_cursor(self, request):
+        encoded = request.query_params.get(self.cursor_query_param)
+        if encoded is None:
+            return None
+        if not re.fullmatch(self.cursor_pattern()[1:-1], encoded):
+            raise ValidationError({self.cursor_query_param: [self.invalid_cursor_message]})
+        offset, _, position = encoded[1:].partition(".")
+        return Cursor(
+            offset=min(int(offset), self.offset_cutoff), reverse=encoded[0] == "r", position=position or None
+        )
+
+    def encode_cursor(self, cursor):
+        encoded = f"{'r' if cursor.reverse else 'n'}{cursor.offset}"
+        if cursor.position is not None:
+            encoded += f".{cursor.position}"
+        return replace_query_param(self.base_url, self.cursor_query_param, encoded)
 
     def get_page_size(self, request):
         """A page size that is not a whole number from 1 up is a 400 naming it, not silently the default."""
@@ -143,6 +194,9 @@ class CheckedCursorPagination(CursorPagination):
         for parameter in parameters:
             if parameter["name"] == self.page_size_query_param:
                 parameter["schema"] = {**parameter["schema"], "minimum": 1}
+            if parameter["name"] == self.cursor_query_param:
+                parameter["schema"] = {**parameter["schema"], "pattern": self.cursor_pattern()}
+                parameter["description"] = CURSOR_HELP
         return parameters
 
     def paginate_queryset(self, queryset, request, view=None):
@@ -151,4 +205,4 @@ class CheckedCursorPagination(CursorPagination):
         except (ValueError, TypeError, OverflowError, DjangoValidationError, DataError):
             if request.query_params.get(self.cursor_query_param) is None:
                 raise
-            raise NotFound(self.invalid_cursor_message) from None
+            raise ValidationError({self.cursor_query_param: [self.invalid_cursor_message]}) from None

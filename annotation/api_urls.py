@@ -64,4 +64,9 @@ urlpatterns += [
         name="api-item-decision",
     ),
     path("projects/<slug:slug>/decisions/", work_api.BulkDecisionApi.as_view(), name="api-bulk-decision"),
+    path(
+        "projects/<slug:slug>/decisions/<int:bulk_run_id>/",
+        work_api.BulkDecisionRunApi.as_view(),
+        name="api-bulk-decision-run",
+    ),
 ]

@@ -20,6 +20,10 @@ class AnnotationConfig(AppConfig):
 
         post_save.connect(item_saved, sender=Item, dispatch_uid="annotation.search.item_saved")
 
+        from .item_actions import bulk_runs_fail_stale
+
+        sweep_register("bulk actions failed", bulk_runs_fail_stale)
+
         from . import (
             bulk,  # noqa: F401 - registers the ``in_many`` lookup
             preferences,  # noqa: F401 - copies a person's preferences into the session at sign-in

@@ -1,4 +1,5 @@
-"""One lifecycle for background work: imports, generation jobs, topic runs, releases, benchmark runs.
+"""One lifecycle for background work: imports, generation jobs, topic runs, releases, benchmark runs and bulk
+actions.
 
 Each kind of work is a row with a status, an ``owner`` (the run holding it) and a ``heartbeat_at``. The same
 conditional updates move every kind through its life, so no row is ever taken by two workers and none stays
@@ -6,6 +7,8 @@ conditional updates move every kind through its life, so no row is ever taken by
 
 - ``work_claim``: queued → running for one owner, in one conditional update (a duplicate delivery finds it taken);
 - ``work_heartbeat``: the owner says it is alive (False: the row was taken from it or cancelled: stop);
+- ``work_beating``: the owner's heartbeat from a thread of its own, for work whose steps are too long (one
+  transaction, one statement, one file read) to beat in between;
 - ``work_requeue_stale``: running rows whose owner stopped beating go back to the queue (resumed), and queued
   rows nobody picked up are sent again;
 - ``work_fail_stale``: for work that cannot resume, the row fails with a reason the page shows.
@@ -17,12 +20,14 @@ registers with ``sweep_register``; nothing runs in threads inside the workers.
 import logging
 import os
 import socket
+import threading
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 
 from django.conf import settings
-from django.db import models
+from django.db import DatabaseError, connections, models
 from django.db.models import F, Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
@@ -97,6 +102,37 @@ def work_heartbeat(model, *, pk: int, owner: str, running="running", **also) -> 
     if "cancel_requested" in _fields(model):
         rows = rows.filter(cancel_requested=False)
     return bool(rows.update(heartbeat_at=timezone.now(), **also))
+
+
+@contextmanager
+def work_beating(model, *, pk: int, owner: str, every: float, running="running") -> Iterator[None]:
+    """While the block runs, beat for ``owner`` every ``every`` seconds from a thread with its own database
+    connection: the sweep sees the work alive whatever it is doing (reading a large file, one long statement,
+    its own long transaction, where a beat of its connection would stay invisible until the commit). The beats
+    stop when the block ends, or when the row is no longer the owner's.
+
+    On SQLite a beat waits while the work's transaction holds the one write lock; the sweep's takeover waits for
+    it too, and the work is over (or gone with its process) when either gets it."""
+    stop = threading.Event()
+
+    def beat() -> None:
+        try:
+            while not stop.wait(every):
+                try:
+                    if not work_heartbeat(model, pk=pk, owner=owner, running=running):
+                        return
+                except DatabaseError as exc:  # a lock or a lost connection: the next beat tries again
+                    logger.info("heartbeat of %s %s missed: %s", model._meta.verbose_name, pk, exc)
+        finally:
+            connections.close_all()  # this thread's own
+
+    thread = threading.Thread(target=beat, name=f"heartbeat-{pk}", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def work_requeue_stale(

@@ -11,7 +11,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from django.db import connection
 from django.db.models import BooleanField, CharField, F, FloatField, Q, QuerySet
@@ -189,6 +189,8 @@ def _date(params, name: str) -> datetime | None:
         parsed = parse_datetime(raw) or parse_datetime(f"{raw}T00:00:00")
         if parsed is not None and timezone.is_naive(parsed):
             parsed = timezone.make_aware(parsed)
+        if parsed is not None:
+            parsed.astimezone(UTC)  # the database's: 9999-12-31 late evening here is year 10000 there
     except (ValueError, OverflowError):
         parsed = None
     if parsed is None:

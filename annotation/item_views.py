@@ -11,7 +11,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import ValidationError
 from django.core.paginator import Paginator
 from django.http import QueryDict, StreamingHttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import urlencode
 from django.utils.translation import gettext as _
@@ -29,8 +29,9 @@ from .item_browser import (
     judged_by,
 )
 from .item_filters import active_filters
-from .models import Item
+from .models import BulkRun, Item
 from .permissions import Role, get_project_for_user, has_role
+from .polling import poll_response
 from .saved_views import saved_view_delete, saved_view_save, saved_views_for
 from .search import search_backlog
 from .spreadsheet import csv_response
@@ -169,17 +170,15 @@ def items_bulk(request, slug):
     form = action.form(project, request.POST if "confirm" in request.POST else None) if action.form else None
     if "confirm" in request.POST and (form is None or form.is_valid()) and preview.taken:
         try:
-            done = bulk_perform(
-                project=project,
-                user=request.user,
-                action_key=action.key,
-                chosen=chosen,
-                data=form.cleaned_data if form else {},
+            outcome = bulk_perform(
+                project=project, user=request.user, action_key=action.key, chosen=chosen, values=request.POST
             )
         except ValidationError as bad:
             messages.error(request, _("Nothing done: %(reason)s") % {"reason": _reason(bad)})
         else:
-            messages.success(request, done)
+            if outcome.run is not None:  # a worker does it: its page follows it
+                return redirect("annotation:items_bulk_run", slug=project.slug, run_id=outcome.run.pk)
+            messages.success(request, outcome.message)
         return redirect(f"{back}?{request.POST.get('return_query', '')}")
     hidden = [
         (key, value)
@@ -201,6 +200,25 @@ def items_bulk(request, slug):
         context,
         status=400 if form is not None and form.errors else 200,
     )
+
+
+@login_required
+def items_bulk_run(request, slug, run_id):
+    """A bulk action a worker does: its live status (polled while it runs), then what it did."""
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    run = get_object_or_404(BulkRun, project=project, pk=run_id)
+    action = ACTIONS.get(run.action)
+    context = {
+        "project": project,
+        "run": run,
+        "label": action.label if action else run.action,
+        "finished": run.status in (BulkRun.Status.DONE, BulkRun.Status.FAILED),
+    }
+    if request.htmx:
+        return poll_response(
+            request, "annotation/items_bulk_run.html#status", context, finished=context["finished"]
+        )
+    return render(request, "annotation/items_bulk_run.html", context)
 
 
 def _reason(error) -> str:

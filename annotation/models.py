@@ -7,7 +7,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 from django.utils.translation import gettext_lazy as _
 
-from .background import BackgroundWork
+from .background import BackgroundWork, WorkProgress
 
 PEARL_LABELS = ["associational", "interventional", "counterfactual"]
 
@@ -306,6 +306,31 @@ class ImportBatch(BackgroundWork):
 
     def __str__(self) -> str:
         return f"{self.filename} → {self.project}"
+
+
+class BulkRun(BackgroundWork, WorkProgress):
+    """A bulk action of the items page on more items than one request should hold, done by a worker
+    (``annotation.item_actions``): the items it took when the curator confirmed, and what its form was given."""
+
+    Status = ImportBatch.Status  # queued, running, done, failed
+
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="bulk_runs")
+    action = models.CharField(max_length=64)
+    # The items the action took at the confirmation, in number order (those still eligible are done).
+    item_ids = models.JSONField(default=list, blank=True)
+    # The action form's input as the curator sent it, checked again by the worker.
+    values = models.JSONField(default=dict, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    # What the action says it did, once it is done.
+    message = models.TextField(blank=True)
+
+    class Meta:
+        verbose_name = _("bulk action")
+        verbose_name_plural = _("bulk actions")
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.action} × {self.total} → {self.project}"
 
 
 class DroppedRow(models.Model):

@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from .api_strict import StrictInputSerializer
+from .api_strict import StrictInputSerializer, cursor_query_field
 from .designs import design_for, unseen_before_judging
 from .models import Item, Judgment, Option, Project
 from .permissions import project_role
@@ -175,5 +175,5 @@ class ItemFilterInputSerializer(StrictInputSerializer):
     topic = serializers.CharField(required=False, max_length=200, help_text="A topic label.")
     origin = serializers.ChoiceField(choices=Item.Origin.choices, required=False)
     round = serializers.IntegerField(required=False, min_value=0, max_value=1_000_000)
-    cursor = serializers.CharField(required=False, help_text="The page cursor from `next` or `previous`.")
+    cursor = cursor_query_field()
     page_size = serializers.IntegerField(required=False, min_value=1, max_value=1000)

@@ -5,9 +5,10 @@ import uuid
 from pathlib import Path
 
 from celery import shared_task
+from django.conf import settings
 from django.utils import timezone
 
-from .background import work_claim, work_heartbeat
+from .background import work_beating, work_claim
 from .importing import ImportRejected, questions_import
 from .models import ImportBatch
 
@@ -27,23 +28,28 @@ def import_questions_task(batch_id: int) -> dict:
         return {"skipped": "already taken or finished"}
     batch = ImportBatch.objects.select_related("project", "created_by").get(id=batch_id)
     options = batch.options or {}
+    beating = work_beating(
+        ImportBatch,
+        pk=batch_id,
+        owner=owner,
+        every=settings.IMPORT_HEARTBEAT_SECONDS,
+        running=ImportBatch.Status.RUNNING,
+    )
     try:
-        questions_import(
-            project=batch.project,
-            # Read from the stored file as the rows are needed: a 200 MB upload is never held whole.
-            **_source(batch),
-            filename=batch.filename,
-            user=batch.created_by,
-            skip_invalid=batch.skip_invalid,
-            mapping=batch.mapping or None,
-            sheet=options.get("sheet", ""),
-            as_gold=bool(options.get("as_gold")),
-            length_bounds_on=options.get("length_bounds", True),
-            batch=batch,
-            progress=lambda stage: work_heartbeat(
-                ImportBatch, pk=batch_id, owner=owner, running=ImportBatch.Status.RUNNING
-            ),
-        )
+        with beating:
+            questions_import(
+                project=batch.project,
+                # Read from the stored file as the rows are needed: a 200 MB upload is never held whole.
+                **_source(batch),
+                filename=batch.filename,
+                user=batch.created_by,
+                skip_invalid=batch.skip_invalid,
+                mapping=batch.mapping or None,
+                sheet=options.get("sheet", ""),
+                as_gold=bool(options.get("as_gold")),
+                length_bounds_on=options.get("length_bounds", True),
+                batch=batch,
+            )
     except ImportRejected as exc:
         logger.info("import %s rejected: %s errors", batch_id, len(exc.errors))
     except Exception:
@@ -70,6 +76,14 @@ def search_catch_up_task(project_id: int) -> dict:
     from .search import search_catch_up
 
     return {"filled": search_catch_up(project_id)}
+
+
+@shared_task(name="annotation.bulk_run")
+def bulk_run_task(run_id: int) -> dict:
+    from .item_actions import bulk_run_execute
+
+    run = bulk_run_execute(run_id=run_id)
+    return {"status": run.status, "done": run.done}
 
 
 def import_upload_discard(batch: ImportBatch) -> None:

@@ -70,6 +70,7 @@ urlpatterns = [
     # The items page (curators: all items and bulk actions; annotators: what they judged).
     path("p/<slug:slug>/items/", item_views.items_list, name="items"),
     path("p/<slug:slug>/items/bulk/", item_views.items_bulk, name="items_bulk"),
+    path("p/<slug:slug>/items/bulk/<int:run_id>/", item_views.items_bulk_run, name="items_bulk_run"),
     path("p/<slug:slug>/items/export/", item_views.items_export, name="items_export"),
     path("p/<slug:slug>/items/views/", item_views.items_view_save, name="items_view_save"),
     path(

@@ -10,8 +10,10 @@ on, a decided item, a later edit in the way) is a 409 saying why.
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import QuerySet
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.exceptions import NotFound
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -32,7 +34,7 @@ from .judging import (
     judgment_rules,
     judgment_submit,
 )
-from .models import Assignment, CurationDecision, Item, Judgment, Option
+from .models import Assignment, BulkRun, CurationDecision, Item, Judgment, Option
 from .permissions import (
     Role,
     get_assignment_for_user,
@@ -134,6 +136,35 @@ class ItemStatusOutputSerializer(serializers.Serializer):
 class BulkDecisionOutputSerializer(serializers.Serializer):
     detail = serializers.CharField(help_text="What was done, in words.")
     items = ItemStatusOutputSerializer(many=True)
+
+
+class BulkRunOutputSerializer(serializers.ModelSerializer):
+    url = serializers.SerializerMethodField(help_text="Where the run's status is read.")
+
+    class Meta:
+        model = BulkRun
+        fields = [
+            "id",
+            "url",
+            "action",
+            "status",
+            "total",
+            "done",
+            "message",
+            "error",
+            "created_at",
+            "finished_at",
+        ]
+
+    def get_url(self, run) -> str:
+        path = reverse("api-bulk-decision-run", args=[run.project.slug, run.pk])
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
+
+
+class BulkDecisionAcceptedOutputSerializer(serializers.Serializer):
+    detail = serializers.CharField(help_text="What happens, in words.")
+    run = BulkRunOutputSerializer()
 
 
 class AssignmentOutputSerializer(serializers.ModelSerializer):
@@ -414,7 +445,10 @@ class BulkDecisionApi(CuratorWorkApi):
 
     body_serializer_classes = {"POST": BulkDecisionInputSerializer}
 
-    @extend_schema(operation_id="items_decide_bulk", responses=BulkDecisionOutputSerializer)
+    @extend_schema(
+        operation_id="items_decide_bulk",
+        responses={200: BulkDecisionOutputSerializer, 202: BulkDecisionAcceptedOutputSerializer},
+    )
     def post(self, request, slug):
         project = get_project_for_user(request.user, slug, Role.CURATOR)
         data = self.validated_body()
@@ -426,16 +460,35 @@ class BulkDecisionApi(CuratorWorkApi):
                 status=status.HTTP_400_BAD_REQUEST,
             )
         try:
-            message = bulk_perform(
+            outcome = bulk_perform(
                 project=project,
                 user=request.user,
                 action_key=data["decision"],
                 chosen=chosen,
-                data={"note": data["note"]},
+                values={"note": data["note"]},
             )
         except DjangoValidationError as error:
             return _invalid(error)
+        if outcome.run is not None:  # many items: a worker decides them; the run's address follows it
+            run = BulkRunOutputSerializer(outcome.run, context={"request": request}).data
+            detail = f"A worker decides the {outcome.run.total} items; follow the run at its url."
+            return Response({"detail": detail, "run": run}, status=status.HTTP_202_ACCEPTED)
         statuses = dict(chosen.values_list("pk", "status"))
         return Response(
-            {"detail": str(message), "items": [{"id": pk, "status": statuses[pk]} for pk in sorted(statuses)]}
+            {
+                "detail": str(outcome.message),
+                "items": [{"id": pk, "status": statuses[pk]} for pk in sorted(statuses)],
+            }
         )
+
+
+class BulkDecisionRunApi(CuratorWorkApi):
+    """A bulk decision a worker does: its status and how many of its items are done."""
+
+    @extend_schema(operation_id="items_decide_bulk_run", responses=BulkRunOutputSerializer)
+    def get(self, request, slug, bulk_run_id):
+        project = get_project_for_user(request.user, slug, Role.CURATOR)
+        run = BulkRun.objects.filter(project=project, pk=bulk_run_id).first()
+        if run is None:
+            raise NotFound("No such bulk decision in the project.")
+        return Response(BulkRunOutputSerializer(run, context={"request": request}).data)

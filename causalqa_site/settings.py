@@ -426,8 +426,11 @@ GENERATION_STALE_SECONDS = float(env_str("GENERATION_STALE_SECONDS") or 30.0)
 GENERATION_QUEUED_STALE_SECONDS = float(env_str("GENERATION_QUEUED_STALE_SECONDS") or 300.0)
 # A release build that wrote no progress for this long lost its worker; another worker starts it again.
 RELEASE_STALE_SECONDS = float(env_str("RELEASE_STALE_SECONDS") or 600.0)
-# An import silent this long lost its worker: it is queued again (or fails after a few tries).
-IMPORT_STALE_SECONDS = float(env_str("IMPORT_STALE_SECONDS") or 900.0)
+# A running import proves its worker alive this often, from a thread of its own whatever the import is doing
+# (annotation.background.work_beating). After IMPORT_MISSED_HEARTBEATS beats missed in a row the import lost its
+# worker: it is queued again (or fails after a few tries). The stale delay is their product (60 s by default).
+IMPORT_HEARTBEAT_SECONDS = float(env_str("IMPORT_HEARTBEAT_SECONDS") or 10.0)
+IMPORT_MISSED_HEARTBEATS = env_int("IMPORT_MISSED_HEARTBEATS", 6)
 # Run the annotator loop's hot queries compiled once (causalqa_site.compiled); off: the plain ORM.
 COMPILED_QUERIES = env_bool("COMPILED_QUERIES", True)
 # How often Celery beat sweeps stale background work (annotation.background.sweep_stale).

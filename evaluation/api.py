@@ -288,8 +288,9 @@ class ReleaseHarnessApi(StrictApiMixin, APIView):
 # --- benchmark runs -----------------------------------------------------------------------------------
 
 
-class ByCreatedPagination(CheckedCursorPagination):
-    ordering = "-created_at"
+class NewestFirstPagination(CheckedCursorPagination):
+    # Ids grow with creation: newest first, with a cursor of whole numbers.
+    ordering = "-id"
     page_size = 50
 
 
@@ -316,7 +317,7 @@ def _endpoint_named(project, name: str, field: str):
 class RunListApi(StrictApiMixin, generics.ListCreateAPIView):
     permission_classes = [IsAuthenticated, ProjectRole]
     required_roles = {"GET": Role.ANNOTATOR, "POST": Role.CURATOR}
-    pagination_class = ByCreatedPagination
+    pagination_class = NewestFirstPagination
     serializer_class = RunOutputSerializer
     body_serializer_classes = {"POST": RunCreateInputSerializer}
 

@@ -46,7 +46,7 @@ def run_list(request, slug):
         releases = Release.objects.filter(project=project, status=Release.Status.READY).order_by("-version")
         initial = {"bertscore_model": project.bertscore_model}
         wanted = request.GET.get("release")
-        if wanted and wanted.isdigit():
+        if wanted and wanted.isascii() and wanted.isdigit() and len(wanted) < 10:  # "²" is a digit too
             initial["release"] = releases.filter(version=int(wanted)).first()
         form = RunForm(
             request.POST or None,

@@ -4,7 +4,7 @@ from django.core.validators import RegexValidator
 from django.urls import reverse
 from rest_framework import serializers
 
-from annotation.api_strict import StrictInputSerializer
+from annotation.api_strict import StrictInputSerializer, cursor_query_field
 
 from .agreement import LEVELS
 from .models import Release
@@ -180,7 +180,7 @@ class SplitQueryInputSerializer(StrictInputSerializer):
     format = serializers.ChoiceField(
         choices=["json", "jsonl"], required=False, help_text="`jsonl` streams the whole split as JSON lines."
     )
-    cursor = serializers.CharField(required=False)
+    cursor = cursor_query_field()
     page_size = serializers.IntegerField(required=False, min_value=1, max_value=1000)
 
 

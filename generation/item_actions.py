@@ -35,7 +35,7 @@ def _answerable(project, chosen):
     return chosen.filter(status__in=ANSWERABLE)
 
 
-def _start_answer_job(*, project, user, items, data) -> str:
+def _start_answer_job(*, project, user, items, data, progress=None) -> str:
     ids = list(items.order_by("pk").values_list("pk", flat=True)[:MAX_ITEMS_PER_ACTION])
     try:
         job = job_create(

@@ -819,6 +819,13 @@ def import_enqueue(batch_id: int) -> None:
     import_questions_task.delay(batch_id)
 
 
+def import_stale_seconds() -> float:
+    """How long a running import may stay silent before it counts as lost: a few of its heartbeats missed."""
+    from django.conf import settings
+
+    return settings.IMPORT_HEARTBEAT_SECONDS * settings.IMPORT_MISSED_HEARTBEATS
+
+
 def imports_resume_stale() -> list[int]:
     """Imports whose worker died: queued again (writing is one transaction, so nothing was half-written), or
     failed with a reason after ``MAX_RESUMES`` tries; queued imports nobody picked up are sent again."""
@@ -827,7 +834,7 @@ def imports_resume_stale() -> list[int]:
     from ..background import work_fail_stale, work_requeue_stale
 
     now = timezone.now()
-    stale_before = now - timedelta(seconds=settings.IMPORT_STALE_SECONDS)
+    stale_before = now - timedelta(seconds=import_stale_seconds())
     failed = work_fail_stale(
         ImportBatch.objects.filter(resumed__gte=MAX_RESUMES),
         stale_before=stale_before,

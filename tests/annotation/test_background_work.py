@@ -5,16 +5,21 @@ stays "running" forever; the sweep queues it again (its writing is one transacti
 after a few deaths it fails with a reason the page shows, which ends the page's polling.
 """
 
+import threading
+import time
 from datetime import timedelta
 
 import pytest
 from django.conf import settings
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connections
 from django.urls import reverse
 from django.utils import timezone
 
 from annotation.background import sweep_stale, work_claim, work_heartbeat
 from annotation.importing import service as importing
-from annotation.models import ImportBatch
+from annotation.models import ImportBatch, Item
+from annotation.tasks import import_questions_task
 
 pytestmark = pytest.mark.django_db
 
@@ -32,7 +37,7 @@ def batch(project, **fields) -> ImportBatch:
 
 
 def long_ago(seconds=None):
-    return timezone.now() - timedelta(seconds=(seconds or settings.IMPORT_STALE_SECONDS) + 60)
+    return timezone.now() - timedelta(seconds=(seconds or importing.import_stale_seconds()) + 60)
 
 
 def test_a_queued_import_is_claimed_once_and_only_its_owner_beats(project):
@@ -103,6 +108,7 @@ def test_the_sweep_is_one_periodic_task_of_celery_beat_covering_every_kind_of_wo
         "release builds started again",
         "evaluation runs resumed",
         "results imports resumed or failed",
+        "bulk actions failed",
     }
 
 
@@ -120,18 +126,19 @@ def test_a_failing_sweep_does_not_stop_the_others(monkeypatch, project, sent):
     assert sent == [dead.pk]
 
 
-def test_the_five_kinds_of_work_share_one_model_mixin_and_its_field_names():
+def test_the_six_kinds_of_work_share_one_model_mixin_and_its_field_names():
     from annotation.background import BackgroundWork, WorkProgress
+    from annotation.models import BulkRun
     from evaluation.models import EvalRun, Release
     from generation.models import GenerationJob, TopicRun
 
     shared = {field.name for field in BackgroundWork._meta.get_fields()}
     assert {"status", "owner", "resumed", "error", "created_by", "created_at"} <= shared
     assert {"started_at", "heartbeat_at", "finished_at"} <= shared
-    for model in (ImportBatch, GenerationJob, TopicRun, Release, EvalRun):
+    for model in (ImportBatch, GenerationJob, TopicRun, Release, EvalRun, BulkRun):
         assert issubclass(model, BackgroundWork), model
         assert shared <= {field.name for field in model._meta.get_fields()}, model
-    for model in (GenerationJob, TopicRun, Release):
+    for model in (GenerationJob, TopicRun, Release, BulkRun):
         assert issubclass(model, WorkProgress), model
 
 
@@ -180,3 +187,73 @@ def test_the_migration_to_the_shared_fields_keeps_each_release_s_progress():
         # The tests after this one run on the database as the latest migrations leave it (a frozen record's
         # column is text since evaluation 0013, and a binary COPY depends on it).
         MigrationExecutor(connection).migrate(latest)
+
+
+def test_an_import_whose_worker_died_is_retried_after_a_few_missed_heartbeats_not_a_quarter_hour(
+    project, sent
+):
+    silent = batch(
+        project,
+        status=ImportBatch.Status.RUNNING,
+        owner="gone",
+        heartbeat_at=timezone.now() - timedelta(minutes=3),
+    )
+    beating = batch(
+        project,
+        status=ImportBatch.Status.RUNNING,
+        owner="here",
+        heartbeat_at=timezone.now() - timedelta(seconds=2 * settings.IMPORT_HEARTBEAT_SECONDS),
+    )
+
+    sweep_stale()
+
+    silent.refresh_from_db()
+    beating.refresh_from_db()
+    assert silent.status == ImportBatch.Status.QUEUED, "three minutes without a heartbeat: its worker is gone"
+    assert beating.status == ImportBatch.Status.RUNNING, "two heartbeats missed is not yet lost"
+    assert sent == [silent.pk]
+    assert importing.import_stale_seconds() <= 120, "a few heartbeats: minutes at most"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_live_import_keeps_beating_through_a_step_longer_than_the_stale_delay(
+    project, sent, settings, monkeypatch
+):
+    """The heartbeat comes from a thread of its own: a step that gives the import no chance to beat (here the file
+    takes 1.5 s to open, three times the stale delay) does not make the sweep take a live import."""
+    settings.IMPORT_HEARTBEAT_SECONDS = 0.1
+    settings.IMPORT_MISSED_HEARTBEATS = 5
+    opening = threading.Event()
+    open_table = importing.open_table
+
+    def slow_open_table(*args, **kwargs):
+        opening.set()
+        time.sleep(1.5)
+        return open_table(*args, **kwargs)
+
+    monkeypatch.setattr(importing, "open_table", slow_open_table)
+    rows = "question,causal_class\n" + "".join(
+        f"Por que a chuva número {n} molha a rua da cidade?,associational\n" for n in range(20)
+    )
+    queued = importing.import_start(
+        project=project, user=None, upload=SimpleUploadedFile("slow.csv", rows.encode()), skip_invalid=False
+    )
+
+    def work():
+        try:
+            import_questions_task(queued.pk)
+        finally:
+            connections.close_all()  # the thread's own
+
+    worker = threading.Thread(target=work)
+    worker.start()
+    try:
+        assert opening.wait(10), "the import never reached the file"
+        time.sleep(1.0)  # twice the stale delay since the claim
+        taken = importing.imports_resume_stale()
+    finally:
+        worker.join(30)
+    queued.refresh_from_db()
+    assert taken == [], "the sweep took an import whose worker was alive"
+    assert (queued.status, queued.resumed) == (ImportBatch.Status.DONE, 0)
+    assert Item.objects.filter(project=project).count() == 20

@@ -20,6 +20,7 @@ PATH_ARGUMENTS = {
     "{number}": "1",
     "{job_id}": "1",
     "{run_id}": "1",
+    "{bulk_run_id}": "1",
     "{version}": "v1",
     "{split}": "test",
     "{path}": "meter/test.jsonl",

@@ -1,13 +1,17 @@
 """What a member can send never ends in a server error: each of these odd requests is refused with a 4xx and a
 message (or, on a page, sent back with the message), nothing half-written."""
 
+import re
+from urllib.parse import urlsplit
+
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.http import QueryDict
 from django.urls import reverse
 
 from annotation.models import Membership, Project
 from designs.explica.design import DEFAULT_CONNECTIVES
-from tests.factories import api_token_key
+from tests.factories import ItemFactory, api_token_key
 
 pytestmark = pytest.mark.django_db
 
@@ -34,14 +38,56 @@ def test_a_non_numeric_topic_id_is_a_400_not_a_500(project, client_for, curator)
     assert response.status_code in (400, 404)
 
 
-def test_a_malformed_api_cursor_is_refused_with_a_message(project, client, curator):
+def test_a_malformed_api_cursor_is_a_400_naming_the_cursor(project, client, curator):
     headers = {"Authorization": f"Token {api_token_key(curator)}"}
-    for cursor in ("%%%", "cD1hYmM=", "cD05OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5"):  # garbage; p=abc; p=huge
-        response = client.get(f"/api/v1/projects/{project.slug}/items/?cursor={cursor}", headers=headers)
-        assert response.status_code < 500, cursor
-    for cursor in ("cD1hYmM=",):  # p=abc, where the ordering is by id
-        response = client.get(f"/api/v1/projects/{project.slug}/items/?cursor={cursor}", headers=headers)
-        assert response.status_code == 404 and response.json()["detail"] == "Invalid cursor", cursor
+    malformed = [
+        "%%%",
+        "abc",  # decoded as nothing: it was page 1
+        "cD1hYmM=",  # p=abc, where the ordering is by id
+        "cD05OTk5OTk5OTk5OTk5OTk5OTk5OTk5OTk5",  # p=huge
+        "n0.abc",  # a position of the wrong type
+        "n0.9999999999999999999999",  # past the database's integers
+        "n-1",
+        "x0",
+        "n0.",
+        "n0.1\x00",
+        "",
+    ]
+    for cursor in malformed:
+        response = client.get(f"/api/v1/projects/{project.slug}/items/", {"cursor": cursor}, headers=headers)
+        assert response.status_code == 400, cursor
+        assert response["Content-Type"].startswith("application/json"), cursor
+        assert "cursor" in response.json(), (cursor, response.json())
+
+
+def test_a_project_list_cursor_is_a_slug_and_an_item_list_cursor_a_whole_number(project, client, curator):
+    headers = {"Authorization": f"Token {api_token_key(curator)}"}
+    assert client.get("/api/v1/projects/", {"cursor": "n0.a-slug_1"}, headers=headers).status_code == 200
+    assert client.get("/api/v1/projects/", {"cursor": "r0.a slug"}, headers=headers).status_code == 400
+    items = f"/api/v1/projects/{project.slug}/items/"
+    assert client.get(items, {"cursor": "r3.123"}, headers=headers).status_code == 200
+    assert client.get(items, {"cursor": "n0.a-slug"}, headers=headers).status_code == 400
+
+
+def test_the_schema_states_each_list_cursor_as_a_pattern_its_own_links_match(project, client, curator):
+    ItemFactory.create_batch(3, project=project)
+    headers = {"Authorization": f"Token {api_token_key(curator)}"}
+    schema = client.get("/api/schema/?format=json", headers=headers).json()
+    patterns = {}
+    for path, operations in schema["paths"].items():
+        for parameter in operations.get("get", {}).get("parameters", []):
+            if parameter["name"] == "cursor":
+                patterns[path] = parameter["schema"].get("pattern")
+    assert patterns, "no list declares a cursor"
+    assert all(patterns.values()), [path for path, pattern in patterns.items() if not pattern]
+    pattern = patterns["/api/v1/projects/{slug}/items/"]
+    page = client.get(f"/api/v1/projects/{project.slug}/items/?page_size=1", headers=headers).json()
+    following = client.get(page["next"], headers=headers).json()
+    for link in (page["next"], following["previous"]):
+        cursor = QueryDict(urlsplit(link).query)["cursor"]
+        assert re.fullmatch(pattern[1:-1], cursor), cursor
+    assert following["results"][0]["id"] > page["results"][0]["id"]
+    assert client.get(following["previous"], headers=headers).json()["results"] == page["results"]
 
 
 def test_every_api_4xx_is_json_even_for_a_body_too_large(project, client, curator, settings):

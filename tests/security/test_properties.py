@@ -150,6 +150,8 @@ def test_the_import_preview_answers_random_bytes_with_rows_or_a_problem(project,
     [
         {"changed_after": "2024-02-30"},
         {"changed_before": "2024-13-45T10:00"},
+        {"changed_after": "9999-12-31T23:59:59"},  # the year 10000 in UTC
+        {"changed_before": "0001-01-01T00:00:00+05:00"},
         {"disagreement_min": "NaN"},
         {"disagreement_max": "1e999"},
         {"round": "99999999999999999999"},
@@ -168,3 +170,96 @@ def test_each_bad_parameter_found_by_the_audit_is_a_400_naming_it(project, curat
     response = client_for(curator).get(f"/p/{project.slug}/items/", params)
     assert response.status_code == 400, params
     assert response.context["error"]["field"] in params, response.context["error"]
+
+
+# Every other page that reads its query string, with the parameters it reads (its form's fields included).
+PAGES_WITH_QUERIES = {
+    "annotation:review_queue": ["page", "preview", "votes", "min_mean_rating", "class_agreed"],
+    "annotation:item_review": ["round"],
+    "annotation:items_export": ["scope", "item", "format", "status", "q", "changed_after", "round", "sort"],
+    "generation:balance": [
+        "propose",
+        "topic",
+        "endpoint",
+        "answer_endpoint",
+        "answer_variant",
+        "batch_size",
+        "count_associational",
+        "count_counterfactual",
+    ],
+    "evaluation:run_list": ["release"],
+    "evaluation:run_compare": [
+        "run",
+        "level_key",
+        "type_key",
+        "task_key",
+        "variant_key",
+        "differences",
+        "table",
+    ],
+    "evaluation:run_detail": ["level_key", "task_key", "differences"],
+    "evaluation:agreement": ["round", "by", "level", "include_own"],
+    "evaluation:agreement_cells": ["criterion"],
+    "evaluation:release_download": ["format"],
+}
+
+
+@pytest.fixture
+def reachable(project, curator):
+    """What the pages show: items, a topic, a release and a finished run."""
+    from annotation.models import Topic
+    from evaluation.models import EvalRun
+    from tests.evaluation.runs import open_items, release_of
+
+    items = open_items(project, 6)
+    Topic.objects.create(project=project, label="chuva")
+    release = release_of(project)
+    run = EvalRun.objects.create(
+        project=project, release=release, answer_format=project.answer_format, status=EvalRun.Status.SUCCEEDED
+    )
+    return {"item": items[0], "release": release, "run": run}
+
+
+def page_path(name: str, project, reachable) -> str:
+    from django.urls import reverse
+
+    args = {
+        "annotation:item_review": [reachable["item"].pk],
+        "evaluation:run_detail": [reachable["run"].pk],
+        "evaluation:release_download": [reachable["release"].version],
+    }.get(name, [])
+    return reverse(name, args=[project.slug, *args])
+
+
+@pytest.mark.parametrize("name", sorted(PAGES_WITH_QUERIES))
+def test_every_page_that_reads_its_query_string_answers_any_query_without_a_server_error(
+    name, project, curator, client_for, reachable
+):
+    path = page_path(name, project, reachable)
+    client = client_for(curator)
+    values = st.one_of(NASTY_TEXT, st.lists(NASTY_TEXT, min_size=1, max_size=3))
+    known = {"run": str(reachable["run"].pk), "release": str(reachable["release"].version)}
+
+    @PROPERTY
+    @given(params=st.dictionaries(st.sampled_from(PAGES_WITH_QUERIES[name]), values, max_size=4))
+    def answers(params):
+        # A real run or release beside the random values, so the values reach the code that reads them.
+        query = {**{key: value for key, value in known.items() if key in PAGES_WITH_QUERIES[name]}, **params}
+        response = client.get(path, query)
+        assert response.status_code < 500, (name, query, response.status_code)
+
+    answers()
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("evaluation:run_list", {"release": "²"}),
+        ("evaluation:run_list", {"release": "99999999999999999999999"}),
+    ],
+)
+def test_each_bad_parameter_found_by_the_audit_of_the_other_pages_is_not_a_server_error(
+    name, params, project, curator, client_for, reachable
+):
+    response = client_for(curator).get(page_path(name, project, reachable), params)
+    assert response.status_code < 500, params
