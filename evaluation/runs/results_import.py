@@ -9,12 +9,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
+from django.conf import settings
 from django.core.files.storage import default_storage
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
-from annotation.background import work_claim, work_fail_stale, work_heartbeat, work_requeue_stale
+from annotation.background import (
+    work_beating,
+    work_claim,
+    work_fail_stale,
+    work_heartbeat,
+    work_requeue_stale,
+)
+from annotation.importing.service import import_stale_seconds
 
 from ..models import ResultsImport
 from .imported import ResultFile, ResultsRejected, run_import_results
@@ -104,23 +112,31 @@ def results_import_execute(
         if progress is not None:
             progress(stage)
 
+    beating = work_beating(
+        ResultsImport,
+        pk=import_id,
+        owner=owner,
+        every=settings.IMPORT_HEARTBEAT_SECONDS,
+        running=ResultsImport.Status.RUNNING,
+    )
     try:
         files = [
             ResultFile(name=entry["name"], data=_read(entry["path"]), kind=entry["kind"])
             for entry in results_import.files
         ]
-        run = run_import_results(
-            project=results_import.project,
-            release=results_import.release,
-            name=results_import.name,
-            files=files,
-            split=results_import.split,
-            columns=results_import.columns,
-            user=results_import.created_by,
-            enqueue=enqueue_run,
-            conflicts=results_import.conflicts,
-            progress=say,
-        )
+        with beating:
+            run = run_import_results(
+                project=results_import.project,
+                release=results_import.release,
+                name=results_import.name,
+                files=files,
+                split=results_import.split,
+                columns=results_import.columns,
+                user=results_import.created_by,
+                enqueue=enqueue_run,
+                conflicts=results_import.conflicts,
+                progress=say,
+            )
     except ResultsRejected as exc:
         _finish(
             results_import,
@@ -180,10 +196,8 @@ def results_imports_resume_stale() -> list[int]:
     """Imports of results whose worker died: queued again (the run is stored in one transaction, so nothing was
     half-written), or failed with a reason after ``MAX_RESUMES`` tries; queued ones nobody picked up are sent
     again."""
-    from django.conf import settings
-
     now = timezone.now()
-    stale_before = now - timedelta(seconds=settings.IMPORT_STALE_SECONDS)
+    stale_before = now - timedelta(seconds=import_stale_seconds())
     reason = (
         f"the import stopped {MAX_RESUMES} times without finishing (its worker died); import the files again"
     )

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from annotation.importing.service import import_stale_seconds
 from annotation.models import Item
 from evaluation.models import EvalRun
 from evaluation.runs.imported import ResultFile, ResultsRejected, run_import_results
@@ -387,7 +388,7 @@ def test_a_results_import_whose_worker_died_is_queued_again_then_given_up_with_a
     )
     path = started.files[0]["path"]
     assert default_storage.exists(path)
-    long_ago = timezone.now() - timedelta(seconds=settings.IMPORT_STALE_SECONDS + 60)
+    long_ago = timezone.now() - timedelta(seconds=import_stale_seconds() + 60)
     ResultsImport.objects.filter(pk=started.pk).update(status="running", owner="dead", heartbeat_at=long_ago)
     assert service.results_imports_resume_stale() == [started.pk]
     assert sent == [started.pk]
