@@ -1,7 +1,7 @@
 """The items page: every item of a project, filtered, searched, sorted and paged by cursor.
 
 One query per page whatever the project's size: filters on indexed columns, full-text search
-through PostgreSQL's Portuguese configuration (an expression index, migration 0005) or LIKE on
+through PostgreSQL's Portuguese configuration (an expression index, migration 0002) or LIKE on
 SQLite, and keyset pagination (``id`` breaks ties) so page 2,000 costs what page 1 does.
 """
 
@@ -28,7 +28,7 @@ from .models import Item, Judgment, Project
 PAGE_SIZE = 50
 MAX_PAGE_SIZE = 200
 
-# The text the search reads, as the expression index of migration 0005 spells it: PostgreSQL uses the
+# The text the search reads, as the expression index of migration 0002 spells it: PostgreSQL uses the
 # index only for this exact expression.
 SEARCH_DOCUMENT = (
     "to_tsvector('portuguese'::regconfig, \"annotation_item\".\"question\" || ' ' || "
@@ -49,7 +49,7 @@ COLUMNS = {
 }
 DEFAULT_COLUMNS = tuple(COLUMNS)
 
-# Disagreement as sorted: a round not yet complete (null) counts as -1. Spelled as migration 0005's index.
+# Disagreement as sorted: a round not yet complete (null) counts as -1. Spelled as migration 0002's index.
 DISAGREEMENT_SORT_KEY = 'COALESCE("annotation_item"."round_disagreement", -1)'
 # Sort key → the expression ordered by.
 SORTS = {
@@ -243,7 +243,7 @@ def items_matching(project: Project, query: ItemQuery) -> QuerySet[Item]:
 def metadata_condition(key: str, value: str) -> Q:
     """Items whose metadata has ``key`` (with ``value`` if given, as text or as the number it spells).
 
-    On PostgreSQL through containment, which the GIN index of migration 0005 answers."""
+    On PostgreSQL through containment, which the GIN index of migration 0002 answers."""
     if connection.vendor != "postgresql":
         text = Cast(KeyTextTransform(key, "metadata"), output_field=CharField())
         return Q(metadata__has_key=key) & (Q(Exact(text, value)) if value else Q())

@@ -449,8 +449,8 @@ class Item(models.Model):
                 name="item_queue_fresh_expertise",
             ),
             # The items page (annotation.item_browser), ordered by last change; its other indexes are each
-            # database's own: PostgreSQL's search, metadata and disagreement (migration 0009), SQLite's order by
-            # id (migration 0017).
+            # database's own: PostgreSQL's search, metadata and disagreement (migration 0002), SQLite's order by
+            # id (the same migration).
             models.Index(fields=["project", "updated_at", "id"], name="item_project_updated"),
             # The review queue: complete rounds, most disagreement first.
             models.Index(
