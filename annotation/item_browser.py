@@ -166,9 +166,6 @@ class ItemQuery:
             raise BadQuery("sort", _("cannot sort by “%(value)s”") % {"value": query.sort})
         return query
 
-    def is_filtered(self) -> bool:
-        return any(getattr(self, name) not in ("", [], None) for name in self.FILTER_PARAMS if name != "sort")
-
 
 def _number(params, name: str, kind):
     raw = params.get(name, "").strip()

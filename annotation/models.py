@@ -476,10 +476,6 @@ class Item(models.Model):
     def __str__(self) -> str:
         return self.question[:80]
 
-    @property
-    def is_multiple_choice(self) -> bool:
-        return self.options.exists()
-
 
 class Option(models.Model):
     class Role(models.TextChoices):
