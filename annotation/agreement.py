@@ -9,7 +9,7 @@ how far apart the ratings of each criterion are. Nothing here touches the databa
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from statistics import fmean, pstdev
+from statistics import fmean
 
 
 def pairwise_agreement(values: Sequence) -> float | None:
@@ -46,10 +46,6 @@ class CriterionSpread:
     @property
     def range(self) -> int | None:
         return max(self.ratings) - min(self.ratings) if self.ratings else None
-
-    @property
-    def stdev(self) -> float | None:
-        return pstdev(self.ratings) if len(self.ratings) >= 2 else None
 
     @property
     def relative_range(self) -> float:

@@ -43,7 +43,7 @@ COLUMNS = {
 }
 DEFAULT_COLUMNS = tuple(COLUMNS)
 
-# Disagreement as sorted: a round not yet complete (null) counts as -1. Spelled as migration 0005's index.
+# Disagreement as sorted: a round not yet complete (null) counts as -1. Spelled as migration 0002's index.
 DISAGREEMENT_SORT_KEY = 'COALESCE("annotation_item"."round_disagreement", -1)'
 # Sort key → the expression ordered by.
 SORTS = {
@@ -160,9 +160,6 @@ class ItemQuery:
             raise BadQuery("sort", _("cannot sort by “%(value)s”") % {"value": query.sort})
         return query
 
-    def is_filtered(self) -> bool:
-        return any(getattr(self, name) not in ("", [], None) for name in self.FILTER_PARAMS if name != "sort")
-
 
 def _number(params, name: str, kind):
     raw = params.get(name, "").strip()
@@ -239,11 +236,11 @@ def items_matching(project: Project, query: ItemQuery) -> QuerySet[Item]:
 def metadata_condition(key: str, value: str) -> Q:
     """Items whose metadata has ``key`` (with ``value`` if given, as text or as the number it spells).
 
-    On PostgreSQL through containment, which the GIN index of migration 0023 answers."""
+    On PostgreSQL through containment, which the metadata's GIN index answers."""
     if connection.vendor != "postgresql":
         text = Cast(KeyTextTransform(key, "metadata"), output_field=CharField())
         return Q(metadata__has_key=key) & (Q(Exact(text, value)) if value else Q())
-    # The condition of the partial index (migration 0023), spelled out so the planner can use it.
+    # The condition of the partial index (migration 0003), spelled out so the planner can use it.
     has_metadata = Q(RawSQL('"annotation_item"."metadata" <> \'{}\'::jsonb', [], output_field=BooleanField()))
     if not value:
         return has_metadata & Q(metadata__has_key=key)

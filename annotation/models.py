@@ -490,8 +490,8 @@ class Item(models.Model):
                 name="item_queue_fresh_expertise",
             ),
             # The items page (annotation.item_browser), ordered by last change; its other indexes are each
-            # database's own: PostgreSQL's search, metadata and disagreement (migration 0009), SQLite's order by
-            # id (migration 0017).
+            # database's own: PostgreSQL's search, metadata and disagreement (migration 0002), SQLite's order by
+            # id (the same migration).
             models.Index(fields=["project", "updated_at", "id"], name="item_project_updated"),
             # A group's items (designs with sibling groups); partial: an import's items have no group.
             models.Index(fields=["group"], condition=Q(group__isnull=False), name="item_group"),
@@ -520,10 +520,6 @@ class Item(models.Model):
 
     def __str__(self) -> str:
         return self.question[:80]
-
-    @property
-    def is_multiple_choice(self) -> bool:
-        return self.options.exists()
 
 
 class Option(models.Model):

@@ -1,6 +1,6 @@
 """Full-text search of the items, kept out of the import's way.
 
-On PostgreSQL each item has a Portuguese text vector (``annotation_item.search_vector``, migration 0023) under a
+On PostgreSQL each item has a Portuguese text vector (``annotation_item.search_vector``, migration 0003) under a
 partial GIN index: only filled vectors are in it. An import writes its items without vectors, so its COPY pays
 for no text analysis and no GIN insertion (measured: 5–7 s of the server's time for 85,000 questions, against
 0.5 s for the rows themselves), and marks the project (``Project.search_pending_from``: the lowest id that may
@@ -21,7 +21,7 @@ from django.db.models.expressions import RawSQL
 
 from .models import Item, Project
 
-# The text analysed: question, answer and context, as the trigger of migration 0023 spells it.
+# The text analysed: question, answer and context, as the trigger of migration 0003 spells it.
 DOCUMENT = "to_tsvector('portuguese'::regconfig, question || ' ' || reference_answer || ' ' || context)"
 # The same, its columns named with their table (for a condition in a query that may join others).
 QUALIFIED_DOCUMENT = (

@@ -8,8 +8,8 @@ import os
 import secrets
 from datetime import timedelta
 from pathlib import Path
-from urllib.parse import parse_qsl, unquote, urlsplit
 
+import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
@@ -50,21 +50,22 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 
 def database_from_url(url: str) -> dict:
-    """Turn ``sqlite:///path`` or ``postgres://user:pass@host:port/name`` into a DATABASES entry."""
-    parts = urlsplit(url)
-    options = dict(parse_qsl(parts.query))
-    if parts.scheme == "sqlite":
-        path = unquote(parts.path)
-        # sqlite:///relative/path and sqlite:////absolute/path, as dj-database-url reads them.
-        name = path[1:] if path.startswith("/") else path
-        if not Path(name).is_absolute():
-            name = str(BASE_DIR / name)
+    """A DATABASES entry from ``sqlite:///path`` or ``postgres://user:pass@host:port/name`` (read by
+    dj-database-url), with the options this project runs each database with."""
+    scheme = url.partition(":")[0]
+    if scheme not in {"sqlite", "postgres", "postgresql", "pgsql"}:
+        raise ValueError(f"DATABASE_URL: unsupported scheme {scheme!r} (use sqlite:// or postgres://)")
+    conn_max_age = env_int("DATABASE_CONN_MAX_AGE", 60)
+    if scheme == "sqlite":
+        config = dj_database_url.parse(url, conn_max_age=conn_max_age)
+        # sqlite:///relative/path is relative to the checkout, not to the current folder.
+        name = Path(config["NAME"])
         return {
             "ENGINE": "django.db.backends.sqlite3",
-            "NAME": name,
+            "NAME": str(name if name.is_absolute() else BASE_DIR / name),
             # Kept open between requests like PostgreSQL's: a new connection would read the schema again and
             # start with a cold page cache on every request.
-            "CONN_MAX_AGE": env_int("DATABASE_CONN_MAX_AGE", 60),
+            "CONN_MAX_AGE": conn_max_age,
             "OPTIONS": {
                 # IMMEDIATE takes the write lock when a transaction starts, so two
                 # workers claiming the same row serialise instead of failing late.
@@ -73,8 +74,8 @@ def database_from_url(url: str) -> dict:
                 # WAL: readers never wait for the writer. synchronous=NORMAL: a commit does not wait for the
                 # disk (WAL keeps the file consistent; a power cut may lose the last commits, not corrupt).
                 # A 16 MB page cache per connection (2 MB by default), kept warm by the persistent connection;
-                # temporary B-trees (ORDER BY without an index) in memory. No memory map: its pages count
-                # in the process's memory, and an export reading a whole release would pass 300 MB.
+                # temporary B-trees (ORDER BY without an index) in memory. No memory map: its pages count in the
+                # process's memory, and an export reading a whole release would map all of it.
                 "init_command": (
                     "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384; "
                     "PRAGMA temp_store=MEMORY;"
@@ -82,34 +83,30 @@ def database_from_url(url: str) -> dict:
             },
             "TEST": {"NAME": str(VAR_DIR / "test-db.sqlite3")},
         }
-    if parts.scheme in {"postgres", "postgresql", "pgsql"}:
-        name = unquote(parts.path.lstrip("/")) or "postgres"
-        return {
-            "ENGINE": "causalqa_site.postgresql",
-            "NAME": name,
-            "USER": unquote(parts.username or ""),
-            "PASSWORD": unquote(parts.password or ""),
-            "HOST": parts.hostname or "",
-            "PORT": str(parts.port or ""),
-            "CONN_MAX_AGE": env_int("DATABASE_CONN_MAX_AGE", 60),
-            "OPTIONS": postgres_options(options),
-            "TEST": {"NAME": env_str("TEST_DATABASE_NAME") or f"test_{name}"},
-        }
-    raise ValueError(f"DATABASE_URL: unsupported scheme {parts.scheme!r} (use sqlite:// or postgres://)")
+    config = dj_database_url.parse(url, engine="causalqa_site.postgresql", conn_max_age=conn_max_age)
+    name = config["NAME"] or "postgres"
+    config.update(
+        NAME=name,
+        PORT=str(config["PORT"] or ""),
+        OPTIONS=postgres_options(config.get("OPTIONS", {})),
+        TEST={"NAME": env_str("TEST_DATABASE_NAME") or f"test_{name}"},
+    )
+    return dict(config)
 
 
 def postgres_options(options: dict[str, str]) -> dict:
     """psycopg's connection options: the URL's query, with statements bound and prepared on the server.
 
-    Django's default binds every parameter in the client and prepares nothing, so PostgreSQL parses and plans
-    each of a request's statements again. Bound on the server and prepared once a statement has run 5 times
-    on a connection (psycopg's ``prepare_threshold``), the annotator's loop costs about 1.7 ms less per request.
-    Behind a pooler in transaction mode that cannot keep prepared statements (PgBouncer before 1.21), give
-    ``?prepare_threshold=none`` in ``DATABASE_URL``; ``?server_side_binding=false`` binds in the client again.
+        Django's default binds every parameter in the client and prepares nothing, so PostgreSQL parses and plans
+        each of a request's statements again. Bound on the server and prepared once a statement has run 5 times
+        on a connection (psycopg's ``prepare_threshold``), the statements of the annotator's loop are planned once
+    per connection (``benchmarks/annotation_loop.py`` measures it).
+        Behind a pooler in transaction mode that cannot keep prepared statements (PgBouncer before 1.21), give
+        ``?prepare_threshold=none`` in ``DATABASE_URL``; ``?server_side_binding=false`` binds in the client again.
     """
     options = dict(options)
-    binding = options.pop("server_side_binding", "true").strip().lower()
-    threshold = options.pop("prepare_threshold", "5").strip().lower()
+    binding = str(options.pop("server_side_binding", "true")).strip().lower()
+    threshold = str(options.pop("prepare_threshold", "5")).strip().lower()
     if binding not in YES | NO:
         raise ImproperlyConfigured(f"DATABASE_URL: server_side_binding={binding!r} is not true or false")
     if not (threshold in {"", "none"} or threshold.isdigit()):

@@ -13,6 +13,7 @@ from .releases.options import (
     TEXT_MAX_LENGTH,
 )
 from .releases.splits import SplitRatioError, parse_ratios
+from .runs.options import RUN_OPTIONS, run_option_bounds
 from .runs.reading import condition_name
 from .runs.services import template_versions_parse
 
@@ -134,17 +135,21 @@ class RunForm(forms.Form):
     )
     repetitions = forms.IntegerField(
         label=_("Repetitions"),
-        initial=1,
-        min_value=1,
-        max_value=10,
+        initial=RUN_OPTIONS["repetitions"],
+        **run_option_bounds("repetitions"),
         help_text=_("Each question is asked this many times; figures average them."),
     )
     temperature = forms.FloatField(label=_("Temperature"), required=False, min_value=0, max_value=2)
     max_tokens = forms.IntegerField(label=_("Max tokens"), required=False, min_value=1)
     seed = forms.IntegerField(
-        label=_("Seed"), initial=13, help_text=_("Seeds the order of answers shown to the judge.")
+        label=_("Seed"),
+        initial=RUN_OPTIONS["seed"],
+        **run_option_bounds("seed"),
+        help_text=_("Seeds the order of answers shown to the judge."),
     )
-    few_shot = forms.IntegerField(label=_("Few-shot examples"), initial=3, min_value=0, max_value=20)
+    few_shot = forms.IntegerField(
+        label=_("Few-shot examples"), initial=RUN_OPTIONS["few_shot"], **run_option_bounds("few_shot")
+    )
     template_versions = forms.CharField(
         label=_("Template versions"),
         required=False,
@@ -164,8 +169,7 @@ class RunForm(forms.Form):
     bertscore_layer = forms.IntegerField(
         label=_("BERTScore layer"),
         required=False,
-        min_value=1,
-        max_value=48,
+        **run_option_bounds("bertscore_layer"),
         help_text=_("The hidden layer whose token embeddings are matched. Empty: the model's last."),
     )
     bertscore_idf = forms.BooleanField(

@@ -18,6 +18,7 @@ from .releases.options import (
 )
 from .releases.records import FIELDS, OPTION_FIELDS
 from .releases.splits import SPLITS, SplitRatioError, parse_ratios
+from .runs.options import RUN_OPTIONS, run_option_bounds
 
 
 class ReleaseOutputSerializer(serializers.ModelSerializer):
@@ -302,14 +303,18 @@ class RunCreateInputSerializer(StrictInputSerializer):
         max_length=100,
         help_text="Name (or id) of the judge endpoint (open answers).",
     )
-    repetitions = serializers.IntegerField(required=False, default=1, min_value=1, max_value=10)
+    repetitions = serializers.IntegerField(
+        required=False, default=RUN_OPTIONS["repetitions"], **run_option_bounds("repetitions")
+    )
     decoding = serializers.DictField(
         required=False,
         default=dict,
         help_text="temperature, top_p, max_tokens, seed for the evaluated models.",
     )
-    seed = serializers.IntegerField(required=False, default=13, min_value=-(2**31), max_value=2**31 - 1)
-    few_shot = serializers.IntegerField(required=False, default=3, min_value=0, max_value=20)
+    seed = serializers.IntegerField(required=False, default=RUN_OPTIONS["seed"], **run_option_bounds("seed"))
+    few_shot = serializers.IntegerField(
+        required=False, default=RUN_OPTIONS["few_shot"], **run_option_bounds("few_shot")
+    )
     template_versions = serializers.DictField(
         child=serializers.IntegerField(min_value=1, max_value=2**31 - 1),
         required=False,
@@ -325,10 +330,9 @@ class RunCreateInputSerializer(StrictInputSerializer):
     )
     bertscore_layer = serializers.IntegerField(
         required=False,
-        default=None,
+        default=RUN_OPTIONS["bertscore_layer"],
         allow_null=True,
-        min_value=1,
-        max_value=48,
+        **run_option_bounds("bertscore_layer"),
         help_text="Hidden layer (default: the model's last).",
     )
     bertscore_idf = serializers.BooleanField(

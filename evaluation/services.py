@@ -15,6 +15,7 @@ from annotation.models import Item, Project
 
 from .models import Release, ReleaseItem
 from .quality.selectors import release_quality_facts
+from .releases.archive import release_archive_keep
 from .releases.build import (
     approved_units,
     freeze_items,
@@ -212,8 +213,17 @@ def release_build(*, release: Release, on_progress: Callable[[Release], None] | 
     return release
 
 
+def release_build_and_keep(*, release: Release, on_progress=None) -> Release:
+    """Build a queued release, then keep its zip, which its downloads send: the worker's task and the ``release``
+    command both cut this way."""
+    release = release_build(release=release, on_progress=on_progress)
+    release_archive_keep(release=release)
+    return release
+
+
 def release_cut(*, project: Project, user=None, on_progress=None, **options) -> Release:
-    """Create and build the next release in this process (the command line's way)."""
+    """Create and build the next release in this process, without keeping its zip (the demo's and the
+    benchmarks' way: its downloads stream it)."""
     release = release_create(project=project, user=user, **options)
     return release_build(release=release, on_progress=on_progress)
 

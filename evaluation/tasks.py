@@ -7,38 +7,24 @@ from celery import shared_task
 from generation.services import new_owner_token
 
 from .models import Release
-from .releases.archive import kept_archive, release_archive_store
+from .releases.archive import release_archive_keep
 from .runs.services import run_claim, run_execute
-from .services import release_build
+from .services import release_build_and_keep
 
 logger = logging.getLogger(__name__)
 
 
 @shared_task(name="evaluation.build_release", acks_late=True, reject_on_worker_lost=True)
 def release_build_task(release_id: int) -> dict:
-    """Build the release, then keep its zip. Delivered again once it is ready (its worker died keeping the zip),
+    """Build the release and keep its zip. Delivered again once it is ready (its worker died keeping the zip),
     it keeps the zip if there is none."""
     release = Release.objects.select_related("project").get(pk=release_id)
-    if release.is_ready:
-        _keep_zip(release, only_if_missing=True)
     if release.status != Release.Status.QUEUED:
+        release_archive_keep(release=release, only_if_missing=True)
         return {"skipped": f"release is {release.status}"}
-    release = release_build(release=release)
+    release = release_build_and_keep(release=release)
     logger.info("release %s built: %s items, %s", release, release.total, release.checksum)
-    if release.is_ready:
-        _keep_zip(release)
     return {"status": release.status, "version": release.version, "checksum": release.checksum}
-
-
-def _keep_zip(release: Release, only_if_missing: bool = False) -> None:
-    """Downloads stream the release until its zip is kept; one that cannot be kept (a full disk) leaves them
-    streaming."""
-    if only_if_missing and kept_archive(release):
-        return
-    try:
-        release_archive_store(release=release)
-    except Exception:
-        logger.exception("the zip of release %s could not be kept; downloads stream it", release)
 
 
 @shared_task(name="evaluation.run_eval", acks_late=True, reject_on_worker_lost=True)

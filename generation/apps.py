@@ -27,6 +27,7 @@ class GenerationConfig(AppConfig):
         for page in core_job_pages():
             job_page_register(page)
         post_migrate.connect(_endpoint_from_environment, sender=self, dispatch_uid="generation.env_endpoint")
+        post_migrate.connect(_prompt_templates_sync, sender=self, dispatch_uid="generation.prompt_templates")
 
         from annotation.importing.preview import model_names_register
 
@@ -40,3 +41,17 @@ def _endpoint_from_environment(sender, using="default", **kwargs):
 
     if using == "default":
         endpoint_from_environment()
+
+
+def _prompt_templates_sync(sender, using="default", **kwargs):
+    """The shipped prompt templates, once per database at the end of ``migrate`` (and after a test flush): a
+    changed file becomes a new version, an unchanged one costs a comparison."""
+    from django.db import connections
+
+    from .models import PromptTemplate
+    from .services import prompt_templates_load
+
+    if (
+        PromptTemplate._meta.db_table in connections[using].introspection.table_names()
+    ):  # not on a partial migrate
+        prompt_templates_load(using=using)

@@ -118,10 +118,10 @@ M_MMAP_THRESHOLD = -3
 def keep_freed_blocks() -> bool:
     """Let this process keep the memory a model's forward pass frees, instead of returning it to the kernel.
 
-    glibc hands each block over 128 KB (a batch's activations: 10–30 MB each) back to the kernel when it is
-    freed, so the next batch faults the same memory in again, page by page: 25,000–35,000 page faults per batch
-    of 32 texts of 200 tokens, 5–20 % of BERTScore's time on 2 cores (profiled; the forward pass of that batch
-    takes 310 ms with this setting, 380 ms without). With it, blocks up to 32 MB come from the heap and up to
+    glibc hands each block over 128 KB (a batch's activations are many times that) back to the kernel when it
+    is freed, so the next batch faults the same memory in again, page by page, a share of BERTScore's time that
+    grows with the batch (``benchmarks/eval_run.py`` measures runs). With it, blocks up to 32 MB come from the
+    heap and up to
     64 MB of its free top is kept for the next batch. Returns whether it applied (glibc only; elsewhere nothing
     is changed)."""
     try:
@@ -168,11 +168,10 @@ class TokenModel:
 
 
 def native_bfloat16(cpuinfo: str = "/proc/cpuinfo") -> bool:
-    """Whether this CPU runs a bfloat16 encoder faster than a float32 one, as far as measured here: with AMX
-    (``amx_bf16``) or with AVX-512 BF16 on an AMD processor (a Zen 5: BERTScore of distinct ~100-word pairs at
-    38–43 pairs/s in bfloat16, 14 in float32, alternately). Not on an Intel processor with AVX-512 BF16 whose AMX
-    is not offered to the machine: there bfloat16 ran at 0.7 of float32's rate (measured alternately). Elsewhere
-    float32."""
+    """Whether this CPU runs a bfloat16 encoder faster than a float32 one: with AMX (``amx_bf16``) or with
+    AVX-512 BF16 on an AMD processor, whose units multiply bfloat16 natively. Not on an Intel processor with
+    AVX-512 BF16 whose AMX is not offered to the machine: there the conversions cost more than the narrower
+    numbers save. Elsewhere float32 (``benchmarks/eval_run.py`` compares the two where both run)."""
     vendor, flags = "", []
     try:
         with open(cpuinfo, encoding="ascii", errors="replace") as lines:

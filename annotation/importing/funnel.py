@@ -49,7 +49,8 @@ def question_digest(text: str) -> bytes:
 
     A text of Latin-1 characters (most Portuguese, Spanish and English questions) is normalised byte by byte
     through a table of ``normalise``'s own results, then its runs of spaces are collapsed: what the regular
-    expression gives, in a third of its time (0.4 s of a 100,000-row import). Any other text goes through
+    expression gives, without running a regular expression per text (the import's hot loop; see
+    ``benchmarks/import_questions.py``). Any other text goes through
     ``normalise`` itself."""
     try:
         mapped = text.encode("latin-1").translate(_LATIN1)
@@ -71,10 +72,6 @@ class LengthBounds:
     max_words: float
     q1: float
     q3: float
-
-    @property
-    def iqr(self) -> float:
-        return self.q3 - self.q1
 
     def as_dict(self) -> dict:
         # No rows left: no upper bound. JSON has no Infinity (PostgreSQL refuses it), so it is stored as null.

@@ -192,8 +192,8 @@ def _published_source(
     return True
 
 
-# Formats whose reading costs several times the rest of their import: the XML of a spreadsheet (expat, about
-# 2 s per 100,000 rows). On SQLite an import holds the database's write lock while it reads, which every
+# Formats whose reading costs several times the rest of their import: the XML of a spreadsheet (expat parses
+# every cell's markup; ``benchmarks/import_questions.py`` measures it). On SQLite an import holds the database's write lock while it reads, which every
 # other write waits for; such a file is read and checked first, outside the transaction, into a spool.
 READ_FIRST_FORMATS = {"xlsx"}
 

@@ -23,6 +23,8 @@ from ..models import Item, Option, Revision
 _LOCKED_ITEM = CompiledQuery(lambda *, item_id: Item.objects.select_for_update().filter(pk=item_id)[:1])
 
 EDITABLE_FIELDS = ("question", "context", "reference_answer", "causal_class")
+# The item's fields a revision's snapshot keeps, besides its options.
+SNAPSHOT_FIELDS = (*EDITABLE_FIELDS, "answer_by")
 REVISION_COLUMNS = (
     "item",
     "number",
@@ -55,14 +57,7 @@ def item_snapshot(item: Item, options: list[Option] | None = None) -> dict:
         {"position": option.position, "text": option.text, "role": option.role, "rationale": option.rationale}
         for option in (item.options.order_by("position") if options is None else options)
     ]
-    return {
-        "question": item.question,
-        "context": item.context,
-        "reference_answer": item.reference_answer,
-        "causal_class": item.causal_class,
-        "answer_by": item.answer_by,
-        "options": options,
-    }
+    return {**{name: getattr(item, name) for name in SNAPSHOT_FIELDS}, "options": options}
 
 
 class UndoRefused(Exception):
@@ -184,10 +179,7 @@ def item_revise(
         if "options" in changed
         else {
             **before,
-            **{
-                name: getattr(current, name)
-                for name in ("question", "context", "reference_answer", "causal_class", "answer_by")
-            },
+            **{name: getattr(current, name) for name in SNAPSHOT_FIELDS},
         }
     )
     _revision(

@@ -452,34 +452,6 @@ ITEM_FIELDS = [
 ]
 
 
-@transaction.atomic
-def explica_pairs_import(*, project: Project, rows: list[dict]) -> list[ItemGroup]:
-    """Pairs from rows with ``sentence_a``, ``sentence_b`` and optional ``external_id``: all of them or none.
-
-    Raises ValueError naming the row (counted from 1) and what is wrong.
-    """
-    connectives_of(project)  # a broken table fails before any row is read
-    groups = []
-    for number, row in enumerate(rows, start=1):
-        if not isinstance(row, dict):
-            raise ValueError(f"row {number}: expected sentence_a, sentence_b and external_id")
-        external_id = str(row.get("external_id") or "").strip()
-        if external_id and ItemGroup.objects.filter(project=project, external_id=external_id).exists():
-            raise ValueError(f"row {number}: pair {external_id} is already in the project")
-        try:
-            groups.append(
-                explica_pair_add(
-                    project=project,
-                    sentence_a=row.get("sentence_a") or "",
-                    sentence_b=row.get("sentence_b") or "",
-                    external_id=external_id,
-                )
-            )
-        except ValueError as exc:
-            raise ValueError(f"row {number}: {exc}") from exc
-    return groups
-
-
 def explica_settings_update(*, project: Project, connectives: list, rule: dict) -> Project:
     """Replace the project's connective table and unrelated rule, after checking both (new pairs use them;
     items already generated keep their wording)."""

@@ -4,7 +4,7 @@ Every statistic depends on a unit only through its column of values, so it is co
 distinct columns (``RatingTable.patterns``) weighted by how many units share each: 100,000 units cost about
 what a few thousand do. The formulas are those of maintained libraries, and the tests hold them to the
 libraries to 1e-12: scikit-learn's ``cohen_kappa_score`` and the ``krippendorff`` package (neither is imported
-here: scikit-learn alone costs ~150 MB, and the package works unit by unit). Fleiss' kappa is written here
+here: scikit-learn is a large import for a few formulas, and the package works unit by unit). Fleiss' kappa is written here
 because the library versions (statsmodels) assume every unit has the same number of judgments, which review
 rounds with skips and late judgments do not give. The bootstrap recomputes each statistic on thousands of
 resampled count tables at once; the tests check those bulk formulas against the libraries resample by resample.
@@ -264,8 +264,8 @@ def _resampled_pairs(
 # Keep a block's resampled confusion matrices near 32 MB however many pairs and categories there are.
 _CONFUSION_CELLS = 4_000_000
 # Up to this many (resample, pattern of a pair) terms per block the sums are numpy's; beyond, scipy's sparse
-# product, which is faster per term but costs ~0.15 s and ~23 MB to import (the agreement command of 100,000
-# units × 5 raters needs ~18 million terms).
+# product, which is faster per term but costs an import of its own, worth it only for the largest tables
+# (``benchmarks/agreement.py`` measures them).
 _NUMPY_TERMS = 20_000_000
 
 

@@ -11,6 +11,7 @@ to anyone) and go with their release.
 """
 
 import hashlib
+import logging
 import os
 import shutil
 import uuid
@@ -21,6 +22,8 @@ from django.db import transaction
 
 from .card import FORMATS
 from .export import readme_bytes, zip_stream
+
+logger = logging.getLogger(__name__)
 
 # Raised when the export's files change shape in a new version of this code: zips kept before are then not
 # sent again (their names no longer match), and ``manage.py release_archive`` makes them anew.
@@ -74,6 +77,18 @@ def release_archive_store(*, release, formats: tuple[str, ...] = FORMATS) -> Pat
         if earlier != target:
             earlier.unlink(missing_ok=True)
     return target
+
+
+def release_archive_keep(*, release, only_if_missing: bool = False) -> None:
+    """Keep the zip of a ready release, as every cut does (``evaluation.services.release_build_and_keep``).
+    Downloads stream the release until its zip is kept; one that cannot be kept (a full disk) leaves them
+    streaming and the release ready."""
+    if not release.is_ready or (only_if_missing and kept_archive(release)):
+        return
+    try:
+        release_archive_store(release=release)
+    except Exception:
+        logger.exception("the zip of release %s could not be kept; downloads stream it", release)
 
 
 def release_archives_remove(release_id: int) -> None:

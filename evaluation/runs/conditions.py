@@ -43,10 +43,6 @@ def options_text(record: dict) -> str:
     return "\n".join(f"{option['letter']}) {option['text']}" for option in record.get("options") or [])
 
 
-def letters_of(record: dict) -> list[str]:
-    return [option["letter"] for option in record.get("options") or []]
-
-
 def correct_letters(record: dict) -> set[str]:
     return {part.strip() for part in (record.get("correct_option") or "").split(",") if part.strip()}
 

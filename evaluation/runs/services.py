@@ -39,13 +39,13 @@ from .bertscore import bertscore, idf_weights
 from .bertscore import scorer as bertscore_scorer
 from .conditions import CONDITIONS, DEFAULT_CONDITIONS, OPEN
 from .metrics import DifferenceError, parse_differences
+from .options import RUN_BOUNDS, RUN_OPTIONS, run_option_in_bounds
 
 logger = logging.getLogger(__name__)
 Kind = PromptTemplate.Kind
 Status = EvalRun.Status
 Stage = EvalRun.Stage
 DECODING_KEYS = {"temperature": float, "top_p": float, "max_tokens": int, "seed": int}
-MAX_REPETITIONS = 10
 WAIT_SECONDS = 0.5
 HANDOFF_SECONDS = 3.0  # how long a job handed to the queue may wait for another worker before the run runs it
 HANDOFF_POLL_SECONDS = 0.1
@@ -64,13 +64,13 @@ def run_create(
     split: str = ReleaseItem.Split.TEST,
     conditions: list[str] | None = None,
     judge_endpoint: ModelEndpoint | None = None,
-    repetitions: int = 1,
+    repetitions: int = RUN_OPTIONS["repetitions"],
     decoding: dict | None = None,
-    seed: int = 13,
-    few_shot: int = 3,
+    seed: int = RUN_OPTIONS["seed"],
+    few_shot: int = RUN_OPTIONS["few_shot"],
     template_versions: dict[str, int] | None = None,
     bertscore_model: str = "",
-    bertscore_layer: int | None = None,
+    bertscore_layer: int | None = RUN_OPTIONS["bertscore_layer"],
     bertscore_idf: bool = False,
     metadata_keys: dict | None = None,
     differences: str = "",
@@ -123,10 +123,12 @@ def run_create(
                 errors["judge_endpoint"] = (
                     f"no {kind} prompt template; run `python manage.py load_prompt_templates`"
                 )
-    if not isinstance(repetitions, int) or not 1 <= repetitions <= MAX_REPETITIONS:
-        errors["repetitions"] = f"ask for 1 to {MAX_REPETITIONS} repetitions"
-    if not isinstance(few_shot, int) or not 0 <= few_shot <= 20:
-        errors["few_shot"] = "use 0 to 20 solved examples"
+    if not run_option_in_bounds("repetitions", repetitions):
+        errors["repetitions"] = "ask for {} to {} repetitions".format(*RUN_BOUNDS["repetitions"])
+    if not run_option_in_bounds("few_shot", few_shot):
+        errors["few_shot"] = "use {} to {} solved examples".format(*RUN_BOUNDS["few_shot"])
+    if not run_option_in_bounds("seed", seed):
+        errors["seed"] = "the seed must be a whole number from {} to {}".format(*RUN_BOUNDS["seed"])
     decoding = _decoding(decoding or {}, errors)
     keys = {**default_metadata_keys(), **(metadata_keys or {})}
     if set(keys) != set(default_metadata_keys()) or not all(isinstance(v, str) and v for v in keys.values()):
@@ -135,10 +137,12 @@ def run_create(
         parse_differences(differences)
     except DifferenceError as exc:
         errors["differences"] = str(exc)
-    if bertscore_layer is not None and (
-        not isinstance(bertscore_layer, int) or not 1 <= bertscore_layer <= 48
-    ):
-        errors["bertscore_layer"] = "use a layer from 1 to 48, or leave it empty for the model's last"
+    if bertscore_layer is not None and not run_option_in_bounds("bertscore_layer", bertscore_layer):
+        errors["bertscore_layer"] = (
+            "use a layer from {} to {}, or leave it empty for the model's last".format(
+                *RUN_BOUNDS["bertscore_layer"]
+            )
+        )
     if not model_dir_allowed(bertscore_model.strip(), settings.LOCAL_MODEL_DIRS):
         errors["bertscore_model"] = (
             "name a model directory the administrators allowed (LOCAL_MODEL_DIRS), or leave it empty"

@@ -149,12 +149,15 @@ class LLMClient:
         self.structured = config.structured_output
         self._local = threading.local()  # the limiter slot this thread holds, if any, and its connection
         self._connections = threading.BoundedSemaphore(max(1, config.max_connections))
-        # The SDK (~0.7 s and ~60 MB with pydantic) is imported by the first client, not when Django starts.
+        # The SDK (with pydantic, a heavy import) is imported by the first client, not when Django starts: a
+        # process that never calls a model never pays for it.
         import httpx
 
         self._opened: list[httpx.Client] = []
         self._opened_lock = threading.Lock()
-        self._tls = httpx.create_ssl_context()  # one for every thread's connection: building one costs ~20 ms
+        self._tls = (
+            httpx.create_ssl_context()
+        )  # one for every thread's connection: building one reads the CA store
         self._address_policy = config.address_policy
 
     def _thread_openai(self) -> "openai.OpenAI":

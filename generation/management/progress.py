@@ -1,11 +1,42 @@
-"""The terminal progress bar of the commands that start background work (generate, evaluate)."""
+"""The commands that start background work (generate, evaluate, topics): ``--here`` and the progress bar."""
 
+import logging
+import threading
 import time
 from collections.abc import Callable
 
+from django.core.management.base import CommandError
+from django.db import connection
 from tqdm import tqdm
 
+from generation.services import new_owner_token
+
+logger = logging.getLogger(__name__)
+
 WAITING_HINT = "waiting for a worker: start one with `celery -A causalqa_site worker`, or use --here"
+
+
+def run_here(
+    *, claim: Callable[[str], bool], execute: Callable[[str], object], name: str
+) -> threading.Thread:
+    """``--here``: claim the work for this process, as a worker would, and do it in a thread of its own, which
+    the command follows like a worker's. ``claim(owner)`` and ``execute(owner)`` take the owner token. The
+    work records its own failure on its row; what escapes is logged, and the thread closes its connection."""
+    owner = new_owner_token()
+    if not claim(owner):
+        raise CommandError(f"{name} could not be claimed")
+
+    def work():
+        try:
+            execute(owner)
+        except Exception:  # noqa: BLE001 - the row says what failed; the command reports its status
+            logger.exception("%s failed", name)
+        finally:
+            connection.close()  # this thread's own
+
+    thread = threading.Thread(target=work, name=name, daemon=True)
+    thread.start()
+    return thread
 
 
 def follow(row, *, runner, stream, quiet: bool, describe: Callable, cancel: Callable):

@@ -160,19 +160,21 @@ def read_template_files(directory: Path = TEMPLATE_DIR) -> list[dict]:
     return specs
 
 
-@transaction.atomic
-def prompt_templates_load(*, model=PromptTemplate, directory: Path = TEMPLATE_DIR) -> LoadReport:
+def prompt_templates_load(*, directory: Path = TEMPLATE_DIR, using: str = "default") -> LoadReport:
     """Store each data file as a new version unless the latest version already says the same.
 
-    ``model`` lets a data migration pass its historical model.
+    ``migrate`` calls this once per database when it ends (``generation.apps``), and so does the
+    ``load_prompt_templates`` command: the files are data, read by today's loader, never by a migration.
     """
     report = LoadReport()
-    for spec in read_template_files(directory):
-        template, created = _add_version(model, spec)
-        if created:
-            report.created.append(template)
-        else:
-            report.unchanged += 1
+    specs = read_template_files(directory)
+    with transaction.atomic(using=using):
+        for spec in specs:
+            template, created = _add_version(PromptTemplate.objects.db_manager(using), spec)
+            if created:
+                report.created.append(template)
+            else:
+                report.unchanged += 1
     return report
 
 
@@ -191,12 +193,12 @@ def prompt_template_add_version(
         "notes": notes,
     }
     with transaction.atomic():
-        return _add_version(PromptTemplate, spec)[0]
+        return _add_version(PromptTemplate.objects, spec)[0]
 
 
-def _add_version(model, spec: dict):
+def _add_version(manager, spec: dict):
     latest = (
-        model.objects.select_for_update()
+        manager.select_for_update()
         .filter(kind=spec["kind"], name=spec["name"], language=spec["language"])
         .order_by("-version")
         .first()
@@ -208,7 +210,7 @@ def _add_version(model, spec: dict):
     }
     if latest is not None and all(getattr(latest, key) == value for key, value in content.items()):
         return latest, False
-    template = model.objects.create(
+    template = manager.create(
         kind=spec["kind"],
         name=spec["name"],
         language=spec["language"],

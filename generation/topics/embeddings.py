@@ -94,9 +94,8 @@ class UseEmbedder:
 
 
 # One BLAS thread: the encoder multiplies small matrices (a few hundred tokens at a time), where a second
-# OpenBLAS thread costs more than it gives, and on a busy machine (its other core taken) it spins: 2,000
-# questions at load average 7–9 embedded at 255–475 questions/s with one thread, 45–54 with two
-# (CPU 0.8–0.9 ms per question against 6.4–7.1).
+# OpenBLAS thread costs more than it gives, and on a busy machine (its other core taken) it spins waiting for
+# a core instead of working (``benchmarks/topics.py`` measures embedding throughput).
 USE_THREADS = 1
 
 

@@ -158,37 +158,6 @@ def test_a_release_and_a_topic_run_are_claimed_for_an_owner(project):
     assert (release.owner, release.status) == ("builder", "building") and release.started_at
 
 
-@pytest.mark.django_db(transaction=True)
-def test_the_migration_to_the_shared_fields_keeps_each_release_s_progress():
-    from django.db import connection
-    from django.db.migrations.executor import MigrationExecutor
-
-    before, after = (
-        [("evaluation", "0010_model_names_for_people")],
-        [("evaluation", "0011_background_work_fields")],
-    )
-    executor = MigrationExecutor(connection)
-    latest = executor.loader.graph.leaf_nodes()
-    executor.migrate(before)
-    try:
-        old = executor.loader.project_state(before).apps
-        from annotation.models import Project  # annotation's tables are as they are now
-
-        project = Project.objects.create(name="Old", slug="old")
-        old.get_model("evaluation", "Release").objects.create(
-            project_id=project.pk, version=1, status="building", items_total=20, items_done=7
-        )
-        executor = MigrationExecutor(connection)
-        executor.migrate(after)
-        new = executor.loader.project_state(after).apps
-        release = new.get_model("evaluation", "Release").objects.get()
-        assert (release.total, release.done, release.owner) == (20, 7, "")
-    finally:
-        # The tests after this one run on the database as the latest migrations leave it (a frozen record's
-        # column is text since evaluation 0013, and a binary COPY depends on it).
-        MigrationExecutor(connection).migrate(latest)
-
-
 def test_an_import_whose_worker_died_is_retried_after_a_few_missed_heartbeats_not_a_quarter_hour(
     project, sent
 ):

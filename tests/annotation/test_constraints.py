@@ -63,7 +63,7 @@ def test_release_versions_are_unique_per_project(project):
 
 def make_job(project):
     endpoint = ModelEndpoint.objects.create(name="fake", base_url="http://127.0.0.1:9/v1", model="m")
-    # Not a shipped template name: the migrations load those (answer/class-agnostic v1 among them).
+    # Not a shipped template name: `migrate` loads those (answer/class-agnostic v1 among them).
     template = PromptTemplate.objects.create(kind="answer", name="constraint-test", user="{question}")
     return GenerationJob.objects.create(project=project, kind="answer", endpoint=endpoint, template=template)
 

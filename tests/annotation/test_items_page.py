@@ -136,7 +136,7 @@ def test_search_finds_portuguese_words_by_their_stem_on_postgresql(project, item
 
 
 def test_a_page_in_id_order_is_read_along_the_project_and_id_index_on_sqlite(project, items):
-    """A page of 50 in id order is the first 50 matches along (project, id) (migration 0017), whatever the
+    """A page of 50 in id order is the first 50 matches along (project, id) (annotation migration 0002), whatever the
     filter: no sort of every item of the project. SQLite alone has that index (PostgreSQL walks its primary
     key for these pages); a later migration that rebuilds the items' table on SQLite must keep it."""
     from django.db import connection

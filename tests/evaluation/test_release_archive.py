@@ -138,9 +138,9 @@ def test_the_cut_task_keeps_the_zip_and_a_release_whose_zip_cannot_be_kept_stays
     def disk_full(*, release, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("evaluation.tasks.release_archive_store", disk_full)
+    monkeypatch.setattr("evaluation.releases.archive.release_archive_store", disk_full)
     second = release_create(project=project)
-    with caplog.at_level(logging.ERROR, logger="evaluation.tasks"):
+    with caplog.at_level(logging.ERROR, logger="evaluation.releases.archive"):
         assert release_build_task(second.pk)["status"] == Release.Status.READY
     second.refresh_from_db()
     assert second.is_ready
@@ -161,3 +161,19 @@ def test_the_release_command_keeps_the_zip_it_cut(project):
     kept = stored_archive(release)
     assert kept is not None
     kept.close()
+
+
+def test_a_release_the_command_cut_whose_zip_cannot_be_kept_stays_ready(project, monkeypatch, caplog):
+    """The command keeps the zip through the same service as the worker's task, and fails no more than it."""
+
+    def disk_full(*, release, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("evaluation.releases.archive.release_archive_store", disk_full)
+    approved_items(project, {"interventional": 6})
+    with caplog.at_level(logging.ERROR, logger="evaluation.releases.archive"):
+        call_command("release", project.slug, stdout=io.StringIO(), stderr=io.StringIO(), verbosity=0)
+    release = Release.objects.get(project=project)
+    assert release.is_ready
+    assert stored_archive(release) is None
+    assert "could not be kept" in caplog.text

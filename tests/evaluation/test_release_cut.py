@@ -249,3 +249,24 @@ def test_export_release_writes_the_requested_formats(project, gold, tmp_path):
             stdout=io.StringIO(),
             stderr=io.StringIO(),
         )
+
+
+def test_the_card_is_written_by_its_template(project, gold):
+    """The card's prose and layout live in a template a writer can read and change, not in code."""
+    from django.test.signals import template_rendered
+
+    from evaluation.releases.card import render_card
+
+    release = release_cut(project=project)
+    names = []
+
+    def rendered(sender, template, context, **kwargs):
+        names.append(template.name)
+
+    template_rendered.connect(rendered)
+    try:
+        card = render_card(release, release.counts)
+    finally:
+        template_rendered.disconnect(rendered)
+    assert "evaluation/release_card/card.md" in names
+    assert card == release.card, "the card stored at the cut is the one the template writes"

@@ -70,13 +70,12 @@ def _api_options(data: dict) -> dict:
 
 
 def _command_options(project, *args) -> dict:
-    with mock.patch("evaluation.management.commands.release.release_cut") as cut:
-        cut.side_effect = ReleaseError("stop here")
+    with mock.patch("evaluation.management.commands.release.release_create") as create:
+        create.side_effect = ReleaseError("stop here")
         with pytest.raises(CommandError, match="stop here"):
             call_command("release", project.slug, *args, verbosity=0)
-    options = dict(cut.call_args.kwargs)
-    for name in ("project", "on_progress"):
-        options.pop(name)
+    options = dict(create.call_args.kwargs)
+    options.pop("project")
     return options
 
 

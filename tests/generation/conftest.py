@@ -23,7 +23,7 @@ def api_key(monkeypatch):
 
 @pytest.fixture
 def prompt_templates(db):
-    """The shipped templates (the migration loads them, but a transactional test before this one flushed them)."""
+    """The shipped templates (`migrate` and every flush load them; loading again stores nothing new)."""
     from generation.services import prompt_templates_load
 
     prompt_templates_load()

@@ -1,4 +1,4 @@
-"""The shipped prompt templates: loaded by the migration and the command, versioned, immutable, usable."""
+"""The shipped prompt templates: loaded at the end of `migrate` and by the command, versioned, immutable, usable."""
 
 import shutil
 
@@ -37,7 +37,7 @@ KINDS += ["benchmark_answer"]
 SHIPPED = len(list(TEMPLATE_DIR.glob("*/*.yaml")))  # one version of each shipped file
 
 
-def test_the_migration_loaded_every_default_template_in_portuguese_and_english():
+def test_migrate_loaded_every_default_template_in_portuguese_and_english():
     shipped = set(PromptTemplate.objects.values_list("kind", "name", "language"))
     for language in ("pt-BR", "en"):
         for kind in KINDS:

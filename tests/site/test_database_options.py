@@ -88,3 +88,28 @@ def test_more_values_than_the_protocol_carries_are_bound_in_the_client():
     assert not Item.objects.filter(project=project).exists()
     # and the site's cursor binds every shorter statement on the server
     assert isinstance(connection.connection.cursor(), ServerBindingCursor)
+
+
+def test_the_url_s_parts_and_its_other_options_reach_the_connection():
+    config = database_from_url("postgresql://causalqa:p%40ss@db.internal:6432/studio?sslmode=require")
+    assert (config["ENGINE"], config["NAME"], config["USER"], config["PASSWORD"]) == (
+        "causalqa_site.postgresql",
+        "studio",
+        "causalqa",
+        "p@ss",
+    )
+    assert (config["HOST"], config["PORT"]) == ("db.internal", "6432")
+    assert config["OPTIONS"]["sslmode"] == "require"
+    assert config["TEST"]["NAME"] == "test_studio"
+
+
+def test_a_relative_sqlite_path_is_the_checkout_s_and_an_absolute_one_stays():
+    from django.conf import settings
+
+    assert database_from_url("sqlite:///var/db.sqlite3")["NAME"] == str(settings.BASE_DIR / "var/db.sqlite3")
+    assert database_from_url("sqlite:////srv/studio.sqlite3")["NAME"] == "/srv/studio.sqlite3"
+
+
+def test_an_unknown_scheme_is_named():
+    with pytest.raises(ValueError, match="'mysql'"):
+        database_from_url("mysql://db/studio")

@@ -1,11 +1,11 @@
 import json
-import threading
 
 from django.core.management.base import BaseCommand, CommandError
 
 from annotation.errors import NotFound
 from annotation.management.lookup import project_or_error
 from evaluation.models import EvalRun
+from evaluation.runs.options import RUN_BOUNDS, RUN_OPTIONS
 from evaluation.runs.report import report_tables
 from evaluation.runs.services import (
     RunInvalid,
@@ -16,9 +16,9 @@ from evaluation.runs.services import (
     template_versions_parse,
 )
 from evaluation.selectors import release_for_user, run_progress
-from generation.management.progress import follow
+from generation.management.progress import follow, run_here
 from generation.selectors import endpoint_named
-from generation.services import endpoint_from_environment, new_owner_token
+from generation.services import endpoint_from_environment
 
 
 class Command(BaseCommand):
@@ -41,13 +41,26 @@ class Command(BaseCommand):
             help="prompting condition (repeatable; default: the answer format's usual ones)",
         )
         parser.add_argument("--judge", help="endpoint that scores and ranks open answers")
-        parser.add_argument("--repetitions", type=int, default=1)
+        parser.add_argument(
+            "--repetitions",
+            type=int,
+            default=RUN_OPTIONS["repetitions"],
+            help="each question is asked this many times ({} to {})".format(*RUN_BOUNDS["repetitions"]),
+        )
         parser.add_argument("--temperature", type=float)
         parser.add_argument("--max-tokens", type=int)
         parser.add_argument(
-            "--seed", type=int, default=13, help="seeds the order of answers shown to the judge"
+            "--seed",
+            type=int,
+            default=RUN_OPTIONS["seed"],
+            help="seeds the order of answers shown to the judge",
         )
-        parser.add_argument("--few-shot", type=int, default=3, help="solved examples in few-shot prompts")
+        parser.add_argument(
+            "--few-shot",
+            type=int,
+            default=RUN_OPTIONS["few_shot"],
+            help="solved examples in few-shot prompts ({} to {})".format(*RUN_BOUNDS["few_shot"]),
+        )
         parser.add_argument(
             "--template-version",
             action="append",
@@ -57,7 +70,12 @@ class Command(BaseCommand):
         )
         parser.add_argument("--bertscore-model", default="", help="local model directory for BERTScore")
         parser.add_argument(
-            "--bertscore-layer", type=int, help="hidden layer for BERTScore (default: the last)"
+            "--bertscore-layer",
+            type=int,
+            default=RUN_OPTIONS["bertscore_layer"],
+            help="hidden layer for BERTScore ({} to {}; default: the last)".format(
+                *RUN_BOUNDS["bertscore_layer"]
+            ),
         )
         parser.add_argument(
             "--bertscore-idf", action="store_true", help="BERTScore with idf over the references"
@@ -113,7 +131,13 @@ class Command(BaseCommand):
             self.stdout.write(str(run.pk))
             return
         self.stderr.write(f"run #{run.pk} on {run.release.tag} ({run.split}): {', '.join(run.conditions)}")
-        runner = self._run_here(run) if options["here"] else None
+        runner = None
+        if options["here"]:
+            runner = run_here(
+                claim=lambda owner: run_claim(run_id=run.pk, owner=owner),
+                execute=lambda owner: run_execute(run_id=run.pk, owner=owner),
+                name=f"run #{run.pk}",
+            )
         run = self._follow(run, runner, quiet=options["json"])
         progress = run_progress(run)
         if options["json"]:
@@ -173,23 +197,6 @@ class Command(BaseCommand):
             return template_versions_parse(pairs)
         except ValueError as exc:
             raise CommandError(f"--template-version: {exc}") from exc
-
-    def _run_here(self, run):
-        owner = new_owner_token()
-        if not run_claim(run_id=run.pk, owner=owner):
-            raise CommandError(f"run #{run.pk} could not be claimed")
-
-        def work():
-            from django.db import connection
-
-            try:
-                run_execute(run_id=run.pk, owner=owner)
-            finally:
-                connection.close()
-
-        thread = threading.Thread(target=work, name=f"run-{run.pk}", daemon=True)
-        thread.start()
-        return thread
 
     def _follow(self, run, runner, quiet):
         def describe(run):

@@ -4,10 +4,9 @@ from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
 from annotation.management.lookup import project_or_error
-from evaluation.releases.archive import release_archive_store
 from evaluation.releases.options import RELEASE_OPTIONS
 from evaluation.releases.splits import SPLITS, SplitRatioError
-from evaluation.services import ReleaseError, release_cut
+from evaluation.services import ReleaseError, release_build_and_keep, release_create
 
 
 class Command(BaseCommand):
@@ -49,23 +48,21 @@ class Command(BaseCommand):
             bar.refresh()
 
         try:
-            release = release_cut(
+            release = release_create(
                 project=project,
                 seed=options["seed"],
                 split_ratios=options["splits"],
                 license=options["license"],
                 citation=options["citation"],
                 notes=options["notes"],
-                on_progress=progress,
                 subsample=_subsample(options),
             )
+            release = release_build_and_keep(release=release, on_progress=progress)
         except (ReleaseError, SplitRatioError) as exc:
             raise CommandError(str(exc)) from exc
         finally:
             bar.close()
         splits = ", ".join(f"{name} {n}" for name, n in release.counts["splits"].items())
-        if release.is_ready:  # the zip its downloads send, as a worker keeps it after a cut
-            release_archive_store(release=release)
         self.stdout.write(f"{release.tag}")
         if options["verbosity"]:
             self.stderr.write(

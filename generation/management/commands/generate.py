@@ -1,6 +1,5 @@
 import json
 import re
-import threading
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
@@ -9,7 +8,7 @@ from django.db.models import Q
 from annotation.management.lookup import project_or_error
 from generation import selectors
 from generation.kinds import job_kinds
-from generation.management.progress import follow
+from generation.management.progress import follow, run_here
 from generation.models import GenerationJob
 from generation.services import (
     JobInvalid,
@@ -18,7 +17,6 @@ from generation.services import (
     job_claim,
     job_create,
     job_run,
-    new_owner_token,
 )
 from generation.services.jobs import ANSWER_VARIANTS
 
@@ -116,7 +114,13 @@ class Command(BaseCommand):
             self.stdout.write(str(job.pk))
             return
         self.stderr.write(f"job #{job.pk}: {job.kind_label} with {job.endpoint.label}")
-        runner = self._run_here(job) if options["here"] else None
+        runner = None
+        if options["here"]:
+            runner = run_here(
+                claim=lambda owner: job_claim(job_id=job.pk, owner=owner),
+                execute=lambda owner: job_run(job_id=job.pk, owner=owner),
+                name=f"job #{job.pk}",
+            )
         job = self._follow(job, runner, quiet=options["json"])
         if options["json"]:
             self.stdout.write(json.dumps(_summary(job), ensure_ascii=False))
@@ -143,26 +147,6 @@ class Command(BaseCommand):
         if unknown:
             raise CommandError(f"no item group {', '.join(map(repr, unknown))} in {project.slug}")
         return [found.get(name) or ids[name] for name in wanted]
-
-    def _run_here(self, job):
-        owner = new_owner_token()
-        if not job_claim(job_id=job.pk, owner=owner):
-            raise CommandError(f"job #{job.pk} could not be claimed")
-        outcome = {}
-
-        def run():
-            from django.db import connection
-
-            try:
-                outcome["result"] = job_run(job_id=job.pk, owner=owner)
-            except Exception as exc:  # noqa: BLE001 - reported by the main thread
-                outcome["error"] = exc
-            finally:
-                connection.close()
-
-        thread = threading.Thread(target=run, name=f"job-{job.pk}", daemon=True)
-        thread.start()
-        return thread
 
     def _follow(self, job, runner, quiet):
         def describe(job):

@@ -1,12 +1,11 @@
 import json
-import threading
 import time
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connection
 from tqdm import tqdm
 
 from annotation.management.lookup import project_or_error
+from generation.management.progress import WAITING_HINT, run_here
 from generation.models import TopicRun
 from generation.services import JobInvalid
 from generation.topics.proposal import topic_run_apply
@@ -17,13 +16,6 @@ from generation.topics.run import (
     topic_run_create,
     topic_run_execute,
 )
-
-
-def _execute_and_close(run_id: int) -> None:
-    try:
-        topic_run_execute(run_id=run_id)
-    finally:
-        connection.close()  # this thread's own connection
 
 
 class Command(BaseCommand):
@@ -91,9 +83,11 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from exc
         worker = None
         if options["here"]:
-            topic_run_claim(run_id=run.pk)
-            worker = threading.Thread(target=_execute_and_close, args=(run.pk,), daemon=True)
-            worker.start()
+            worker = run_here(
+                claim=lambda owner: topic_run_claim(run_id=run.pk),
+                execute=lambda owner: topic_run_execute(run_id=run.pk),
+                name=f"topic run #{run.pk}",
+            )
         run = self._follow(run, quiet=options["json"])
         if worker is not None:
             worker.join()
@@ -148,9 +142,7 @@ class Command(BaseCommand):
                 if run.is_finished:
                     return run
                 if run.status == TopicRun.Status.QUEUED and not warned and time.monotonic() - started > 10:
-                    bar.write(
-                        "waiting for a worker: start one with `celery -A causalqa_site worker`, or use --here"
-                    )
+                    bar.write(WAITING_HINT)
                     warned = True
                 time.sleep(0.5)
         finally:

@@ -2,7 +2,7 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
-# On SQLite the links' changes remake the table, which drops the index of migration 0017: made again.
+# On SQLite the links' changes remake the table, which drops the SQLite index of migration 0002: made again.
 SQLITE_PROJECT_ID = "CREATE INDEX IF NOT EXISTS item_project_id ON annotation_item (project_id, id)"
 
 
@@ -13,7 +13,7 @@ def project_id_index(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("annotation", "0023_item_search_vector"),
+        ("annotation", "0003_item_search_vector"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -8,8 +8,8 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0022_quality_control'),
-        ('evaluation', '0015_several_judges'),
+        ('annotation', '0001_initial'),
+        ('evaluation', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

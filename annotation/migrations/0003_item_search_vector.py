@@ -53,7 +53,7 @@ def drop(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("annotation", "0022_quality_control")]
+    dependencies = [("annotation", "0002_item_indexes_per_vendor")]
 
     operations = [
         migrations.AddField(

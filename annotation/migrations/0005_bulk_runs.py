@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('annotation', '0024_item_indexes_partial'),
+        ('annotation', '0004_item_indexes_partial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
