@@ -109,6 +109,8 @@ RULES = {
     "api-item-decision": CURATOR,
     "api-bulk-decision": CURATOR,
     "api-item-control": CURATOR,
+    "api-item-view-list": CURATOR,
+    "api-item-view-detail": CURATOR,
     "api-job-list": CURATOR,
     "api-job-detail": CURATOR,
     "api-job-cancel": CURATOR,
