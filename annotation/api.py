@@ -230,7 +230,11 @@ class SavedViewListApi(StrictApiMixin, APIView):
 
     def get(self, request, slug):
         views = saved_views_for(self.project, request.user)
-        return Response(SavedViewOutputSerializer(views, many=True, context={"request": request, "project": self.project}).data)
+        return Response(
+            SavedViewOutputSerializer(
+                views, many=True, context={"request": request, "project": self.project}
+            ).data
+        )
 
     def post(self, request, slug):
         data = self.validated_body()
@@ -245,7 +249,8 @@ class SavedViewListApi(StrictApiMixin, APIView):
         except DjangoValidationError as error:
             raise ValidationError(error.message_dict) from error
         return Response(
-            SavedViewOutputSerializer(view, context={"request": request, "project": self.project}).data, status=status.HTTP_201_CREATED
+            SavedViewOutputSerializer(view, context={"request": request, "project": self.project}).data,
+            status=status.HTTP_201_CREATED,
         )
 
 
