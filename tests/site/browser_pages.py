@@ -196,6 +196,12 @@ def pages_for(studio: dict) -> dict[str, list[tuple[str, str]]]:
             ("import-failed", f"/p/{slug}/imports/{studio['failed_import'].pk}/"),
             ("api-access", f"/evaluation/p/{slug}/api-tokens/"),
         ]
+    if "answered_run" in studio:
+        owner += [
+            ("run-report-answers", f"/evaluation/p/{slug}/runs/{studio['answered_run'].pk}/"),
+            ("causalbench-project", f"/p/{studio['causalbench'].slug}/"),
+            ("causalitycheck-project", f"/p/{studio['causalitycheck'].slug}/"),
+        ]
     reviewer = [
         ("queue", f"/p/{slug}/queue/"),
         ("item-page", f"/p/{slug}/assignments/{studio['review'].pk}/"),

@@ -98,14 +98,7 @@ def test_every_page_in_portuguese_shows_no_english_from_the_catalogues(browser, 
     folder = ARTIFACTS / "pt-BR"
     folder.mkdir(parents=True, exist_ok=True)
     found = []
-    walk = pages_for(studio)
-    slug = studio["project"].slug
-    walk["olga"] += [
-        ("run-report-answers", f"/evaluation/p/{slug}/runs/{studio['answered_run'].pk}/"),
-        ("causalbench-project", f"/p/{studio['causalbench'].slug}/"),
-        ("causalitycheck-project", f"/p/{studio['causalitycheck'].slug}/"),
-    ]
-    for username, pages in walk.items():
+    for username, pages in pages_for(studio).items():
         context = browser.new_context(viewport=DESKTOP, locale="pt-BR")
         page = context.new_page()
         page.goto(f"{live_server.url}/accounts/login/")
