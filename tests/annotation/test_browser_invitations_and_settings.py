@@ -9,7 +9,7 @@ from django.core import mail
 
 from annotation.models import Invitation, Membership, Project
 from tests.annotation.browser import browser, screenshot  # noqa: F401 - the fixture
-from tests.factories import PASSWORD
+from tests.annotation.test_browser_items_and_team import signed_in
 from tests.site.browser_pages import (
     DESKTOP,
     PHONE,
@@ -22,18 +22,6 @@ from tests.site.browser_pages import (
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 WIDTHS_AND_LANGUAGES = [(DESKTOP, "en-US"), (PHONE, "pt-BR")]
-
-
-def signed_in(browser, live_server, username, viewport, locale):
-    context = browser.new_context(viewport=viewport, locale=locale)
-    page = context.new_page()
-    page.set_default_timeout(20000)
-    page.goto(f"{live_server.url}/accounts/login/")
-    page.fill("#id_username", username)
-    page.fill("#id_password", PASSWORD)
-    page.click("main button[type=submit]")
-    page.wait_for_url(f"{live_server.url}/")
-    return context, page
 
 
 def fits_and_passes_axe(page, name):

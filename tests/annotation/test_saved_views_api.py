@@ -45,9 +45,7 @@ def test_a_curator_saves_a_view_and_opens_it_from_the_list(client, project, cura
     body = response.json()
     assert body["name"] == "Em revisão" and body["shared"] is True and body["mine"] is True
     assert body["query"] == "status=in_review&sort=-updated_at&cols=question", "the cursor is never kept"
-    assert body["url"].endswith(
-        f"/p/{project.slug}/items/?status=in_review&sort=-updated_at&cols=question"
-    )
+    assert body["url"].endswith(f"/p/{project.slug}/items/?status=in_review&sort=-updated_at&cols=question")
     listed = call(client, curator, "GET", views_url(project)).json()
     assert [view["name"] for view in listed] == ["Em revisão"]
 
