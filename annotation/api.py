@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from . import selectors
 from .api_permissions import ProjectRole
-from .api_strict import CheckedCursorPagination, StrictApiMixin, StrictInputSerializer
+from .api_strict import CheckedCursorPagination, JsonBoolean, StrictApiMixin, StrictInputSerializer
 from .control_items import item_mark_control, item_unmark_control
 from .models import Judgment, SavedItemView
 from .permissions import Role, get_item_for_user, get_project_for_user, has_role, projects_for_user
@@ -26,6 +26,7 @@ from .serializers import (
     ProjectDetailOutputSerializer,
     ProjectOutputSerializer,
 )
+from .work_api import Text
 
 
 class BySlugPagination(CheckedCursorPagination):
@@ -178,17 +179,13 @@ class ItemControlApi(StrictApiMixin, APIView):
 
 
 class SavedViewInputSerializer(StrictInputSerializer):
-    name = serializers.CharField(
-        max_length=200, help_text="Saving under a name you already use replaces that view."
-    )
-    query = serializers.CharField(
+    name = Text(max_length=200, help_text="Saving under a name you already use replaces that view.")
+    query = Text(
         max_length=4000,
         allow_blank=True,
         help_text="The items page's query string (filter, sort, cols), as in its address after the '?'.",
     )
-    shared = serializers.BooleanField(
-        required=False, default=False, help_text="Offered to the whole project."
-    )
+    shared = JsonBoolean(required=False, default=False, help_text="Offered to the whole project.")
 
 
 class SavedViewOutputSerializer(serializers.ModelSerializer):

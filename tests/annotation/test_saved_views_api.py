@@ -93,3 +93,14 @@ def test_annotators_have_no_saved_views_as_they_have_no_items_page(client, proje
     assert call(client, annotator, "GET", views_url(project)).status_code == 403
     response = call(client, annotator, "POST", views_url(project), {"name": "x", "query": ""})
     assert response.status_code == 403
+
+
+def test_only_json_true_or_false_shares_a_view_and_only_text_names_it(client, project, curator):
+    for body in (
+        {"name": "x", "query": "", "shared": 0},
+        {"name": "x", "query": "", "shared": "on"},
+        {"name": 7, "query": ""},
+        {"name": "x", "query": 3},
+    ):
+        assert call(client, curator, "POST", views_url(project), body).status_code == 400, body
+    assert not SavedItemView.objects.exists()
