@@ -396,11 +396,14 @@ def _back(request, project, item) -> str:
 
 
 def _refuse_hidden_part(user, project, item, part: str) -> None:
-    """A part the design hides from annotators now (CausalBench's first answer before the blind check) is a 404."""
+    """A part the design hides from annotators now (CausalBench's first answer before the blind check), or one
+    that states the label they are asked for before they judged the item (no anchoring), is a 404."""
     if has_role(user, project, Role.CURATOR):
         return
     item.project = project
-    if set(EDIT_PARTS[part]) & design_for(project).hidden_from_annotators(item):
+    if set(EDIT_PARTS[part]) & (
+        design_for(project).hidden_from_annotators(item) | _unseen(user, project, item)
+    ):
         raise Http404("No such part.")
 
 

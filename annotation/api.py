@@ -2,19 +2,22 @@
 
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.db.models import Count, Prefetch
+from django.http import QueryDict
+from django.urls import reverse
 from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import generics, serializers
-from rest_framework.exceptions import ValidationError
+from rest_framework import generics, serializers, status
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from . import selectors
 from .api_permissions import ProjectRole
-from .api_strict import CheckedCursorPagination, StrictApiMixin
+from .api_strict import CheckedCursorPagination, JsonBoolean, StrictApiMixin, StrictInputSerializer
 from .control_items import item_mark_control, item_unmark_control
-from .models import Judgment
+from .models import Judgment, SavedItemView
 from .permissions import Role, get_item_for_user, get_project_for_user, has_role, projects_for_user
+from .saved_views import saved_view_delete, saved_view_save, saved_views_for
 from .serializers import (
     ItemFilterInputSerializer,
     ItemOutputSerializer,
@@ -23,6 +26,7 @@ from .serializers import (
     ProjectDetailOutputSerializer,
     ProjectOutputSerializer,
 )
+from .work_api import Text
 
 
 class BySlugPagination(CheckedCursorPagination):
@@ -170,3 +174,98 @@ class ItemControlApi(StrictApiMixin, APIView):
     def delete(self, request, slug, item_id):
         item = item_unmark_control(item=get_item_for_user(request.user, self.project, item_id))
         return Response({"item": item.pk, "control_answers": item.control_answers})
+
+
+# --- saved views of the items page (annotation.saved_views, the same service as the page) -------------------
+
+
+class SavedViewInputSerializer(StrictInputSerializer):
+    name = Text(max_length=200, help_text="Saving under a name you already use replaces that view.")
+    query = Text(
+        max_length=4000,
+        allow_blank=True,
+        help_text="The items page's query string (filter, sort, cols), as in its address after the '?'.",
+    )
+    shared = JsonBoolean(required=False, default=False, help_text="Offered to the whole project.")
+
+
+class SavedViewOutputSerializer(serializers.ModelSerializer):
+    owner = serializers.CharField(source="owner.username")
+    mine = serializers.SerializerMethodField()
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = SavedItemView
+        fields = ["id", "name", "query", "shared", "owner", "mine", "url", "created_at"]
+
+    def get_mine(self, view) -> bool:
+        return view.owner_id == self.context["request"].user.pk
+
+    def get_url(self, view) -> str:
+        """The items page opened on this view."""
+        page = reverse("annotation:items", args=[self.context["project"].slug])
+        return self.context["request"].build_absolute_uri(f"{page}?{view.query}" if view.query else page)
+
+
+@extend_schema_view(
+    get=extend_schema(
+        operation_id="item_views_list",
+        responses=SavedViewOutputSerializer(many=True),
+        description="The saved views of the items page the caller can open here: their own and those others "
+        "shared with the project. Curators and owners only, as the items page.",
+    ),
+    post=extend_schema(
+        operation_id="item_views_create",
+        responses={201: SavedViewOutputSerializer},
+        description="Save a view of the items page (replacing the caller's view of the same name). The query is "
+        "checked as the page reads it: a bad filter is a 400 naming it.",
+    ),
+)
+class SavedViewListApi(StrictApiMixin, APIView):
+    permission_classes = [IsAuthenticated, ProjectRole]
+    required_roles = {"GET": Role.CURATOR, "HEAD": Role.CURATOR, "POST": Role.CURATOR}
+    body_serializer_classes = {"POST": SavedViewInputSerializer}
+
+    def get(self, request, slug):
+        views = saved_views_for(self.project, request.user)
+        return Response(
+            SavedViewOutputSerializer(
+                views, many=True, context={"request": request, "project": self.project}
+            ).data
+        )
+
+    def post(self, request, slug):
+        data = self.validated_body()
+        try:
+            view = saved_view_save(
+                project=self.project,
+                user=request.user,
+                name=data["name"],
+                params=QueryDict(data["query"]),
+                shared=data["shared"],
+            )
+        except DjangoValidationError as error:
+            raise ValidationError(error.message_dict) from error
+        return Response(
+            SavedViewOutputSerializer(view, context={"request": request, "project": self.project}).data,
+            status=status.HTTP_201_CREATED,
+        )
+
+
+@extend_schema_view(
+    delete=extend_schema(
+        operation_id="item_views_destroy",
+        responses={204: None},
+        description="Delete one of the caller's own saved views (a view someone else shared is a 404).",
+    ),
+)
+class SavedViewDetailApi(StrictApiMixin, APIView):
+    permission_classes = [IsAuthenticated, ProjectRole]
+    required_roles = {"DELETE": Role.CURATOR}
+
+    def delete(self, request, slug, view_id):
+        try:
+            saved_view_delete(project=self.project, user=request.user, view_id=view_id)
+        except DjangoValidationError as error:
+            raise NotFound(error.message_dict["view"][0]) from error
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -33,6 +33,15 @@ class StrictInputSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+class JsonBoolean(serializers.BooleanField):
+    """A JSON true or false, and only that: 0, 1, "true" or "on" are refused, not read as a boolean."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
 class LimitedDepthJSONParser(JSONParser):
     """DRF's JSON parser, refusing a body nested too deeply to parse with a 400 instead of a RecursionError."""
 

@@ -16,6 +16,12 @@ urlpatterns = [
         api.ItemControlApi.as_view(),
         name="api-item-control",
     ),
+    path("projects/<slug:slug>/item-views/", api.SavedViewListApi.as_view(), name="api-item-view-list"),
+    path(
+        "projects/<slug:slug>/item-views/<int:view_id>/",
+        api.SavedViewDetailApi.as_view(),
+        name="api-item-view-detail",
+    ),
 ]
 
 # The annotator's and the curator's work (annotation.work_api): the same actions as the item pages.

@@ -16,10 +16,10 @@ from django.utils.translation import gettext as _
 from causalqa_site.compiled import CompiledQuery
 
 from .agreement import item_agreement
-from .designs import design_for
+from .designs import design_for, unseen_before_judging
 from .label_models import round_confidence, round_wanted
 from .labels import criterion_label
-from .models import Assignment, CurationDecision, Item, Judgment, JudgmentVersion, Project, Revision
+from .models import Assignment, CurationDecision, Item, Judgment, JudgmentVersion, Option, Project, Revision
 from .queue import assignment_reclaim
 from .services import Author, EditConflict, item_revise, item_snapshot, item_start_round
 
@@ -312,6 +312,8 @@ def item_edit(*, item: Item, user, part: str, values: dict | list, base_version:
     """
     if part not in EDIT_PARTS:
         raise ValueError(f"unknown part {part!r}; editable: {', '.join(EDIT_PARTS)}")
+    if part == "options":
+        values = _options_keeping_unseen_roles(item=item, user=user, options=values)
     changes, options = ({}, values) if part == "options" else ({EDIT_PARTS[part][0]: values}, None)
     author = Author(user=user)
     try:
@@ -328,6 +330,21 @@ def item_edit(*, item: Item, user, part: str, values: dict | list, base_version:
             author=author,
             expected_version=conflict.current.version,
         )
+
+
+def _options_keeping_unseen_roles(*, item: Item, user, options: list[dict]) -> list[dict]:
+    """An annotator who may not see the options' roles yet (they state the label asked for) edits their texts
+    only: each option keeps its role and rationale by position, whatever the edit sent; an option added is
+    ``other``. Curators, and annotators once they judged the item, edit the roles too."""
+    judged = Judgment.objects.filter(item=item, annotator=user).exists()
+    if "options.role" not in unseen_before_judging(project=item.project, item=item, user=user, judged=judged):
+        return options
+    current = list(item.options.order_by("position").values("role", "rationale"))
+    kept = []
+    for position, option in enumerate(options):
+        known = current[position] if position < len(current) else {"role": Option.Role.OTHER, "rationale": ""}
+        kept.append({**option, "role": known["role"], "rationale": known["rationale"]})
+    return kept
 
 
 def part_unchanged_since(*, item: Item, part: str, version: int) -> bool:

@@ -69,7 +69,8 @@ def saved_view_save(*, project: Project, user, name: str, params: QueryDict, sha
 
 def saved_view_delete(*, project: Project, user, view_id: int) -> str:
     """Delete one of the person's own views; returns its name. Someone else's shared view cannot be deleted."""
-    view = SavedItemView.objects.filter(project=project, owner=user, pk=view_id).first()
+    in_range = 0 < view_id < 2**63  # past the database's integers there is no such view, not a server error
+    view = SavedItemView.objects.filter(project=project, owner=user, pk=view_id).first() if in_range else None
     if view is None:
         raise ValidationError({"view": _("There is no such view of yours in this project.")})
     view.delete()

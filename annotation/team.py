@@ -33,6 +33,8 @@ SETTINGS_FIELDS = (
     "class_targets",
     "allow_self_review",
 )
+# Settings kept in ``Project.design_settings``: whether annotators see the fields they judge before judging.
+DESIGN_SETTINGS_FIELDS = ("show_judged_fields",)
 LANGUAGES = ("pt-BR", "en")
 
 
@@ -260,10 +262,14 @@ def project_settings_update(*, project: Project, by, **changes) -> dict:
     Criteria and class labels already used by judgments cannot be removed (their ratings and labels
     would lose their meaning); names may change and new ones may be added.
     """
-    unknown = set(changes) - set(SETTINGS_FIELDS)
+    unknown = set(changes) - set(SETTINGS_FIELDS) - set(DESIGN_SETTINGS_FIELDS)
     if unknown:
         raise ValueError(f"not a project setting: {', '.join(sorted(unknown))}")
     project = Project.objects.select_for_update().get(pk=project.pk)
+    design_changes = {name: changes.pop(name) for name in DESIGN_SETTINGS_FIELDS if name in changes}
+    for name, value in design_changes.items():
+        if not isinstance(value, bool):
+            raise ValidationError({name: _("on or off")})
     if "language" in changes and changes["language"] not in LANGUAGES:
         raise ValidationError({"language": _("Choose pt-BR or en.")})
     for name, low, high in (("overlap", 1, 50), ("assignment_timeout_minutes", 1, 7 * 24 * 60)):
@@ -311,10 +317,19 @@ def project_settings_update(*, project: Project, by, **changes) -> dict:
         for name, value in changes.items()
         if getattr(project, name) != value
     }
+    design_settings = dict(project.design_settings or {})
+    for name, value in design_changes.items():
+        if bool(design_settings.get(name, False)) != value:
+            changed[name] = [bool(design_settings.get(name, False)), value]
+            design_settings[name] = value
     if changed:
-        for name, (_before, after) in changed.items():
-            setattr(project, name, after)
-        project.save(update_fields=list(changed))
+        fields = [name for name in changed if name not in DESIGN_SETTINGS_FIELDS]
+        for name in fields:
+            setattr(project, name, changed[name][1])
+        if set(changed) & set(DESIGN_SETTINGS_FIELDS):
+            project.design_settings = design_settings
+            fields.append("design_settings")
+        project.save(update_fields=fields)
         _record(project, by, ProjectChange.Kind.SETTINGS, details=changed)
     return changed
 

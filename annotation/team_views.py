@@ -114,6 +114,14 @@ class SettingsForm(forms.Form):
         required=False,
         help_text=gettext_lazy("Such judgments are marked and left out of the agreement figures by default."),
     )
+    show_judged_fields = forms.BooleanField(
+        label=gettext_lazy("Show annotators the item's class before they judge it"),
+        required=False,
+        help_text=gettext_lazy(
+            "Off (recommended): an annotator sees the item's class, and any other field they are asked to judge, "
+            "only after judging the item, so it cannot anchor their label. Curators always see it."
+        ),
+    )
     criteria = forms.CharField(
         label=gettext_lazy("Rating criteria"),
         widget=forms.Textarea(attrs={"rows": 5}),
@@ -143,6 +151,7 @@ class SettingsForm(forms.Form):
             "control_rate": project.control_rate,
             "assignment_timeout_minutes": project.assignment_timeout_minutes,
             "allow_self_review": project.allow_self_review,
+            "show_judged_fields": bool((project.design_settings or {}).get("show_judged_fields")),
             "criteria": team.criteria_text(project.criteria),
             "label_set": team.labels_text(project),
             "guidelines": project.guidelines,
@@ -163,6 +172,7 @@ class SettingsForm(forms.Form):
             "control_rate": _given(data["control_rate"], self.project.control_rate),
             "assignment_timeout_minutes": data["assignment_timeout_minutes"],
             "allow_self_review": data["allow_self_review"],
+            "show_judged_fields": data["show_judged_fields"],
             "criteria": team.criteria_parse(data["criteria"]),
             "label_set": label_set,
             "label_names": label_names,

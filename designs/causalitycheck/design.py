@@ -82,10 +82,11 @@ class CausalityCheckDesign(ProjectDesign):
 
     def judged_fields(self, item) -> set[str]:
         """The gold label (the class), and what gives it away: the variant's role (answerable, correct or corrupted
-        chain, the verdict) and, for the original problem, which option is the correct one."""
+        chain, the verdict) and, for the original problem, which option is the correct one: the options' roles
+        and the reference answer (the correct option's text)."""
         fields = super().judged_fields(item) | {"metadata.role"}
         if (item.metadata or {}).get("task") == "op":
-            fields.add("options.role")
+            fields |= {"options.role", "reference_answer"}
         return fields
 
     def stages(self) -> list[Stage]:

@@ -315,6 +315,7 @@ def _judge_table(loaded: Loaded) -> Table:
             ["class", "series"],
             lambda score: mean(score["scores"].values()) if score["scores"] else None,
         ),
+        shown=reading.reader_text(loaded.runs[0].project) if loaded.runs else None,
     )
     return Table(
         "judge_scores",
@@ -394,7 +395,10 @@ def _ranking_tables(loaded: Loaded) -> list[Table]:
             line[f"place_{place}_share"] = counts.get(place, 0) / total if total else None
         lines.append(line)
         bars.append(
-            (f"{model} · {source}", [(str(place), counts.get(place, 0)) for place in range(1, places + 1)])
+            (
+                f"{model} · {reading.condition_name(source)}",
+                [(str(place), counts.get(place, 0)) for place in range(1, places + 1)],
+            )
         )
     distribution = Table(
         "rankings",

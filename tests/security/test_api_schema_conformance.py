@@ -43,6 +43,8 @@ SEMANTIC_BODIES += (
 )
 # A control item's known answers name the questions its design asks: a rule of the design, not of the schema.
 SEMANTIC_BODIES += ("item_control_create",)
+# A saved view's query is the items page's query string, read as the page reads it: a bad filter is a 400.
+SEMANTIC_BODIES += ("item_views_create",)
 
 
 def config(project, items, job, run) -> str:
@@ -54,6 +56,7 @@ def config(project, items, job, run) -> str:
         f'"path.item_id" = {items[0].pk}',
         '"path.assignment_id" = 1',
         '"path.number" = 2',
+        '"path.view_id" = 1',
         f'"path.job_id" = {job.pk}',
         f'"path.run_id" = {run.pk}',
     ]

@@ -16,6 +16,7 @@ pytestmark = pytest.mark.django_db
 PATH_ARGUMENTS = {
     "{slug}": "causal-qa",
     "{item_id}": "1",
+    "{view_id}": "1",
     "{assignment_id}": "1",
     "{number}": "1",
     "{job_id}": "1",

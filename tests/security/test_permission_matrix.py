@@ -110,6 +110,8 @@ RULES = {
     "api-bulk-decision": CURATOR,
     "api-bulk-decision-run": CURATOR,
     "api-item-control": CURATOR,
+    "api-item-view-list": CURATOR,
+    "api-item-view-detail": CURATOR,
     "api-job-list": CURATOR,
     "api-job-detail": CURATOR,
     "api-job-cancel": CURATOR,

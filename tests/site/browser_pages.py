@@ -196,6 +196,12 @@ def pages_for(studio: dict) -> dict[str, list[tuple[str, str]]]:
             ("import-failed", f"/p/{slug}/imports/{studio['failed_import'].pk}/"),
             ("api-access", f"/evaluation/p/{slug}/api-tokens/"),
         ]
+    if "answered_run" in studio:
+        owner += [
+            ("run-report-answers", f"/evaluation/p/{slug}/runs/{studio['answered_run'].pk}/"),
+            ("causalbench-project", f"/p/{studio['causalbench'].slug}/"),
+            ("causalitycheck-project", f"/p/{studio['causalitycheck'].slug}/"),
+        ]
     reviewer = [
         ("queue", f"/p/{slug}/queue/"),
         ("item-page", f"/p/{slug}/assignments/{studio['review'].pk}/"),
@@ -205,3 +211,72 @@ def pages_for(studio: dict) -> dict[str, list[tuple[str, str]]]:
         ("my-judgments", f"/p/{slug}/items/"),
     ]
     return {"olga": owner, "bruno": reviewer, "ana": writer}
+
+
+def build_report_and_design_pages(studio: dict) -> dict:
+    """What the language walk reads beyond ``build_later_pages``: a run with real answers (two models' responses
+    under both open conditions, a judge's scores and rankings, imported as a published evaluation is), and a
+    CausalBench and a CausalityCheck project with their example items, owned by the studio's owner."""
+    import csv
+    import io
+
+    from annotation.designs import design_for
+    from annotation.projects import project_create
+    from evaluation.models import ReleaseItem
+    from evaluation.runs.imported import ResultFile, run_import_results
+
+    def table(header, rows) -> bytes:
+        buffer = io.StringIO()
+        csv.writer(buffer).writerows([header, *rows])
+        return buffer.getvalue().encode()
+
+    release = studio["release"]
+    ids = [
+        record.data["id"]
+        for record in ReleaseItem.objects.filter(release=release, split=ReleaseItem.Split.TEST).order_by("pk")
+    ]
+    models, conditions = ("gpt-4o", "gemma-3-27b"), ("class-agnostic", "class-informed")
+    responses = [
+        (item, model, condition, f"Resposta de {model} ao item {item}: a causa age sobre o efeito.")
+        for item in ids
+        for model in models
+        for condition in conditions
+    ]
+    scores = [
+        (item, f"{model} · {condition}", 2 + (n + k) % 4, "Segue a pergunta.", "gpt-5-mini")
+        for n, item in enumerate(ids)
+        for k, (model, condition) in enumerate((m, c) for m in models for c in conditions)
+    ]
+    scores += [(item, "referência", 5, "Resposta de referência.", "gpt-5-mini") for item in ids]
+    rankings = [
+        (
+            item,
+            model,
+            "reference > class-informed > class-agnostic",
+            "class-agnostic, reference, class-informed",
+            "gpt-5-mini",
+        )
+        for item in ids
+        for model in models
+    ]
+    studio["answered_run"] = run_import_results(
+        project=studio["project"],
+        release=release,
+        name="Artigo (respostas publicadas)",
+        files=[
+            ResultFile("respostas.csv", table(("id", "modelo", "condicao", "resposta"), responses)),
+            ResultFile("notas.csv", table(("id", "avaliado", "aderência", "justificativa", "juiz"), scores)),
+            ResultFile("rankings.csv", table(("id", "modelo", "ranking", "shown", "juiz"), rankings)),
+        ],
+        enqueue=False,
+    )
+    owner = studio["people"]["olga"]
+    for design in ("causalbench", "causalitycheck"):
+        project = project_create(
+            name=f"Demo {design}", slug=f"demo-{design}", design=design, created_by=owner
+        )
+        project.language = "pt-BR"
+        project.save(update_fields=["language"])
+        design_for(project).load_example(project, {})
+        studio[design] = project
+    return studio

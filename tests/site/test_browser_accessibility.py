@@ -15,6 +15,7 @@ from tests.site.browser_pages import (
     axe_source,
     axe_violations,
     build_later_pages,
+    build_report_and_design_pages,
     build_studio,
     horizontal_overflow,
     pages_for,
@@ -39,7 +40,8 @@ def signed_in(browser, live_server, username, language, viewport):
 @pytest.mark.parametrize("language", ["en", "pt-BR"])
 def test_every_page_passes_axe_and_fits_a_phone(browser, live_server, language):
     axe_source()  # installs axe-core with npm ci if a fresh clone lacks it
-    studio = build_later_pages(build_studio())
+    # With a release, runs (one with real answers), a failed import, and CausalBench and CausalityCheck projects.
+    studio = build_report_and_design_pages(build_later_pages(build_studio()))
     folder = ARTIFACTS / "a11y"
     folder.mkdir(parents=True, exist_ok=True)
     problems, checked = [], 0
