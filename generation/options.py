@@ -23,12 +23,11 @@ ID = {"min_value": 1, "max_value": 2**63 - 1}
 
 class OptionField:
     """A field of a kind's options; ``command_flags`` (default ``--the-name``) and ``command_help`` spell it on
-    the command line, ``command_value`` (default: the flag is given) what the flag sets."""
+    the command line."""
 
-    def __init__(self, *args, command_flags=(), command_help="", command_value=empty, **kwargs):
+    def __init__(self, *args, command_flags=(), command_help="", **kwargs):
         self.command_flags = tuple(command_flags)
         self.command_help = command_help
-        self.command_value = command_value
         super().__init__(*args, **kwargs)
 
     def from_command(self, project, text):
@@ -45,7 +44,7 @@ class TextOption(OptionField, serializers.CharField):
 
 
 class FlagOption(OptionField, serializers.BooleanField):
-    """A yes/no option; on the command line a flag that sets ``command_value``."""
+    """A yes/no option; on the command line a flag that turns its default over."""
 
 
 class GroupIdsField(OptionField, serializers.ListField):
@@ -101,6 +100,15 @@ class EndpointsField(OptionField, serializers.ListField):
 
 class JobOptions(serializers.Serializer):
     """The options of one job kind (``JobKind.options``)."""
+
+
+def command_flags(name: str, field) -> tuple[str, ...]:
+    """How the ``generate`` command spells an option: the field's ``command_flags``, or ``--the-name``."""
+    return getattr(field, "command_flags", ()) or (f"--{name.replace('_', '-')}",)
+
+
+def command_help(field) -> str:
+    return getattr(field, "command_help", "") or str(field.help_text or "")
 
 
 def option_fields(options_class) -> dict:

@@ -5,14 +5,20 @@ import threading
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db.models import Q
-from rest_framework.fields import empty
 
 from annotation.management.lookup import project_or_error
 from generation import selectors
 from generation.kinds import job_kind, job_kinds
 from generation.management.progress import follow
 from generation.models import GenerationJob
-from generation.options import FlagOption, OptionField, option_fields, options_resolve
+from generation.options import (
+    FlagOption,
+    OptionField,
+    command_flags,
+    command_help,
+    option_fields,
+    options_resolve,
+)
 from generation.services import (
     JobInvalid,
     endpoint_from_environment,
@@ -59,12 +65,11 @@ class Command(BaseCommand):
             help="answers: every item waiting for an answer (the default without --items)",
         )
         self._own_options = _kinds_options()
-        for name, field in self._own_options.items():
-            flags = field.command_flags or (f"--{name.replace('_', '-')}",)
-            help_text = field.command_help or str(field.help_text or "")
+        for name, (flags, help_text, field) in self._own_options.items():
             if isinstance(field, FlagOption):
-                value = not field.default if field.command_value is empty else field.command_value
-                parser.add_argument(*flags, dest=name, action="store_const", const=value, help=help_text)
+                parser.add_argument(
+                    *flags, dest=name, action="store_const", const=not field.default, help=help_text
+                )
             else:
                 parser.add_argument(*flags, dest=name, help=help_text)
         parser.add_argument("--user", help="username recorded as the job's creator")
@@ -153,10 +158,7 @@ class Command(BaseCommand):
         return resolved
 
     def _flag(self, name) -> str:
-        field = self._own_options.get(name)
-        return (field.command_flags[0] if field is not None and field.command_flags else None) or (
-            f"--{name.replace('_', '-')}"
-        )
+        return self._own_options[name][0][0]
 
     def _run_here(self, job):
         owner = new_owner_token()
@@ -252,18 +254,15 @@ def _summary(job) -> dict:
 
 
 def _kinds_options() -> dict:
-    """Every registered kind's own options by name (kinds that share an option share its flag)."""
+    """Every registered kind's own options: name -> (flags, help, field). Kinds that share an option share its
+    flag, which takes every kind's spellings and help."""
     found = {}
     for kind in job_kinds():
         for name, field in option_fields(kind.options).items():
-            if name not in found:
-                found[name] = field
-                continue
-            first = found[name]  # the flags and help of every kind that has it
-            first.command_flags = tuple(dict.fromkeys(first.command_flags + field.command_flags))
-            helps = [
-                first.command_help or str(first.help_text or ""),
-                field.command_help or str(field.help_text or ""),
-            ]
-            first.command_help = " / ".join(dict.fromkeys(text for text in helps if text))
+            flags, help_text = command_flags(name, field), command_help(field)
+            if name in found:
+                first_flags, first_help, field = found[name]
+                flags = tuple(dict.fromkeys(first_flags + flags))
+                help_text = " / ".join(dict.fromkeys(text for text in (first_help, help_text) if text))
+            found[name] = (flags, help_text, field)
     return found
