@@ -6,7 +6,7 @@ the ``generate`` command, and their defaults are what ``job_create`` passes the 
 
     class ChecklistOptions(JobOptions):
         group_ids = GroupIdsField(command_flags=("--groups", "--seeds"), help_text="The seeds; default all waiting.")
-        double_prompt = serializers.BooleanField(required=False, default=True, help_text="One request for both.")
+        double_prompt = FlagOption(required=False, default=True, command_flags=("--single-prompt",))
 
 The option fields here know how the command line spells their values (group external ids, endpoint names) and
 how a door turns ids into the rows ``job_create`` takes (``options_resolve``).

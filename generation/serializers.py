@@ -4,7 +4,7 @@ from annotation.api_strict import StrictInputSerializer
 
 from .kinds import job_kinds
 from .models import GenerationJob, LLMCall, ModelEndpoint, PromptTemplate
-from .options import option_fields
+from .options import ID, option_fields
 from .services.jobs import ANSWER_VARIANTS
 
 
@@ -110,8 +110,7 @@ class JobOutputSerializer(serializers.ModelSerializer):
         ]
 
 
-# Ids and counts stay within the database's integers: a larger number is a 400, never an overflow.
-ID = {"min_value": 1, "max_value": 2**63 - 1}
+# Counts stay within the database's integers, as ids do (``ID``): a larger number is a 400, never an overflow.
 NUMBER = {"min_value": -(2**31), "max_value": 2**31 - 1}
 
 
