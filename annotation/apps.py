@@ -6,6 +6,9 @@ class AnnotationConfig(AppConfig):
     name = "annotation"
 
     def ready(self):
+        from django.utils.module_loading import autodiscover_modules
+
+        autodiscover_modules("design")  # each design app's ``design`` module registers its ProjectDesign
         from .background import sweep_register
         from .importing import imports_resume_stale
         from .search import search_backlogs_resume

@@ -1,29 +1,27 @@
-"""Pages of individual designs (namespace ``designs``), under the project's address like the annotation pages."""
+"""Pages of individual designs (namespace ``designs``), under the project's address like the annotation pages.
 
-from django.urls import path
+Each app that brings a design may bring a ``urls`` module; its ``urlpatterns`` are found here, in the order of
+``INSTALLED_APPS``, so a new design's pages need no line in a shared file.
+"""
 
-from .causalbench import views as causalbench_views
-from .explica import views as explica_views
+from importlib import import_module
+
+from django.apps import apps
+from django.utils.module_loading import module_has_submodule
+
+from annotation.designs import designs
 
 app_name = "designs"
 
-urlpatterns = [
-    path("p/<slug:slug>/causalbench/check/", causalbench_views.check_page, name="causalbench_check"),
-    path(
-        "p/<slug:slug>/causalbench/adjudication/",
-        causalbench_views.adjudication_page,
-        name="causalbench_adjudication",
-    ),
-    path(
-        "p/<slug:slug>/causalbench/adjudication/<int:item_id>/",
-        causalbench_views.adjudicate,
-        name="causalbench_adjudicate",
-    ),
-    path("p/<slug:slug>/explica/", explica_views.explica_page, name="explica"),
-    path("p/<slug:slug>/explica/aggregate/", explica_views.explica_aggregate_view, name="explica_aggregate"),
-    path("p/<slug:slug>/explica/pairs/", explica_views.explica_pairs_view, name="explica_pairs"),
-    path("p/<slug:slug>/explica/settings/", explica_views.explica_settings_view, name="explica_settings"),
-    path(
-        "p/<slug:slug>/explica/pairs/<int:group_id>/tie/", explica_views.explica_tie_view, name="explica_tie"
-    ),
-]
+
+def design_url_modules() -> list:
+    """The ``urls`` modules of the apps that register a design."""
+    names = {apps.get_containing_app_config(type(design).__module__) for design in designs()}
+    return [
+        import_module(f"{config.name}.urls")
+        for config in apps.get_app_configs()
+        if config in names and module_has_submodule(config.module, "urls")
+    ]
+
+
+urlpatterns = [pattern for module in design_url_modules() for pattern in module.urlpatterns]

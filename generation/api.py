@@ -10,7 +10,9 @@ from annotation.api_strict import CheckedCursorPagination, StrictApiMixin
 from annotation.permissions import Role, get_project_for_user
 
 from . import selectors
+from .kinds import job_kind as job_kind_for
 from .models import ModelEndpoint, PromptTemplate
+from .options import options_resolve
 from .serializers import (
     CallOutputSerializer,
     EndpointOutputSerializer,
@@ -54,9 +56,8 @@ class JobListCreateApi(StrictApiMixin, generics.ListAPIView):
             answer_endpoint = usable.filter(pk=data["answer_endpoint"]).first()
             if answer_endpoint is None:
                 errors["answer_endpoint"] = ["no active endpoint with this id for the project"]
-        voters = list(usable.filter(pk__in=data.get("voters") or []))
-        if len(voters) != len(set(data.get("voters") or [])):
-            errors["voters"] = ["every voter must be an active endpoint of the project or of the site"]
+        job_kind = job_kind_for(data["kind"])
+        own = options_resolve(job_kind.options, project, data, errors)
         template = None
         if data.get("template") is not None:
             template = PromptTemplate.objects.filter(pk=data["template"]).first()
@@ -70,7 +71,13 @@ class JobListCreateApi(StrictApiMixin, generics.ListAPIView):
         if endpoint is None:
             errors["endpoint"] = ["no active endpoint with this id for the project"]
         if errors:
-            return Response(errors, status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {
+                    field: problem if isinstance(problem, list) else [problem]
+                    for field, problem in errors.items()
+                },
+                status=status.HTTP_400_BAD_REQUEST,
+            )
         try:
             job = job_create(
                 project=project,
@@ -85,10 +92,7 @@ class JobListCreateApi(StrictApiMixin, generics.ListAPIView):
                 item_ids=data.get("item_ids"),
                 answer_endpoint=answer_endpoint,
                 answer_variant=data["answer_variant"],
-                group_ids=data.get("group_ids"),
-                voters=voters,
-                domain=data["domain"],
-                double_prompt=data["double_prompt"],
+                **own,
             )
         except JobInvalid as exc:
             return Response(

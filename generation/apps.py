@@ -7,6 +7,8 @@ class GenerationConfig(AppConfig):
     name = "generation"
 
     def ready(self):
+        from django.utils.module_loading import autodiscover_modules
+
         from annotation.background import sweep_register
 
         from .item_actions import register_actions
@@ -15,17 +17,21 @@ class GenerationConfig(AppConfig):
 
         from . import receivers  # noqa: F401 - connects the receivers
         from .forms import core_job_pages
-        from .kinds import job_kind_register, job_page_register
+        from .kinds import CallKind, call_kind_register, job_kind_register, job_page_register
+        from .models import PromptTemplate
         from .services.jobs import core_job_kinds, jobs_resume_stale
         from .topics.run import topic_runs_fail_stale_everywhere
 
         sweep_register("generation jobs resumed", jobs_resume_stale)
         sweep_register("topic runs failed", topic_runs_fail_stale_everywhere)
 
+        # templates of no kind the runner makes: stored and versioned, used by hand
+        call_kind_register(CallKind(key=PromptTemplate.Kind.OTHER, label=PromptTemplate.Kind.OTHER.label))
         for kind in core_job_kinds():
             job_kind_register(kind)
         for page in core_job_pages():
             job_page_register(page)
+        autodiscover_modules("jobs")  # each design app's ``jobs`` module registers its kinds and cards
         post_migrate.connect(_endpoint_from_environment, sender=self, dispatch_uid="generation.env_endpoint")
         post_migrate.connect(_prompt_templates_sync, sender=self, dispatch_uid="generation.prompt_templates")
 

@@ -1,4 +1,10 @@
-"""The kinds of generation job and the page forms that start them: registries generation and the designs fill.
+"""The kinds of model call, the kinds of generation job and the page forms that start them: registries that
+generation, evaluation and the designs fill.
+
+A ``CallKind`` is every kind of model call the runner makes: what its prompt templates may use (``variables``)
+and must declare (``output_keys``), the template variant it uses unless told otherwise, and the ``work`` class
+that plans its calls and applies their outputs. Evaluation registers its own (benchmark answers, judges), which
+no door offers as a job; a ``JobKind`` is a call kind people start, and registering one registers its call kind.
 
 A ``JobKind`` is all a door needs to start a job of that kind: ``job_create`` checks the request with the
 kind's ``params`` (and ``runs_on``), the runner plans and applies its calls with its ``work`` class, the
@@ -28,13 +34,28 @@ def _no_variant(options: dict) -> str | None:
 
 
 @dataclass(frozen=True)
+class CallKind:
+    key: str
+    label: str
+    work: type | None = None  # a generation.services.work.Work subclass; None: templates only (``other``)
+    variables: frozenset = field(default_factory=frozenset)  # placeholders its templates may use; empty: any
+    output_keys: tuple[
+        str, ...
+    ] = ()  # the keys of the model's output it reads: its templates must declare them
+    options: type | None = (
+        None  # a generation.options.JobOptions: the kind's own options, offered at every door
+    )
+    default_template: str = "default"  # the variant a call uses unless told otherwise
+
+
+@dataclass(frozen=True)
 class JobKind:
     key: str
     label: str
     work: type  # a generation.services.work.Work subclass: plans the calls, applies their outputs
     # (project, errors, options) -> the job's params; what is wrong goes into ``errors`` by field. ``options``
-    # holds every door's arguments (count, causal_class, topic, batch_size, item_ids, group_ids, endpoint,
-    # voters, domain, double_prompt, answer_*...), each absent one None or its default.
+    # holds the shared arguments (count, causal_class, topic, batch_size, item_ids, endpoint, answer_*...) and
+    # the kind's own (``options``), each absent one None or its default.
     params: Callable[..., dict]
     runs_on: Callable = _anywhere  # (project) -> None, or why the project may not run this kind
     planned_calls: Callable[[dict], int] = _item_count  # the calls a job with these params will make
@@ -46,6 +67,9 @@ class JobKind:
     output_keys: tuple[
         str, ...
     ] = ()  # the keys of the model's output it reads: its templates must declare them
+    options: type | None = (
+        None  # a generation.options.JobOptions: the kind's own options, offered at every door
+    )
 
     @property
     def command_name(self) -> str:
@@ -62,16 +86,35 @@ class JobPage:
     context: Callable = lambda project: {}  # (project) -> what the card shows; None hides the card
 
 
+_CALL_KINDS: dict[str, CallKind] = {}
 _KINDS: dict[str, JobKind] = {}
 _PAGES: dict[str, JobPage] = {}
 
 
-def job_kind_register(kind: JobKind) -> JobKind:
-    from .services.templates import template_kind_register
+def call_kind_register(kind: CallKind) -> CallKind:
+    _CALL_KINDS[kind.key] = kind
+    return kind
 
+
+def call_kinds() -> list[CallKind]:
+    return list(_CALL_KINDS.values())
+
+
+def call_kind(key: str) -> CallKind | None:
+    return _CALL_KINDS.get(key)
+
+
+def job_kind_register(kind: JobKind) -> JobKind:
     _KINDS[kind.key] = kind
-    template_kind_register(
-        kind.key, variables=kind.variables, default_name=kind.default_template, output_keys=kind.output_keys
+    call_kind_register(
+        CallKind(
+            key=kind.key,
+            label=kind.label,
+            work=kind.work,
+            variables=kind.variables,
+            output_keys=kind.output_keys,
+            default_template=kind.default_template,
+        )
     )
     return kind
 
@@ -86,13 +129,8 @@ def job_kind(key: str) -> JobKind | None:
 
 def job_kind_label(key: str) -> str:
     """The kind's label, for any kind a job or a template may have (evaluation's too)."""
-    from .models import PromptTemplate
-
-    if key in _KINDS:
-        return str(_KINDS[key].label)
-    if key in PromptTemplate.Kind.values:
-        return str(PromptTemplate.Kind(key).label)
-    return key
+    registered = _CALL_KINDS.get(key)
+    return str(registered.label) if registered is not None else key
 
 
 def job_page_register(page: JobPage) -> JobPage:

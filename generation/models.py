@@ -128,16 +128,13 @@ class PromptTemplate(models.Model):
     """One immutable version of a prompt; a change is a new version, and every call names its version."""
 
     class Kind(models.TextChoices):
-        """The kinds generation and evaluation use themselves; the designs register more (``generation.kinds``).
-        The field is plain text, checked against both when a template is stored or a job created."""
+        """The kinds generation uses itself; evaluation and the designs register theirs (``generation.kinds``).
+        The field is plain text, checked against the call-kind registry when a template is stored."""
 
         QUESTIONS = "questions", _("New questions of a class")
         ANSWER = "answer", _("Answer a question")
         DISTRACTORS = "distractors", _("Distractors")
         REVISION = "revision", _("Revise an answer from feedback")
-        BENCHMARK_ANSWER = "benchmark_answer", _("Benchmark answer")
-        JUDGE_SCORE = "judge_score", _("Judge: score an answer")
-        JUDGE_RANKING = "judge_ranking", _("Judge: rank answers")
         OTHER = "other", pgettext_lazy("kind of prompt template", "Other")
 
     kind = models.CharField(max_length=32)

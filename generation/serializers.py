@@ -4,6 +4,7 @@ from annotation.api_strict import StrictInputSerializer
 
 from .kinds import job_kinds
 from .models import GenerationJob, LLMCall, ModelEndpoint, PromptTemplate
+from .options import ID, option_fields
 from .services.jobs import ANSWER_VARIANTS
 
 
@@ -109,8 +110,7 @@ class JobOutputSerializer(serializers.ModelSerializer):
         ]
 
 
-# Ids and counts stay within the database's integers: a larger number is a 400, never an overflow.
-ID = {"min_value": 1, "max_value": 2**63 - 1}
+# Counts stay within the database's integers, as ids do (``ID``): a larger number is a 400, never an overflow.
 NUMBER = {"min_value": -(2**31), "max_value": 2**31 - 1}
 
 
@@ -149,33 +149,15 @@ class JobCreateInputSerializer(StrictInputSerializer):
         allow_null=True,
         help_text="The items; default every eligible item (answer: those waiting; distractors: those without).",
     )
-    group_ids = serializers.ListField(
-        child=serializers.IntegerField(**ID),
-        required=False,
-        allow_null=True,
-        help_text="Kinds that work on item groups (a design's entries or seeds): the groups; default all waiting.",
-    )
-    voters = serializers.ListField(
-        child=serializers.IntegerField(**ID),
-        required=False,
-        default=list,
-        help_text="Kinds that ask several models: the endpoints asked besides `endpoint`.",
-    )
-    domain = serializers.CharField(
-        required=False,
-        default="",
-        allow_blank=True,
-        help_text="Kinds that write in a domain (new scenarios): the domain.",
-    )
-    double_prompt = serializers.BooleanField(
-        required=False,
-        default=True,
-        help_text="Kinds that can ask for two versions at once: one request for both.",
-    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["kind"].choices = [(kind.key, str(kind.label)) for kind in job_kinds()]
+        # each kind's own options (``JobKind.options``); kinds that share an option share its field
+        for kind in job_kinds():
+            for name, field in option_fields(kind.options).items():
+                if name not in self.fields:
+                    self.fields[name] = field
 
 
 class CallOutputSerializer(serializers.ModelSerializer):

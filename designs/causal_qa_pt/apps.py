@@ -6,6 +6,3 @@ class CausalQaPtConfig(AppConfig):
     name = "designs.causal_qa_pt"
     label = "design_causal_qa_pt"
     verbose_name = "Causal_QA.PT"
-
-    def ready(self):
-        from . import design  # noqa: F401 - registers the design

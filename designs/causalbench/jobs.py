@@ -4,7 +4,8 @@ from django.db.models import Count
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Item
-from generation.kinds import JobKind, JobPage
+from generation.kinds import JobKind, JobPage, job_kind_register, job_page_register
+from generation.options import JobOptions, TextOption
 from generation.services.jobs import MAX_ITEMS, MAX_QUESTIONS, checked_items
 
 from .checks import questions_to_check
@@ -16,6 +17,15 @@ EXPAND = "causalbench_expand"
 SCENARIO = "causalbench_scenario"
 CHECK = "causalbench_check"
 FINAL = (Item.Status.APPROVED, Item.Status.REJECTED)
+
+
+class DomainOptions(JobOptions):
+    domain = TextOption(
+        required=False,
+        default="",
+        allow_blank=True,
+        help_text="The domain of what is written (new scenarios).",
+    )
 
 
 def runs_on(kind: str):
@@ -97,6 +107,7 @@ JOB_KINDS = [
         runs_on=runs_on(EXPAND),
         variables=frozenset({"scenario", "question", "answer", "domain", "perspectives", "language"}),
         output_keys=("perspective", "questions"),
+        options=DomainOptions,
     ),
     JobKind(
         key=SCENARIO,
@@ -107,6 +118,7 @@ JOB_KINDS = [
         runs_on=runs_on(SCENARIO),
         variables=frozenset({"domain", "examples", "perspectives", "language"}),
         output_keys=("scenario", "questions"),
+        options=DomainOptions,
     ),
     JobKind(
         key=CHECK,
@@ -127,3 +139,8 @@ JOB_PAGES = [
         arguments=page_arguments,
     ),
 ]
+
+for kind in JOB_KINDS:
+    job_kind_register(kind)
+for page in JOB_PAGES:
+    job_page_register(page)

@@ -2,7 +2,8 @@
 
 from django.utils.translation import gettext_lazy as _
 
-from generation.kinds import JobKind, JobPage
+from generation.kinds import JobKind, JobPage, job_kind_register, job_page_register
+from generation.options import FlagOption, GroupIdsField, JobOptions
 from generation.services.jobs import id_list
 from generation.services.templates import template_latest
 
@@ -11,6 +12,21 @@ from .forms import ChecklistJobForm
 from .work import CHECKLIST_TEMPLATES, ChecklistWork
 
 CHECKLIST = "checklist"
+
+
+class ChecklistOptions(JobOptions):
+    group_ids = GroupIdsField(
+        command_flags=("--groups", "--seeds"),
+        help_text="The seeds (item groups), by id; default every seed without its checklist.",
+        command_help="seeds by external id or id, separated by commas; default all waiting",
+    )
+    double_prompt = FlagOption(
+        required=False,
+        default=True,
+        command_flags=("--single-prompt",),
+        help_text="Ask for the correct and the corrupted versions in one request.",
+        command_help="correct and corrupted versions in separate requests",
+    )
 
 
 def runs_on(project) -> str | None:
@@ -81,6 +97,7 @@ JOB_KINDS = [
                 "language",
             }
         ),
+        options=ChecklistOptions,
     ),
 ]
 JOB_PAGES = [
@@ -93,3 +110,8 @@ JOB_PAGES = [
         arguments=lambda project, data: {"kind": CHECKLIST, "double_prompt": data["double_prompt"]},
     ),
 ]
+
+for kind in JOB_KINDS:
+    job_kind_register(kind)
+for page in JOB_PAGES:
+    job_page_register(page)

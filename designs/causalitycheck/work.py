@@ -1,16 +1,19 @@
 """CausalityCheck's job: the texts a seed's checklist needs, then its 36 items."""
 
 from functools import lru_cache
+from pathlib import Path
 
 import yaml
 from django.db.models import F
 
 from annotation.models import Item
 from generation.models import GenerationJob, LLMCall
-from generation.services.templates import TEMPLATE_DIR
 from generation.services.work import NotApplied, Work, provenance
 
 from . import seeds as checklist
+
+# The one-line definitions of the verdicts the checklist's prompts use, shipped beside them.
+VERDICTS = Path(__file__).resolve().parent / "prompt_templates" / "verdicts.yaml"
 
 # A call's purpose is "<step>:<seed group id>"; each step has its template (by name) and its output fields.
 CHECKLIST_OUTPUTS = {
@@ -74,7 +77,7 @@ def checklist_template_name(step: str) -> str:
 
 @lru_cache(maxsize=1)
 def _verdict_definitions() -> dict:
-    return yaml.safe_load((TEMPLATE_DIR / "verdicts.yaml").read_text(encoding="utf-8"))
+    return yaml.safe_load(VERDICTS.read_text(encoding="utf-8"))
 
 
 class ChecklistWork(Work):

@@ -6,6 +6,3 @@ class ExplicaConfig(AppConfig):
     name = "designs.explica"
     label = "design_explica"
     verbose_name = "ExpliCa"
-
-    def ready(self):
-        from . import design  # noqa: F401 - registers the design

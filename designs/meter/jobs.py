@@ -2,7 +2,8 @@
 
 from django.utils.translation import gettext_lazy as _
 
-from generation.kinds import JobKind, JobPage
+from generation.kinds import JobKind, JobPage, job_kind_register, job_page_register
+from generation.options import EndpointsField, GroupIdsField, JobOptions
 from generation.services.jobs import MAX_ITEMS, endpoint_usable, id_list
 
 from . import pipeline as meter
@@ -56,6 +57,22 @@ def entry_params(kind: str):
     return params
 
 
+class EntryOptions(JobOptions):
+    group_ids = GroupIdsField(
+        command_flags=("--groups",),
+        help_text="The entries (item groups), by id; default every entry waiting for the step.",
+        command_help="entries by external id or id, separated by commas; default all waiting",
+    )
+
+
+class DecontaminationOptions(EntryOptions):
+    voters = EndpointsField(
+        each="voter",
+        help_text="The endpoints asked besides `endpoint`, by id.",
+        command_help="endpoint names asked besides --model, separated by commas",
+    )
+
+
 def waiting(project) -> dict:
     """How many entries wait for each generation step."""
     counts = meter.stage_counts(project)
@@ -75,6 +92,7 @@ JOB_KINDS = [
         planned_calls=lambda params: len(params["group_ids"]) * len(params["endpoint_ids"]),
         variables=frozenset({"cause", "effect", "language"}),
         output_keys=("causal",),
+        options=DecontaminationOptions,
     ),
     JobKind(
         key=METER_QUESTION,
@@ -85,6 +103,7 @@ JOB_KINDS = [
         planned_calls=lambda params: len(params["group_ids"]) * len(meter_stems.LEVELS),
         variables=frozenset({"context", "cause", "effect", "level", "level_definition", "stem", "language"}),
         output_keys=("question", "answer"),
+        options=EntryOptions,
     ),
 ]
 JOB_PAGES = [
@@ -105,3 +124,8 @@ JOB_PAGES = [
         arguments=lambda project, data: {"kind": METER_QUESTION},
     ),
 ]
+
+for kind in JOB_KINDS:
+    job_kind_register(kind)
+for page in JOB_PAGES:
+    job_page_register(page)

@@ -38,11 +38,11 @@ from ..models import EvalResponse, EvalRun, Release, ReleaseItem, default_metada
 from .bertscore import bertscore, idf_weights
 from .bertscore import scorer as bertscore_scorer
 from .conditions import CONDITIONS, DEFAULT_CONDITIONS, OPEN
+from .kinds import Kind
 from .metrics import DifferenceError, parse_differences
 from .options import RUN_BOUNDS, RUN_OPTIONS, run_option_in_bounds
 
 logger = logging.getLogger(__name__)
-Kind = PromptTemplate.Kind
 Status = EvalRun.Status
 Stage = EvalRun.Stage
 DECODING_KEYS = {"temperature": float, "top_p": float, "max_tokens": int, "seed": int}

@@ -12,8 +12,9 @@ import random
 
 from annotation.bulk import fast_insert
 from annotation.designs import design_for
-from generation.models import LLMCall, PromptTemplate
-from generation.services.work import Applied, Work, work_register
+from generation.kinds import CallKind, call_kind_register
+from generation.models import LLMCall
+from generation.services.work import Applied, Work
 
 from ..models import EvalResponse, EvalRun, JudgeScore, Ranking, ReleaseItem
 from .choices import yes_no_gold
@@ -24,8 +25,7 @@ from .conditions import (
     question_of,
 )
 from .grading import response_grade
-
-Kind = PromptTemplate.Kind
+from .kinds import OUTPUT_KEYS, VARIABLES, Kind
 
 
 class RunWork(Work):
@@ -377,5 +377,14 @@ WORK_KINDS = {
 
 
 def register() -> None:
+    """Evaluation's kinds of model call, run by generation's runner and offered at no door."""
     for kind, work_class in WORK_KINDS.items():
-        work_register(kind, work_class)
+        call_kind_register(
+            CallKind(
+                key=kind,
+                label=kind.label,
+                work=work_class,
+                variables=frozenset(VARIABLES[kind]),
+                output_keys=OUTPUT_KEYS[kind],
+            )
+        )

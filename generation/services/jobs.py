@@ -13,6 +13,7 @@ from annotation.models import CurationDecision, Item, Judgment, Project
 
 from .. import selectors
 from ..models import GenerationJob, LLMCall, ModelEndpoint, ProjectGenerationSettings, PromptTemplate
+from ..options import option_defaults
 from .endpoints import environment_endpoint
 from .templates import template_latest
 from .work import ANSWERABLE, FINAL, chunks, items_needing_distractors, work_for
@@ -54,15 +55,15 @@ def job_create(
     at every door: ``questions`` (``count`` new questions of ``causal_class``, in ``topic`` if given, answered
     by ``answer_endpoint`` in the same job if given), ``answer`` (``item_ids``, default every item waiting for
     an answer, with the ``answer_variant`` template), ``distractors`` (``item_ids``, default all approved
-    multiple-choice items without distractors), ``revision`` (``item_ids`` with ``feedback``); each design's
-    kinds take theirs (``group_ids``, ``voters``, ``domain``, ``double_prompt``...).
+    multiple-choice items without distractors), ``revision`` (``item_ids`` with ``feedback``); a kind with
+    options of its own (``JobKind.options``) takes them too, each left out given its default.
     Raises ``JobInvalid`` naming each problem.
     """
     job_kind = kind_of(kind)
     if job_kind is None:
         offered = ", ".join(kind.key for kind in job_kinds())
         raise JobInvalid({"kind": f"unknown kind {kind!r}; use one of {offered}"})
-    options = {**DEFAULT_OPTIONS, **options, "endpoint": endpoint}
+    options = {**DEFAULT_OPTIONS, **option_defaults(job_kind.options), **options, "endpoint": endpoint}
     errors: dict[str, str] = {}
     refusal = job_kind.runs_on(project)
     if refusal:
@@ -100,7 +101,7 @@ def job_create(
     return job
 
 
-# Every option a door may pass, with its default; a kind reads the ones it needs.
+# The options every door may pass, with their defaults; a kind reads the ones it needs and declares its own.
 DEFAULT_OPTIONS = {
     "count": None,
     "causal_class": "",
@@ -111,10 +112,6 @@ DEFAULT_OPTIONS = {
     "answer_variant": "class-agnostic",
     "answer_template": None,
     "feedback": None,
-    "group_ids": None,
-    "voters": None,
-    "domain": "",
-    "double_prompt": True,
 }
 
 
@@ -203,6 +200,19 @@ def core_job_kinds() -> list:
             work=QuestionsWork,
             params=_questions_params,
             answered=True,
+            variables=frozenset(
+                {
+                    "count",
+                    "causal_class",
+                    "class_definition",
+                    "class_definitions",
+                    "topic",
+                    "topic_words",
+                    "examples",
+                    "language",
+                }
+            ),
+            output_keys=("questions",),
         ),
         JobKind(
             key=Kind.ANSWER,
@@ -210,16 +220,28 @@ def core_job_kinds() -> list:
             work=AnswerWork,
             params=_answer_params,
             template_name=_answer_variant,
+            default_template="class-agnostic",
             command="answers",
+            variables=frozenset({"question", "context", "causal_class", "class_description", "language"}),
+            output_keys=("answer",),
         ),
         JobKind(
-            key=Kind.DISTRACTORS, label=_("Distractors"), work=DistractorsWork, params=_distractors_params
+            key=Kind.DISTRACTORS,
+            label=_("Distractors"),
+            work=DistractorsWork,
+            params=_distractors_params,
+            variables=frozenset(
+                {"question", "context", "question_type", "correct_option", "causal_class", "language"}
+            ),
+            output_keys=("contradictory", "unfounded", "reversal", "irrelevant"),
         ),
         JobKind(
             key=Kind.REVISION,
             label=_("Revise an answer from feedback"),
             work=RevisionWork,
             params=_revision_params,
+            variables=frozenset({"question", "context", "causal_class", "answer", "feedback", "language"}),
+            output_keys=("answer",),
         ),
     ]
 

@@ -13,68 +13,14 @@ from django.db import transaction
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
+from ..kinds import call_kind, call_kinds
 from ..llm.prompts import placeholders
 from ..models import PromptTemplate
+from ..prompts import FOLDER, template_dirs
 
-TEMPLATE_DIR = Path(__file__).resolve().parent.parent / "prompt_templates"
-Kind = PromptTemplate.Kind
-
-# What each kind of template is given; a template may use any of them and nothing else.
-VARIABLES = {
-    Kind.QUESTIONS: {
-        "count",
-        "causal_class",
-        "class_definition",
-        "class_definitions",
-        "topic",
-        "topic_words",
-        "examples",
-        "language",
-    },
-    Kind.ANSWER: {"question", "context", "causal_class", "class_description", "language"},
-    Kind.BENCHMARK_ANSWER: {
-        "question",
-        "context",
-        "causal_class",
-        "class_description",
-        "language",
-        "options",
-        "letters",
-        "examples",
-    },
-    Kind.DISTRACTORS: {"question", "context", "question_type", "correct_option", "causal_class", "language"},
-    Kind.REVISION: {"question", "context", "causal_class", "answer", "feedback", "language"},
-    Kind.JUDGE_SCORE: {"question", "context", "answer", "reference", "criteria", "causal_class", "language"},
-    Kind.JUDGE_RANKING: {"question", "context", "answers", "labels", "causal_class", "language"},
-    # the designs' kinds add theirs (``template_kind_register``)
-}
-# The key(s) of the model's output each kind of job reads: a template's schema must declare them (as required
-# properties), or every output would parse and still give nothing. CausalityCheck's checklist reads
-# different keys per template name and is checked by its own step table.
-OUTPUT_KEYS = {
-    Kind.QUESTIONS: ("questions",),
-    Kind.ANSWER: ("answer",),
-    Kind.BENCHMARK_ANSWER: ("answer",),
-    Kind.DISTRACTORS: ("contradictory", "unfounded", "reversal", "irrelevant"),
-    Kind.REVISION: ("answer",),
-    Kind.JUDGE_SCORE: ("scores",),
-    Kind.JUDGE_RANKING: ("ranking",),
-    # the designs' kinds add theirs (``JobKind.output_keys``)
-}
+# generation's own folder (its kinds' templates and the class definitions); ``template_dirs`` finds every app's
+TEMPLATE_DIR = Path(__file__).resolve().parent.parent / FOLDER
 CONTENT_FIELDS = ("system", "user", "output_schema")
-# The variant a job of each kind uses unless told otherwise.
-DEFAULT_NAMES = {Kind.ANSWER: "class-agnostic"}
-
-
-def template_kind_register(kind: str, *, variables, default_name: str = "default", output_keys=()) -> None:
-    """What templates of a registered job kind may use and must declare (``generation.kinds.job_kind_register``
-    calls this)."""
-    if variables:
-        VARIABLES[kind] = set(variables)
-    if output_keys:
-        OUTPUT_KEYS[kind] = tuple(output_keys)
-    if default_name != "default":
-        DEFAULT_NAMES[kind] = default_name
 
 
 class TemplateProblem(ValueError):
@@ -88,13 +34,16 @@ class LoadReport:
 
 
 def template_check(*, kind: str, system: str, user: str, output_schema: dict) -> None:
-    """Raise TemplateProblem naming an unknown kind or placeholder, or an invalid schema."""
-    if kind not in VARIABLES and kind not in Kind.values:
-        raise TemplateProblem(
-            f"unknown kind {kind!r}; known: {', '.join(sorted({*VARIABLES, *Kind.values}))}"
-        )
-    allowed = VARIABLES.get(kind)
-    if allowed is not None:
+    """Raise TemplateProblem naming an unknown kind or placeholder, or an invalid schema.
+
+    What a kind's templates may use and must declare is its entry in the call-kind registry (``generation.kinds``).
+    """
+    registered = call_kind(kind)
+    if registered is None:
+        known = ", ".join(sorted(entry.key for entry in call_kinds()))
+        raise TemplateProblem(f"unknown kind {kind!r}; known: {known}")
+    allowed = set(registered.variables)
+    if allowed:
         unknown = sorted(set(placeholders(system) + placeholders(user)) - allowed)
         if unknown:
             raise TemplateProblem(
@@ -107,7 +56,7 @@ def template_check(*, kind: str, system: str, user: str, output_schema: dict) ->
         Draft202012Validator.check_schema(output_schema)
     except SchemaError as exc:
         raise TemplateProblem(f"the output schema is not a valid JSON schema: {exc.message}") from exc
-    expected = OUTPUT_KEYS.get(kind, ())
+    expected = registered.output_keys
     declared = set(output_schema.get("properties") or {}) & set(output_schema.get("required") or [])
     missing = [key for key in expected if key not in declared]
     if missing:
@@ -121,7 +70,8 @@ def template_check(*, kind: str, system: str, user: str, output_schema: dict) ->
 
 def empty_output(kind: str, parsed) -> str:
     """Why an output that parsed is still empty (every key the kind reads missing or blank), or ""."""
-    expected = OUTPUT_KEYS.get(kind)
+    registered = call_kind(kind)
+    expected = registered.output_keys if registered is not None else ()
     if not expected or not isinstance(parsed, dict):
         return ""
     if any(_filled(parsed.get(key)) for key in expected):
@@ -140,7 +90,15 @@ def _filled(value) -> bool:
     return True
 
 
-def read_template_files(directory: Path = TEMPLATE_DIR) -> list[dict]:
+def read_template_files(directory: Path | None = None) -> list[dict]:
+    """The template files in ``directory``, or in every installed app's ``prompt_templates/`` folder."""
+    specs = []
+    for folder in [directory] if directory is not None else template_dirs():
+        specs += _read_folder(folder)
+    return specs
+
+
+def _read_folder(directory: Path) -> list[dict]:
     specs = []
     for path in sorted(directory.glob("*/*.yaml")):
         spec = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -160,9 +118,10 @@ def read_template_files(directory: Path = TEMPLATE_DIR) -> list[dict]:
     return specs
 
 
-def prompt_templates_load(*, directory: Path = TEMPLATE_DIR, using: str = "default") -> LoadReport:
+def prompt_templates_load(*, directory: Path | None = None, using: str = "default") -> LoadReport:
     """Store each data file as a new version unless the latest version already says the same.
 
+    The files are every installed app's (``generation.prompts.template_dirs``), or ``directory``'s alone.
     ``migrate`` calls this once per database when it ends (``generation.apps``), and so does the
     ``load_prompt_templates`` command: the files are data, read by today's loader, never by a migration.
     """
@@ -229,7 +188,8 @@ def language_candidates(language: str) -> list[str]:
 
 def template_latest(*, kind: str, language: str, name: str | None = None) -> PromptTemplate | None:
     """The newest version of the kind's template in the language closest to ``language``."""
-    name = name or DEFAULT_NAMES.get(kind, "default")
+    registered = call_kind(kind)
+    name = name or (registered.default_template if registered is not None else "default")
     rows = list(PromptTemplate.objects.filter(kind=kind, name=name).order_by("-version"))
     for candidate in language_candidates(language):
         for row in rows:

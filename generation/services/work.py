@@ -485,23 +485,12 @@ class RevisionWork(Work):
         return []
 
 
-# Kinds other apps run through the runner without offering them at the doors (evaluation: benchmark
-# answers, judges); the kinds people start are in ``generation.kinds``.
-WORK: dict[str, type[Work]] = {}
-
-
-def work_register(kind: str, work_class: type[Work]) -> None:
-    """Let an app that depends on generation run jobs of its own kind (evaluation: benchmark answers, judges)
-    through the same runner. Such kinds are not offered by ``job_create``."""
-    WORK[kind] = work_class
-
-
 def work_class_for(kind: str) -> type[Work] | None:
-    """The work class of a kind: a registered job kind's, or one an app registered with ``work_register``."""
-    from ..kinds import job_kind
+    """The work class of a kind of model call (``generation.kinds``: a job kind's, or evaluation's)."""
+    from ..kinds import call_kind
 
-    registered = job_kind(kind)
-    return registered.work if registered is not None else WORK.get(kind)
+    registered = call_kind(kind)
+    return registered.work if registered is not None else None
 
 
 def call_readers(kind: str | None, project) -> str:

@@ -78,3 +78,60 @@ def test_shared_templates_never_branch_on_a_design_or_include_its_templates():
         for match in named.finditer(path.read_text(encoding="utf-8"))
     ]
     assert found == []
+
+
+def design_options() -> set[str]:
+    """The names of the options the designs' job kinds declare (``JobKind.options``)."""
+    from django.apps import apps
+
+    from generation.kinds import job_kinds
+
+    return {
+        name
+        for kind in job_kinds()
+        if kind.options is not None
+        and apps.get_containing_app_config(kind.options.__module__).name.startswith("designs.")
+        for name in kind.options._declared_fields
+    }
+
+
+def test_the_shared_doors_take_a_designs_job_options_from_its_kind_and_name_none():
+    from generation.serializers import JobCreateInputSerializer
+    from generation.services.jobs import DEFAULT_OPTIONS
+
+    options = design_options()
+    assert {"group_ids", "voters", "domain", "double_prompt"} <= options
+    assert options <= set(JobCreateInputSerializer().fields), "the API offers every kind's options"
+    assert not options & set(JobCreateInputSerializer._declared_fields)
+    assert not options & set(DEFAULT_OPTIONS)
+    doors = ["generation/api.py", "generation/serializers.py", "generation/management/commands/generate.py"]
+    doors += [
+        "generation/services/jobs.py",
+        "generation/kinds.py",
+        "generation/forms.py",
+        "generation/views.py",
+    ]
+    named = [
+        f"{door}: {match.group(0)}"
+        for door in doors
+        for match in re.finditer(
+            rf"\b({'|'.join(sorted(options))})\b", (ROOT / door).read_text(encoding="utf-8")
+        )
+    ]
+    assert named == []
+
+
+def test_each_kinds_prompts_are_in_the_folder_of_the_app_that_registers_it():
+    from django.apps import apps
+
+    from generation.kinds import job_kinds
+    from generation.prompts import template_dirs
+
+    misplaced = []
+    for kind in job_kinds():
+        home = Path(apps.get_containing_app_config(kind.work.__module__).path) / "prompt_templates"
+        for folder in template_dirs():
+            misplaced += [
+                str(path.relative_to(ROOT)) for path in folder.glob(f"*/{kind.key}.*.yaml") if folder != home
+            ]
+    assert misplaced == []

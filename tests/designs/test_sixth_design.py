@@ -1,29 +1,32 @@
-"""A sixth design, registered here and nowhere else, works end to end through the shared doors.
+"""A sixth design, one package and one line in ``INSTALLED_APPS``, works end to end through the shared doors.
 
-"Provérbios" is a small design of our own: each item is a Portuguese proverb read as a causal claim
-(cause → effect, kept in the item's metadata), annotators rate only its plausibility on a 1–3 scale and label it
-causal or not, and one job kind asks a model to explain the causal reading of each proverb. Nothing in
-annotation, generation or evaluation is touched to make it work: it registers into the design registry and the
-job-kind registry, as a design app does when it is ready.
+"Provérbios" (``tests/designs/proverbs/``) is a small design of our own: each item is a Portuguese proverb read as
+a causal claim, annotators rate only its plausibility on a 1–3 scale and label it causal or not, and one job kind
+asks a model to explain the causal reading of each proverb in the tone the job asks for. The package brings its
+design, its job kind with its own option, its prompt template, its page and its Portuguese strings; the test only
+adds it to ``INSTALLED_APPS`` (and rebuilds the URLconf, as a restart would). Nothing in annotation, generation or
+evaluation names it.
 """
 
+import importlib
+import sys
+from pathlib import Path
+
 import pytest
+from django.conf import settings
 from django.core.management import call_command
-from django.urls import reverse
+from django.urls import clear_url_caches, reverse
+from django.utils import translation
 
 from annotation.designs import base as design_registry
 from annotation.designs import design_for, designs
-from annotation.designs.base import ProjectDesign, Stage
 from annotation.models import Item, Judgment
 from annotation.projects import project_create
 from annotation.queue import assignment_next
-from annotation.services import item_create, item_revise, item_start_round
 from generation import kinds as kind_registry
-from generation.kinds import JobKind, job_kind_register
-from generation.models import GenerationJob
-from generation.services import job_create, prompt_template_add_version
-from generation.services.jobs import checked_items
-from generation.services.work import NotApplied, Work, author_of
+from generation.models import GenerationJob, PromptTemplate
+from generation.prompts import template_dirs
+from generation.services import job_create, prompt_templates_load
 from tests.fake_llm import Reply
 from tests.generation.conftest import (  # noqa: F401 - fixtures
     api_key,
@@ -37,119 +40,42 @@ from tests.generation.conftest import (  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db
 
-PROVERBS = [
-    ("Quem semeia vento colhe tempestade.", "semear vento", "colher tempestade"),
-    ("Água mole em pedra dura tanto bate até que fura.", "a água bater na pedra", "a pedra furar"),
-    ("Cão que ladra não morde.", "o cão ladrar", "o cão não morder"),
-]
+APP = "tests.designs.proverbs"
 EXPLAIN = "proverb_explain"
 
 
-class ProverbDesign(ProjectDesign):
-    key = "proverbs"
-    name = "Provérbios"
-    summary = "Provérbios lidos como afirmações causais."
-    answer_format = "open"
-
-    def stages(self):
-        return [Stage("reading", "Reading")]
-
-    def project_defaults(self):
-        return {
-            "answer_format": "open",
-            "label_set": ["causal", "not-causal"],
-            "overlap": 1,
-            "criteria": [{"key": "plausibility", "label": "Plausibility", "min": 1, "max": 3}],
-        }
-
-    def load_example(self, project, users):
-        for number, (proverb, cause, effect) in enumerate(PROVERBS, start=1):
-            item_create(
-                project=project,
-                question=proverb,
-                external_id=f"prov-{number}",
-                metadata={"stage": "reading", "cause": cause, "effect": effect},
-            )
-        return {"items": len(PROVERBS)}
-
-    def item_warnings(self, item):
-        return [] if item.metadata.get("cause") else ["A proverb needs its cause."]
-
-    def judgment_criteria(self, item):
-        return [{"key": "plausibility", "label": "Plausibility", "min": 1, "max": 3}]
-
-    def judgment_labels(self, item):
-        return ["causal", "not-causal"]
+def _forget_the_app_modules():
+    for name in [name for name in sys.modules if name == APP or name.startswith(f"{APP}.")]:
+        del sys.modules[name]
 
 
-class ExplainWork(Work):
-    purpose = "explain"
+def _rebuild_urls():
+    import causalqa_site.urls
+    import designs.urls
 
-    def variables(self, call):
-        return {
-            "proverb": call.item.question,
-            "cause": call.item.metadata["cause"],
-            "effect": call.item.metadata["effect"],
-            "language": self.project.language,
-        }
-
-    def apply(self, call, parsed):
-        item = Item.objects.get(pk=call.item_id)
-        if item.status != Item.Status.PENDING:
-            raise NotApplied(f"item {item.pk} is not waiting")
-        item = item_revise(
-            item=item,
-            changes={"reference_answer": parsed["explanation"]},
-            author=author_of(call),
-            kind="model",
-        )
-        item_start_round(item=item)
-        return []
-
-
-def explain_params(project, errors, options):
-    item_ids = options["item_ids"]
-    if item_ids is None:
-        item_ids = list(project.items.filter(reference_answer="").order_by("pk").values_list("pk", flat=True))
-    return {
-        "item_ids": checked_items(project, errors, item_ids, allowed=(Item.Status.PENDING,), required=True)
-    }
-
-
-def proverbs_only(project):
-    return None if project.design == "proverbs" else f"{EXPLAIN} jobs are for proverb projects"
+    importlib.reload(designs.urls)
+    importlib.reload(causalqa_site.urls)
+    clear_url_caches()
 
 
 @pytest.fixture
-def sixth_design(monkeypatch, db):
-    """Registered as a design app would be, and unregistered afterwards."""
-    monkeypatch.setattr(design_registry, "_REGISTRY", {**design_registry._REGISTRY})
-    monkeypatch.setattr(kind_registry, "_KINDS", {**kind_registry._KINDS})
-    design_registry.register(ProverbDesign)
-    job_kind_register(
-        JobKind(
-            key=EXPLAIN,
-            label="Explain a proverb",
-            work=ExplainWork,
-            params=explain_params,
-            runs_on=proverbs_only,
-            variables=frozenset({"proverb", "cause", "effect", "language"}),
-        )
-    )
-    prompt_template_add_version(
-        kind=EXPLAIN,
-        name="default",
-        language="pt-BR",
-        system="Você explica provérbios.",
-        user="Explique por que {{ cause }} leva a {{ effect }} em: {{ proverb }}",
-        output_schema={
-            "type": "object",
-            "properties": {"explanation": {"type": "string"}},
-            "required": ["explanation"],
-            "additionalProperties": False,
-        },
-    )
-    return design_for("proverbs")
+def sixth_design(monkeypatch, settings, db):
+    """The app installed as a line in ``INSTALLED_APPS`` would install it, and removed afterwards."""
+    for registry, name in (
+        (design_registry, "_REGISTRY"),
+        (kind_registry, "_KINDS"),
+        (kind_registry, "_CALL_KINDS"),
+        (kind_registry, "_PAGES"),
+    ):
+        monkeypatch.setattr(registry, name, {**getattr(registry, name)})
+    _forget_the_app_modules()
+    settings.INSTALLED_APPS = [*settings.INSTALLED_APPS, APP]
+    _rebuild_urls()
+    prompt_templates_load()
+    yield design_for("proverbs")
+    monkeypatch.undo()  # the registries as they were; ``settings`` takes the app out of INSTALLED_APPS
+    _forget_the_app_modules()
+    _rebuild_urls()
 
 
 @pytest.fixture
@@ -183,19 +109,38 @@ def test_its_job_kind_runs_from_the_api_and_the_command_and_its_form_is_what_ann
     )
     first = proverbs.items.order_by("pk").first()
 
+    jobs = f"/api/v1/projects/{proverbs.slug}/jobs/"
+    refused = client_for(curator).post(
+        jobs,
+        {"kind": EXPLAIN, "endpoint": endpoint.pk, "item_ids": [first.pk], "tone": "shouted"},
+        content_type="application/json",
+    )
+    assert refused.status_code == 400 and "tone" in refused.json(), refused.content
     api = client_for(curator).post(
-        f"/api/v1/projects/{proverbs.slug}/jobs/",
-        {"kind": EXPLAIN, "endpoint": endpoint.pk, "item_ids": [first.pk]},
+        jobs,
+        {"kind": EXPLAIN, "endpoint": endpoint.pk, "item_ids": [first.pk], "tone": "poetic"},
         content_type="application/json",
     )
     assert api.status_code == 201, api.content
     run_now(GenerationJob.objects.get(pk=api.json()["id"]))
     first.refresh_from_db()
     assert (first.status, first.round, first.answer_by) == (Item.Status.IN_REVIEW, 1, Item.AnswerBy.MODEL)
-    assert "Explique por que semear vento leva a colher tempestade" in fake_llm.completions[0].prompt
+    prompt = fake_llm.completions[0].prompt
+    assert "Explique, em tom poetic, por que semear vento leva a colher tempestade" in prompt
 
-    call_command("generate", "proverb-explain", "--project", proverbs.slug, "--model", "fake", "--here")
+    call_command(
+        "generate",
+        "proverb-explain",
+        "--project",
+        proverbs.slug,
+        "--model",
+        "fake",
+        "--tone",
+        "plain",
+        "--here",
+    )
     assert not proverbs.items.filter(reference_answer="").exists()  # the rest, by default: every one waiting
+    assert "em tom plain" in fake_llm.completions[-1].prompt
 
     assignment = assignment_next(project=proverbs, annotator=annotators[0])
     page = client_for(annotators[0]).get(
@@ -220,3 +165,45 @@ def test_its_job_kind_is_refused_in_other_designs_and_other_designs_kinds_in_it(
         job_create(project=project, kind=EXPLAIN, endpoint=endpoint, enqueue=False)
     with pytest.raises(JobInvalid, match="for METER projects"):
         job_create(project=proverbs, kind="decontamination", endpoint=endpoint, enqueue=False)
+
+
+def test_its_page_prompt_and_portuguese_come_from_its_own_package(proverbs, curator, client_for):
+    from annotation.models import Membership
+
+    Membership.objects.create(user=curator, project=proverbs, role=Membership.Role.CURATOR)
+    address = reverse("designs:proverbs", args=[proverbs.slug])
+    portuguese = client_for(curator).get(address, HTTP_ACCEPT_LANGUAGE="pt-br")
+    assert portuguese.status_code == 200
+    assert "Provérbios lidos como afirmações causais." in portuguese.content.decode()
+    assert "Quem semeia vento colhe tempestade." in portuguese.content.decode()
+    english = client_for(curator).get(address, HTTP_ACCEPT_LANGUAGE="en")
+    assert "Proverbs read as causal claims." in english.content.decode()
+    with translation.override("pt-br"):
+        assert str(kind_registry.job_kind(EXPLAIN).label) == "Explicar um provérbio"
+
+    assert any(folder.parent.name == "proverbs" for folder in template_dirs())
+    template = PromptTemplate.objects.get(kind=EXPLAIN, name="default", language="pt-BR")
+    assert "em tom {{ tone }}" in template.user
+
+
+def test_no_shared_file_names_the_sixth_design():
+    """What makes it work is in its package: no app, shared template, catalogue or setting names it."""
+    root = Path(settings.BASE_DIR)
+    shared = [root / name for name in ("annotation", "generation", "evaluation", "designs", "causalqa_site")]
+    shared += [root / "templates", root / "locale", root / "pyproject.toml", root / "Makefile"]
+    named = []
+    for place in shared:
+        for path in [place] if place.is_file() else sorted(place.rglob("*")):
+            readable = path.is_file() and path.suffix in {
+                ".py",
+                ".html",
+                ".po",
+                ".yaml",
+                ".toml",
+                ".txt",
+                ".md",
+                "",
+            }
+            if readable and "proverb" in path.read_text(encoding="utf-8", errors="ignore").lower():
+                named.append(str(path.relative_to(root)))
+    assert named == []

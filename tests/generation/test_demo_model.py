@@ -20,13 +20,14 @@ from generation.demo_model import (
 )
 from generation.llm.prompts import placeholders, render
 from generation.models import GenerationJob, ModelEndpoint
+from generation.prompts import template_dirs
 from generation.services import job_create
 from generation.services.demo import demo_endpoint_register, demo_endpoint_switch_off, is_scripted
 from tests.factories import ItemFactory
 
 from .conftest import run_now
 
-TEMPLATES = sorted(Path("generation/prompt_templates").glob("*/*.yaml"))
+TEMPLATES = sorted(path for folder in template_dirs() for path in folder.glob("*/*.yaml"))
 VALUES = {
     "letters": "A, B, C, D, E",
     "labels": "A, B, C",
@@ -82,9 +83,9 @@ def test_closed_answers_are_one_of_the_offered_letters_or_yes_no():
         ("benchmark_answer.mc-zero-shot", set("ABCDE")),
         ("benchmark_answer.yes-no", {"yes", "no"}),
     ):
-        body, _template = request_for(Path(f"generation/prompt_templates/en/{stem}.yaml"))
+        body, _template = request_for(Path(f"evaluation/prompt_templates/en/{stem}.yaml"))
         assert json.loads(scripted_content(body))["answer"] in allowed
-    body, _template = request_for(Path("generation/prompt_templates/en/judge_ranking.default.yaml"))
+    body, _template = request_for(Path("evaluation/prompt_templates/en/judge_ranking.default.yaml"))
     assert sorted(json.loads(scripted_content(body))["ranking"]) == ["A", "B", "C"]
 
 

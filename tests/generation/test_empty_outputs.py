@@ -8,7 +8,6 @@ from annotation.models import Item
 from generation.models import GenerationJob, LLMCall
 from generation.services import job_create
 from generation.services.templates import (
-    TEMPLATE_DIR,
     TemplateProblem,
     empty_output,
     prompt_template_add_version,
@@ -81,7 +80,7 @@ def test_loading_a_template_file_with_the_wrong_key_is_refused_naming_the_file(t
 
 
 def test_every_shipped_template_declares_the_keys_its_kind_reads():
-    assert read_template_files(TEMPLATE_DIR)
+    assert read_template_files()
 
 
 @pytest.mark.parametrize(

@@ -8,12 +8,13 @@ from django.contrib.admin.sites import site
 from django.core.management import call_command
 from django.urls import reverse
 
+from generation.kinds import call_kind
 from generation.llm import render, validation_error
 from generation.llm.prompts import placeholders
 from generation.models import PromptTemplate
+from generation.prompts import template_dirs
 from generation.services.templates import (
     TEMPLATE_DIR,
-    VARIABLES,
     TemplateProblem,
     prompt_templates_load,
     template_check,
@@ -34,7 +35,7 @@ KINDS = [
 ]
 KINDS += ["causalbench_expand", "causalbench_scenario", "causalbench_check", "checklist"]
 KINDS += ["benchmark_answer"]
-SHIPPED = len(list(TEMPLATE_DIR.glob("*/*.yaml")))  # one version of each shipped file
+SHIPPED = sum(len(list(folder.glob("*/*.yaml"))) for folder in template_dirs())  # one version of each file
 
 
 def test_migrate_loaded_every_default_template_in_portuguese_and_english():
@@ -145,7 +146,7 @@ def _variables(kind: str) -> dict:
         "verdict_definitions": "- correct_and_reliable: …",
         "letters": "A, B",
     }
-    return {name: values[name] for name in VARIABLES[kind]}
+    return {name: values[name] for name in call_kind(kind).variables}
 
 
 def test_every_shipped_template_renders_and_a_schema_valid_reply_validates():
@@ -153,7 +154,7 @@ def test_every_shipped_template_renders_and_a_schema_valid_reply_validates():
         variables = _variables(template.kind)
         text = render(template.system, variables) + render(template.user, variables)
         assert "{{" not in text, template
-        assert set(placeholders(template.system + template.user)) <= VARIABLES[template.kind]
+        assert set(placeholders(template.system + template.user)) <= call_kind(template.kind).variables
         example = example_for_schema(template.output_schema)
         assert validation_error(example, template.output_schema) is None, template
 
@@ -172,3 +173,12 @@ def test_the_distractor_template_asks_for_the_four_meter_categories_with_reasoni
         schema = template_latest(kind="distractors", language=language).output_schema
         assert schema["required"] == ["contradictory", "unfounded", "reversal", "irrelevant"]
         assert schema["properties"]["reversal"]["required"] == ["option_text", "reasoning"]
+
+
+def test_each_app_ships_the_prompts_of_the_kinds_it_registers_in_its_own_folder():
+    folders = {folder.parent.name: folder for folder in template_dirs()}
+    assert {"generation", "evaluation", "meter", "causalbench", "causalitycheck"} <= set(folders)
+    generation_kinds = {path.name.split(".")[0] for path in folders["generation"].glob("*/*.yaml")}
+    assert generation_kinds == {"questions", "answer", "distractors", "revision"}
+    meter_kinds = {path.name.split(".")[0] for path in folders["meter"].glob("*/*.yaml")}
+    assert meter_kinds == {"decontamination", "meter_question"}

@@ -7,9 +7,9 @@ from django.urls import reverse
 
 from annotation.designs import design_for, designs
 from annotation.models import Item, Membership, Project
-from generation.kinds import job_kinds
+from generation.kinds import call_kinds
 from generation.models import GenerationJob, LLMCall, PromptTemplate
-from generation.services.work import WORK, call_readers
+from generation.services.work import call_readers
 
 pytestmark = pytest.mark.django_db
 
@@ -17,7 +17,7 @@ ANSWER = "resposta-secreta-7f3a"
 
 
 def every_call_kind() -> list[str]:
-    return sorted({kind.key for kind in job_kinds()} | set(WORK))
+    return sorted(kind.key for kind in call_kinds() if kind.work is not None)
 
 
 def project_of(design_key, owner, curator, annotator) -> Project:

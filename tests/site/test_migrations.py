@@ -55,6 +55,6 @@ def test_the_end_of_migrate_loads_each_prompt_file_once(monkeypatch):
     emit_post_migrate_signal(verbosity=0, interactive=False, db="default")
 
     assert len(reads) == 1, "one reading of the prompt files per database"
-    assert PromptTemplate.objects.count() == len(list(templates.TEMPLATE_DIR.glob("*/*.yaml")))
+    assert PromptTemplate.objects.count() == len(read(None))
     emit_post_migrate_signal(verbosity=0, interactive=False, db="default")
     assert set(PromptTemplate.objects.values_list("version", flat=True)) == {1}, "loading again adds nothing"

@@ -21,6 +21,7 @@ from generation.services.templates import class_definitions
 from ...models import default_metadata_keys
 from ...runs.choices import yes_no_gold
 from ...runs.conditions import CONDITIONS, MULTIPLE_CHOICE, OPEN, YES_NO, question_of, record_metadata
+from ...runs.kinds import Kind
 from ...runs.work import answer_variables
 from ...selectors.releases import release_split_texts
 from ..splits import SPLITS
@@ -88,9 +89,7 @@ def harness_variants(project) -> list[Variant]:
     for condition, name in CONDITIONS[answer_format].items():
         if condition in SKIPPED_CONDITIONS:
             continue
-        template = template_latest(
-            kind=PromptTemplate.Kind.BENCHMARK_ANSWER, language=project.language, name=name
-        )
+        template = template_latest(kind=Kind.BENCHMARK_ANSWER, language=project.language, name=name)
         if template is not None:
             variants.append(Variant(field_key(condition), condition, "generate_until", template))
     if not any(variant.template for variant in variants):

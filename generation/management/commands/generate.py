@@ -7,9 +7,17 @@ from django.db.models import Q
 
 from annotation.management.lookup import project_or_error
 from generation import selectors
-from generation.kinds import job_kinds
+from generation.kinds import job_kind, job_kinds
 from generation.management.progress import follow, run_here
 from generation.models import GenerationJob
+from generation.options import (
+    FlagOption,
+    OptionField,
+    command_flags,
+    command_help,
+    option_fields,
+    options_resolve,
+)
 from generation.services import (
     JobInvalid,
     endpoint_from_environment,
@@ -30,7 +38,7 @@ class Command(BaseCommand):
         "  generate answers --project SLUG --model NAME --items 12,13,14   (default: every item waiting)\n"
         "  generate distractors --project SLUG --model NAME\n"
         "  generate revision --project SLUG --model NAME --items 12\n"
-        "  generate KIND --project SLUG --model NAME [--groups ID,ID] [--voters NAME,NAME] [--domain D] [--count N]"
+        "  generate KIND --project SLUG --model NAME [--count N] [the kind's own options, listed below]"
     )
 
     def add_arguments(self, parser):
@@ -54,18 +62,14 @@ class Command(BaseCommand):
             action="store_true",
             help="answers: every item waiting for an answer (the default without --items)",
         )
-        parser.add_argument(
-            "--groups",
-            "--seeds",
-            dest="groups",
-            help="item groups (entries, seeds) by external id or id, separated by commas; default all "
-            "waiting",
-        )
-        parser.add_argument("--voters", help="endpoint names asked besides --model, separated by commas")
-        parser.add_argument("--domain", default="", help="the domain of what is written (new scenarios)")
-        parser.add_argument(
-            "--single-prompt", action="store_true", help="correct and corrupted versions in separate requests"
-        )
+        self._own_options = _kinds_options()
+        for name, (flags, help_text, field) in self._own_options.items():
+            if isinstance(field, FlagOption):
+                parser.add_argument(
+                    *flags, dest=name, action="store_const", const=not field.default, help=help_text
+                )
+            else:
+                parser.add_argument(*flags, dest=name, help=help_text)
         parser.add_argument("--user", help="username recorded as the job's creator")
         parser.add_argument(
             "--here", action="store_true", help="run the job in this process instead of a worker"
@@ -95,14 +99,7 @@ class Command(BaseCommand):
             if options["answer_model"]
             else None,
             "item_ids": item_ids,
-            "group_ids": self._groups(project, options["groups"]),
-            "voters": [
-                self._endpoint(project, name.strip(), "--voters")
-                for name in (options["voters"] or "").split(",")
-                if name.strip()
-            ],
-            "domain": options["domain"],
-            "double_prompt": not options["single_prompt"],
+            **self._kind_options(project, job_kind(kind), options),
         }
         try:
             job = job_create(**arguments)
@@ -132,21 +129,40 @@ class Command(BaseCommand):
         if job.status != GenerationJob.Status.SUCCEEDED:
             raise CommandError(f"job #{job.pk} {job.status}" + (f": {job.error}" if job.error else ""))
 
-    def _groups(self, project, text):
-        if not text:
-            return None
-        wanted = [part.strip() for part in text.split(",") if part.strip()]
-        found = dict(project.groups.filter(external_id__in=wanted).values_list("external_id", "pk"))
-        ids = {
-            str(pk): pk
-            for pk in project.groups.filter(
-                pk__in=[int(name) for name in wanted if name.isdigit()]
-            ).values_list("pk", flat=True)
-        }
-        unknown = [name for name in wanted if name not in found and name not in ids]
-        if unknown:
-            raise CommandError(f"no item group {', '.join(map(repr, unknown))} in {project.slug}")
-        return [found.get(name) or ids[name] for name in wanted]
+    def _kind_options(self, project, kind, options) -> dict:
+        """The kind's own options given on the command line, checked by the kind's options and resolved as the
+        API's are; the ones not given are left to their defaults."""
+        if kind.options is None:
+            return {}
+        fields = option_fields(kind.options)
+        given = {}
+        for name, field in fields.items():
+            value = options.get(name)
+            if value is None:
+                continue
+            try:
+                given[name] = field.from_command(project, value) if isinstance(field, OptionField) else value
+            except ValueError as exc:
+                raise CommandError(f"{self._flag(name)}: {exc}") from exc
+        checked = kind.options(data=given)
+        if not checked.is_valid():
+            raise CommandError(
+                "; ".join(
+                    f"{self._flag(name)}: {' '.join(map(str, problems))}"
+                    for name, problems in checked.errors.items()
+                )
+            )
+        given = {name: value for name, value in checked.validated_data.items() if name in given}
+        errors = {}
+        resolved = options_resolve(kind.options, project, given, errors)
+        if errors:
+            raise CommandError(
+                "; ".join(f"{self._flag(name)}: {problem}" for name, problem in errors.items())
+            )
+        return resolved
+
+    def _flag(self, name) -> str:
+        return self._own_options[name][0][0]
 
     def _follow(self, job, runner, quiet):
         def describe(job):
@@ -219,3 +235,18 @@ def _summary(job) -> dict:
         "items_created": job.items_created,
         "error": job.error,
     }
+
+
+def _kinds_options() -> dict:
+    """Every registered kind's own options: name -> (flags, help, field). Kinds that share an option share its
+    flag, which takes every kind's spellings and help."""
+    found = {}
+    for kind in job_kinds():
+        for name, field in option_fields(kind.options).items():
+            flags, help_text = command_flags(name, field), command_help(field)
+            if name in found:
+                first_flags, first_help, field = found[name]
+                flags = tuple(dict.fromkeys(first_flags + flags))
+                help_text = " / ".join(dict.fromkeys(text for text in (first_help, help_text) if text))
+            found[name] = (flags, help_text, field)
+    return found
