@@ -7,7 +7,8 @@ with ``_`` and that accepts ``--quick`` is run, one after the other, in a fresh 
 - ``make bench FULL=1`` passes nothing: the sizes of the README's performance table.
 
 A script that should run more than once names its extra argument lists in a module-level constant,
-``BENCH_VARIANTS = [["--models", "3"]]`` (each is run in addition to the plain run). Scripts that measure a
+``BENCH_VARIANTS = [["--models", "3"]]`` (each is run in addition to the plain run); arguments the plain run
+takes only at full size, in ``BENCH_FULL = ["--peer"]`` (the import measures its peer then). Scripts that measure a
 step a user waits for on a large set (import, release cut, export, agreement) report their peak resident
 memory as ``peak_mb`` (or ``<step>_peak_mb``) in that JSON line, from ``_django.peak_mb()``.
 ``DATABASE_URL`` is passed on, so ``make bench DATABASE_URL=postgres://…/bench18`` measures PostgreSQL.

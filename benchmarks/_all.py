@@ -29,15 +29,17 @@ def scripts() -> list[Path]:
     ]
 
 
-def variants(path: Path) -> list[list[str]]:
-    """The plain run, then each argument list of the script's ``BENCH_VARIANTS``."""
-    runs = [[]]
+def _constant(path: Path, name: str, default):
     for node in ast.parse(path.read_text(encoding="utf-8")).body:
-        if isinstance(node, ast.Assign) and any(
-            getattr(t, "id", "") == "BENCH_VARIANTS" for t in node.targets
-        ):
-            runs += ast.literal_eval(node.value)
-    return runs
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == name for t in node.targets):
+            return ast.literal_eval(node.value)
+    return default
+
+
+def variants(path: Path, full: bool = False) -> list[list[str]]:
+    """The plain run, then each argument list of the script's ``BENCH_VARIANTS``; at full size the plain
+    run takes the script's ``BENCH_FULL`` arguments too (the import's peer, measured in the same run)."""
+    return [_constant(path, "BENCH_FULL", []) if full else [], *_constant(path, "BENCH_VARIANTS", [])]
 
 
 def last_json(output: str) -> dict | None:
@@ -63,7 +65,7 @@ def main() -> None:
     for path in scripts():
         if args.only and path.stem not in args.only:
             continue
-        for extra in variants(path):
+        for extra in variants(path, args.full):
             command = [
                 sys.executable,
                 str(path.relative_to(HERE.parent)),
@@ -109,6 +111,11 @@ def main() -> None:
                 f"           {figures['benchmark']} on {figures.get('database', '?')}: {figures['floor_ratio']:.1f}x "
                 f"its floor ({figures['seconds']:.2f} s against {figures['floor_seconds']:.2f} s), "
                 f"load average {figures.get('load_average', entry['load_average_at_start']):.2f}"
+                + (
+                    f"; the peer {figures['peer_ratio']:.1f}x slower ({figures['peer_seconds']:.2f} s)"
+                    if figures.get("peer_ratio")
+                    else ""
+                )
             )
     if failed:
         sys.exit(f"failed: {', '.join(failed)}")

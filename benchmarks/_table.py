@@ -21,7 +21,8 @@ PG = "DATABASE_URL=postgres://… "
 
 def key(entry: dict) -> tuple:
     figures = entry.get("figures") or {}
-    extra = [part for part in entry["command"].split()[1:] if part != "--quick"]
+    # --peer adds a measurement beside the run; the import it times is the plain run's.
+    extra = [part for part in entry["command"].split()[1:] if part not in ("--quick", "--peer")]
     return (figures.get("benchmark"), figures.get("database", ""), " ".join(extra))
 
 
@@ -69,17 +70,17 @@ def ms(seconds: float) -> str:
     return f"{1000 * seconds:.0f} ms"
 
 
-# The peer (Label Studio 1.23.2, its own server, SQLite) imported the same 100,000-question file in 39.4–53.7 s,
-# measured on this machine beside this platform's import; it cannot be installed for every run, so the
-# import's ratio to it is taken against that measurement (``import_questions.py --peer-seconds S`` for a new one).
-PEER_IMPORT_SECONDS = (39.4, 53.7)
+def _peer_figure(f: dict) -> str:
+    """The peer's ratio as measured in the same run (``import_questions.py --peer``), or not measured."""
+    if f.get("peer_runs_seconds") and f.get("peer_ratio"):
+        return f"peer {f['peer_ratio']:.1f}× slower in the same run ({f['peer_seconds']:.1f} s)"
+    return "peer not measured in this run"
 
 
 def _import_figure(f: dict) -> str:
-    low, high = (peer / f["seconds"] for peer in PEER_IMPORT_SECONDS)
     return (
         f"**{f['floor_ratio']:.1f}× its floor** ({f['seconds']:.2f} s against {f['floor_seconds']:.2f} s, load "
-        f"average {f['load_average']:.1f}); peer {low:.1f}–{high:.1f}× slower; peak {f['peak_mb']:.0f} MB"
+        f"average {f['load_average']:.1f}); {_peer_figure(f)}; peak {f['peak_mb']:.0f} MB"
     )
 
 
@@ -291,19 +292,20 @@ def import_section(latest: dict[tuple, dict]) -> list[str]:
         "copy of the items table without any index or constraint — the **floor** — and the same write into a",
         "copy that has the items table's indexes — the **indexed floor**. `floor_ratio` is the import's time",
         "over the floor. Ratios are compared within one run: on this shared 2-core machine the load average",
-        "stretches every figure. The peer's figure is not measured here (Label Studio cannot be installed for",
-        "each run): the ratio to it is taken against its time measured on this machine beside this platform's",
-        f"import, {PEER_IMPORT_SECONDS[0]}–{PEER_IMPORT_SECONDS[1]} s at a load average of 1.4–5 (`--peer-seconds S`",
-        "takes a new one); a run of the import at a higher load understates the ratio to the peer.",
+        "stretches every figure. With `--peer` (as `make bench FULL=1` runs it) the peer is measured in the same",
+        "run: Label Studio 1.23.2's own server on SQLite, installed by the benchmark into `var/peer/`, imports the",
+        "same questions as tasks through its HTTP API just before and just after this import, timed until its",
+        "API counts every task; the peer's time is the mean of its two imports and the ratio is that over this",
+        "import's time.",
         "",
         "| database | import | floor | indexed floor | import / floor | indexed floor / floor | search caught up "
-        "(background) | peak memory | load average |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "(background) | peak memory | peer (same run) | load average |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for database, label in (("sqlite", "SQLite"), ("postgresql", "PostgreSQL")):
         f = _latest_import(latest, database)
         if f is None:
-            lines.append(f"| {label} | not measured yet | | | | | | | |")
+            lines.append(f"| {label} | not measured yet | | | | | | | | |")
             continue
         indexed = f.get("indexed_floor_seconds")
         catch_up = f.get("search_catch_up_seconds")
@@ -314,10 +316,17 @@ def import_section(latest: dict[tuple, dict]) -> list[str]:
             + (f"{indexed / f['floor_seconds']:.1f}×" if indexed is not None else "—")
             + " | "
             + (f"{catch_up:.1f} s" if catch_up and database == "postgresql" else "— (nothing deferred)")
-            + f" | {f['peak_mb']:.0f} MB | {f['load_average']:.1f} |"
+            + f" | {f['peak_mb']:.0f} MB | "
+            + (
+                f"{f['peer_seconds']:.1f} s, **{f['peer_ratio']:.1f}×**"
+                if f.get("peer_runs_seconds") and f.get("peer_ratio")
+                else "not measured"
+            )
+            + f" | {f['load_average']:.1f} |"
         )
     pg = _latest_import(latest, "postgresql")
-    if pg and pg.get("indexed_floor_seconds"):
+    # The arithmetic holds only when the indexes' upkeep alone exceeds 3x the floor in the run shown.
+    if pg and pg.get("indexed_floor_seconds") and pg["indexed_floor_seconds"] > 3 * pg["floor_seconds"]:
         indexed, floor = pg["indexed_floor_seconds"], pg["floor_seconds"]
         lines += [
             "",

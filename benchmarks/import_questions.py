@@ -7,8 +7,11 @@
 The import's time is judged against its floor, measured in the same run on the same rows: the items it
 wrote, written again by the plainest means the database has into a copy of the items table without any
 index, constraint or trigger — one ``COPY`` on PostgreSQL, one ``executemany`` on SQLite, one transaction
-each. ``floor_ratio`` is the import's time over that floor. ``--peer-seconds S`` gives the time a peer
-platform took for the same file, measured beside this run; ``peer_ratio`` is that over the import's time.
+each. ``floor_ratio`` is the import's time over that floor. ``--peer`` measures the peer in the same run:
+Label Studio's own server on SQLite (``benchmarks/_peer.py``, installed into ``var/peer/`` by the first run)
+imports the same questions as tasks through its HTTP API just before and just after this import, on the same
+machine under the same load; ``peer_seconds`` is the mean of its two imports and ``peer_ratio`` that over
+the import's time. ``--peer-seconds S`` gives a peer's time by hand instead.
 
 ``--megabytes N`` writes a file of about N MB to disk (streamed, so building it costs no memory) and imports it
 from its path, as the worker does with an upload; the peak resident memory of the process is the figure
@@ -27,6 +30,8 @@ import random
 import time
 
 import _django
+
+BENCH_FULL = ["--peer"]  # make bench FULL=1 measures Label Studio's import beside this one
 
 STEMS = [
     "Por que {a} aumenta quando {b} diminui em {c}",
@@ -183,6 +188,9 @@ def main() -> None:
     parser.add_argument(
         "--peer-seconds", type=float, help="a peer's time for the same file, measured beside this run"
     )
+    parser.add_argument(
+        "--peer", action="store_true", help="measure Label Studio's import of the same questions in this run"
+    )
     args = parser.parse_args()
     args.rows = args.rows or (10_000 if args.quick else 100_000)
     _django.setup("import")
@@ -208,11 +216,22 @@ def main() -> None:
             data = None
     reimport = not args.megabytes
     project = Project.objects.create(name="bench import", slug=f"bench-import-{int(time.time())}")
+    peer, peer_runs = None, []
+    if args.peer:
+        import _peer
+
+        questions = [row[1] for row in build_rows(args.rows, 1)]
+        peer = _peer.Server()
     rss_before = rss_mb()
     try:
+        if peer:
+            peer_runs.append(peer.time_import(questions))
         started, cpu_started = time.perf_counter(), time.process_time()
         batch = questions_import(project=project, data=data, path=path, filename=filename)
         seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
+        if peer:
+            peer_runs.append(peer.time_import(questions))
+            args.peer_seconds = sum(peer_runs) / len(peer_runs)
         peak_import = _django.peak_mb()
         floor_seconds = measure_floor(project)
         indexed_floor_seconds = measure_floor(project, indexed=True)
@@ -228,6 +247,8 @@ def main() -> None:
             again = questions_import(project=project, data=data, path=path, filename=filename)
             again_seconds = time.perf_counter() - again_started
     finally:
+        if peer:
+            peer.close()
         _remove(project)
         folder.cleanup()
     funnel = batch.funnel
@@ -253,7 +274,14 @@ def main() -> None:
     print(f"search caught up after the commit (background, PostgreSQL only) in {catch_up_seconds:.2f} s")
     peer_ratio = args.peer_seconds / seconds if args.peer_seconds else None
     if peer_ratio:
-        print(f"peer: {args.peer_seconds:.2f} s for the same file, {peer_ratio:.1f}x this import's time")
+        measured = (
+            f"Label Studio {_peer_version()}, runs " + ", ".join(f"{r:.2f}" for r in peer_runs)
+            if peer_runs
+            else "given"
+        )
+        print(
+            f"peer ({measured}): {args.peer_seconds:.2f} s for the same file, {peer_ratio:.1f}x this import's time"
+        )
     if again is not None:
         print(f"re-import of the same file: {again_seconds:.2f} s, {again.funnel['imported']} imported")
     print(
@@ -274,7 +302,9 @@ def main() -> None:
                 "floor_ratio": round(floor_ratio, 2) if floor_ratio else None,
                 "indexed_floor_seconds": round(indexed_floor_seconds, 3),
                 "search_catch_up_seconds": round(catch_up_seconds, 3),
-                "peer_seconds": args.peer_seconds,
+                "peer_seconds": round(args.peer_seconds, 3) if args.peer_seconds else None,
+                "peer_runs_seconds": [round(run, 3) for run in peer_runs] or None,
+                "peer": f"label-studio {_peer_version()}" if peer_runs else None,
                 "peer_ratio": round(peer_ratio, 2) if peer_ratio else None,
                 "load_average": round(os.getloadavg()[0], 2),
                 "cpu_seconds": round(cpu_seconds, 3),
@@ -288,6 +318,12 @@ def main() -> None:
             }
         )
     )
+
+
+def _peer_version() -> str:
+    import _peer
+
+    return _peer.VERSION
 
 
 def measure_floor(project, indexed: bool = False) -> float:
