@@ -692,7 +692,7 @@ def read_ahead(produce: Callable[[], Iterator], *, depth: int = 2) -> Iterator:
 
 
 class ReservedIds:
-    """Ids for rows of ``model`` that the current transaction inserts later, handed out without a query on
+    """Ids for rows of ``model`` that the current transaction (or, outside one, a later one) inserts, handed out without a query on
     its connection (which a COPY may hold, or which another thread may be using): an import gives each new
     topic its id when it first meets it, in the thread making the items' rows, and writes the topics at its end.
 
