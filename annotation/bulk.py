@@ -692,7 +692,7 @@ def read_ahead(produce: Callable[[], Iterator], *, depth: int = 2) -> Iterator:
 
 
 class ReservedIds:
-    """Ids for rows of ``model`` that the current transaction inserts later, handed out without a query on
+    """Ids for rows of ``model`` that the current transaction (or, outside one, a later one) inserts, handed out without a query on
     its connection (which a COPY may hold, or which another thread may be using): an import gives each new
     topic its id when it first meets it, in the thread making the items' rows, and writes the topics at its end.
 
@@ -703,11 +703,16 @@ class ReservedIds:
     (``IMMEDIATE``, in the settings). ``close()`` lets the second connection go."""
 
     def __init__(self, model: type[models.Model]):
-        if not connection.in_atomic_block:
-            raise RuntimeError("ids are reserved for rows the same transaction writes")
         self.table = model._meta.db_table
+        quote = connection.ops.quote_name
+        self.highest_sql = f"SELECT max({quote(model._meta.pk.column)}) FROM {quote(self.table)}"
+        self.vendor = connection.vendor
         self.side = None
-        self.counted = connection.vendor != "postgresql"
+        # Outside a transaction (an import that commits chunk by chunk), SQLite's ids are taken through the
+        # second connection too, each in a short transaction of its own that moves ``sqlite_sequence`` on.
+        self.counted = connection.vendor != "postgresql" and connection.in_atomic_block
+        if connection.vendor != "postgresql" and not self.counted:
+            return
         with connection.cursor() as cursor:
             if not self.counted:
                 cursor.execute("SELECT pg_get_serial_sequence(%s, %s)", [self.table, model._meta.pk.column])
@@ -729,9 +734,31 @@ class ReservedIds:
             return self.last
         if self.side is None:
             self.side = connections.create_connection(DEFAULT_DB_ALIAS)
+            self.side.inc_thread_sharing()  # made in the thread making rows, closed by the import's
+        if self.vendor != "postgresql":
+            return self._sqlite_next()
         with self.side.cursor() as cursor:
             cursor.execute("SELECT nextval(%s)", [self.sequence])
             return cursor.fetchone()[0]
+
+    def _sqlite_next(self) -> int:
+        """The next id of the table, taken from ``sqlite_sequence`` (``AUTOINCREMENT`` then never gives it)."""
+        self.side.ensure_connection()
+        raw = self.side.connection
+        raw.execute("BEGIN IMMEDIATE")
+        try:
+            row = raw.execute("SELECT seq FROM sqlite_sequence WHERE name = ?", [self.table]).fetchone()
+            highest = raw.execute(self.highest_sql).fetchone()[0]
+            taken = max(row[0] if row else 0, highest or 0) + 1
+            if row:
+                raw.execute("UPDATE sqlite_sequence SET seq = ? WHERE name = ?", [taken, self.table])
+            else:
+                raw.execute("INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)", [self.table, taken])
+        except BaseException:
+            raw.execute("ROLLBACK")
+            raise
+        raw.execute("COMMIT")
+        return taken
 
     def close(self) -> None:
         if self.side is not None:

@@ -298,6 +298,10 @@ class ImportBatch(BackgroundWork):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     funnel = models.JSONField(default=dict, blank=True)
     errors = models.JSONField(default=list, blank=True, help_text=_("Row errors that stopped the import."))
+    # Its items are being written, chunk by chunk, each chunk its own short transaction: until the import
+    # finishes they are no item of the project (``Item.objects`` leaves them out), and one import of a project
+    # writes at a time (``annotation.importing.service``).
+    writing = models.BooleanField(default=False)
 
     class Meta:
         verbose_name = _("import")
@@ -359,6 +363,18 @@ class DroppedRow(models.Model):
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.stage}"
+
+
+class ItemQuerySet(models.QuerySet):
+    def settled(self) -> "ItemQuerySet":
+        """Without the items of an import still being written (``ImportBatch.writing``): nothing half-written
+        is served, listed, returned or released."""
+        return self.exclude(import_batch_id__in=ImportBatch.objects.filter(writing=True).values("pk"))
+
+
+class SettledItemManager(models.Manager.from_queryset(ItemQuerySet)):
+    def get_queryset(self) -> ItemQuerySet:
+        return super().get_queryset().settled()
 
 
 class Item(models.Model):
@@ -458,6 +474,11 @@ class Item(models.Model):
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    # Every door (queue, items page, API, releases, exports) reads items through ``objects``: the items of an
+    # import still being written are left out. ``with_unsettled``: those too, for the import that writes them.
+    objects = SettledItemManager()
+    with_unsettled = models.Manager.from_queryset(ItemQuerySet)()
 
     class Meta:
         verbose_name = _("item")

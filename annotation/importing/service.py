@@ -2,6 +2,7 @@
 dropped row, in one go. The page (through its task), the command and the designs' imports call it."""
 
 import json
+import time
 from collections import Counter
 from collections.abc import Callable
 from contextlib import ExitStack, closing
@@ -15,7 +16,7 @@ from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from .. import services  # the package, not its names: annotation.services reads importing.funnel
-from ..bulk import ReservedIds, fast_insert, gc_paused, wal_checkpoints_aside
+from ..bulk import ReservedIds, batches, fast_insert, gc_paused, wal_checkpoints_aside
 from ..designs import design_for
 from ..models import DroppedRow, ImportBatch, Item, Project, Topic
 from .chunks import KeyIndex, Spool, digests, id_digest
@@ -215,7 +216,7 @@ class _Invalid(Exception):
     """Rows of the file have errors and the import was not asked to skip them: its transaction is undone."""
 
 
-# The write commits once, at its end: a checkpoint before then finds only what earlier commits left in the log.
+# The log's copy into the database file, every so often while an import writes (each chunk commits on its own).
 WAL_CHECKPOINT_SECONDS = 60
 # Rows checked, deduplicated and spooled per chunk: memory stays flat whatever the file's size.
 CHUNK_ROWS = 5_000
@@ -247,23 +248,26 @@ ROW_BYTES = 600  # what a spooled row costs in memory besides its text (its tupl
 
 
 def _write(project, batch, scan, rows, mapping, unknown, file_format, as_gold, user, say, columns=()) -> None:
-    """Read the file's ``rows`` and write its items in one transaction, each chunk's as soon as it is read (the
+    """Read the file's ``rows`` and write its items chunk by chunk, each chunk its own short transaction (the
     database inserts one chunk while the next is read and checked), then take back out the few rows over the
-    upper length bound, which only the whole file gives, and write the funnel's report."""
-    with transaction.atomic():
-        # One import of a project at a time reads and writes: the "already in the project" check then sees every
-        # item a concurrent import of the same file wrote (on SQLite the write lock of the transaction does it).
-        Project.objects.select_for_update().filter(pk=project.pk).values_list("pk").first()
+    upper length bound, which only the whole file gives, and write the funnel's report.
+
+    No transaction is held across the import: a benchmark run's worker, writing its heartbeats beside it on
+    SQLite, waits for one chunk at most. Until the last, short, transaction the batch is ``writing`` and its
+    items are no item of the project (``Item.objects``); if the import stops, what it wrote is removed."""
+    _claim_writing(project, batch)
+    try:
         scan.start(project)
         say("writing")
         sources = {None: {"kind": "import", "import_batch": batch.pk}}
-        services.items_create_fast(
-            project=project,
-            items=scan.items(rows, sources),
-            import_batch_id=batch.pk,
-            approved_by=user if as_gold else None,
-            decision_note=f"Imported as already reviewed (import #{batch.pk}, {batch.filename})",
-        )
+        for chunk in _committed_chunks(scan.items(rows, sources)):
+            services.items_create_fast(
+                project=project,
+                items=chunk,
+                import_batch_id=batch.pk,
+                approved_by=user if as_gold else None,
+                decision_note=f"Imported as already reviewed (import #{batch.pk}, {batch.filename})",
+            )
         if scan.errors and not scan.skip_invalid:
             raise _Invalid
         if not scan.rows and not scan.errors:
@@ -295,8 +299,71 @@ def _write(project, batch, scan, rows, mapping, unknown, file_format, as_gold, u
             "kept": kept,
             "ignored": [c for c in columns if c and c not in mapping.columns.values() and c not in kept],
         }
-        batch.save(update_fields=["funnel", "errors", "status", "finished_at", "mapping"])
-        remember(project, QUESTIONS, mapping.as_dict())
+        batch.writing = False
+        with transaction.atomic():  # the items, their new topics and the report appear together
+            scan.create_topics(project)
+            batch.save(update_fields=["funnel", "errors", "status", "finished_at", "mapping", "writing"])
+            remember(project, QUESTIONS, mapping.as_dict())
+    except BaseException:
+        written_remove(batch)
+        raise
+
+
+# Items written per transaction on PostgreSQL (one COPY, ~0.2 s). On SQLite each of ``fast_insert``'s batches
+# (``SQLITE_BATCH_ROWS``, ~0.05 s) is a statement of its own, committed on its own.
+WRITE_CHUNK_ROWS = 20_000
+# How often an import waits to see whether the project's import that is writing has finished.
+WRITING_POLL_SECONDS = 0.5
+
+
+def _committed_chunks(items):
+    """``items`` in the pieces that each commit on their own (outside any transaction: autocommit)."""
+    if connection.vendor == "sqlite":
+        yield items  # each batch's INSERT commits by itself, while the next batch is made in a second thread
+        return
+    yield from batches(items, WRITE_CHUNK_ROWS)
+
+
+def _claim_writing(project: Project, batch: ImportBatch) -> None:
+    """Make ``batch`` the project's one import that writes, once no other is (one whose worker stopped beating
+    for ``import_stale_seconds()`` is not waited for): its "already in the project" check then sees every item an
+    import of the same file before it wrote. What an earlier try of this batch wrote (its worker died) goes."""
+    while True:
+        now = timezone.now()
+        with transaction.atomic():
+            Project.objects.select_for_update().filter(pk=project.pk).values_list("pk").first()
+            busy = (
+                ImportBatch.objects.filter(
+                    project=project,
+                    writing=True,
+                    heartbeat_at__gte=now - timedelta(seconds=import_stale_seconds()),
+                )
+                .exclude(pk=batch.pk)
+                .exists()
+            )
+            if not busy:
+                resumed = ImportBatch.objects.filter(pk=batch.pk, writing=True).exists()
+                ImportBatch.objects.filter(pk=batch.pk).update(writing=True, heartbeat_at=now)
+                break
+        time.sleep(WRITING_POLL_SECONDS)
+    batch.writing, batch.heartbeat_at = True, now
+    if resumed:
+        written_remove(batch, still_writing=True)
+
+
+REMOVE_ROWS = 5_000
+
+
+def written_remove(batch: ImportBatch, *, still_writing: bool = False) -> None:
+    """Remove what an import that did not finish wrote (its items, their curation decisions, its dropped rows),
+    a chunk per transaction, then let go of its writing (unless ``still_writing``): the project is as before."""
+    ids = list(Item.with_unsettled.filter(import_batch_id=batch.pk).order_by().values_list("pk", flat=True))
+    for start in range(0, len(ids), REMOVE_ROWS):
+        Item.with_unsettled.filter(pk__in=ids[start : start + REMOVE_ROWS]).delete()
+    DroppedRow.objects.filter(batch_id=batch.pk).delete()
+    if not still_writing:
+        ImportBatch.objects.filter(pk=batch.pk).update(writing=False)
+        batch.writing = False
 
 
 # Dropped rows kept one by one per reason (stage and field) where a file can repeat a reason without end: the
@@ -635,12 +702,6 @@ class _Scan:
                 self._take_back(batch, ordinals, lines[over], counts[over])
         else:
             in_length = len(counts)
-        new_topics = {topic for topic, n in self.topic_counts.items() if n} - self.known_topics - {None}
-        Topic.objects.bulk_create(
-            Topic(pk=topic_id, project=project, label=label)
-            for label, topic_id in sorted(self.topic_ids.items())
-            if topic_id in new_topics
-        )
         self.new_topic_ids.close()
         # As a Counter over the kept rows gives them: in order of the first kept row of each class.
         classes: dict[str, int] = {}
@@ -661,6 +722,15 @@ class _Scan:
             "classes": classes,
         }
 
+    def create_topics(self, project: Project) -> None:
+        """The new topics of the rows kept (with the import's last transaction)."""
+        new_topics = {topic for topic, n in self.topic_counts.items() if n} - self.known_topics - {None}
+        Topic.objects.bulk_create(
+            Topic(pk=topic_id, project=project, label=label)
+            for label, topic_id in sorted(self.topic_ids.items())
+            if topic_id in new_topics
+        )
+
     def _take_back(self, batch: ImportBatch, ordinals, lines, counts) -> None:
         """Delete the rows written over the upper length bound, the ``ordinals``-th items of the batch (from 1,
         in the order of their ids, which follow the file), at ``lines`` with ``counts`` words; keep for the
@@ -673,12 +743,12 @@ class _Scan:
         for start in range(0, len(ordinals), TAKE_BACK_ROWS):
             chunk = ordinals[start : start + TAKE_BACK_ROWS]
             numbered = (  # the batch's ids alone (its index has them), numbered
-                Item.objects.filter(import_batch_id=batch.pk)
+                Item.with_unsettled.filter(import_batch_id=batch.pk)
                 .annotate(n=Window(RowNumber(), order_by=F("id").asc()))
                 .filter(n__in=chunk)
                 .values("pk")
             )
-            found = Item.objects.filter(pk__in=numbered).order_by("pk")
+            found = Item.with_unsettled.filter(pk__in=numbered).order_by("pk")
             found = zip(
                 chunk,
                 found.values_list("pk", "question", "external_id", "causal_class", "topic_id"),
@@ -692,10 +762,10 @@ class _Scan:
                 first_taken = first_taken or self.class_first[causal_class] == line
                 ids.append(item_id)
         for start in range(0, len(ids), TAKE_BACK_ROWS):
-            Item.objects.filter(pk__in=ids[start : start + TAKE_BACK_ROWS]).delete()
+            Item.with_unsettled.filter(pk__in=ids[start : start + TAKE_BACK_ROWS]).delete()
         if first_taken:  # a class may now come later: ordered by their first items kept (ids follow the file)
             first_kept = dict(
-                Item.objects.filter(import_batch_id=batch.pk)
+                Item.with_unsettled.filter(import_batch_id=batch.pk)
                 .values("causal_class")
                 .annotate(first=Min("id"))
                 .values_list("causal_class", "first")
@@ -827,8 +897,9 @@ def import_stale_seconds() -> float:
 
 
 def imports_resume_stale() -> list[int]:
-    """Imports whose worker died: queued again (writing is one transaction, so nothing was half-written), or
-    failed with a reason after ``MAX_RESUMES`` tries; queued imports nobody picked up are sent again."""
+    """Imports whose worker died: queued again (the next try first removes what this one wrote), or failed with
+    a reason after ``MAX_RESUMES`` tries (what they wrote removed); queued imports nobody picked up are sent
+    again."""
     from django.conf import settings
 
     from ..background import work_fail_stale, work_requeue_stale
@@ -851,6 +922,8 @@ def imports_resume_stale() -> list[int]:
     )
     from ..tasks import import_upload_discard
 
+    for batch in ImportBatch.objects.filter(pk__in=failed, writing=True):
+        written_remove(batch)
     for batch in ImportBatch.objects.filter(pk__in=failed).exclude(source_file=""):
         import_upload_discard(batch)  # given up on: the file is not kept
     resumed = work_requeue_stale(

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Max
 from django.utils import timezone
 
 from ..bulk import fast_insert
@@ -269,6 +270,12 @@ def items_create_fast(
 
     # Their search vectors are filled after the commit, in the background (annotation.search).
     first_id = next_item_id() if uses_vectors() else None
+    # An import writes its items in several calls, each its own transaction: the decisions are those of this call's.
+    written_before = (
+        Item.with_unsettled.filter(import_batch_id=import_batch_id).aggregate(last=Max("pk"))["last"] or 0
+        if approved
+        else 0
+    )
     written = fast_insert(
         Item,
         COPY_COLUMNS,
@@ -284,7 +291,9 @@ def items_create_fast(
         # Read before the decisions' insert starts: on PostgreSQL it is a COPY, and a query on the same
         # connection while a COPY is open waits for it forever.
         made = list(
-            Item.objects.filter(project=project, import_batch_id=import_batch_id).values_list("pk", "round")
+            Item.with_unsettled.filter(
+                project=project, import_batch_id=import_batch_id, pk__gt=written_before
+            ).values_list("pk", "round")
         )
         fast_insert(
             CurationDecision,
