@@ -6,12 +6,10 @@ class AnnotationConfig(AppConfig):
     name = "annotation"
 
     def ready(self):
-        from .background import sweep_register
+        from core.background import sweep_register
+
         from .importing import imports_resume_stale
 
         sweep_register("imports resumed or failed", imports_resume_stale)
 
-        from . import (
-            bulk,  # noqa: F401 - registers the ``in_many`` lookup
-            preferences,  # noqa: F401 - copies a person's preferences into the session at sign-in
-        )
+        from . import preferences  # noqa: F401 - copies a person's preferences into the session at sign-in

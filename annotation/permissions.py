@@ -10,8 +10,8 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
 from causalqa_site.compiled import CompiledQuery
+from core.errors import NotFound
 
-from .errors import NotFound
 from .models import Assignment, Item, Membership, Project
 
 Role = Membership.Role

@@ -7,7 +7,8 @@ from pathlib import Path
 from celery import shared_task
 from django.utils import timezone
 
-from .background import work_claim, work_heartbeat
+from core.background import work_claim, work_heartbeat
+
 from .importing import ImportRejected, questions_import
 from .models import ImportBatch
 

@@ -45,9 +45,9 @@ def build(items: int, annotators: int, seed: int = 3) -> dict:
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from annotation.bulk import fast_insert
     from annotation.importing.funnel import text_key
     from annotation.models import Item, Membership, Option, Project
+    from core.db.bulk import fast_insert
 
     _django.drop_project(SLUG)
     rng = random.Random(seed)
@@ -62,7 +62,7 @@ def build(items: int, annotators: int, seed: int = 3) -> dict:
         now = timezone.now()
         fast_insert(
             Item,
-            # JSON columns go in the rows, already serialised (see annotation.bulk).
+            # JSON columns go in the rows, already serialised (see core.db.bulk).
             [
                 "question",
                 "reference_answer",

@@ -4,8 +4,8 @@ from django.core.handlers.exception import response_for_exception
 from django.http import Http404
 from django.utils import translation
 
-from annotation.errors import NotFound
 from annotation.preferences import SESSION_LANGUAGE
+from core.errors import NotFound
 
 
 class ProfileLanguageMiddleware:
@@ -27,7 +27,7 @@ class ProfileLanguageMiddleware:
 
 
 class DomainErrorMiddleware:
-    """The one place pages turn the domain's errors into HTTP answers: ``annotation.errors.NotFound`` → 404
+    """The one place pages turn the domain's errors into HTTP answers: ``core.errors.NotFound`` → 404
     (the API's views map it in ``causalqa_site.errors.api_exception_handler``)."""
 
     def __init__(self, get_response):

@@ -162,6 +162,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "axes",
+    "core",  # the platform under every app
     "annotation",
     "generation",
     "evaluation",
@@ -356,10 +357,10 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "annotation.api_schema.StrictAutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "annotation.api_strict.CheckedCursorPagination",
+    "DEFAULT_SCHEMA_CLASS": "core.api.schema.StrictAutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "core.api.strict.CheckedCursorPagination",
     "DEFAULT_PARSER_CLASSES": [
-        "annotation.api_strict.LimitedDepthJSONParser",
+        "core.api.strict.LimitedDepthJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
@@ -430,7 +431,7 @@ RELEASE_STALE_SECONDS = float(env_str("RELEASE_STALE_SECONDS") or 600.0)
 IMPORT_STALE_SECONDS = float(env_str("IMPORT_STALE_SECONDS") or 900.0)
 # Run the annotator loop's hot queries compiled once (causalqa_site.compiled); off: the plain ORM.
 COMPILED_QUERIES = env_bool("COMPILED_QUERIES", True)
-# How often Celery beat sweeps stale background work (annotation.background.sweep_stale).
+# How often Celery beat sweeps stale background work (core.background.sweep_stale).
 STALE_SWEEP_SECONDS = float(env_str("STALE_SWEEP_SECONDS") or 15.0)
 CELERY_BEAT_SCHEDULE = {"sweep-stale-work": {"task": "causalqa.sweep_stale", "schedule": STALE_SWEEP_SECONDS}}
 CELERY_BEAT_SCHEDULE_FILENAME = str(CELERY_DIR / "beat-schedule")

@@ -6,8 +6,8 @@ from django.db.models import Q
 from django.db.models.fields.json import KeyTransform, KeyTransformFactory
 from django.utils.translation import gettext_lazy as _
 
-from annotation.background import BackgroundWork, WorkProgress
 from annotation.models import Item, Project
+from core.background import BackgroundWork, WorkProgress
 
 
 def default_split_ratios() -> dict:

@@ -4,7 +4,7 @@ from django.core.validators import RegexValidator
 from django.urls import reverse
 from rest_framework import serializers
 
-from annotation.api_strict import StrictInputSerializer
+from core.api.strict import StrictInputSerializer
 
 from .agreement import LEVELS
 from .models import Release

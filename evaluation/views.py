@@ -17,7 +17,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation.designs import design_for
 from annotation.labels import class_label
 from annotation.permissions import Role, get_project_for_user, projects_for_user
-from annotation.polling import poll_response
+from core.polling import poll_response
 
 from . import plots
 from .forms import AgreementFilterForm, ApiTokenForm, ReleaseForm

@@ -7,7 +7,7 @@ class GenerationConfig(AppConfig):
     name = "generation"
 
     def ready(self):
-        from annotation.background import sweep_register
+        from core.background import sweep_register
 
         from .item_actions import register_actions
 

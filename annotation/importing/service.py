@@ -14,8 +14,9 @@ from django.db.models import F, Min, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
+from core.db.bulk import ReservedIds, fast_insert, gc_paused, wal_checkpoints_aside
+
 from .. import services  # the package, not its names: annotation.services reads importing.funnel
-from ..bulk import ReservedIds, fast_insert, gc_paused, wal_checkpoints_aside
 from ..designs import design_for
 from ..models import DroppedRow, ImportBatch, Item, Project, Topic
 from .chunks import KeyIndex, Spool, digests, id_digest
@@ -744,7 +745,7 @@ def _reject(
         remember(batch.project, QUESTIONS, mapping.as_dict())
 
 
-# --- the import's life in the background (annotation.background) ----------------------------------------
+# --- the import's life in the background (core.background) ----------------------------------------
 
 MAX_RESUMES = 3  # a file whose import killed its worker this often fails, with a reason, instead of looping
 
@@ -787,7 +788,7 @@ def imports_resume_stale() -> list[int]:
     failed with a reason after ``MAX_RESUMES`` tries; queued imports nobody picked up are sent again."""
     from django.conf import settings
 
-    from ..background import work_fail_stale, work_requeue_stale
+    from core.background import work_fail_stale, work_requeue_stale
 
     now = timezone.now()
     stale_before = now - timedelta(seconds=settings.IMPORT_STALE_SECONDS)

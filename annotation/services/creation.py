@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.utils import timezone
 
-from ..bulk import fast_insert
+from core.db.bulk import fast_insert
+
 from ..importing.funnel import text_key
 from ..models import CurationDecision, Item, Option, Project, Revision
 from .revisions import OPTION_FIELDS, Author, answer_fields, first_revision, item_snapshot

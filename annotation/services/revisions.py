@@ -15,8 +15,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from causalqa_site.compiled import CompiledQuery
+from core.db.bulk import fast_insert, fast_update
 
-from ..bulk import fast_insert, fast_update
 from ..models import Item, Option, Revision
 
 # Every edit locks its item with this (compiled once, see causalqa_site.compiled).

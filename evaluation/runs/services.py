@@ -20,7 +20,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.background import work_claim, work_requeue_stale
+from core.background import work_claim, work_requeue_stale
 from generation.local_models import LocalModelUnavailable, model_dir_allowed, while_beating
 from generation.models import GenerationJob, ModelEndpoint, PromptTemplate
 from generation.services import (

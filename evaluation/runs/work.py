@@ -10,8 +10,8 @@ nothing is dropped silently.
 import copy
 import random
 
-from annotation.bulk import fast_insert
 from annotation.designs import design_for
+from core.db.bulk import fast_insert
 from generation.models import LLMCall, PromptTemplate
 from generation.services.work import Applied, Work, work_register
 

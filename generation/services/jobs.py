@@ -8,8 +8,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.background import work_claim, work_owner_token, work_requeue_stale
 from annotation.models import CurationDecision, Item, Judgment, Project
+from core.background import work_claim, work_owner_token, work_requeue_stale
 
 from .. import selectors
 from ..models import GenerationJob, LLMCall, ModelEndpoint, ProjectGenerationSettings, PromptTemplate

@@ -3,8 +3,8 @@ import threading
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.errors import NotFound
 from annotation.management.lookup import project_or_error
+from core.errors import NotFound
 from evaluation.models import EvalRun
 from evaluation.runs.report import report_tables
 from evaluation.runs.services import (

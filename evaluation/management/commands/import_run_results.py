@@ -4,8 +4,8 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.errors import NotFound
 from annotation.management.lookup import project_or_error
+from core.errors import NotFound
 from evaluation.models import EvalRun, ReleaseItem
 from evaluation.runs.imported import (
     KINDS,
