@@ -118,7 +118,7 @@ def build(items: int, annotators: int, seed: int = 3) -> dict:
             session = import_module(settings.SESSION_ENGINE).SessionStore()
             session[SESSION_KEY] = str(user.pk)
             # The backend that signs users in (the first one only throttles attempts: it has no get_user).
-            session[BACKEND_SESSION_KEY] = "causalqa_site.auth.UserBackend"
+            session[BACKEND_SESSION_KEY] = "core.db.auth.UserBackend"
             session[HASH_SESSION_KEY] = user.get_session_auth_hash()
             session.create()
             sessions.append(session.session_key)
