@@ -3,7 +3,7 @@
 Roles are ordered: annotator < curator < owner. Superusers act as owners everywhere.
 A user who is not a member of a project gets a 404 for it, so its existence does not leak.
 A request authenticated by an API token reaches only the token's projects (``api_token_project_ids``, left on
-the user by ``evaluation.authentication``): any other project is one the caller is not a member of.
+the user by ``core.api.authentication``): any other project is one the caller is not a member of.
 """
 
 from django.core.exceptions import PermissionDenied

@@ -351,9 +351,11 @@ CELERY_RESULT_EXPIRES = 24 * 3600
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # --- REST framework ------------------------------------------------------------------------
+# What an API token (core.models.ApiToken) is issued for: the projects it reaches.
+API_TOKEN_SCOPE_MODEL = "annotation.Project"
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "evaluation.authentication.ApiTokenAuthentication",
+        "core.api.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],

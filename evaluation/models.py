@@ -1,6 +1,5 @@
 """Gold releases (immutable snapshots with splits) and benchmark runs of models on them."""
 
-from django.conf import settings
 from django.db import models
 from django.db.models import Q
 from django.db.models.fields.json import KeyTransform, KeyTransformFactory
@@ -370,29 +369,3 @@ class Ranking(models.Model):
 
     def __str__(self) -> str:
         return f"ranking of release item {self.release_item_id} (run {self.run_id})"
-
-
-class ApiToken(models.Model):
-    """A personal key for the REST API. It acts as its user only in the projects it was issued for, with the
-    user's role there. Only a SHA-256 of the key is kept: the key is shown once, when it is issued."""
-
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
-    projects = models.ManyToManyField(Project, related_name="api_tokens")
-    name = models.CharField(_("name"), max_length=100, blank=True)
-    prefix = models.CharField(max_length=16, help_text=_("The first characters of the key, to recognise it."))
-    key_hash = models.CharField(max_length=64, unique=True)
-    issued_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    created = models.DateTimeField(auto_now_add=True)
-    expires_at = models.DateTimeField(_("expires"))
-    revoked_at = models.DateTimeField(_("revoked"), null=True, blank=True)
-    last_used_at = models.DateTimeField(_("last used"), null=True, blank=True)
-
-    class Meta:
-        verbose_name = _("API token")
-        verbose_name_plural = _("API tokens")
-        ordering = ["-created", "-id"]
-
-    def __str__(self) -> str:
-        return f"{self.prefix}… ({self.user})"

@@ -1,4 +1,4 @@
-"""Writes of the evaluation app: cutting releases (API tokens: ``evaluation.tokens``). Pages, the API, tasks and commands
+"""Writes of the evaluation app: cutting releases (issuing API tokens: ``evaluation.tokens``). Pages, the API, tasks and commands
 all call these."""
 
 import logging
