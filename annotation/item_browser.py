@@ -13,15 +13,14 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db import connection
-from django.db.models import BooleanField, CharField, F, FloatField, Q, QuerySet
+from django.db.models import F, FloatField, Q, QuerySet
 from django.db.models.expressions import RawSQL
-from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Cast
-from django.db.models.lookups import Exact
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext_lazy as _
+
+from core.db.json import json_key_condition
+from core.db.search import text_search
 
 from .models import Item, Judgment, Project
 
@@ -244,36 +243,13 @@ def metadata_condition(key: str, value: str) -> Q:
     """Items whose metadata has ``key`` (with ``value`` if given, as text or as the number it spells).
 
     On PostgreSQL through containment, which the GIN index of migration 0005 answers."""
-    if connection.vendor != "postgresql":
-        text = Cast(KeyTextTransform(key, "metadata"), output_field=CharField())
-        return Q(metadata__has_key=key) & (Q(Exact(text, value)) if value else Q())
-    if not value:
-        return Q(metadata__has_key=key)
-    condition = Q(metadata__contains={key: value})
-    for kind in (int, float):
-        try:
-            condition |= Q(metadata__contains={key: kind(value)})
-            break
-        except ValueError:
-            continue
-    return condition
+    return json_key_condition("metadata", key, value)
 
 
 def search_condition(text: str):
     """Full text over question, answer and context: Portuguese stemming on PostgreSQL, every word as a
     substring (case-insensitive) elsewhere."""
-    if connection.vendor == "postgresql":
-        return RawSQL(
-            f"{SEARCH_DOCUMENT} @@ websearch_to_tsquery('portuguese'::regconfig, %s)",
-            [text],
-            output_field=BooleanField(),
-        )
-    condition = Q()
-    for word in text.split()[:10]:
-        condition &= (
-            Q(question__icontains=word) | Q(reference_answer__icontains=word) | Q(context__icontains=word)
-        )
-    return condition
+    return text_search(text, document=SEARCH_DOCUMENT, fields=("question", "reference_answer", "context"))
 
 
 @dataclass

@@ -2,11 +2,12 @@
 
 from django.db import models
 from django.db.models import Q
-from django.db.models.fields.json import KeyTransform, KeyTransformFactory
+from django.db.models.fields.json import KeyTransformFactory
 from django.utils.translation import gettext_lazy as _
 
 from annotation.models import Item, Project
 from core.background import BackgroundWork, WorkProgress
+from core.db.json import TextJSONKeyTransform
 
 
 def default_split_ratios() -> dict:
@@ -64,16 +65,6 @@ class Release(BackgroundWork, WorkProgress):
         return self.status == self.Status.READY
 
 
-class FrozenKeyTransform(KeyTransform):
-    """``data__key`` on a frozen record: PostgreSQL reads into its text as ``jsonb``."""
-
-    def preprocess_lhs(self, compiler, connection):
-        lhs, params, keys = super().preprocess_lhs(compiler, connection)
-        if connection.vendor == "postgresql":
-            lhs = f"({lhs})::jsonb"
-        return lhs, params, keys
-
-
 class FrozenRecordField(models.JSONField):
     """A frozen record, stored as the JSON text it was frozen as: a text column on both databases.
 
@@ -102,7 +93,7 @@ class FrozenRecordField(models.JSONField):
 
 class FrozenKeyTransformFactory(KeyTransformFactory):
     def __call__(self, *args, **kwargs):
-        return FrozenKeyTransform(self.key_name, *args, **kwargs)
+        return TextJSONKeyTransform(self.key_name, *args, **kwargs)
 
 
 class ReleaseItem(models.Model):

@@ -9,12 +9,12 @@ from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F, Min, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
-from core.db.bulk import ReservedIds, fast_insert, gc_paused, wal_checkpoints_aside
+from core.db.bulk import ReservedIds, fast_insert, gc_paused, one_writer_at_a_time, wal_checkpoints_aside
 
 from .. import services  # the package, not its names: annotation.services reads importing.funnel
 from ..designs import design_for
@@ -125,7 +125,7 @@ def questions_import(
             scan = _Scan(spool_memory, errors, length_bounds_on, skip_invalid)
             stack.callback(scan.close)
             chunks = checked_rows()
-            if table.format in READ_FIRST_FORMATS and connection.vendor == "sqlite":
+            if table.format in READ_FIRST_FORMATS and one_writer_at_a_time():
                 chunks = _read_first(chunks, stack.enter_context(closing(Spool(spool_memory))))
             # The import is done when its transaction commits; the log's copy into the database file after it is
             # left to a thread of its own (``wal_checkpoints_aside``, on SQLite).
