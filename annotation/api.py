@@ -11,9 +11,10 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.strict import CheckedCursorPagination, JsonBoolean, StrictApiMixin, StrictInputSerializer
+
 from . import selectors
 from .api_permissions import ProjectRole
-from .api_strict import CheckedCursorPagination, JsonBoolean, StrictApiMixin, StrictInputSerializer
 from .control_items import item_mark_control, item_unmark_control
 from .models import Judgment, SavedItemView
 from .permissions import Role, get_item_for_user, get_project_for_user, has_role, projects_for_user

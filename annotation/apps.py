@@ -9,7 +9,8 @@ class AnnotationConfig(AppConfig):
         from django.utils.module_loading import autodiscover_modules
 
         autodiscover_modules("design")  # each design app's ``design`` module registers its ProjectDesign
-        from .background import sweep_register
+        from core.background import sweep_register
+
         from .importing import imports_resume_stale
         from .search import search_backlogs_resume
 
@@ -27,7 +28,4 @@ class AnnotationConfig(AppConfig):
 
         sweep_register("bulk actions failed", bulk_runs_fail_stale)
 
-        from . import (
-            bulk,  # noqa: F401 - registers the ``in_many`` lookup
-            preferences,  # noqa: F401 - copies a person's preferences into the session at sign-in
-        )
+        from . import preferences  # noqa: F401 - copies a person's preferences into the session at sign-in

@@ -25,7 +25,8 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from .background import work_beating, work_claim, work_fail_stale, work_owner_token
+from core.background import work_beating, work_claim, work_fail_stale, work_owner_token
+
 from .models import BulkRun, CurationDecision, Item, Project, Topic
 from .permissions import Role, has_role
 from .services import DecisionRefused, item_close

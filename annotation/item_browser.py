@@ -13,15 +13,13 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from django.db import connection
-from django.db.models import BooleanField, CharField, F, FloatField, Q, QuerySet
+from django.db.models import F, FloatField, Q, QuerySet
 from django.db.models.expressions import RawSQL
-from django.db.models.fields.json import KeyTextTransform
-from django.db.models.functions import Cast
-from django.db.models.lookups import Exact
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext_lazy as _
+
+from core.db.json import json_key_condition
 
 from .models import Item, Judgment, Project
 from .search import search_condition
@@ -236,22 +234,8 @@ def items_matching(project: Project, query: ItemQuery) -> QuerySet[Item]:
 def metadata_condition(key: str, value: str) -> Q:
     """Items whose metadata has ``key`` (with ``value`` if given, as text or as the number it spells).
 
-    On PostgreSQL through containment, which the metadata's GIN index answers."""
-    if connection.vendor != "postgresql":
-        text = Cast(KeyTextTransform(key, "metadata"), output_field=CharField())
-        return Q(metadata__has_key=key) & (Q(Exact(text, value)) if value else Q())
-    # The condition of the partial index (migration 0003), spelled out so the planner can use it.
-    has_metadata = Q(RawSQL('"annotation_item"."metadata" <> \'{}\'::jsonb', [], output_field=BooleanField()))
-    if not value:
-        return has_metadata & Q(metadata__has_key=key)
-    condition = Q(metadata__contains={key: value})
-    for kind in (int, float):
-        try:
-            condition |= Q(metadata__contains={key: kind(value)})
-            break
-        except ValueError:
-            continue
-    return has_metadata & condition
+    On PostgreSQL through containment, which the metadata's partial GIN index answers."""
+    return json_key_condition("metadata", key, value, non_empty_index_of="annotation_item")
 
 
 @dataclass

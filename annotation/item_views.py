@@ -17,6 +17,9 @@ from django.utils.http import urlencode
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from core.polling import poll_response
+from core.spreadsheet import csv_response
+
 from .item_actions import ACTIONS, MAX_ITEMS_PER_ACTION, bulk_perform, bulk_preview
 from .item_browser import (
     COLUMNS,
@@ -31,10 +34,8 @@ from .item_browser import (
 from .item_filters import active_filters
 from .models import BulkRun, Item
 from .permissions import Role, get_project_for_user, has_role
-from .polling import poll_response
 from .saved_views import saved_view_delete, saved_view_save, saved_views_for
 from .search import search_backlog
-from .spreadsheet import csv_response
 
 EXPORT_FIELDS = (
     "id",

@@ -13,7 +13,7 @@ from django.db.models import Exists, OuterRef
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from causalqa_site.compiled import CompiledQuery
+from core.db.compiled import CompiledQuery
 
 from .agreement import item_agreement
 from .designs import design_for, unseen_before_judging
@@ -385,7 +385,7 @@ def _locked_item_and_whether_edited(*, item_id: int, annotator_id: int):
     )
 
 
-# Every submit runs it: compiled once (see causalqa_site.compiled).
+# Every submit runs it: compiled once (see core.db.compiled).
 _LOCKED_ITEM_WITH_EDITS = CompiledQuery(_locked_item_and_whether_edited)
 
 

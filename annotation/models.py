@@ -7,7 +7,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 from django.utils.translation import gettext_lazy as _
 
-from .background import BackgroundWork, WorkProgress
+from core.background import BackgroundWork, WorkProgress
 
 PEARL_LABELS = ["associational", "interventional", "counterfactual"]
 
@@ -444,7 +444,7 @@ class Item(models.Model):
     )
     # Counters of the current round, kept by the queue (annotation.queue) and the judgment services and
     # reset by item_start_round. They let "next item" and the review queue use an index instead of counting
-    # assignments for every candidate. db_default: rows written by COPY (annotation.bulk) get them too.
+    # assignments for every candidate. db_default: rows written by COPY (core.db.bulk) get them too.
     round_assigned = models.PositiveSmallIntegerField(
         default=0, db_default=0, help_text=_("Live assignments (active or submitted) in the current round.")
     )

@@ -3,15 +3,15 @@
 Roles are ordered: annotator < curator < owner. Superusers act as owners everywhere.
 A user who is not a member of a project gets a 404 for it, so its existence does not leak.
 A request authenticated by an API token reaches only the token's projects (``api_token_project_ids``, left on
-the user by ``evaluation.authentication``): any other project is one the caller is not a member of.
+the user by ``core.api.authentication``): any other project is one the caller is not a member of.
 """
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Exists, OuterRef, QuerySet, Subquery
 
-from causalqa_site.compiled import CompiledQuery
+from core.db.compiled import CompiledQuery
+from core.errors import NotFound
 
-from .errors import NotFound
 from .models import Assignment, Item, Membership, Project
 
 Role = Membership.Role
@@ -154,7 +154,7 @@ def _one(queryset: QuerySet):
         return None
 
 
-# The queries every page of the annotator's loop runs, compiled once (see causalqa_site.compiled).
+# The queries every page of the annotator's loop runs, compiled once (see core.db.compiled).
 def _project_with_role(*, slug: str, user_id: int) -> QuerySet[Project]:
     role = Membership.objects.filter(project=OuterRef("pk"), user_id=user_id).values("role")[:1]
     return Project.objects.filter(slug=slug).annotate(member_role=Subquery(role))[:1]

@@ -1,7 +1,7 @@
 """A person's preferences (interface language, single-key shortcuts), kept on their profile.
 
 The session carries a copy, written when they sign in or change a preference, so pages read them without
-a query: ``causalqa_site.middleware.ProfileLanguageMiddleware`` activates the language, the context
+a query: ``core.middleware.ProfileLanguageMiddleware`` activates the language, the context
 processor below tells templates whether shortcuts are on.
 """
 
@@ -11,9 +11,11 @@ from django.core.exceptions import ValidationError
 from django.dispatch import receiver
 from django.utils.translation import gettext as _
 
+from core.middleware import SESSION_LANGUAGE
+
 from .models import Profile
 
-SESSION_LANGUAGE = "profile_language"
+__all__ = ["SESSION_LANGUAGE"]  # the middleware reads it back
 SESSION_SHORTCUTS_OFF = "profile_shortcuts_off"
 
 

@@ -62,9 +62,9 @@ from django.db.models import (
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from causalqa_site.compiled import CompiledQuery
+from core.db.bulk import commit_without_waiting_for_disk
+from core.db.compiled import CompiledQuery
 
-from .bulk import commit_without_waiting_for_disk
 from .designs.base import design_for
 from .models import Assignment, Item, Membership, Project, Topic, item_expertise_tag
 

@@ -19,6 +19,8 @@ from django.db import connection, transaction
 from django.db.models import BooleanField, Q
 from django.db.models.expressions import RawSQL
 
+from core.db.search import stores_text_vectors
+
 from .models import Item, Project
 
 # The text analysed: question, answer and context, as the trigger of migration 0003 spells it.
@@ -34,7 +36,7 @@ CATCH_UP_ROWS = 5_000
 
 
 def uses_vectors() -> bool:
-    return connection.vendor == "postgresql"
+    return stores_text_vectors()
 
 
 def search_condition(project: Project, text: str):

@@ -1,6 +1,7 @@
 from rest_framework import serializers
 
-from .api_strict import StrictInputSerializer, cursor_query_field
+from core.api.strict import StrictInputSerializer, cursor_query_field
+
 from .designs import design_for, unseen_before_judging
 from .models import Item, Judgment, Option, Project
 from .permissions import project_role

@@ -8,7 +8,8 @@ from celery import shared_task
 from django.conf import settings
 from django.utils import timezone
 
-from .background import work_beating, work_claim
+from core.background import work_beating, work_claim
+
 from .importing import ImportRejected, questions_import
 from .models import ImportBatch
 

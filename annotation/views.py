@@ -8,6 +8,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from core.polling import poll_response
+from core.spreadsheet import csv_response
+
 from . import dashboard, queue, selectors
 from .designs import design_for, designs
 from .forms import ImportForm, ProjectCreateForm
@@ -16,9 +19,7 @@ from .importing.mapping import FIELDS, Mapping, MappingError, parse_values
 from .importing.preview import import_file_preview
 from .models import ImportBatch, Item
 from .permissions import Role, get_project_for_user
-from .polling import poll_response
 from .projects import can_create_projects, project_create
-from .spreadsheet import csv_response
 
 
 @login_required

@@ -18,10 +18,11 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.schema import ErrorOutputSerializer
+from core.api.strict import StrictApiMixin, StrictInputSerializer
+
 from . import queue
 from .api_permissions import ProjectRole
-from .api_schema import ErrorOutputSerializer
-from .api_strict import StrictApiMixin, StrictInputSerializer
 from .item_actions import bulk_perform
 from .judging import (
     EDIT_PARTS,

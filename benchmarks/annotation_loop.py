@@ -45,9 +45,9 @@ def build(items: int, annotators: int, seed: int = 3) -> dict:
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from annotation.bulk import fast_insert
     from annotation.importing.funnel import text_key
     from annotation.models import Item, Membership, Option, Project
+    from core.db.bulk import fast_insert
 
     _django.drop_project(SLUG)
     rng = random.Random(seed)
@@ -62,7 +62,7 @@ def build(items: int, annotators: int, seed: int = 3) -> dict:
         now = timezone.now()
         fast_insert(
             Item,
-            # JSON columns go in the rows, already serialised (see annotation.bulk).
+            # JSON columns go in the rows, already serialised (see core.db.bulk).
             [
                 "question",
                 "reference_answer",
@@ -118,7 +118,7 @@ def build(items: int, annotators: int, seed: int = 3) -> dict:
             session = import_module(settings.SESSION_ENGINE).SessionStore()
             session[SESSION_KEY] = str(user.pk)
             # The backend that signs users in (the first one only throttles attempts: it has no get_user).
-            session[BACKEND_SESSION_KEY] = "causalqa_site.auth.UserBackend"
+            session[BACKEND_SESSION_KEY] = "core.db.auth.UserBackend"
             session[HASH_SESSION_KEY] = user.get_session_auth_hash()
             session.create()
             sessions.append(session.session_key)

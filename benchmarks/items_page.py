@@ -35,9 +35,9 @@ def build(items: int, seed: int = 5) -> dict:
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from annotation.bulk import fast_insert
     from annotation.importing.funnel import text_key
     from annotation.models import Item, Membership, Project, Topic
+    from core.db.bulk import fast_insert
 
     _django.drop_project(SLUG)
     rng = random.Random(seed)

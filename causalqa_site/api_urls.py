@@ -4,7 +4,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView
 
-from .api_docs import api_docs
+from core.api.docs import api_docs
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),

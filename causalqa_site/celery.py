@@ -28,8 +28,8 @@ def worker_started(**kwargs) -> None:
 @app.task(name="causalqa.sweep_stale", ignore_result=True)
 def sweep_stale_task() -> dict:
     """Celery beat's periodic sweep: resume or fail the background work whose worker died (every kind's
-    sweep, registered by its app: annotation.background.sweep_register)."""
-    from annotation.background import sweep_stale
+    sweep, registered by its app: core.background.sweep_register)."""
+    from core.background import sweep_stale
 
     return sweep_stale()
 

@@ -83,7 +83,7 @@ def database_from_url(url: str) -> dict:
             },
             "TEST": {"NAME": str(VAR_DIR / "test-db.sqlite3")},
         }
-    config = dj_database_url.parse(url, engine="causalqa_site.postgresql", conn_max_age=conn_max_age)
+    config = dj_database_url.parse(url, engine="core.db.postgresql", conn_max_age=conn_max_age)
     name = config["NAME"] or "postgres"
     config.update(
         NAME=name,
@@ -159,6 +159,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "axes",
+    "core",  # the platform under every app
     "annotation",
     "generation",
     "evaluation",
@@ -172,15 +173,15 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # /healthz and /readyz, answered before host validation and the HTTPS redirect (causalqa_site/health.py).
-    "causalqa_site.health.HealthMiddleware",
-    "causalqa_site.proxy.TrustedProxyMiddleware",  # who the client is, before anything else reads it
+    # /healthz and /readyz, answered before host validation and the HTTPS redirect (core/health.py).
+    "core.health.HealthMiddleware",
+    "core.proxy.TrustedProxyMiddleware",  # who the client is, before anything else reads it
     "django.middleware.security.SecurityMiddleware",
-    "causalqa_site.security.ContentSecurityPolicyMiddleware",
+    "core.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
-    "causalqa_site.middleware.ProfileLanguageMiddleware",
+    "core.middleware.ProfileLanguageMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -188,7 +189,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "axes.middleware.AxesMiddleware",
-    "causalqa_site.middleware.DomainErrorMiddleware",
+    "core.middleware.DomainErrorMiddleware",
 ]
 
 ROOT_URLCONF = "causalqa_site.urls"
@@ -254,9 +255,9 @@ WHITENOISE_USE_FINDERS = True
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 20 * 1024 * 1024
 
-# Database sessions and ModelBackend, each read with one hand-written query (see causalqa_site/auth.py).
-SESSION_ENGINE = "causalqa_site.auth"
-AUTHENTICATION_BACKENDS = ["causalqa_site.throttling.LoginThrottleBackend", "causalqa_site.auth.UserBackend"]
+# Database sessions and ModelBackend, each read with one hand-written query (see core/db/auth.py).
+SESSION_ENGINE = "core.db.auth"
+AUTHENTICATION_BACKENDS = ["core.throttling.LoginThrottleBackend", "core.db.auth.UserBackend"]
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from hx-headers, not the cookie; kept default.
 SECURE_CONTENT_TYPE_NOSNIFF = True
@@ -270,12 +271,12 @@ SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
 SESSION_COOKIE_SECURE = env_bool("SESSION_COOKIE_SECURE", False)
 CSRF_COOKIE_SECURE = env_bool("CSRF_COOKIE_SECURE", False)
 # The TLS proxy in front (addresses or networks, e.g. docker-compose's proxy network): only requests from there may
-# name the client's address (X-Forwarded-For) and scheme (X-Forwarded-Proto); see causalqa_site/proxy.py.
+# name the client's address (X-Forwarded-For) and scheme (X-Forwarded-Proto); see core/proxy.py.
 TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", [])
 _proxy_header = env_list("SECURE_PROXY_SSL_HEADER", [])
 SECURE_PROXY_SSL_HEADER = tuple(_proxy_header) if len(_proxy_header) == 2 else None
 # The pages load nothing from elsewhere (htmx and the styles are vendored); inline styles stay for the plots and
-# the code highlighting. See causalqa_site/security.py.
+# the code highlighting. See core/security.py.
 CONTENT_SECURITY_POLICY = env_str(
     "CONTENT_SECURITY_POLICY",
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
@@ -283,16 +284,16 @@ CONTENT_SECURITY_POLICY = env_str(
     "frame-ancestors 'none'",
 )
 
-# Sign-in throttling (django-axes, see causalqa_site/throttling.py), admin included: an account is locked for the
+# Sign-in throttling (django-axes, see core/throttling.py), admin included: an account is locked for the
 # address that guessed (a stranger cannot lock anybody else out), and an address that fails too often, whatever
 # the accounts, is refused for a while.
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
-AXES_CLIENT_IP_CALLABLE = "causalqa_site.throttling.request_address"
+AXES_CLIENT_IP_CALLABLE = "core.throttling.request_address"
 LOGIN_ADDRESS_FAILURE_LIMIT = env_int("LOGIN_ADDRESS_FAILURE_LIMIT", 30)
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_CALLABLE = "causalqa_site.throttling.login_locked_out"
+AXES_LOCKOUT_CALLABLE = "core.throttling.login_locked_out"
 AXES_VERBOSE = False
 
 # Throttle counters (and anything else cached) live in Redis when there is one, so every worker shares them.
@@ -316,7 +317,7 @@ DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "CausalQA Studio <noreply@loc
 # --- Celery -------------------------------------------------------------------------------
 # With REDIS_URL set, Redis is the broker and result backend. Without it the embedded
 # default uses kombu's filesystem transport and a file result backend: no server needed (both writing each
-# file whole: causalqa_site/broker.py).
+# file whole: core/broker.py).
 REDIS_URL = env_str("REDIS_URL")
 CELERY_DIR = VAR_DIR / "celery"
 if REDIS_URL:
@@ -327,7 +328,7 @@ else:
     for sub in ("queue", "processed", "results", "control"):
         (CELERY_DIR / sub).mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_URL = "filesystem://"
-    CELERY_BROKER_TRANSPORT = "causalqa_site.broker:Transport"
+    CELERY_BROKER_TRANSPORT = "core.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(CELERY_DIR / "queue"),
         "data_folder_out": str(CELERY_DIR / "queue"),
@@ -335,7 +336,7 @@ else:
         "control_folder": str(CELERY_DIR / "control"),
         "store_processed": False,
     }
-    CELERY_RESULT_BACKEND = f"causalqa_site.broker:ResultFiles+file://{CELERY_DIR / 'results'}"
+    CELERY_RESULT_BACKEND = f"core.broker:ResultFiles+file://{CELERY_DIR / 'results'}"
 CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_QUEUE", "causalqa")
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -347,31 +348,33 @@ CELERY_RESULT_EXPIRES = 24 * 3600
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 
 # --- REST framework ------------------------------------------------------------------------
+# What an API token (core.models.ApiToken) is issued for: the projects it reaches.
+API_TOKEN_SCOPE_MODEL = "annotation.Project"
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "evaluation.authentication.ApiTokenAuthentication",
+        "core.api.authentication.ApiTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_SCHEMA_CLASS": "annotation.api_schema.StrictAutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "annotation.api_strict.CheckedCursorPagination",
+    "DEFAULT_SCHEMA_CLASS": "core.api.schema.StrictAutoSchema",
+    "DEFAULT_PAGINATION_CLASS": "core.api.strict.CheckedCursorPagination",
     "DEFAULT_PARSER_CLASSES": [
-        "annotation.api_strict.LimitedDepthJSONParser",
+        "core.api.strict.LimitedDepthJSONParser",
         "rest_framework.parsers.FormParser",
         "rest_framework.parsers.MultiPartParser",
     ],
     # A 429 says when to try again (Retry-After). Per user for tokens and sessions; per address for the anonymous.
     # Counted atomically in the cache (Redis when there is one), so concurrent requests cannot pass together.
     "DEFAULT_THROTTLE_CLASSES": [
-        "causalqa_site.throttling.UserRateThrottle",
-        "causalqa_site.throttling.AnonRateThrottle",
+        "core.throttling.UserRateThrottle",
+        "core.throttling.AnonRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "user": env_str("API_THROTTLE_USER", "1200/minute"),
         "anon": env_str("API_THROTTLE_ANON", "60/minute"),
     },
     "PAGE_SIZE": 100,
-    "EXCEPTION_HANDLER": "causalqa_site.errors.api_exception_handler",
+    "EXCEPTION_HANDLER": "core.error_views.api_exception_handler",
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "CausalQA Studio API",
@@ -424,13 +427,13 @@ GENERATION_QUEUED_STALE_SECONDS = float(env_str("GENERATION_QUEUED_STALE_SECONDS
 # A release build that wrote no progress for this long lost its worker; another worker starts it again.
 RELEASE_STALE_SECONDS = float(env_str("RELEASE_STALE_SECONDS") or 600.0)
 # A running import proves its worker alive this often, from a thread of its own whatever the import is doing
-# (annotation.background.work_beating). After IMPORT_MISSED_HEARTBEATS beats missed in a row the import lost its
+# (core.background.work_beating). After IMPORT_MISSED_HEARTBEATS beats missed in a row the import lost its
 # worker: it is queued again (or fails after a few tries). The stale delay is their product (60 s by default).
 IMPORT_HEARTBEAT_SECONDS = float(env_str("IMPORT_HEARTBEAT_SECONDS") or 10.0)
 IMPORT_MISSED_HEARTBEATS = env_int("IMPORT_MISSED_HEARTBEATS", 6)
-# Run the annotator loop's hot queries compiled once (causalqa_site.compiled); off: the plain ORM.
+# Run the annotator loop's hot queries compiled once (core.db.compiled); off: the plain ORM.
 COMPILED_QUERIES = env_bool("COMPILED_QUERIES", True)
-# How often Celery beat sweeps stale background work (annotation.background.sweep_stale).
+# How often Celery beat sweeps stale background work (core.background.sweep_stale).
 STALE_SWEEP_SECONDS = float(env_str("STALE_SWEEP_SECONDS") or 15.0)
 CELERY_BEAT_SCHEDULE = {"sweep-stale-work": {"task": "causalqa.sweep_stale", "schedule": STALE_SWEEP_SECONDS}}
 CELERY_BEAT_SCHEDULE_FILENAME = str(CELERY_DIR / "beat-schedule")
@@ -444,8 +447,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "filters": {
-        "one_line_403": {"()": "causalqa_site.security.OneLineForbidden"},
-        "quiet_late_draft": {"()": "causalqa_site.security.QuietLateDraft"},
+        "one_line_403": {"()": "core.security.OneLineForbidden"},
+        "quiet_late_draft": {"()": "core.security.QuietLateDraft"},
     },
     "handlers": {
         "console": {

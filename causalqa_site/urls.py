@@ -33,7 +33,7 @@ if settings.DEBUG:
 
     urlpatterns += static_files(settings.MEDIA_URL, document_root=settings.MEDIA_ROOT)
 
-handler400 = "causalqa_site.errors.bad_request"
-handler403 = "causalqa_site.errors.permission_denied"
-handler404 = "causalqa_site.errors.not_found"
-handler500 = "causalqa_site.errors.server_error"
+handler400 = "core.error_views.bad_request"
+handler403 = "core.error_views.permission_denied"
+handler404 = "core.error_views.not_found"
+handler500 = "core.error_views.server_error"

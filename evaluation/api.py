@@ -13,9 +13,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from annotation.api_permissions import ProjectRole
-from annotation.api_schema import ErrorOutputSerializer
-from annotation.api_strict import CheckedCursorPagination, StrictApiMixin
 from annotation.permissions import Role
+from core.api.schema import ErrorOutputSerializer
+from core.api.strict import CheckedCursorPagination, StrictApiMixin
 from generation.selectors import endpoint_named
 
 from .models import Release, ReleaseItem

@@ -8,8 +8,8 @@ class EvaluationConfig(AppConfig):
     def ready(self):
         from django.db.models.signals import post_delete
 
-        from annotation.background import sweep_register
         from annotation.label_models import label_models_register
+        from core.background import sweep_register
 
         from .models import Release
         from .quality.provider import LabelModelsProvider

@@ -1,13 +1,13 @@
 """Gold releases (immutable snapshots with splits) and benchmark runs of models on them."""
 
-from django.conf import settings
 from django.db import models
 from django.db.models import Q
-from django.db.models.fields.json import KeyTransform, KeyTransformFactory
+from django.db.models.fields.json import KeyTransformFactory
 from django.utils.translation import gettext_lazy as _
 
-from annotation.background import BackgroundWork, WorkProgress
 from annotation.models import Item, Project
+from core.background import BackgroundWork, WorkProgress
+from core.db.json import TextJSONKeyTransform
 
 
 def default_split_ratios() -> dict:
@@ -65,16 +65,6 @@ class Release(BackgroundWork, WorkProgress):
         return self.status == self.Status.READY
 
 
-class FrozenKeyTransform(KeyTransform):
-    """``data__key`` on a frozen record: PostgreSQL reads into its text as ``jsonb``."""
-
-    def preprocess_lhs(self, compiler, connection):
-        lhs, params, keys = super().preprocess_lhs(compiler, connection)
-        if connection.vendor == "postgresql":
-            lhs = f"({lhs})::jsonb"
-        return lhs, params, keys
-
-
 class FrozenRecordField(models.JSONField):
     """A frozen record, stored as the JSON text it was frozen as: a text column on both databases.
 
@@ -103,7 +93,7 @@ class FrozenRecordField(models.JSONField):
 
 class FrozenKeyTransformFactory(KeyTransformFactory):
     def __call__(self, *args, **kwargs):
-        return FrozenKeyTransform(self.key_name, *args, **kwargs)
+        return TextJSONKeyTransform(self.key_name, *args, **kwargs)
 
 
 class ReleaseItem(models.Model):
@@ -406,29 +396,3 @@ class Ranking(models.Model):
 
     def __str__(self) -> str:
         return f"ranking of release item {self.release_item_id} (run {self.run_id})"
-
-
-class ApiToken(models.Model):
-    """A personal key for the REST API. It acts as its user only in the projects it was issued for, with the
-    user's role there. Only a SHA-256 of the key is kept: the key is shown once, when it is issued."""
-
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens")
-    projects = models.ManyToManyField(Project, related_name="api_tokens")
-    name = models.CharField(_("name"), max_length=100, blank=True)
-    prefix = models.CharField(max_length=16, help_text=_("The first characters of the key, to recognise it."))
-    key_hash = models.CharField(max_length=64, unique=True)
-    issued_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
-    )
-    created = models.DateTimeField(auto_now_add=True)
-    expires_at = models.DateTimeField(_("expires"))
-    revoked_at = models.DateTimeField(_("revoked"), null=True, blank=True)
-    last_used_at = models.DateTimeField(_("last used"), null=True, blank=True)
-
-    class Meta:
-        verbose_name = _("API token")
-        verbose_name_plural = _("API tokens")
-        ordering = ["-created", "-id"]
-
-    def __str__(self) -> str:
-        return f"{self.prefix}… ({self.user})"

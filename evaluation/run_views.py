@@ -11,7 +11,7 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation.designs import design_for
 from annotation.importing.reasons import reason_translated
 from annotation.permissions import Role, get_project_for_user
-from annotation.polling import poll_response
+from core.polling import poll_response
 from generation import local_models
 from generation.selectors import endpoints_for_project
 

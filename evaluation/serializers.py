@@ -4,7 +4,7 @@ from django.core.validators import RegexValidator
 from django.urls import reverse
 from rest_framework import serializers
 
-from annotation.api_strict import StrictInputSerializer, cursor_query_field
+from core.api.strict import StrictInputSerializer, cursor_query_field
 
 from .agreement import LEVELS
 from .models import Release

@@ -1,4 +1,4 @@
-"""Writes of the evaluation app: cutting releases (API tokens: ``evaluation.tokens``). Pages, the API, tasks and commands
+"""Writes of the evaluation app: cutting releases (issuing API tokens: ``evaluation.tokens``). Pages, the API, tasks and commands
 all call these."""
 
 import logging
@@ -10,8 +10,8 @@ from django.db import transaction
 from django.db.models import F, Max, Q
 from django.utils import timezone, translation
 
-from annotation.background import work_claim, work_heartbeat, work_owner_token
 from annotation.models import Item, Project
+from core.background import work_claim, work_heartbeat, work_owner_token
 
 from .models import Release, ReleaseItem
 from .quality.selectors import release_quality_facts

@@ -2,10 +2,9 @@
 
 A token acts as its user only in the projects it names, with the user's role there
 (``annotation.permissions`` reads the scope the authentication leaves on the user). Pages and commands call
-these services; ``evaluation.authentication`` calls ``token_authenticate``.
+these services; the key, its hash, the revoke and the check of a key are the platform's (``core.api.tokens``).
 """
 
-import hashlib
 import secrets
 from datetime import timedelta
 
@@ -15,23 +14,15 @@ from django.utils.translation import gettext as _
 
 from annotation.models import Membership, Project
 from annotation.permissions import Role, has_role, projects_for_user
+from core.api.tokens import KEY_PREFIX, PREFIX_LENGTH, active_tokens, key_hash, token_revoke
+from core.models import ApiToken
 
-from .models import ApiToken
-
-KEY_PREFIX = "cqa_"
-PREFIX_LENGTH = 12  # "cqa_" and 8 characters of the secret: enough to recognise a key in a list
 EXPIRY_DAYS = (30, 90, 365)
 DEFAULT_EXPIRY_DAYS = 90
-LAST_USED_PRECISION = timedelta(minutes=1)  # one write per token per minute at most
 
 
 class TokenError(Exception):
     """A token cannot be issued; the message says why."""
-
-
-def key_hash(key: str) -> str:
-    # The key is 32 random bytes: a plain SHA-256 is enough (nothing to guess, unlike a password).
-    return hashlib.sha256(key.encode()).hexdigest()
 
 
 def token_key_may_go_to(issuer, member) -> bool:
@@ -99,10 +90,6 @@ def token_issue_for_member(
     return token, key
 
 
-def token_revoke(*, token: ApiToken) -> None:
-    ApiToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
-
-
 @transaction.atomic
 def token_withdraw_project(*, project: Project, member) -> int:
     """An owner takes their project out of every token of ``member``; a token left with no project is revoked.
@@ -113,25 +100,3 @@ def token_withdraw_project(*, project: Project, member) -> int:
         if not token.projects.exists():
             token_revoke(token=token)
     return len(tokens)
-
-
-def active_tokens():
-    return ApiToken.objects.filter(revoked_at__isnull=True, expires_at__gt=timezone.now())
-
-
-def token_authenticate(key: str) -> ApiToken | None:
-    """The live token with this key (its user and scope loaded), or None. Marks when it was last used."""
-    token = (
-        ApiToken.objects.select_related("user")
-        .filter(key_hash=key_hash(key), revoked_at__isnull=True)
-        .prefetch_related("projects")
-        .first()
-    )
-    if token is None:
-        return None
-    now = timezone.now()
-    if token.expires_at <= now:
-        return None
-    if token.last_used_at is None or token.last_used_at < now - LAST_USED_PRECISION:
-        ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
-    return token

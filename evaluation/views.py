@@ -17,11 +17,13 @@ from django.views.decorators.http import require_http_methods, require_POST
 from annotation.designs import design_for
 from annotation.labels import class_label
 from annotation.permissions import Role, get_project_for_user, projects_for_user
-from annotation.polling import poll_response
+from core.api.tokens import active_tokens, token_revoke
+from core.models import ApiToken
+from core.polling import poll_response
 
 from . import plots
 from .forms import AgreementFilterForm, ApiTokenForm, ReleaseForm
-from .models import ApiToken, Release
+from .models import Release
 from .quality.selectors import project_quality
 from .releases.archive import stored_archive
 from .releases.export import ExportError, harness_zip, parse_formats, zip_stream
@@ -45,11 +47,9 @@ from .tokens import (
     DEFAULT_EXPIRY_DAYS,
     EXPIRY_DAYS,
     TokenError,
-    active_tokens,
     token_issue,
     token_issue_for_member,
     token_key_may_go_to,
-    token_revoke,
     token_withdraw_project,
 )
 

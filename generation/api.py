@@ -6,8 +6,8 @@ from rest_framework import generics, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from annotation.api_strict import CheckedCursorPagination, StrictApiMixin
 from annotation.permissions import Role, get_project_for_user
+from core.api.strict import CheckedCursorPagination, StrictApiMixin
 
 from . import selectors
 from .kinds import job_kind as job_kind_for

@@ -9,7 +9,7 @@ class GenerationConfig(AppConfig):
     def ready(self):
         from django.utils.module_loading import autodiscover_modules
 
-        from annotation.background import sweep_register
+        from core.background import sweep_register
 
         from .item_actions import register_actions
 

@@ -11,8 +11,8 @@ from django.db.models import F, Q
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
-from annotation.background import BackgroundWork, WorkProgress
 from annotation.models import Item, Project
+from core.background import BackgroundWork, WorkProgress
 
 # Only variables named like API keys may be named, so an endpoint cannot be pointed at
 # SECRET_KEY, DATABASE_URL or any other secret of the site and send it to a server.

@@ -2,9 +2,9 @@
 
 from django.db.models import Q, QuerySet
 
-from annotation.errors import NotFound
 from annotation.models import Item, Project
 from annotation.permissions import get_project_for_user
+from core.errors import NotFound
 
 from .models import GenerationJob, LLMCall, ModelEndpoint, ProjectGenerationSettings
 from .services.work import ANSWERABLE, call_readers, items_needing_distractors

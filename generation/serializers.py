@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from annotation.api_strict import StrictInputSerializer
+from core.api.strict import StrictInputSerializer
 
 from .kinds import job_kinds
 from .models import GenerationJob, LLMCall, ModelEndpoint, PromptTemplate

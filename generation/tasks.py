@@ -1,4 +1,4 @@
-"""Celery tasks of the generation app (stale jobs are resumed by the periodic sweep: annotation.background)."""
+"""Celery tasks of the generation app (stale jobs are resumed by the periodic sweep: core.background)."""
 
 import logging
 

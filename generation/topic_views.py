@@ -13,7 +13,6 @@ from django.views.decorators.http import require_POST
 from annotation.labels import class_label
 from annotation.models import Item, Topic
 from annotation.permissions import Role, get_project_for_user, has_role
-from annotation.polling import poll_response
 from annotation.topics import (
     class_targets_set,
     class_targets_set_table,
@@ -22,6 +21,7 @@ from annotation.topics import (
     topics_merge,
     topics_select,
 )
+from core.polling import poll_response
 
 from . import local_models, selectors
 from .models import NearDuplicate, TopicRun

@@ -8,8 +8,8 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
 from annotation.permissions import Role, get_project_for_user
-from annotation.polling import poll_response
 from annotation.selectors import class_status_table
+from core.polling import poll_response
 
 from . import selectors
 from .forms import EndpointForm, RevisionSettingsForm

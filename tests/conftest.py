@@ -64,7 +64,7 @@ def checkpoints_finished():
     to a thread of its own (``wal_checkpoints_aside(wait=False)``): it ends before the next test, which may count
     the threads it starts itself."""
     yield
-    from annotation.bulk import CHECKPOINT_THREAD
+    from core.db.bulk import CHECKPOINT_THREAD
 
     for thread in threading.enumerate():
         if thread.name == CHECKPOINT_THREAD:

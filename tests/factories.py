@@ -61,8 +61,8 @@ def api_token_key(user, projects=None) -> str:
     from django.utils import timezone
 
     from annotation.permissions import projects_for_user
-    from evaluation.models import ApiToken
-    from evaluation.tokens import KEY_PREFIX, PREFIX_LENGTH, key_hash
+    from core.api.tokens import KEY_PREFIX, PREFIX_LENGTH, key_hash
+    from core.models import ApiToken
 
     if projects is None and "_test_api_key" in user.__dict__:
         return user.__dict__["_test_api_key"]

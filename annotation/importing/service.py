@@ -10,13 +10,21 @@ from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F, Min, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
+from core.db.bulk import (
+    ReservedIds,
+    batches,
+    fast_insert,
+    gc_paused,
+    one_writer_at_a_time,
+    wal_checkpoints_aside,
+)
+
 from .. import services  # the package, not its names: annotation.services reads importing.funnel
-from ..bulk import ReservedIds, batches, fast_insert, gc_paused, wal_checkpoints_aside
 from ..designs import design_for
 from ..models import DroppedRow, ImportBatch, Item, Project, Topic
 from .chunks import KeyIndex, Spool, digests, id_digest
@@ -125,7 +133,7 @@ def questions_import(
             scan = _Scan(spool_memory, errors, length_bounds_on, skip_invalid)
             stack.callback(scan.close)
             chunks = checked_rows()
-            if table.format in READ_FIRST_FORMATS and connection.vendor == "sqlite":
+            if table.format in READ_FIRST_FORMATS and one_writer_at_a_time():
                 chunks = _read_first(chunks, stack.enter_context(closing(Spool(spool_memory))))
             # The import is done when its transaction commits; the log's copy into the database file after it is
             # left to a thread of its own (``wal_checkpoints_aside``, on SQLite).
@@ -318,7 +326,7 @@ WRITING_POLL_SECONDS = 0.5
 
 def _committed_chunks(items):
     """``items`` in the pieces that each commit on their own (outside any transaction: autocommit)."""
-    if connection.vendor == "sqlite":
+    if one_writer_at_a_time():
         yield items  # each batch's INSERT commits by itself, while the next batch is made in a second thread
         return
     yield from batches(items, WRITE_CHUNK_ROWS)
@@ -851,7 +859,7 @@ def _reject(
         remember(batch.project, QUESTIONS, mapping.as_dict())
 
 
-# --- the import's life in the background (annotation.background) ----------------------------------------
+# --- the import's life in the background (core.background) ----------------------------------------
 
 MAX_RESUMES = 3  # a file whose import killed its worker this often fails, with a reason, instead of looping
 
@@ -902,7 +910,7 @@ def imports_resume_stale() -> list[int]:
     again."""
     from django.conf import settings
 
-    from ..background import work_fail_stale, work_requeue_stale
+    from core.background import work_fail_stale, work_requeue_stale
 
     now = timezone.now()
     stale_before = now - timedelta(seconds=import_stale_seconds())

@@ -16,7 +16,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from ..bulk import fast_insert, fast_update
+from core.db.bulk import fast_insert, fast_update
+
 from ..models import Assignment, CurationDecision, Item, Revision
 from ..signals import revision_requested
 from .revisions import _ensure_first_revision, item_snapshot

@@ -18,7 +18,8 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from ..bulk import fast_insert
+from core.db.bulk import fast_insert
+
 from ..importing.funnel import text_key
 from ..models import CurationDecision, Item, Option, Project, Revision
 from ..search import next_item_id, search_backlog_mark, uses_vectors, vectors_fill

@@ -14,12 +14,12 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from causalqa_site.compiled import CompiledQuery
+from core.db.bulk import fast_insert, fast_update
+from core.db.compiled import CompiledQuery
 
-from ..bulk import fast_insert, fast_update
 from ..models import Item, Option, Revision
 
-# Every edit locks its item with this (compiled once, see causalqa_site.compiled).
+# Every edit locks its item with this (compiled once, see core.db.compiled).
 _LOCKED_ITEM = CompiledQuery(lambda *, item_id: Item.objects.select_for_update().filter(pk=item_id)[:1])
 
 EDITABLE_FIELDS = ("question", "context", "reference_answer", "causal_class")

@@ -22,10 +22,10 @@ from django.db import transaction
 from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
-from annotation.bulk import fast_update
 from annotation.models import Assignment, Item, ItemGroup, Judgment, Membership, Project
 from annotation.queue import items_recount_rounds
 from annotation.services import items_close
+from core.db.bulk import fast_update
 
 from .design import RATING, direction_of, unrelated_rule
 

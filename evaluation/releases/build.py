@@ -15,9 +15,9 @@ from django.db.models import Count, Q, TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from annotation.bulk import StreamedInsert, gc_paused, read_ahead, wal_checkpoints_aside
 from annotation.designs import design_for
 from annotation.models import ImportBatch, Item, ItemGroup, Membership, Option, Revision, Topic
+from core.db.bulk import StreamedInsert, gc_paused, read_ahead, wal_checkpoints_aside
 
 from ..models import Release, ReleaseItem
 from ..selectors.releases import release_split_texts

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from annotation.bulk import gc_paused
 from annotation.designs import ExportFile, design_for
-from annotation.spreadsheet import FORMULA_PREFIXES, csv_lines
+from core.db.bulk import gc_paused
+from core.spreadsheet import FORMULA_PREFIXES, csv_lines
 
 from ..selectors.releases import release_split_texts
 from .card import FORMATS, data_path, render_card
@@ -142,7 +142,7 @@ class _JsonlWriter:
         pass
 
 
-# annotation.spreadsheet.neutralise_formula, applied to whole columns at once: a cell that starts with
+# core.spreadsheet.neutralise_formula, applied to whole columns at once: a cell that starts with
 # one of FORMULA_PREFIXES gets a leading "'" (tests check both give the same text).
 _FORMULA_START = (
     "^[" + "".join("\\" + prefix if prefix in "-\\^]" else prefix for prefix in FORMULA_PREFIXES) + "]"

@@ -17,7 +17,7 @@ from django.utils.translation import gettext as _
 
 from annotation.designs import design_for
 from annotation.models import Judgment
-from annotation.spreadsheet import csv_lines
+from core.spreadsheet import csv_lines
 
 from .. import plots
 from ..agreement.statistics import krippendorff_alpha

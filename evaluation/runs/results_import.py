@@ -15,14 +15,14 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
-from annotation.background import (
+from annotation.importing.service import import_stale_seconds
+from core.background import (
     work_beating,
     work_claim,
     work_fail_stale,
     work_heartbeat,
     work_requeue_stale,
 )
-from annotation.importing.service import import_stale_seconds
 
 from ..models import ResultsImport
 from .imported import ResultFile, ResultsRejected, run_import_results

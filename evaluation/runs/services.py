@@ -20,7 +20,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from annotation.background import work_claim, work_requeue_stale
+from core.background import work_cancel, work_claim, work_requeue_stale
 from generation.local_models import LocalModelUnavailable, model_dir_allowed, while_beating
 from generation.models import GenerationJob, ModelEndpoint, PromptTemplate
 from generation.services import (
@@ -244,11 +244,7 @@ def run_claim(*, run_id: int, owner: str) -> bool:
 
 def run_cancel(*, run: EvalRun) -> EvalRun:
     """A queued run ends at once; a running one stops its jobs, which stop making calls at their next check."""
-    now = timezone.now()
-    EvalRun.objects.filter(pk=run.pk, status=Status.QUEUED).update(
-        status=Status.CANCELLED, cancel_requested=True, finished_at=now
-    )
-    EvalRun.objects.filter(pk=run.pk, status=Status.RUNNING).update(cancel_requested=True)
+    work_cancel(EvalRun, pk=run.pk, queued=Status.QUEUED, running=Status.RUNNING, cancelled=Status.CANCELLED)
     for job in run.jobs.exclude(status__in=FINISHED_JOBS):
         job_cancel(job=job)
     run.refresh_from_db()

@@ -10,8 +10,8 @@ nothing is dropped silently.
 import copy
 import random
 
-from annotation.bulk import fast_insert
 from annotation.designs import design_for
+from core.db.bulk import fast_insert
 from generation.kinds import CallKind, call_kind_register
 from generation.models import LLMCall
 from generation.services.work import Applied, Work

@@ -8,8 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.db import connection
-from django.db.models import Count, Max, QuerySet, TextField
+from django.db.models import Count, Exists, Max, OuterRef, QuerySet, TextField
 from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 from django.utils.translation import get_language
@@ -18,6 +17,7 @@ from django.utils.translation import gettext as _
 from annotation.designs import design_for
 from annotation.labels import criterion_label
 from annotation.models import Item, Judgment, Project
+from core.db.json import json_object_keys
 
 from ..agreement import AgreementSummary, Bootstrap, RatingTable, agreement_summary
 from ..agreement.table import MISSING
@@ -117,30 +117,15 @@ def agreement_breakdowns(project: Project, state: "JudgmentsState | None" = None
     return options
 
 
-# The keys of the judged items' metadata, listed by the database: reading every item's metadata into Python
-# cost ExpliCa's page a tenth of a second each time a judgment arrived.
-_METADATA_KEYS_SQL = {
-    "sqlite": (
-        "SELECT DISTINCT entry.key FROM {item} AS item, json_each(item.metadata) AS entry "
-        "WHERE item.project_id = %s AND json_type(item.metadata) = 'object' "
-        "AND EXISTS (SELECT 1 FROM {judgment} AS judgment WHERE judgment.item_id = item.id)"
-    ),
-    "postgresql": (
-        "SELECT DISTINCT jsonb_object_keys(item.metadata) FROM {item} AS item "
-        "WHERE item.project_id = %s AND jsonb_typeof(item.metadata) = 'object' "
-        "AND EXISTS (SELECT 1 FROM {judgment} AS judgment WHERE judgment.item_id = item.id)"
-    ),
-}
-
-
 def _judged_metadata_keys(project: Project) -> set[str]:
-    sql = _METADATA_KEYS_SQL.get(connection.vendor)
-    if sql is not None:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                sql.format(item=Item._meta.db_table, judgment=Judgment._meta.db_table), [project.pk]
-            )
-            return {str(key) for (key,) in cursor.fetchall()}
+    # Listed by the database where it can: reading every item's metadata into Python cost ExpliCa's page a
+    # tenth of a second each time a judgment arrived.
+    judged_items = Item.objects.filter(project=project).filter(
+        Exists(Judgment.objects.filter(item=OuterRef("pk")))
+    )
+    listed = json_object_keys(judged_items, "metadata")
+    if listed is not None:
+        return listed
     judged = Item.objects.filter(project=project, judgments__isnull=False).exclude(metadata={}).distinct()
     keys = set()
     for metadata in judged.values_list("metadata", flat=True)[:_METADATA_SCAN]:

@@ -5,8 +5,8 @@ from collections.abc import Iterator
 from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
 
-from annotation.errors import NotFound
 from annotation.models import Project
+from core.errors import NotFound
 
 from ..models import Release, ReleaseItem
 

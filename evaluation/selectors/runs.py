@@ -6,8 +6,8 @@ from decimal import Decimal
 from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import Trim
 
-from annotation.errors import NotFound
 from annotation.models import Project
+from core.errors import NotFound
 
 from ..models import EvalRun
 

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     import httpx
     import openai
 
+from core.http import transport_through
+
 from .guard import AddressPolicy, GuardedBackend, refused_cause
 from .parsing import NoJSONFound, coerce_root, extract_json, validation_error
 from .prompts import build_messages
@@ -170,9 +172,9 @@ class LLMClient:
             limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
             guarded = {}
             if self._address_policy is not None:
-                transport = httpx.HTTPTransport(limits=limits, verify=self._tls, trust_env=False)
-                # httpx has no argument for httpcore's network backend; the pool reads it on every new connection.
-                transport._pool._network_backend = GuardedBackend(self._address_policy)
+                transport = transport_through(
+                    GuardedBackend(self._address_policy), limits=limits, verify=self._tls, trust_env=False
+                )
                 guarded = {"transport": transport, "trust_env": False}  # no proxy from the environment either
             http = httpx.Client(
                 timeout=httpx.Timeout(self.config.timeout, connect=min(self.config.timeout, 10.0)),

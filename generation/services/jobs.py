@@ -8,8 +8,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from annotation.background import work_claim, work_owner_token, work_requeue_stale
 from annotation.models import CurationDecision, Item, Judgment, Project
+from core.background import work_cancel, work_claim, work_owner_token, work_requeue_stale
 
 from .. import selectors
 from ..models import GenerationJob, LLMCall, ModelEndpoint, ProjectGenerationSettings, PromptTemplate
@@ -301,11 +301,9 @@ def job_claim(*, job_id: int, owner: str) -> bool:
 
 def job_cancel(*, job: GenerationJob) -> GenerationJob:
     """A queued job ends at once; a running one stops making new calls at its next check."""
-    now = timezone.now()
-    GenerationJob.objects.filter(pk=job.pk, status=Status.QUEUED).update(
-        status=Status.CANCELLED, cancel_requested=True, finished_at=now
+    work_cancel(
+        GenerationJob, pk=job.pk, queued=Status.QUEUED, running=Status.RUNNING, cancelled=Status.CANCELLED
     )
-    GenerationJob.objects.filter(pk=job.pk, status=Status.RUNNING).update(cancel_requested=True)
     job.refresh_from_db()
     return job
 

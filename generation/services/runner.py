@@ -21,7 +21,7 @@ from django.db import OperationalError, transaction
 from django.db.models import Count, Q, Sum
 from django.utils import timezone
 
-from annotation.bulk import fast_insert, fast_update
+from core.db.bulk import fast_insert, fast_update
 
 from ..llm import CallResult, LLMClient, PromptRequest, render
 from ..models import GenerationJob, LLMCall, PromptTemplate

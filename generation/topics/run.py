@@ -19,8 +19,8 @@ from django.db import transaction
 from django.db.models import Count
 from django.utils import timezone
 
-from annotation.background import work_claim, work_fail_stale, work_owner_token
 from annotation.models import Item, Project, Topic
+from core.background import work_claim, work_fail_stale, work_owner_token
 
 from ..models import NearDuplicate, TopicRun
 from ..services.jobs import JobInvalid

@@ -1,4 +1,4 @@
-"""One lifecycle for background work (annotation.background): claims, heartbeats and the periodic sweep.
+"""One lifecycle for background work (core.background): claims, heartbeats and the periodic sweep.
 
 Imports share it with jobs, topic runs, releases and benchmark runs: an import whose worker died no longer
 stays "running" forever; the sweep queues it again (its writing is one transaction: nothing half-written), and
@@ -16,10 +16,10 @@ from django.db import connections
 from django.urls import reverse
 from django.utils import timezone
 
-from annotation.background import sweep_stale, work_claim, work_heartbeat
 from annotation.importing import service as importing
 from annotation.models import ImportBatch, Item
 from annotation.tasks import import_questions_task
+from core.background import sweep_stale, work_claim, work_heartbeat
 
 pytestmark = pytest.mark.django_db
 
@@ -95,8 +95,8 @@ def test_a_queued_import_nobody_picked_up_is_sent_again(project, sent):
 
 
 def test_the_sweep_is_one_periodic_task_of_celery_beat_covering_every_kind_of_work():
-    from annotation.background import _SWEEPS
     from causalqa_site.celery import app
+    from core.background import _SWEEPS
 
     schedule = settings.CELERY_BEAT_SCHEDULE["sweep-stale-work"]
     assert schedule["task"] == "causalqa.sweep_stale" and schedule["task"] in app.tasks
@@ -113,7 +113,7 @@ def test_the_sweep_is_one_periodic_task_of_celery_beat_covering_every_kind_of_wo
 
 
 def test_a_failing_sweep_does_not_stop_the_others(monkeypatch, project, sent):
-    from annotation import background
+    from core import background
 
     def broken():
         raise RuntimeError("database hiccup")
@@ -127,8 +127,8 @@ def test_a_failing_sweep_does_not_stop_the_others(monkeypatch, project, sent):
 
 
 def test_the_six_kinds_of_work_share_one_model_mixin_and_its_field_names():
-    from annotation.background import BackgroundWork, WorkProgress
     from annotation.models import BulkRun
+    from core.background import BackgroundWork, WorkProgress
     from evaluation.models import EvalRun, Release
     from generation.models import GenerationJob, TopicRun
 

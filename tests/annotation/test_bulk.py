@@ -1,4 +1,4 @@
-"""Bulk inserts and updates (annotation.bulk): on SQLite a large insert leaves statistics for the query planner;
+"""Bulk inserts and updates (core.db.bulk): on SQLite a large insert leaves statistics for the query planner;
 a large update (by COPY into a scratch table on PostgreSQL) writes what the row-by-row one writes."""
 
 import json
@@ -11,9 +11,9 @@ import pytest
 from django.db import connection, transaction
 from django.utils import timezone
 
-from annotation import bulk
-from annotation.bulk import fast_insert, fast_update
 from annotation.models import Item
+from core.db import bulk
+from core.db.bulk import fast_insert, fast_update
 from tests.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db

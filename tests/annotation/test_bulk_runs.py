@@ -9,9 +9,9 @@ from django.urls import reverse
 from django.utils import timezone
 
 from annotation import item_actions
-from annotation.background import sweep_stale
 from annotation.models import BulkRun, CurationDecision, Item
 from annotation.tasks import bulk_run_task
+from core.background import sweep_stale
 from tests.factories import ItemFactory, api_token_key
 
 pytestmark = pytest.mark.django_db

@@ -78,7 +78,7 @@ def test_a_draft_arriving_just_after_the_submit_is_refused_without_a_warning_in_
 ):
     import logging
 
-    from causalqa_site.security import QuietLateDraft
+    from core.security import QuietLateDraft
 
     ItemFactory(project=project)
     assignment = assignment_next(project=project, annotator=annotator)

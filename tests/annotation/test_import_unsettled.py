@@ -37,7 +37,7 @@ def _csv(count: int, prefix: str = "q") -> bytes:
 def test_an_import_that_fails_after_chunks_committed_leaves_the_project_as_before(project, monkeypatch):
     monkeypatch.setattr(import_service, "CHUNK_ROWS", 100)
     monkeypatch.setattr(import_service, "WRITE_CHUNK_ROWS", 100)
-    monkeypatch.setattr("annotation.bulk.SQLITE_BATCH_ROWS", 100)
+    monkeypatch.setattr("core.db.bulk.SQLITE_BATCH_ROWS", 100)
     before = questions_import(project=project, data=_csv(50, "old"), filename="old.csv")
     assert before.status == ImportBatch.Status.DONE
     items_before = sorted(Item.objects.filter(project=project).values_list("pk", "question"))
@@ -82,7 +82,7 @@ def test_an_import_that_fails_after_chunks_committed_leaves_the_project_as_befor
 @pytest.mark.django_db(transaction=True)
 def test_a_rejected_file_leaves_nothing_of_the_chunks_written_before_its_first_error(project, monkeypatch):
     monkeypatch.setattr(import_service, "CHUNK_ROWS", 100)
-    monkeypatch.setattr("annotation.bulk.SQLITE_BATCH_ROWS", 100)
+    monkeypatch.setattr("core.db.bulk.SQLITE_BATCH_ROWS", 100)
     data = _csv(600) + b"bad,,,\n"  # the last row has no question: the file is refused whole
     with pytest.raises(ImportRejected):
         questions_import(project=project, data=data, filename="bad.csv")

@@ -7,8 +7,8 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Membership
-from evaluation.models import ApiToken
-from evaluation.tokens import key_hash
+from core.api.tokens import key_hash
+from core.models import ApiToken
 from tests.factories import ProjectFactory
 
 pytestmark = pytest.mark.django_db

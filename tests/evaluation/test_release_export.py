@@ -86,7 +86,7 @@ def test_csv_cells_that_would_run_as_formulas_are_neutralised(release, tmp_path)
 def test_whole_columns_are_neutralised_exactly_like_single_cells():
     import pyarrow as pa
 
-    from annotation.spreadsheet import neutralise_formula
+    from core.spreadsheet import neutralise_formula
     from evaluation.releases.export import neutralise_column
 
     cells = [

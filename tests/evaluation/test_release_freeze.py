@@ -178,7 +178,7 @@ def test_the_streamed_checksum_is_the_checksum_of_what_was_stored(project):
 def test_a_build_outside_any_transaction_freezes_the_same_release(project, monkeypatch):
     """A worker builds outside any transaction: on PostgreSQL the records then stream through a second
     connection's COPY (``StreamedInsert``) while the first reads the next items. Same checksum, same splits."""
-    from annotation import bulk
+    from core.db import bulk
 
     copies = []
     open_copy = bulk.StreamedInsert._open_copy

@@ -9,7 +9,7 @@ def fresh_counters(monkeypatch):
     """Sign-in and API counters of each test apart from every other's, in a shared Redis as in the local cache."""
     import uuid
 
-    from causalqa_site import counters
+    from core import counters
 
     monkeypatch.setattr(counters, "NAMESPACE", f"count-{uuid.uuid4().hex}")
 

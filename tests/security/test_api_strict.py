@@ -7,7 +7,7 @@ import json
 import pytest
 from drf_spectacular.generators import EndpointEnumerator
 
-from annotation.api_strict import StrictApiMixin
+from core.api.strict import StrictApiMixin
 from tests.factories import ItemFactory, api_token_key
 
 pytestmark = pytest.mark.django_db

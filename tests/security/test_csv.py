@@ -9,7 +9,7 @@ from django.urls import get_resolver, reverse
 
 from annotation.importing import questions_import
 from annotation.models import Item
-from annotation.spreadsheet import FORMULA_PREFIXES
+from core.spreadsheet import FORMULA_PREFIXES
 from evaluation.runs.report import Table
 from evaluation.runs.services import run_create
 from tests.evaluation.runs import mc_items, release_of, run_here

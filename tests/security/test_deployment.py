@@ -17,7 +17,7 @@ from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
-from causalqa_site.security import OneLineForbidden
+from core.security import OneLineForbidden
 from tests.factories import PASSWORD, UserFactory
 
 ROOT = Path(settings.BASE_DIR)

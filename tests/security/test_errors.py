@@ -206,12 +206,12 @@ def test_unknown_body_fields_are_refused_when_starting_a_job(project, client, cu
 
 
 def test_selectors_raise_the_domain_not_found_and_each_door_answers_404(project, client, curator):
-    """Selectors raise ``annotation.errors.NotFound`` (no HTTP in the domain); pages and the API map it to a
+    """Selectors raise ``core.errors.NotFound`` (no HTTP in the domain); pages and the API map it to a
     404 in one place each, with the selector's message in the API's body."""
     from django.http import Http404
 
-    from annotation.errors import NotFound
     from annotation.permissions import get_item_for_user, get_project_for_user
+    from core.errors import NotFound
     from evaluation.selectors.releases import release_for_user
     from generation.selectors import job_for_project
 

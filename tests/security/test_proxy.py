@@ -5,7 +5,7 @@ import pytest
 from django.test import override_settings
 from django.urls import reverse
 
-from causalqa_site.proxy import client_address
+from core.proxy import client_address
 from tests.factories import PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db

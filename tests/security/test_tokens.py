@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from annotation.models import Membership
-from evaluation.models import ApiToken
+from core.models import ApiToken
 from evaluation.tokens import TokenError, token_issue
 from tests.factories import ProjectFactory, UserFactory, api_token_key
 

@@ -1,4 +1,4 @@
-"""Sessions and users are read with hand-written queries (causalqa_site/auth.py): the same rules as Django's."""
+"""Sessions and users are read with hand-written queries (core/db/auth.py): the same rules as Django's."""
 
 import pytest
 from django.conf import settings
@@ -7,7 +7,7 @@ from django.contrib.sessions.backends.db import SessionStore as DjangoSessionSto
 from django.contrib.sessions.models import Session
 from django.utils import timezone
 
-from causalqa_site.auth import SessionStore, UserBackend
+from core.db.auth import SessionStore, UserBackend
 
 pytestmark = pytest.mark.django_db
 

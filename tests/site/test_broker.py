@@ -1,4 +1,4 @@
-"""The embedded default's broker and result store on the filesystem write each file whole (causalqa_site.broker).
+"""The embedded default's broker and result store on the filesystem write each file whole (core.broker).
 
 kombu's own filesystem transport creates a message's file before writing it; a worker polling the folder in
 between read an empty message and stopped ("Unrecoverable error: JSONDecodeError"). With the second test's
@@ -15,11 +15,11 @@ from queue import Empty
 
 from kombu import Connection
 
-from causalqa_site import broker
 from causalqa_site.celery import app
+from core import broker
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-TRANSPORT = "causalqa_site.broker:Transport"
+TRANSPORT = "core.broker:Transport"
 
 
 def folders(root) -> dict:
@@ -110,4 +110,4 @@ def test_the_embedded_default_uses_them():
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True
     )
-    assert out.stdout.split() == ["causalqa_site.broker", "ResultFiles"]
+    assert out.stdout.split() == ["core.broker", "ResultFiles"]

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from annotation.models import Assignment, Item, Option, item_expertise_tag
 from annotation.queue import assignment_next
-from causalqa_site.compiled import CompiledQuery
+from core.db.compiled import CompiledQuery
 from tests.factories import ItemFactory
 
 pytestmark = pytest.mark.django_db

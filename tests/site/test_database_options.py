@@ -74,7 +74,7 @@ def test_a_statement_run_again_and_again_is_planned_once_on_postgresql():
 def test_more_values_than_the_protocol_carries_are_bound_in_the_client():
     """A filter or a cascade over a 100,000-item project sends more than 65,535 values in one statement."""
     postgresql_only()
-    from causalqa_site.postgresql.base import ServerBindingCursor
+    from core.db.postgresql.base import ServerBindingCursor
 
     project = Project.objects.create(name="Long lists", slug="long-lists")
     items = Item.objects.bulk_create(
@@ -93,7 +93,7 @@ def test_more_values_than_the_protocol_carries_are_bound_in_the_client():
 def test_the_url_s_parts_and_its_other_options_reach_the_connection():
     config = database_from_url("postgresql://causalqa:p%40ss@db.internal:6432/studio?sslmode=require")
     assert (config["ENGINE"], config["NAME"], config["USER"], config["PASSWORD"]) == (
-        "causalqa_site.postgresql",
+        "core.db.postgresql",
         "studio",
         "causalqa",
         "p@ss",

@@ -3,7 +3,7 @@
 import pytest
 from django.test import Client, override_settings
 
-from causalqa_site import health
+from core import health
 
 
 def test_healthz_answers_without_touching_the_database():

@@ -2,8 +2,8 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.errors import NotFound
 from annotation.management.lookup import project_or_error
+from core.errors import NotFound
 from evaluation.models import EvalRun
 from evaluation.runs.options import RUN_BOUNDS, RUN_OPTIONS
 from evaluation.runs.report import report_tables

@@ -4,8 +4,8 @@ lm-evaluation-harness and Inspect tasks (``--format lm-eval`` or ``--format insp
 from django.core.management.base import BaseCommand, CommandError
 from tqdm import tqdm
 
-from annotation.errors import NotFound
 from annotation.management.lookup import project_or_error
+from core.errors import NotFound
 from evaluation.releases.export import ExportError, export_release, parse_export_formats
 from evaluation.selectors import release_for_user
 

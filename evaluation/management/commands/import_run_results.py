@@ -5,8 +5,8 @@ from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.errors import NotFound
 from annotation.management.lookup import project_or_error
+from core.errors import NotFound
 from evaluation.models import EvalRun, ReleaseItem, ResultsImport
 from evaluation.runs.imported import KINDS, KNOWN, POLICIES, ResultError
 from evaluation.runs.report import report_tables

@@ -6,8 +6,8 @@ line, or whose card changed since (the project renamed): their downloads stream 
 
 from django.core.management.base import BaseCommand, CommandError
 
-from annotation.errors import NotFound
 from annotation.management.lookup import project_or_error
+from core.errors import NotFound
 from evaluation.models import Release
 from evaluation.releases.archive import kept_archive, release_archive_store
 from evaluation.selectors import release_for_user

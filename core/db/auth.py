@@ -38,7 +38,7 @@ def row_fetch(model: type[models.Model], where: str, params: list) -> models.Mod
 
 
 class SessionStore(db.SessionStore):
-    """Django's database sessions (``SESSION_ENGINE = "causalqa_site.auth"``), read with one prepared query."""
+    """Django's database sessions (``SESSION_ENGINE = "core.db.auth"``), read with one prepared query."""
 
     def _get_session_from_db(self):
         connection = connections[router.db_for_read(self.model)]

@@ -1,5 +1,5 @@
 """Errors of the domain that every app raises and every door maps: pages and the API answer 404 for
-``NotFound`` (``causalqa_site.middleware.DomainErrorMiddleware`` and ``causalqa_site.errors.api_exception_handler``),
+``NotFound`` (``core.middleware.DomainErrorMiddleware`` and ``core.error_views.api_exception_handler``),
 commands print its message. Selectors and services raise these, never ``django.http.Http404``."""
 
 

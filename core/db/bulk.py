@@ -764,3 +764,9 @@ class ReservedIds:
         if self.side is not None:
             self.side.close()
             self.side = None
+
+
+def one_writer_at_a_time(using: str = "default") -> bool:
+    """Whether the database lets one transaction write at a time (SQLite): a writer that reads slowly inside
+    its transaction then holds back every other write, so it reads first."""
+    return connections[using].vendor == "sqlite"

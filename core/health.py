@@ -46,7 +46,8 @@ def check_migrations() -> str | None:
 
 
 def check_broker() -> str | None:
-    from causalqa_site.celery import app
+    # The site's app (causalqa_site.celery), made the current one when the site package loads.
+    from celery import current_app as app
 
     try:
         with app.connection_for_write() as conn:

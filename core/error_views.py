@@ -4,7 +4,7 @@ from django.http import Http404, JsonResponse
 from django.views import defaults
 from rest_framework.views import exception_handler
 
-from annotation.errors import NotFound
+from core.errors import NotFound
 
 
 def api_not_found(request, path=""):

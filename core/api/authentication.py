@@ -1,4 +1,4 @@
-"""DRF authentication by the hashed, per-project API tokens of ``evaluation.tokens``.
+"""DRF authentication by the hashed, per-project API tokens of ``core.api.tokens``.
 
 The header stays ``Authorization: Token <key>``. The user it returns carries the token's projects as
 ``api_token_project_ids``: ``annotation.permissions`` then treats every other project as one the caller is
@@ -9,7 +9,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import AuthenticationFailed
 
-from .tokens import token_authenticate
+from core.api.tokens import token_authenticate
 
 
 class ApiTokenAuthentication(TokenAuthentication):

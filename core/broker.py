@@ -8,8 +8,8 @@ callers polling them. Here both write under a temporary name neither reader look
 and rename the file into place when it is complete: a rename within one folder is atomic, so a reader finds a
 whole file or none.
 
-``settings`` selects them: ``CELERY_BROKER_TRANSPORT = "causalqa_site.broker:Transport"`` and
-``CELERY_RESULT_BACKEND = "causalqa_site.broker:ResultFiles+file://<folder>"``.
+``settings`` selects them: ``CELERY_BROKER_TRANSPORT = "core.broker:Transport"`` and
+``CELERY_RESULT_BACKEND = "core.broker:ResultFiles+file://<folder>"``.
 """
 
 import os

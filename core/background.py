@@ -9,6 +9,8 @@ conditional updates move every kind through its life, so no row is ever taken by
 - ``work_heartbeat``: the owner says it is alive (False: the row was taken from it or cancelled: stop);
 - ``work_beating``: the owner's heartbeat from a thread of its own, for work whose steps are too long (one
   transaction, one statement, one file read) to beat in between;
+- ``work_cancel``: a queued row ends at once; a running one is asked to stop, and its owner's next heartbeat
+  or check sees it;
 - ``work_requeue_stale``: running rows whose owner stopped beating go back to the queue (resumed), and queued
   rows nobody picked up are sent again;
 - ``work_fail_stale``: for work that cannot resume, the row fails with a reason the page shows.
@@ -133,6 +135,15 @@ def work_beating(model, *, pk: int, owner: str, every: float, running="running")
     finally:
         stop.set()
         thread.join()
+
+
+def work_cancel(model, *, pk: int, queued="queued", running="running", cancelled="cancelled") -> None:
+    """Cancel a row of ``model`` (which has ``cancel_requested``): queued, it is cancelled at once and no
+    claim takes it; running, it is asked to stop; finished, nothing changes."""
+    model.objects.filter(pk=pk, status=queued).update(
+        status=cancelled, cancel_requested=True, finished_at=timezone.now()
+    )
+    model.objects.filter(pk=pk, status=running).update(cancel_requested=True)
 
 
 def work_requeue_stale(

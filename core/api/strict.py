@@ -84,7 +84,7 @@ class StrictApiMixin:
 
     Query parameters: the fields of ``query_serializer_class`` (filters), the paginator's (cursor, page size) on a
     list, and ``extra_query_params``. Body fields: those of ``body_serializer_classes[method]``; a method without
-    one takes no body. Bodies are JSON. The schema generator (``annotation.api_schema.StrictAutoSchema``) documents
+    one takes no body. Bodies are JSON. The schema generator (``core.api.schema.StrictAutoSchema``) documents
     the same parameters and bodies from the same attributes, so the documentation and the check cannot drift apart.
     """
 

@@ -12,7 +12,7 @@ from drf_spectacular.openapi import AutoSchema
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import serializers
 
-from .api_strict import BODY_METHODS, StrictApiMixin, StrictInputSerializer
+from core.api.strict import BODY_METHODS, StrictApiMixin, StrictInputSerializer
 
 
 class ErrorOutputSerializer(serializers.Serializer):

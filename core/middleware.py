@@ -4,8 +4,11 @@ from django.core.handlers.exception import response_for_exception
 from django.http import Http404
 from django.utils import translation
 
-from annotation.errors import NotFound
-from annotation.preferences import SESSION_LANGUAGE
+from core.errors import NotFound
+
+# The session key holding the language of the signed-in person's profile (written at sign-in by
+# ``annotation.preferences``).
+SESSION_LANGUAGE = "profile_language"
 
 
 class ProfileLanguageMiddleware:
@@ -27,8 +30,8 @@ class ProfileLanguageMiddleware:
 
 
 class DomainErrorMiddleware:
-    """The one place pages turn the domain's errors into HTTP answers: ``annotation.errors.NotFound`` → 404
-    (the API's views map it in ``causalqa_site.errors.api_exception_handler``)."""
+    """The one place pages turn the domain's errors into HTTP answers: ``core.errors.NotFound`` → 404
+    (the API's views map it in ``core.error_views.api_exception_handler``)."""
 
     def __init__(self, get_response):
         self.get_response = get_response

@@ -5,7 +5,7 @@ Failed sign-ins are counted per (account, address) pair, on the page and the adm
 ``LOGIN_LOCKOUT_MINUTES`` and the password is not even checked, while its owner still signs in from anywhere else.
 An address is also limited whatever the accounts it tries: after ``LOGIN_ADDRESS_FAILURE_LIMIT`` failures in
 ``LOGIN_LOCKOUT_MINUTES`` it is refused until the window ends. The address is the client's as the trusted proxy
-names it (``causalqa_site.proxy``). The REST API has DRF's throttles (settings).
+names it (``core.proxy``). The REST API has DRF's throttles (settings).
 """
 
 import math
@@ -21,7 +21,7 @@ from django.shortcuts import render
 from rest_framework.throttling import AnonRateThrottle as DrfAnonRateThrottle
 from rest_framework.throttling import UserRateThrottle as DrfUserRateThrottle
 
-from .counters import count_hit, count_of, window_key
+from core.counters import count_hit, count_of, window_key
 
 
 def request_address(request) -> str:
