@@ -172,8 +172,12 @@ class ItemWithJudgmentsOutputSerializer(ItemOutputSerializer):
 
 class ItemFilterInputSerializer(StrictInputSerializer):
     status = serializers.ChoiceField(choices=Item.Status.choices, required=False)
-    causal_class = serializers.CharField(required=False, max_length=64)
-    topic = serializers.CharField(required=False, max_length=200, help_text="A topic label.")
+    # Matched as given: a filter is an exact value, so nothing is trimmed from it (a class or label of spaces
+    # alone matches nothing, and is not taken for a missing value).
+    causal_class = serializers.CharField(required=False, max_length=64, trim_whitespace=False)
+    topic = serializers.CharField(
+        required=False, max_length=200, trim_whitespace=False, help_text="A topic label."
+    )
     origin = serializers.ChoiceField(choices=Item.Origin.choices, required=False)
     round = serializers.IntegerField(required=False, min_value=0, max_value=1_000_000)
     cursor = cursor_query_field()
