@@ -66,7 +66,7 @@ constraints: setup
 
 ## Recompile the translations after editing locale/*/LC_MESSAGES/django.po.
 messages: setup
-	$(PY) manage.py makemessages -l pt_BR --ignore '.venv/*' --ignore 'var/*' --ignore 'benchmarks/*' --ignore 'tests/*'
+	$(PY) manage.py makemessages -l pt_BR --ignore '.venv/*' --ignore 'var/*' --ignore 'benchmarks/*' --ignore 'tests/*' --ignore 'build/*' --ignore 'dist/*'
 	$(PY) manage.py compilemessages --ignore '.venv/*'
 
 ## Every benchmark in benchmarks/ (see benchmarks/__init__.py): quick sizes, or the table's with FULL=1.

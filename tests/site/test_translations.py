@@ -12,7 +12,7 @@ import polib
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SKIPPED = {".venv", ".git", "node_modules", "var", "test-artifacts", "site"}
+SKIPPED = {".venv", ".git", "node_modules", "var", "test-artifacts", "site", "build", "dist"}
 CATALOGUES = sorted(
     path
     for path in ROOT.glob("**/locale/pt_BR/LC_MESSAGES/django.po")
