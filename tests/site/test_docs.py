@@ -32,9 +32,14 @@ def test_every_page_is_in_the_navigation():
     assert sorted(page for page in pages if page not in nav) == []
 
 
+# A count of work sittings or computers ("the third ..."), "this" one, or a tracker's number.
+ORDINALS = (
+    "first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|"
+    "fourteenth|fifteenth"
+)
+SITTINGS = "session|machine"
 NARRATION = re.compile(
-    r"\b(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|twelfth|thirteenth|"
-    r"fourteenth|fifteenth)\s+(?:session|machine)\b|\bthis session\b|\bissue \d+\b",
+    rf"\b(?:{ORDINALS})\s+(?:{SITTINGS})\b|\bthis\s+(?:{SITTINGS.split('|')[0]})\b|\bissue \d+\b",
     re.IGNORECASE,
 )
 
