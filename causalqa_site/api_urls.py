@@ -9,7 +9,7 @@ from core.api.docs import api_docs
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", api_docs, name="api-docs"),
-    # Redoc used to live here; its readers land on the one documentation page.
+    # Links to a Redoc page land on the one documentation page.
     path("redoc/", RedirectView.as_view(pattern_name="api-docs", permanent=True), name="api-redoc"),
     path("v1/", include("annotation.api_urls")),
     path("v1/", include("generation.api_urls")),

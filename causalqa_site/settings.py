@@ -122,7 +122,7 @@ VAR_DIR = Path(env_str("CAUSALQA_VAR_DIR", str((BASE_DIR if IN_CHECKOUT else Pat
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env_bool("DEBUG", False)
-# The key that used to be written here. Anyone can read it in the repository, so the site refuses it; without
+# A key published in the repository's source: anyone can read it, so the site refuses it; without
 # SECRET_KEY the embedded default makes one of its own, once, in var/ (docker-compose.yml insists on one).
 REPOSITORY_SECRET_KEY = "insecure-embedded-default-key-5e0f0c7a1b"
 

@@ -1,7 +1,7 @@
 """One lifecycle for background work (core.background): claims, heartbeats and the periodic sweep.
 
-Imports share it with jobs, topic runs, releases and benchmark runs: an import whose worker died no longer
-stays "running" forever; the sweep queues it again (its writing is one transaction: nothing half-written), and
+Imports share it with jobs, topic runs, releases and benchmark runs: an import whose worker died does not
+stay "running" forever; the sweep queues it again (its writing is one transaction: nothing half-written), and
 after a few deaths it fails with a reason the page shows, which ends the page's polling.
 """
 

@@ -1,7 +1,7 @@
 """The chunked import (streamed rows, keys looked up in sorted digests, each chunk's items written as it is
-read, rows over the upper length bound taken back out at the end) gives what the previous import gave, which
-read the whole file and planned it in one pass: the same funnel counts, the same dropped rows and the same
-items, on the same data. The previous planning is kept below, as it was."""
+read, rows over the upper length bound taken back out at the end) gives what a one-pass import gives, which
+reads the whole file and plans it at once: the same funnel counts, the same dropped rows and the same items,
+on the same data. The one-pass planning is written out below as the reference, simple enough to read."""
 
 import csv
 import io
@@ -96,8 +96,8 @@ def as_xlsx(rows) -> bytes:
 WRITERS = {"csv": as_csv, "jsonl": as_jsonl, "parquet": as_parquet, "xlsx": as_xlsx}
 
 
-def previous_import_plan(project, data: bytes, filename: str):
-    """The funnel and dropped rows of the previous import (the whole file read, then planned in one pass)."""
+def one_pass_import_plan(project, data: bytes, filename: str):
+    """The funnel and dropped rows of a one-pass import (the whole file read, then planned at once): the reference."""
     table = open_table(data, filename)
     mapping = propose(table.columns, project.import_mapping)
     errors = table.errors
@@ -112,7 +112,7 @@ def previous_import_plan(project, data: bytes, filename: str):
     )
     rows, errors = _within_field_limits(rows, errors)
     errors.sort(key=lambda error: error.line)
-    plan = _previous_plan(project, rows, errors, True)
+    plan = _one_pass_plan(project, rows, errors, True)
     if unknown.by_field:
         plan.funnel["unknown_values"] = unknown.as_dict()
     return plan
@@ -143,7 +143,7 @@ def chunking(request, monkeypatch):
 
 
 @pytest.mark.parametrize("file_format", list(WRITERS))
-def test_the_chunked_import_gives_the_previous_funnel_dropped_rows_and_items(
+def test_the_chunked_import_gives_the_one_pass_funnel_dropped_rows_and_items(
     project, chunking, file_format, tmp_path
 ):
     to_bytes = WRITERS[file_format]
@@ -155,10 +155,10 @@ def test_the_chunked_import_gives_the_previous_funnel_dropped_rows_and_items(
     assert seed.funnel["imported"] > 50
     rows = mixed_rows(900, seed=1) + mixed_rows(60, seed=2)[::3]
     data = to_bytes(rows)
-    previous = previous_import_plan(project, data, filename)
+    one_pass = one_pass_import_plan(project, data, filename)
     expected_items = sorted(
         (row.question, row.external_id, text_key(row.question), row.causal_class, row.topic or None)
-        for row in previous.keep
+        for row in one_pass.keep
     )
 
     path = tmp_path / filename
@@ -166,11 +166,11 @@ def test_the_chunked_import_gives_the_previous_funnel_dropped_rows_and_items(
     batch = questions_import(project=project, path=path, filename=filename, skip_invalid=True)
 
     funnel = {key: value for key, value in batch.funnel.items() if key not in ("format", "dropped")}
-    assert funnel == previous.funnel
-    by_reason = Counter(f"{stage}:{field}" for _line, stage, field, *_rest in previous.dropped)
+    assert funnel == one_pass.funnel
+    by_reason = Counter(f"{stage}:{field}" for _line, stage, field, *_rest in one_pass.dropped)
     assert batch.funnel["dropped"]["by_reason"] == dict(by_reason)
     assert batch.funnel["dropped"]["not_stored"] == 0
-    assert list(batch.funnel["classes"]) == list(previous.funnel["classes"])  # the same order too
+    assert list(batch.funnel["classes"]) == list(one_pass.funnel["classes"])  # the same order too
     for stage in (
         Stage.INVALID,
         Stage.NOT_CAUSAL,
@@ -179,8 +179,8 @@ def test_the_chunked_import_gives_the_previous_funnel_dropped_rows_and_items(
         Stage.TOO_LONG,
         Stage.ALREADY_PRESENT,
     ):
-        assert any(dropped[1] == stage for dropped in previous.dropped), stage  # the data has every fate
-    assert stored_dropped(batch) == sorted(previous.dropped)
+        assert any(dropped[1] == stage for dropped in one_pass.dropped), stage  # the data has every fate
+    assert stored_dropped(batch) == sorted(one_pass.dropped)
     assert [item[:5] for item in stored_items(batch)] == expected_items
 
 
@@ -204,7 +204,7 @@ def test_duplicates_in_different_chunks_are_caught(project, monkeypatch):
     assert again.funnel["imported"] == 0 and again.funnel["already_present"] == 3
 
 
-# --- the previous planning, as it was (annotation/importing/service.py before the chunked import) ---------
+# --- the one-pass planning: the whole file in memory, each rule applied in turn (the reference) ------------
 
 
 def _within_field_limits(rows, errors):
@@ -228,7 +228,7 @@ def _within_field_limits(rows, errors):
     return kept, errors
 
 
-class _PreviousPlan:
+class _OnePassPlan:
     def __init__(self):
         self.keep: list[SourceRow] = []
         self.dropped: list[tuple] = []
@@ -238,8 +238,8 @@ class _PreviousPlan:
         self.dropped.append((row.line, stage, field, reason, row.question, row.external_id))
 
 
-def _previous_plan(project: Project, rows, errors, bounded: bool = True) -> _PreviousPlan:
-    plan = _PreviousPlan()
+def _one_pass_plan(project: Project, rows, errors, bounded: bool = True) -> _OnePassPlan:
+    plan = _OnePassPlan()
     for error in errors:
         plan.dropped.append((error.line, Stage.INVALID, error.field, error.reason, "", ""))
     invalid_lines = {error.line for error in errors}
@@ -471,12 +471,12 @@ def test_a_class_whose_first_row_goes_back_out_is_counted_where_its_first_kept_r
     )
     rows.append(["i1", " ".join(["juros"] * 80) + "?", "interventional", "true", "Economia"])
     data = as_csv(rows)
-    previous = previous_import_plan(project, data, "perguntas.csv")
+    one_pass = one_pass_import_plan(project, data, "perguntas.csv")
 
     batch = questions_import(project=project, data=data, filename="perguntas.csv")
 
     assert batch.funnel["imported"] == 21
-    assert list(batch.funnel["classes"].items()) == list(previous.funnel["classes"].items())
+    assert list(batch.funnel["classes"].items()) == list(one_pass.funnel["classes"].items())
     assert list(batch.funnel["classes"]) == ["associational", "counterfactual"]
     assert [row[:2] for row in stored_dropped(batch)] == [(2, Stage.TOO_LONG), (24, Stage.TOO_LONG)]
     assert not Topic.objects.filter(project=project).exists()  # named only by a row taken back

@@ -318,7 +318,7 @@ def test_bulk_closing_leaves_items_already_decided_or_not_in_review_alone(projec
 def test_a_model_answered_item_back_from_revision_is_reviewed_again_from_an_empty_round(
     project, curator, annotator
 ):
-    """The stranded-item bug, through the lifecycle: revise, a model rewrites, a fresh round."""
+    """An item sent back for revision is not stranded, through the lifecycle: revise, a model rewrites, a fresh round."""
     from annotation.services import ItemChange, items_revise
 
     item = in_review_item(project, annotator)

@@ -155,7 +155,7 @@ def test_items_in_other_statuses_are_left_alone_when_asked(project):
 
 
 def test_a_model_answer_to_an_item_sent_back_starts_a_fresh_round_not_a_complete_one(project):
-    """The stranded-item bug: an item sent back for revision after a full round with disagreement, then answered
+    """Not stranded: an item sent back for revision after a full round with disagreement, then answered
     by a model through the batch path, must come back to review with empty round counters, as ``item_start_round``
     leaves them, so the queue assigns it again and the curator's queue shows no old disagreement."""
     from annotation.services import ItemChange, items_revise

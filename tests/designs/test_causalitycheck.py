@@ -289,8 +289,8 @@ def test_single_prompts_take_eleven_calls_per_seed_and_give_the_same_items(
     cc_project, endpoint, fake_llm, last
 ):
     """With one prompt per verdict the checklist is derived once every ingredient and every verdict is in,
-    whichever answer comes last (here also a verdict's, long after the others: the checklist used to be derived,
-    and refused, as soon as the other ingredients were in)."""
+    whichever answer comes last (here also a verdict's, long after the others: a checklist derived as soon as the
+    other ingredients were in would be refused)."""
     group = seed_create(project=cc_project, spec=bare(SEEDS["cc-02"]))
 
     def responder(received):
