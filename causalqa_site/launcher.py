@@ -30,7 +30,16 @@ class Stop(Exception):
     """Raised in the main loop by the signal handler."""
 
 
+# Set by the first signal. Further ones change nothing: a SIGTERM to `make run`'s process group (an IDE's stop
+# button, `kill -- -PGID`, systemd) reaches the launcher twice, once directly and once forwarded by make.
+_stopping = False
+
+
 def _stop(signum, frame):
+    global _stopping
+    if _stopping:
+        return
+    _stopping = True
     raise Stop(signal.Signals(signum).name)
 
 
@@ -150,6 +159,8 @@ def main() -> int:
 
     django.setup()
     port = os.environ.get("PORT", "8000")
+    global _stopping
+    _stopping = False
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
     children: dict[str, subprocess.Popen] = {}

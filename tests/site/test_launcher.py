@@ -85,3 +85,15 @@ def test_the_launcher_stops_the_server_and_the_worker_on_a_signal(tmp_path, sign
     assert port_is_free(port), f"port {port} is still taken after the launcher exited"
     still = [name for name, pid in pids.items() if alive(pid)]
     assert still == [], f"still running after the launcher exited: {still}"
+
+
+def test_a_second_signal_while_stopping_changes_nothing(monkeypatch):
+    """A SIGTERM to `make run`'s process group reaches the launcher twice (make forwards it to the launcher it
+    started): the second must not interrupt the stop with a traceback."""
+    from causalqa_site import launcher
+
+    monkeypatch.setattr(launcher, "_stopping", False)
+    with pytest.raises(launcher.Stop):
+        launcher._stop(signal.SIGTERM, None)
+    launcher._stop(signal.SIGTERM, None)
+    launcher._stop(signal.SIGINT, None)
