@@ -7,12 +7,19 @@ ARG PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1 \
     CAUSALQA_VAR_DIR=/data HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 WORKDIR /app
-COPY pyproject.toml README.md LICENSE constraints.txt ./
+# Everything the wheel is built from (pyproject.toml's packages, setup.py's site files, MANIFEST.in's data), so the
+# installed package serves its pages and translations on its own (the wheel .ci/wheel-install checks).
+COPY pyproject.toml setup.py MANIFEST.in README.md LICENSE constraints.txt ./
 COPY causalqa_site ./causalqa_site
+COPY core ./core
 COPY annotation ./annotation
 COPY generation ./generation
 COPY evaluation ./evaluation
 COPY designs ./designs
+COPY templates ./templates
+COPY static ./static
+COPY locale ./locale
+COPY docs ./docs
 RUN pip install --no-cache-dir --extra-index-url "$PIP_EXTRA_INDEX_URL" -c constraints.txt '.[ml]'
 # The rest of the tree (.dockerignore keeps out .venv, var/, keys, uploads and releases).
 COPY . .
