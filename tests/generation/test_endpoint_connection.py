@@ -136,3 +136,16 @@ def test_the_benchmark_run_form_without_any_model_says_how_to_connect_one(projec
     body = client_for(curator).get(reverse("evaluation:run_list", args=[project.slug])).content.decode()
     if 'id="new-run"' in body:
         assert 'id="no-endpoint"' in body and reverse("generation:models_help") in body
+
+
+def test_with_a_release_and_no_model_the_run_form_says_how_to_connect_one(project, client_for, curator):
+    """The run form is shown once a release exists; with no endpoint anywhere it links the models page."""
+    from evaluation.services import release_cut
+    from tests.evaluation.helpers import approved_items
+
+    approved_items(project, {"associational": 4, "interventional": 2, "counterfactual": 2})
+    release_cut(project=project)
+    ModelEndpoint.objects.all().delete()
+    body = client_for(curator).get(reverse("evaluation:run_list", args=[project.slug])).content.decode()
+    assert 'id="new-run"' in body
+    assert 'id="no-endpoint"' in body and reverse("generation:models_help") in body
