@@ -300,6 +300,25 @@ def test_an_answer_job_starts_on_the_items_waiting_for_an_answer(client_for, cur
     assert job.params["item_ids"] == [items["pending"].pk], "only the item waiting for an answer"
 
 
+def test_a_model_answers_them_with_no_model_says_how_to_get_one(client_for, curator, project, items):
+    """Not an empty list and "This field is required.": the action says why no model can answer and where to
+    connect one, both when it is offered and when it is sent."""
+    from generation.models import GenerationJob, ModelEndpoint
+    from generation.services import prompt_templates_load
+
+    prompt_templates_load()
+    ModelEndpoint.objects.all().delete()
+    client = client_for(curator)
+    for data in ({}, {"confirm": "1", "variant": "class-agnostic"}):
+        response = client.post(
+            url(project, "items_bulk"), {"action": "answer_job", "scope": "filter", **data}
+        )
+        body = response.content.decode()
+        assert "No model endpoint is set up" in body and "/generation/help/models/" in body, data
+        assert "This field is required." not in body, data
+    assert not GenerationJob.objects.exists()
+
+
 def test_export_writes_the_selection_as_csv_and_jsonl(client_for, curator, project, items):
     items["evasion"].question = '=HYPERLINK("http://x")'
     items["evasion"].save()
