@@ -2,6 +2,8 @@
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.urls import reverse
+from django.utils.html import format_html
 from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
@@ -23,11 +25,16 @@ class AnswerJobActionForm(forms.Form):
         self.fields["endpoint"].queryset = endpoints = selectors.endpoints_for_project(project)
         if not endpoints.exists():
             # Not an empty list and "This field is required.": say why there is no model and how to get one.
-            none = _(
-                "No model endpoint is set up, so no model can answer. make run starts a scripted demo model; "
-                "to connect a real one see /generation/help/models/ (a site admin or the project's owner adds it)."
+            none = gettext(
+                "No model endpoint is set up, so no model can answer: a site admin or the project's owner "
+                "connects one."
             )
-            self.fields["endpoint"].help_text = none
+            self.fields["endpoint"].help_text = format_html(
+                '{} <a href="{}">{}</a>',
+                none,
+                reverse("generation:models_help"),
+                gettext("How to connect a model"),
+            )
             self.fields["endpoint"].error_messages["required"] = none
 
 

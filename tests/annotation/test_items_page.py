@@ -314,7 +314,7 @@ def test_a_model_answers_them_with_no_model_says_how_to_get_one(client_for, cura
             url(project, "items_bulk"), {"action": "answer_job", "scope": "filter", **data}
         )
         body = response.content.decode()
-        assert "No model endpoint is set up" in body and "/generation/help/models/" in body, data
+        assert "No model endpoint is set up" in body and 'href="/generation/help/models/"' in body, data
         assert "This field is required." not in body, data
     assert not GenerationJob.objects.exists()
 
