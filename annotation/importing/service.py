@@ -26,7 +26,7 @@ from core.db.bulk import (
 
 from .. import services  # the package, not its names: annotation.services reads importing.funnel
 from ..designs import design_for
-from ..models import DroppedRow, ImportBatch, Item, Project, Topic
+from ..models import DroppedRow, ImportBatch, Item, Project
 from .chunks import KeyIndex, Spool, digests, id_digest
 from .errors import ImportFileError, RowError
 from .funnel import MIN_WORDS, length_bounds, question_digest, word_count
@@ -555,9 +555,9 @@ class _Scan:
     def start(self, project: Project) -> None:
         """Under the project's lock: its items' keys and its topics."""
         self.existing_text, self.existing_id = _existing_keys(project)
-        self.topic_ids = dict(Topic.objects.filter(project=project).values_list("label", "id"))
+        self.topic_ids = dict(project.topics.values_list("label", "id"))
         self.known_topics = set(self.topic_ids.values())
-        self.new_topic_ids = ReservedIds(Topic)
+        self.new_topic_ids = ReservedIds(project.topics.model)
 
     def items(self, chunks, sources: dict):
         """The items to write (``services.NewItem``), in the file's order, as ``chunks`` of rows are read.
@@ -733,8 +733,8 @@ class _Scan:
     def create_topics(self, project: Project) -> None:
         """The new topics of the rows kept (with the import's last transaction)."""
         new_topics = {topic for topic, n in self.topic_counts.items() if n} - self.known_topics - {None}
-        Topic.objects.bulk_create(
-            Topic(pk=topic_id, project=project, label=label)
+        project.topics.bulk_create(
+            project.topics.model(pk=topic_id, project=project, label=label)
             for label, topic_id in sorted(self.topic_ids.items())
             if topic_id in new_topics
         )

@@ -130,7 +130,8 @@ def test_the_six_kinds_of_work_share_one_model_mixin_and_its_field_names():
     from annotation.models import BulkRun
     from core.background import BackgroundWork, WorkProgress
     from evaluation.models import EvalRun, Release
-    from generation.models import GenerationJob, TopicRun
+    from generation.models import GenerationJob
+    from topics.models import TopicRun
 
     shared = {field.name for field in BackgroundWork._meta.get_fields()}
     assert {"status", "owner", "resumed", "error", "created_by", "created_at"} <= shared
@@ -144,8 +145,8 @@ def test_the_six_kinds_of_work_share_one_model_mixin_and_its_field_names():
 
 def test_a_release_and_a_topic_run_are_claimed_for_an_owner(project):
     from evaluation.models import Release
-    from generation.models import TopicRun
-    from generation.topics.run import topic_run_claim
+    from topics.models import TopicRun
+    from topics.run import topic_run_claim
 
     run = TopicRun.objects.create(project=project)
     assert topic_run_claim(run_id=run.pk) and not topic_run_claim(run_id=run.pk)

@@ -20,7 +20,8 @@ from annotation.importing.mapping import propose
 from annotation.importing.read import LabelResolver, SourceRow, UnknownValues, read_rows
 from annotation.importing.service import FIELD_LIMITS
 from annotation.importing.tables import open_table
-from annotation.models import CurationDecision, DroppedRow, ImportBatch, Item, Project, Topic
+from annotation.models import CurationDecision, DroppedRow, ImportBatch, Item, Project
+from topics.models import Topic
 
 pytestmark = pytest.mark.django_db
 Stage = DroppedRow.Stage
