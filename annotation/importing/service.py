@@ -15,6 +15,7 @@ from django.db.models import F, Min, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
+from core.background import import_stale_seconds
 from core.db.bulk import (
     ReservedIds,
     batches,
@@ -317,8 +318,9 @@ def _write(project, batch, scan, rows, mapping, unknown, file_format, as_gold, u
         raise
 
 
-# Items written per transaction on PostgreSQL (one COPY, ~0.2 s). On SQLite each of ``fast_insert``'s batches
-# (``SQLITE_BATCH_ROWS``, ~0.05 s) is a statement of its own, committed on its own.
+# Items written per transaction on PostgreSQL (one COPY): short enough that a reader or another import waits
+# little for the project's lock, long enough that commits cost little. On SQLite each of ``fast_insert``'s
+# batches (``SQLITE_BATCH_ROWS``) is a statement of its own, committed on its own.
 WRITE_CHUNK_ROWS = 20_000
 # How often an import waits to see whether the project's import that is writing has finished.
 WRITING_POLL_SECONDS = 0.5
@@ -895,13 +897,6 @@ def import_enqueue(batch_id: int) -> None:
     from ..tasks import import_questions_task
 
     import_questions_task.delay(batch_id)
-
-
-def import_stale_seconds() -> float:
-    """How long a running import may stay silent before it counts as lost: a few of its heartbeats missed."""
-    from django.conf import settings
-
-    return settings.IMPORT_HEARTBEAT_SECONDS * settings.IMPORT_MISSED_HEARTBEATS
 
 
 def imports_resume_stale() -> list[int]:
