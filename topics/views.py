@@ -137,49 +137,62 @@ def topic_run_start(request, slug):
     return _topics_page(request, project, run_form=form, status=400)
 
 
-@login_required
-@require_POST
-def topic_run_apply_view(request, slug, run_id):
+def _run_decision(request, slug, run_id, decide, done):
+    """A curator's decision on a topic run (apply, undo, discard): the service decides, a refusal becomes the
+    page's message, and the curator is back on the topics page either way."""
     project = get_project_for_user(request.user, slug, Role.CURATOR)
     run = get_object_or_404(TopicRun.objects.defer("map_points"), project=project, pk=run_id)
     try:
-        topic_run_apply(run=run, curator=request.user, expected=request.POST.get("expected") or None)
+        decide(run)
     except ValidationError as exc:
         _errors_message(request, exc)
     else:
-        messages.success(request, _("The topics of run #%(id)s are now the project's.") % {"id": run.pk})
+        done(run)
     return redirect("topics:topics", slug=project.slug)
+
+
+@login_required
+@require_POST
+def topic_run_apply_view(request, slug, run_id):
+    return _run_decision(
+        request,
+        slug,
+        run_id,
+        lambda run: topic_run_apply(
+            run=run, curator=request.user, expected=request.POST.get("expected") or None
+        ),
+        lambda run: messages.success(
+            request, _("The topics of run #%(id)s are now the project's.") % {"id": run.pk}
+        ),
+    )
 
 
 @login_required
 @require_POST
 def topic_run_undo_view(request, slug, run_id):
-    project = get_project_for_user(request.user, slug, Role.CURATOR)
-    run = get_object_or_404(TopicRun.objects.defer("map_points"), project=project, pk=run_id)
-    try:
-        topic_run_undo(run=run, curator=request.user)
-    except ValidationError as exc:
-        _errors_message(request, exc)
-    else:
-        messages.success(
-            request,
-            _("The topics are back as they were before run #%(id)s was applied.") % {"id": run.pk},
-        )
-    return redirect("topics:topics", slug=project.slug)
+    return _run_decision(
+        request,
+        slug,
+        run_id,
+        lambda run: topic_run_undo(run=run, curator=request.user),
+        lambda run: messages.success(
+            request, _("The topics are back as they were before run #%(id)s was applied.") % {"id": run.pk}
+        ),
+    )
 
 
 @login_required
 @require_POST
 def topic_run_discard_view(request, slug, run_id):
-    project = get_project_for_user(request.user, slug, Role.CURATOR)
-    run = get_object_or_404(TopicRun.objects.defer("map_points"), project=project, pk=run_id)
-    try:
-        topic_run_discard(run=run, curator=request.user)
-    except ValidationError as exc:
-        _errors_message(request, exc)
-    else:
-        messages.info(request, _("Run #%(id)s discarded; the topics stay as they were.") % {"id": run.pk})
-    return redirect("topics:topics", slug=project.slug)
+    return _run_decision(
+        request,
+        slug,
+        run_id,
+        lambda run: topic_run_discard(run=run, curator=request.user),
+        lambda run: messages.info(
+            request, _("Run #%(id)s discarded; the topics stay as they were.") % {"id": run.pk}
+        ),
+    )
 
 
 @login_required
