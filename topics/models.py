@@ -1,5 +1,6 @@
 """Topics of a project's questions and the topic-modelling that finds them: runs, stored embeddings and
-near-duplicate pairs. The tables keep the names they were created with, so moving the models here moved no row."""
+near-duplicate pairs. The tables keep the names of the apps that created them (``db_table``): the topic's is
+annotation's, the others' generation's, and migrations never rename them."""
 
 from django.conf import settings
 from django.db import models

@@ -4,7 +4,7 @@ from . import views
 
 app_name = "topics"
 
-# Under /generation/, where the topic and class-balance pages have always been.
+# Included under /generation/, beside the generation pages these link to and start jobs from.
 urlpatterns = [
     path("p/<slug:slug>/topics/", views.topics_page, name="topics"),
     path("p/<slug:slug>/topics/run/", views.topic_run_start, name="topic_run_start"),
