@@ -15,7 +15,6 @@ from .models import (
     Option,
     Project,
     Revision,
-    Topic,
 )
 
 
@@ -67,13 +66,6 @@ class MembershipAdmin(admin.ModelAdmin):
     list_filter = ["role", "project"]
     search_fields = ["user__username", "project__name"]
     autocomplete_fields = ["user", "project"]
-
-
-@admin.register(Topic)
-class TopicAdmin(admin.ModelAdmin):
-    list_display = ["label", "project", "cluster", "size", "selected", "is_residual"]
-    list_filter = ["project", "selected", "is_residual"]
-    search_fields = ["label"]
 
 
 @admin.register(ItemGroup)

@@ -1,9 +1,8 @@
 """Bulk actions of the items page: what each takes of a selection, and doing it through the services.
 
 An action never holds its own copy of a rule: deciding goes through ``services.item_close`` item by
-item (the same checks as the item page), moving through ``topics.items_move_to_topic``. Other apps add
-actions with ``register`` (the generation app adds "start a generation job"), so this module never
-names them. ``eligible`` says which of the chosen items the action would take, for the preview.
+item (the same checks as the item page). Other apps add actions with ``register`` (the topics app adds
+"move to topic", the generation app "start a generation job"), so this module never names them. ``eligible`` says which of the chosen items the action would take, for the preview.
 
 ``bulk_perform`` is the one service every door calls (the page, the API): up to ``IN_BACKGROUND_FROM`` items
 it acts at once; on more it stores a ``BulkRun`` that a worker does (``bulk_run_execute``) with its progress on
@@ -27,10 +26,9 @@ from django.utils.translation import ngettext
 
 from core.background import work_beating, work_claim, work_fail_stale, work_owner_token
 
-from .models import BulkRun, CurationDecision, Item, Project, Topic
+from .models import BulkRun, CurationDecision, Item, Project
 from .permissions import Role, has_role
 from .services import DecisionRefused, item_close
-from .topics import items_move_to_topic
 
 logger = logging.getLogger(__name__)
 
@@ -85,16 +83,6 @@ class RevisionNoteForm(NoteForm):
         self.fields["note"].label = _("What should be revised (the model and people read this)")
 
 
-class TopicForm(forms.Form):
-    topic = forms.ModelChoiceField(
-        label=_("Move to topic"), queryset=Topic.objects.none(), required=False, empty_label=_("No topic")
-    )
-
-    def __init__(self, project, data=None):
-        super().__init__(data)
-        self.fields["topic"].queryset = Topic.objects.filter(project=project).order_by("label")
-
-
 def _decide(decision: str):
     def perform(*, project: Project, user, items: QuerySet[Item], data: dict, progress=None) -> str:
         made, refused = 0, 0
@@ -119,21 +107,10 @@ def _decide(decision: str):
     return perform
 
 
-def _move(*, project: Project, user, items: QuerySet[Item], data: dict, progress=None) -> str:
-    ids = list(items.order_by("pk").values_list("pk", flat=True)[:MAX_ITEMS_PER_ACTION])
-    moved = items_move_to_topic(project=project, item_ids=ids, topic=data.get("topic"))
-    return ngettext("%(n)s item moved.", "%(n)s items moved.", moved) % {"n": moved}
-
-
-def _all(project, chosen):
-    return chosen
-
-
 Decision = CurationDecision.Decision
 register(BulkAction("approve", _("Approve"), _decidable, NoteForm, _decide(Decision.APPROVE)))
 register(BulkAction("reject", _("Reject"), _decidable, NoteForm, _decide(Decision.REJECT)))
 register(BulkAction("revise", _("Send to revision"), _decidable, RevisionNoteForm, _decide(Decision.REVISE)))
-register(BulkAction("move", _("Move to topic"), _all, TopicForm, _move))
 
 
 @dataclass

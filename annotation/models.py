@@ -224,35 +224,6 @@ class Membership(models.Model):
         return f"{self.user} · {self.project} · {self.role}"
 
 
-class Topic(models.Model):
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="topics")
-    label = models.CharField(max_length=200)
-    cluster = models.IntegerField(
-        null=True, blank=True, help_text=_("Cluster number; -1 is the residual topic.")
-    )
-    top_words = models.JSONField(default=list, blank=True)
-    seed_words = models.JSONField(default=list, blank=True)
-    size = models.PositiveIntegerField(default=0)
-    is_residual = models.BooleanField(default=False)
-    selected = models.BooleanField(_("selected for annotation"), default=False)
-    class_targets = models.JSONField(
-        _("target count per causal class in this topic"),
-        default=dict,
-        blank=True,
-        help_text=_("Empty: the project's targets apply."),
-    )
-    created_at = models.DateTimeField(auto_now_add=True)
-
-    class Meta:
-        verbose_name = _("topic")
-        verbose_name_plural = _("topics")
-        ordering = ["project", "-size", "label"]
-        constraints = [models.UniqueConstraint(fields=["project", "label"], name="topic_unique_label")]
-
-    def __str__(self) -> str:
-        return self.label
-
-
 class ItemGroup(models.Model):
     """Shared context of grouped items: a METER entry, a CausalBench scenario, a seed and its variants."""
 
@@ -414,7 +385,12 @@ class Item(models.Model):
     context = models.TextField(blank=True)
     causal_class = models.CharField(max_length=64, blank=True)
     topic = models.ForeignKey(
-        Topic, null=True, blank=True, on_delete=models.SET_NULL, related_name="items", db_constraint=False
+        "topics.Topic",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="items",
+        db_constraint=False,
     )
     origin = models.CharField(max_length=16, choices=Origin.choices, default=Origin.NATURAL)
     source = models.CharField(max_length=200, blank=True)

@@ -66,7 +66,7 @@ from core.db.bulk import commit_without_waiting_for_disk
 from core.db.compiled import CompiledQuery
 
 from .designs.base import design_for
-from .models import Assignment, Item, Membership, Project, Topic, item_expertise_tag
+from .models import Assignment, Item, Membership, Project, item_expertise_tag
 
 REVIEW = "review"
 ANSWER = "answer"
@@ -106,7 +106,7 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
                 bool(membership.topics_selected),
             )
         else:  # a superuser who is not a member
-            tags, topics_selected = [], Topic.objects.filter(project=project, selected=True).exists()
+            tags, topics_selected = [], project.topics.filter(selected=True).exists()
         shape = {
             "kind": kind,
             "design": project.design,
@@ -154,7 +154,7 @@ def _membership_with_state(
             held=Subquery(
                 _active(project_id, annotator_id, kind, now).order_by("assigned_at", "pk").values("pk")[:1]
             ),
-            topics_selected=Exists(Topic.objects.filter(project_id=project_id, selected=True)),
+            topics_selected=Exists(Project.objects.filter(pk=project_id, topics__selected=True)),
             # Any project's: the partial index of active assignments by expiry answers without a join.
             overdue=Exists(_overdue(None, now)),
         )[:1]
@@ -395,7 +395,7 @@ def eligible_items(project, annotator, topics_selected: bool | None = None) -> Q
         Exists(Assignment.objects.filter(item=OuterRef("pk"), annotator=annotator, round=OuterRef("round")))
     )
     if topics_selected is None:
-        topics_selected = Topic.objects.filter(project=project, selected=True).exists()
+        topics_selected = project.topics.filter(selected=True).exists()
     if topics_selected:
         items = items.filter(topic__selected=True)
     return items
@@ -496,7 +496,7 @@ def waiting_counts(user, projects) -> dict[int, dict[str, int]]:
     if not projects:
         return {}
     mine = Assignment.objects.filter(item=OuterRef("pk"), annotator=user, round=OuterRef("round"))
-    any_selected = Exists(Topic.objects.filter(project=OuterRef("project"), selected=True))
+    any_selected = Exists(Project.objects.filter(pk=OuterRef("project"), topics__selected=True))
     reviewable = Q(status=Item.Status.IN_REVIEW, round__gt=0) & _open_slots(F("project__overlap"))
     checkable = Q(pk__in=[])
     checking = set()

@@ -13,7 +13,6 @@ from django.db.models import Q
 from django.utils.translation import gettext as _
 
 from .models import Judgment, Membership, Project, ProjectChange
-from .topics import class_targets_check
 
 Role = Membership.Role
 MAX_TAGS = 30
@@ -360,3 +359,26 @@ def _check_quality_settings(project: Project, changes: dict) -> None:
         raise ValidationError(
             {"aggregation": _("choose one of: %(methods)s") % {"methods": ", ".join(methods)}}
         )
+
+
+def class_targets_check(project: Project, targets: dict) -> dict[str, int]:
+    """Targets by class: whole numbers ≥ 0 for the project's classes; 0 or empty drops a class's target."""
+    checked = {}
+    for label, value in targets.items():
+        if label not in project.label_set:
+            raise ValidationError(
+                {"targets": _("“%(label)s” is not one of the project's classes.") % {"label": label}}
+            )
+        if value in (None, ""):
+            continue
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            number = -1
+        if number < 0 or number > 1_000_000 or str(value).strip() not in (str(number), f"{number}.0"):
+            raise ValidationError(
+                {"targets": _("The target of “%(label)s” must be a whole number from 0.") % {"label": label}}
+            )
+        if number:
+            checked[label] = number
+    return checked

@@ -130,10 +130,10 @@ def main() -> None:
     import django
 
     django.setup()
-    from generation.topics.embeddings import embedder_named
+    from topics.embeddings import embedder_named
 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
-    from tests.generation.topic_corpus_pt import questions
+    from tests.topics.topic_corpus_pt import questions
 
     corpus = [question for question, _theme in questions()][:300]
     results = {}

@@ -26,8 +26,9 @@ def build_project(n_items: int):
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
-    from annotation.models import Item, ItemGroup, Membership, Option, Project, Topic
+    from annotation.models import Item, ItemGroup, Membership, Option, Project
     from core.db.bulk import fast_insert
+    from topics.models import Topic
 
     project = Project.objects.create(name="bench export", slug=f"bench-export-{int(time.time())}")
     user, _ = get_user_model().objects.get_or_create(username="bench-owner")

@@ -386,7 +386,8 @@ def _remove(project) -> None:
     """The benchmark's rows, deleted in SQL: Django's delete() would load 1.4 million items to cascade."""
     from django.db import connection, transaction
 
-    from annotation.models import DroppedRow, ImportBatch, Item, Topic
+    from annotation.models import DroppedRow, ImportBatch, Item
+    from topics.models import Topic
 
     with transaction.atomic(), connection.cursor() as cursor:
         for model, column, value in (

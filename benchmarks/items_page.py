@@ -36,8 +36,9 @@ def build(items: int, seed: int = 5) -> dict:
     from django.utils import timezone
 
     from annotation.importing.funnel import text_key
-    from annotation.models import Item, Membership, Project, Topic
+    from annotation.models import Item, Membership, Project
     from core.db.bulk import fast_insert
+    from topics.models import Topic
 
     _django.drop_project(SLUG)
     rng = random.Random(seed)
@@ -122,7 +123,7 @@ def build(items: int, seed: int = 5) -> dict:
 def reused() -> dict:
     from django.contrib.auth import get_user_model
 
-    from annotation.models import Topic
+    from topics.models import Topic
 
     topic = Topic.objects.filter(project__slug=SLUG, label="tema 3").get()
     return {

@@ -39,12 +39,13 @@ def build():
     from django.contrib.auth import get_user_model
 
     from annotation.judging import item_edit
-    from annotation.models import Item, Membership, Project, Topic
+    from annotation.models import Item, Membership, Project
     from annotation.queue import assignment_next
     from annotation.services import item_close
     from evaluation.services import release_cut
     from tests.annotation.helpers import judge
     from tests.factories import ItemFactory, OptionFactory
+    from topics.models import Topic
 
     Project.objects.filter(slug=SLUG).delete()
     User = get_user_model()

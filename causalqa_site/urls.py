@@ -22,6 +22,7 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("jsi18n/", JavaScriptCatalog.as_view(), name="javascript-catalog"),
     path("generation/", include("generation.urls")),
+    path("generation/", include("topics.urls")),
     path("evaluation/", include("evaluation.urls")),
     path("api/", include("causalqa_site.api_urls")),
     path("", include("designs.urls")),  # pages of individual designs (CausalBench's check, ExpliCa's pairs)

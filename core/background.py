@@ -205,6 +205,12 @@ def work_fail_stale(rows, *, stale_before: datetime, statuses, failed="failed", 
 _SWEEPS: dict[str, Callable[[], list]] = {}
 
 
+def import_stale_seconds() -> float:
+    """How long a running import (of questions or of results) may stay silent before it counts as lost: a few of
+    its heartbeats (``work_beating`` every ``IMPORT_HEARTBEAT_SECONDS``) missed."""
+    return settings.IMPORT_HEARTBEAT_SECONDS * settings.IMPORT_MISSED_HEARTBEATS
+
+
 def sweep_register(name: str, sweep: Callable[[], list]) -> None:
     """A sweep of stale work the periodic task calls (each app registers its own when it is ready)."""
     _SWEEPS[name] = sweep

@@ -20,10 +20,8 @@ class GenerationConfig(AppConfig):
         from .kinds import CallKind, call_kind_register, job_kind_register, job_page_register
         from .models import PromptTemplate
         from .services.jobs import core_job_kinds, jobs_resume_stale
-        from .topics.run import topic_runs_fail_stale_everywhere
 
         sweep_register("generation jobs resumed", jobs_resume_stale)
-        sweep_register("topic runs failed", topic_runs_fail_stale_everywhere)
 
         # templates of no kind the runner makes: stored and versioned, used by hand
         call_kind_register(CallKind(key=PromptTemplate.Kind.OTHER, label=PromptTemplate.Kind.OTHER.label))

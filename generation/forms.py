@@ -1,9 +1,13 @@
 import re
 
 from django import forms
+from django.utils.text import capfirst
 from django.utils.translation import gettext_lazy as _
+from rest_framework import serializers
+from rest_framework.fields import empty
 
 from .models import API_KEY_ENV_NAME, ModelEndpoint, ProjectGenerationSettings
+from .options import EndpointsField, GroupIdsField, option_fields, options_resolve
 from .services.endpoints import key_may_be_sent, project_endpoint_refusal
 from .services.jobs import ANSWER_VARIANTS, MAX_BATCH, MAX_QUESTIONS
 
@@ -19,13 +23,92 @@ class EndpointChoiceField(forms.ModelChoiceField):
         return endpoint.label
 
 
+class EndpointsChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, endpoint):
+        return endpoint.label
+
+
+def option_form_field(option, *, endpoints) -> forms.Field | None:
+    """The page's field for one of a kind's options (``generation.options``), labelled and bounded as the option
+    says; None for item groups, which a page leaves to the kind's default (every group waiting)."""
+    if isinstance(option, GroupIdsField):
+        return None
+    default = None if option.default is empty else option.default
+    common = {
+        "label": capfirst(option.label or option.field_name.replace("_", " ")),
+        "help_text": option.help_text or "",
+        "initial": default() if callable(default) else default,
+    }
+    if isinstance(option, EndpointsField):
+        return EndpointsChoiceField(
+            queryset=endpoints, required=False, widget=forms.CheckboxSelectMultiple, **common
+        )
+    if isinstance(option, serializers.BooleanField):
+        return forms.BooleanField(required=False, **common)
+    if isinstance(option, serializers.ChoiceField):
+        return forms.ChoiceField(choices=list(option.choices.items()), required=option.required, **common)
+    if isinstance(option, serializers.IntegerField):
+        bounds = {"min_value": option.min_value, "max_value": option.max_value}
+        return forms.IntegerField(required=option.required, **bounds, **common)
+    return forms.CharField(required=option.required, **common)
+
+
 class JobForm(forms.Form):
+    """A card's form: the model, the card's own fields, and a field for each option of the card's job kinds that
+    the card does not ask itself, built from the kind's options (``JobKind.options``) and checked by them, so the
+    page takes what the API and the ``generate`` command take, with the same rules."""
+
     endpoint = EndpointChoiceField(queryset=ModelEndpoint.objects.none(), label=_("Model"), empty_label=None)
 
-    def __init__(self, *args, project, endpoints, **kwargs):
+    def __init__(self, *args, project, endpoints, options=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.project = project
         self.fields["endpoint"].queryset = endpoints
+        # The options classes of the card's kinds; the fields each adds, by option name.
+        self.options = [options_class for options_class in options if options_class is not None]
+        self.option_names: list[str] = []
+        for options_class in self.options:
+            for name, option in option_fields(options_class).items():
+                option.bind(name, None)
+                field = option_form_field(option, endpoints=endpoints)
+                if field is not None and name not in self.fields:
+                    self.fields[name] = field
+                    self.option_names.append(name)
+
+    def clean(self):
+        cleaned = super().clean()
+        self.resolved_options = {}
+        for options_class in self.options:
+            names = [name for name in option_fields(options_class) if name in self.option_names]
+            given = {name: self._option_value(cleaned[name]) for name in names if name in cleaned}
+            given = {name: value for name, value in given.items() if value not in ("", None)}
+            checked = options_class(data=given)
+            if not checked.is_valid():
+                for name, messages in checked.errors.items():
+                    self.add_error(
+                        name if name in self.fields else None, [str(message) for message in messages]
+                    )
+                continue
+            errors: dict = {}
+            values = {name: value for name, value in checked.validated_data.items() if name in given}
+            self.resolved_options[options_class] = options_resolve(
+                options_class, self.project, values, errors
+            )
+            for name, message in errors.items():
+                self.add_error(name if name in self.fields else None, message)
+        return cleaned
+
+    @staticmethod
+    def _option_value(value):
+        """A field's value as the API sends it (endpoints as ids)."""
+        if hasattr(value, "values_list"):
+            return list(value.values_list("pk", flat=True))
+        return value
+
+    def option_arguments(self, options_class) -> dict:
+        """``job_create``'s arguments for the options of one kind that this valid form asks, resolved as the API
+        resolves them; an option left empty is left out, so the kind's default applies."""
+        return self.resolved_options.get(options_class, {})
 
 
 class QuestionsJobForm(JobForm):

@@ -76,14 +76,26 @@ class JobKind:
         return self.command or self.key.replace("_", "-")
 
 
+def _first_kind(page):
+    return lambda project, data: {"kind": page.kinds[0]}
+
+
 @dataclass(frozen=True)
 class JobPage:
     key: str  # the form's prefix and the address it posts to (jobs/new/<key>/)
-    form: type  # a generation.forms.JobForm subclass
-    template: str  # the card (context: project, form, page, card: what ``context`` gave)
     kinds: tuple[str, ...]  # the kinds it may start; the page is offered where the first of them runs
-    arguments: Callable[..., dict]  # (project, cleaned_data) -> job_create's arguments, ``kind`` among them
+    # A generation.forms.JobForm subclass with the card's own fields; None: JobForm. Either way the form also
+    # asks every option of the kinds (``JobKind.options``) it does not ask itself.
+    form: type | None = None
+    template: str = "generation/jobs/_kind.html"  # the card (context: project, form, page, card, kind)
+    # (project, cleaned_data) -> job_create's arguments, ``kind`` among them (the options are added to them);
+    # None: the first kind, with its options.
+    arguments: Callable[..., dict] | None = None
     context: Callable = lambda project: {}  # (project) -> what the card shows; None hides the card
+
+    def __post_init__(self):
+        if self.arguments is None:
+            object.__setattr__(self, "arguments", _first_kind(self))
 
 
 _CALL_KINDS: dict[str, CallKind] = {}

@@ -12,8 +12,8 @@ from annotation.selectors import class_status_table
 from core.polling import poll_response
 
 from . import selectors
-from .forms import EndpointForm, RevisionSettingsForm
-from .kinds import job_pages
+from .forms import EndpointForm, JobForm, RevisionSettingsForm
+from .kinds import job_kind, job_pages
 from .models import ModelEndpoint, PromptTemplate
 from .services import (
     JobInvalid,
@@ -31,10 +31,15 @@ Kind = PromptTemplate.Kind
 
 
 def _forms(project, endpoints, data=None, kind=None):
-    """The forms of the job cards the project may use (``generation.kinds``), by page key."""
+    """The forms of the job cards the project may use (``generation.kinds``), by page key; each also asks the
+    options of its kinds (``JobForm``)."""
     return {
-        page.key: page.form(
-            data if page.key == kind else None, project=project, endpoints=endpoints, prefix=page.key
+        page.key: (page.form or JobForm)(
+            data if page.key == kind else None,
+            project=project,
+            endpoints=endpoints,
+            prefix=page.key,
+            options=[job_kind(key).options for key in page.kinds],
         )
         for page in job_pages(project)
     }
@@ -45,7 +50,9 @@ def _generation_page(request, project, forms, endpoints, status=200):
     for page in job_pages(project):
         card = page.context(project)
         if card is not None:
-            cards.append({"page": page, "form": forms[page.key], "context": card})
+            cards.append(
+                {"page": page, "form": forms[page.key], "context": card, "kind": job_kind(page.kinds[0])}
+            )
     context = {
         "project": project,
         "endpoints": endpoints,
@@ -83,6 +90,7 @@ def job_start(request, slug, kind):
             "endpoint": data["endpoint"],
             "user": request.user,
         }
+        arguments = {**form.option_arguments(job_kind(arguments["kind"]).options), **arguments}
         try:
             job = job_create(**arguments)
         except JobInvalid as exc:

@@ -23,7 +23,6 @@ from ..models import (
     Judgment,
     Membership,
     Project,
-    Topic,
     default_design,
 )
 from ..projects import project_create
@@ -126,8 +125,8 @@ def causal_qa_pt_load(project: Project, users: dict, seed: int = 7) -> dict:
     project.class_targets = {"associational": 20, "interventional": 20, "counterfactual": 20}
     project.save(update_fields=["class_targets"])
     topics = {
-        spec["label"]: Topic.objects.create(
-            project=project, label=spec["label"], top_words=spec["top_words"], selected=True, cluster=number
+        spec["label"]: project.topics.create(
+            label=spec["label"], top_words=spec["top_words"], selected=True, cluster=number
         )
         for number, spec in enumerate(data["topics"])
     }

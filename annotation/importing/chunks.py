@@ -1,9 +1,9 @@
 """What lets an import stream its file in chunks with flat memory: the keys already seen, as sorted arrays of
 digests instead of dicts of strings, and a spool of the rows waiting for the funnel's last step.
 
-A 200 MB CSV holds ~1.4 million rows: dicts of their 40-character keys alone would take ~250 MB; the same
-keys as 20-byte digests in a sorted numpy array take 28 MB, and a chunk is looked up in one
-``searchsorted``. The digest is the whole SHA-1 of the text key (the key *is* its hex), so two rows match
+A dict of string keys costs several times each key's characters per entry, so its memory would grow with the
+file well past the file's own size; the same keys as fixed-size digests in a sorted numpy array cost their
+bytes alone, and a chunk is looked up in one ``searchsorted``. The digest is the whole SHA-1 of the text key (the key *is* its hex), so two rows match
 exactly when their keys match; an external id is looked up by the SHA-1 of its text.
 """
 
@@ -14,8 +14,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-# The first 12 bytes of the SHA-1: two different texts share them with a probability of ~n²/2⁹⁷ (1e-17 for the
-# 1.3 million rows of a 200 MB file); 12 bytes instead of 40 characters keep 1.3 million keys in 16 MB.
+# The first 12 bytes of the SHA-1: two different texts among n share them with a probability of ~n²/2⁹⁷,
+# negligible for any file an import takes; 12 bytes instead of 40 characters keep the keys small.
 DIGEST = "S12"
 # Sorted runs merge up to this many keys: a lookup searches a handful of runs, and a merge never copies more.
 MERGED_RUN_KEYS = 256_000

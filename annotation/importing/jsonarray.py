@@ -15,8 +15,8 @@ from collections.abc import Iterator
 from .errors import ImportFileError, RowError
 
 READ_BYTES = 256 * 1024
-# Deeper nesting is refused as it is read: the parser's memory grows with the square of the depth (a
-# 200 KB file of 100,000 nested brackets took more than 20 GB), and no published record nests this deep.
+# Deeper nesting is refused as it is read: the parser's memory grows with the square of the depth, so a small
+# file of deeply nested brackets could exhaust the machine, and no published record nests this deep.
 MAX_DEPTH = 64
 # Inside a string: a quote ends it, a backslash escapes the next byte, a control character is escaped.
 # Outside: brackets and braces count the depth.

@@ -9,12 +9,11 @@ value, with the lines they are on, so a file's own codes can be mapped in one go
 
 import json
 import operator
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .errors import ImportFileError, RowError
 from .mapping import Mapping, fold
-from .tables import records_as_columns
 
 # Portuguese and English names (and spelling variants) of Pearl's three rungs, folded.
 LABEL_ALIASES = {
@@ -226,7 +225,7 @@ class UnknownValues:
 
 class Rows:
     """Checked rows of a chunk as columns: one list per field of ``SourceRow``, all of one length, in the file's
-    order. The funnel works on whole columns; ``source_rows()`` gives them one row at a time."""
+    order. The funnel works on whole columns."""
 
     FIELDS = (
         "line",
@@ -257,31 +256,12 @@ class Rows:
         pick = taker(indices)
         return Rows(**{name: pick(getattr(self, name)) for name in self.FIELDS})
 
-    def source_rows(self) -> list[SourceRow]:
-        return [
-            SourceRow(**{**dict(zip(self.FIELDS, values)), "metadata": values[-1] or {}})
-            for values in zip(*(getattr(self, name) for name in self.FIELDS))
-        ]
-
 
 def taker(indices: list[int]) -> Callable[[Sequence], Sequence]:
     """A function giving the values of a list (or tuple) at ``indices``, in their order, as a tuple."""
     if len(indices) > 1:
         return operator.itemgetter(*indices)  # in C: a tenth of the time of a list comprehension
     return lambda values: tuple(values[index] for index in indices)
-
-
-def read_rows(
-    records: Iterable[tuple[int, dict]],
-    columns: list[str],
-    mapping: Mapping,
-    labels: LabelResolver,
-    errors: list[RowError],
-    unknown: UnknownValues,
-) -> list[SourceRow]:
-    """Check each record through ``mapping``; good rows are returned, problems appended to ``errors``."""
-    check = RowChecker(mapping, columns, labels, errors, unknown)
-    return check(*records_as_columns(list(records), check.wanted)).source_rows()
 
 
 def _text(value) -> str:

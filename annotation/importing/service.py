@@ -15,6 +15,7 @@ from django.db.models import F, Min, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
 
+from core.background import import_stale_seconds
 from core.db.bulk import (
     ReservedIds,
     batches,
@@ -26,7 +27,7 @@ from core.db.bulk import (
 
 from .. import services  # the package, not its names: annotation.services reads importing.funnel
 from ..designs import design_for
-from ..models import DroppedRow, ImportBatch, Item, Project, Topic
+from ..models import DroppedRow, ImportBatch, Item, Project
 from .chunks import KeyIndex, Spool, digests, id_digest
 from .errors import ImportFileError, RowError
 from .funnel import MIN_WORDS, length_bounds, question_digest, word_count
@@ -317,8 +318,9 @@ def _write(project, batch, scan, rows, mapping, unknown, file_format, as_gold, u
         raise
 
 
-# Items written per transaction on PostgreSQL (one COPY, ~0.2 s). On SQLite each of ``fast_insert``'s batches
-# (``SQLITE_BATCH_ROWS``, ~0.05 s) is a statement of its own, committed on its own.
+# Items written per transaction on PostgreSQL (one COPY): short enough that a reader or another import waits
+# little for the project's lock, long enough that commits cost little. On SQLite each of ``fast_insert``'s
+# batches (``SQLITE_BATCH_ROWS``) is a statement of its own, committed on its own.
 WRITE_CHUNK_ROWS = 20_000
 # How often an import waits to see whether the project's import that is writing has finished.
 WRITING_POLL_SECONDS = 0.5
@@ -555,9 +557,9 @@ class _Scan:
     def start(self, project: Project) -> None:
         """Under the project's lock: its items' keys and its topics."""
         self.existing_text, self.existing_id = _existing_keys(project)
-        self.topic_ids = dict(Topic.objects.filter(project=project).values_list("label", "id"))
+        self.topic_ids = dict(project.topics.values_list("label", "id"))
         self.known_topics = set(self.topic_ids.values())
-        self.new_topic_ids = ReservedIds(Topic)
+        self.new_topic_ids = ReservedIds(project.topics.model)
 
     def items(self, chunks, sources: dict):
         """The items to write (``services.NewItem``), in the file's order, as ``chunks`` of rows are read.
@@ -733,8 +735,8 @@ class _Scan:
     def create_topics(self, project: Project) -> None:
         """The new topics of the rows kept (with the import's last transaction)."""
         new_topics = {topic for topic, n in self.topic_counts.items() if n} - self.known_topics - {None}
-        Topic.objects.bulk_create(
-            Topic(pk=topic_id, project=project, label=label)
+        project.topics.bulk_create(
+            project.topics.model(pk=topic_id, project=project, label=label)
             for label, topic_id in sorted(self.topic_ids.items())
             if topic_id in new_topics
         )
@@ -895,13 +897,6 @@ def import_enqueue(batch_id: int) -> None:
     from ..tasks import import_questions_task
 
     import_questions_task.delay(batch_id)
-
-
-def import_stale_seconds() -> float:
-    """How long a running import may stay silent before it counts as lost: a few of its heartbeats missed."""
-    from django.conf import settings
-
-    return settings.IMPORT_HEARTBEAT_SECONDS * settings.IMPORT_MISSED_HEARTBEATS
 
 
 def imports_resume_stale() -> list[int]:

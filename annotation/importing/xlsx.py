@@ -1,8 +1,8 @@
 """Streaming the rows of one sheet of an .xlsx workbook, fast.
 
-openpyxl's read-only mode streams too, but builds Python objects per cell (about 16 s for 100,000 rows
-of six columns here); this reads the sheet's XML with expat in chunks and keeps only the current row,
-so memory stays flat and 100,000 rows take a few seconds. The workbook's parts are found as openpyxl
+openpyxl's read-only mode streams too, but builds Python objects per cell, which dominates the time of a
+large sheet; this reads the sheet's XML with expat in chunks and keeps only the current row, so memory stays
+flat and the time goes to the values themselves (figures: ``benchmarks/``). The workbook's parts are found as openpyxl
 would (workbook.xml and its relationships); shared strings are loaded once; numbers in a date format
 become dates (openpyxl's own conversion).
 """

@@ -1,9 +1,8 @@
 """The two reads every signed-in request makes before its view runs: the session and its user.
 
 Same rows, same checks as Django's database sessions and ``ModelBackend``; only the query is
-written once here instead of being built by the ORM on each request. Building and compiling a
-queryset costs 0.5–0.8 ms of CPU, the query itself 0.02 ms: together about a tenth of an
-annotator's request. Nothing is cached, so signing out, a new password or a deactivated
+written once here instead of being built by the ORM on each request: building and compiling a
+queryset costs many times the query itself, on every request of every member. Nothing is cached, so signing out, a new password or a deactivated
 account take effect on the very next request, in every worker.
 """
 

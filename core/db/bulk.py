@@ -1,8 +1,7 @@
 """Inserting many rows at once: COPY on PostgreSQL; on SQLite an ``INSERT … SELECT`` from a scratch table.
 
-Django's ``bulk_create`` builds a model instance per row; for imports of 100,000
-questions that alone costs seconds. Here rows are plain tuples and the database
-does the rest. Callers pass values ready for the column: strings, numbers, None,
+Django's ``bulk_create`` builds a model instance per row, which dominates the cost of a
+large import. Here rows are plain tuples and the database does the rest. Callers pass values ready for the column: strings, numbers, None,
 JSON already serialised with ``json.dumps``. Values that are the same for every
 row (timestamps, foreign keys) go in ``constants`` and are prepared once.
 
@@ -97,15 +96,15 @@ def _sqlite_insert(cursor, table: str, columns: str, width: int, constant_values
 
     A batch of many rows goes first into a scratch table in memory, without indexes or checks, then into the
     table with one ``INSERT … SELECT``, the constants given once. Each execution of a one-row ``INSERT`` opens
-    the table and every one of its indexes again: for the items (eleven indexes) the ``executemany`` of
-    85,000 rows took 0.85 s, through the scratch table 0.47 s (measured). The rows keep their order, and so
+    the table and every one of its indexes again, which for a table with many indexes (the items) costs more
+    than the scratch table's detour (figures: ``benchmarks/``). The rows keep their order, and so
     their ids; each value reaches its column as it would have bound directly (the scratch table's columns
     have no type, so nothing is converted on the way). A batch of a few rows is inserted directly.
 
     A column whose value is the same in every row of a batch (same value, same type: an import's empty
     context, its status, its batch) is bound once, in the ``INSERT … SELECT``, instead of into every row of
-    the scratch table: binding holds Python's lock, value by value, and the items of an import vary in 7 of
-    their 17 columns (its 100,000-row write: 1.02–1.14 s instead of 1.17–1.22, alternately).
+    the scratch table: binding holds Python's lock, value by value, and the items of an import vary in fewer
+    than half of their columns.
 
     The ``INSERT … SELECT`` runs without Python's lock: while it does, ``made`` may make the next batch.
 
@@ -178,8 +177,8 @@ class _Batches:
 class _BatchesAhead(_Batches):
     """``_Batches`` made in a second thread: ``make_next()`` starts the next batch there, and ``next()`` waits for
     it. The insert calls ``make_next()`` just before its ``INSERT … SELECT``, which holds no Python lock, so the
-    two cores work at once: for the 85,000 items of an import the rows' making (0.4 s) hides behind the
-    database's writing (0.5 s). The thread only makes rows between those two calls: while the insert binds rows
+    two cores work at once: the rows' making hides behind the database's writing, which takes as long or
+    longer. The thread only makes rows between those two calls: while the insert binds rows
     one by one (``executemany``, which takes and gives back Python's lock for each row), a thread busy in Python
     would make every row wait for its turn."""
 
@@ -222,8 +221,8 @@ class _BatchesAhead(_Batches):
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """No cyclic garbage collection inside: rows and records made by the hundred thousand hold no cycles, and
-    each collection would walk every one held so far (a third of an import's CPU time at 100,000 rows; as much
-    as making a release's records)."""
+    each collection would walk every one held so far, so the collections' cost grows with the square of the
+    rows held."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -246,8 +245,8 @@ def batches(rows: Iterable, size: int) -> Iterator[list]:
 
 
 # SQLite keeps no statistics unless asked (PostgreSQL's autovacuum gathers its own). Without them its
-# planner guesses, and for the queue's queries on a project of 100,000 items it guessed a scan of the
-# whole project (50–250 ms) where a partial index answers in 1 ms. A sampled ANALYZE costs ~0.1 s.
+# planner guesses, and for the queue's queries on a large project it guesses a scan of the whole project
+# where a partial index answers at once. A sampled ANALYZE is cheap next to a large write.
 ANALYZE_AFTER_ROWS = 10_000
 
 
@@ -288,8 +287,8 @@ def fast_update(model: type[models.Model], fields: Sequence[str], objects: Itera
 
 
 # From this many rows on, PostgreSQL gets the new values by COPY into a temporary table and updates the rows in
-# one statement: a third less time than the pipelined executemany for 4,600 items (measured), while the
-# temporary table's creation (a few ms) would dominate for a handful of rows.
+# one statement, cheaper than a pipelined executemany for thousands of rows, while the temporary table's
+# creation would dominate for a handful of rows.
 COPY_UPDATE_ROWS = 500
 
 
@@ -309,7 +308,7 @@ def _update_from_copy(cursor, meta, targets, params) -> None:
         for row in params:
             copy.write_row(row)
     # Its statistics, so the planner sees a few thousand rows to look up by key, not an unknown table worth
-    # a scan of the whole target (it guessed 33,000 rows and hashed every item of the database).
+    # a scan of the whole target (without them it guesses a large table and hashes every item of the database).
     cursor.execute(f"ANALYZE {scratch}")
     assignments = ", ".join(f"{column} = new.{column}" for column in columns)
     cursor.execute(f"UPDATE {table} SET {assignments} FROM {scratch} AS new WHERE {table}.{pk} = new.{pk}")
@@ -443,8 +442,8 @@ class _WrittenApart:
     database as one blob per column (their UTF-8 bytes end to end), every other value, and each text's place in
     its blob, as one JSON array, and ``INSERT … SELECT`` takes them apart (``json_each``, ``substr``) in the
     rows' order. Bound row by row instead, the thread would wait for Python's lock at every row while the
-    caller holds it. For the 100,000 frozen records of a release cut, the writing moved to the other core and
-    the cut took 2.87 s instead of 3.32 (medians, measured alternately). A text reaches its column as the same
+    caller holds it; as one statement, the writing moves to the other core while the caller makes the next
+    batch. A text reaches its column as the same
     text a bound ``str`` would; an integer, a boolean (0 or 1) or None as itself. Only for columns of text and
     integer types (``suits``)."""
 
@@ -556,8 +555,8 @@ class _WrittenApart:
 
 
 # Column types a binary COPY takes straight from Python's values (ints, strings, booleans, floats). Binary saves
-# the server parsing each value's text and the client escaping it: a third of the time of a 100,000-row COPY of
-# frozen records (measured). A column of any other type (JSON, timestamps) keeps the whole COPY in text.
+# the server parsing each value's text and the client escaping it, the larger part of a text COPY's cost. A
+# column of any other type (JSON, timestamps) keeps the whole COPY in text.
 BINARY_COPY_TYPES = {"bigint", "integer", "smallint", "text", "varchar", "boolean", "double precision"}
 
 
@@ -585,15 +584,13 @@ def wal_checkpoints_aside(*, every: float = 0.02, wait: bool = True) -> Iterator
     """On SQLite, the checkpoints of this connection's commits run in a thread of their own while inside.
 
     A commit that leaves the write-ahead log past 1,000 pages (4 MB) copies the log into the database file itself
-    before it returns (SQLite's automatic checkpoint): the commits of the 100,000 frozen records of a release cut
-    took 0.44–0.68 s that way, 0.13–0.31 s with the copy aside (measured). Inside, this connection's automatic checkpoints are off, and a second connection
+    before it returns (SQLite's automatic checkpoint), so a large write waits for that copy at every commit.
+    Inside, this connection's automatic checkpoints are off, and a second connection
     runs ``wal_checkpoint(PASSIVE)`` in a thread every ``every`` seconds: the copy holds no Python lock, so it
     runs on the other core, and a passive checkpoint never blocks the writer or a reader. On leaving, the
     setting is restored and the last checkpoint is waited for, so the log is back in the file as before; with
     ``wait=False`` the thread makes that last copy on its own. Nobody needs to wait for it: what was committed
-    is in the log, durable and seen by every reader; the copy only keeps the log short. An import of 100,000
-    questions commits them all at its end, and its commit copied them into the file for 0.1 s of its 1.5 s
-    (measured).
+    is in the log, durable and seen by every reader; the copy only keeps the log short.
 
     Nothing changes on PostgreSQL, for an in-memory database, or inside a transaction (a test's, which commits
     nothing)."""
@@ -646,8 +643,8 @@ def read_ahead(produce: Callable[[], Iterator], *, depth: int = 2) -> Iterator:
     For reads of many chunks that each wait on a PostgreSQL server: the thread waits (without Python's lock)
     while the caller builds, so the two overlap instead of adding up. Each of the thread's queries sees what is
     committed, as the caller's own would outside a transaction. ``produce()`` runs here instead, as a plain
-    generator, on SQLite (the database works inside this process, and a thread only contended for Python's
-    lock: a 100,000-item release cut took 3.6 s instead of 3.4) and inside a transaction (a test's: another
+    generator, on SQLite (the database works inside this process, so a thread would only contend for Python's
+    lock and slow the caller down) and inside a transaction (a test's: another
     connection could not see its uncommitted rows)."""
     if connection.vendor != "postgresql" or connection.in_atomic_block:
         yield from produce()

@@ -1,7 +1,7 @@
 """Querysets compiled to SQL once, then run many times with other values.
 
-Building a queryset with subqueries and annotations and compiling it costs Django 1–4 ms of
-Python; the annotator's loop runs the same few such queries on every request, and that Python,
+Building a queryset with subqueries and annotations and compiling it costs Django more Python than the
+database spends answering it; the annotator's loop runs the same few such queries on every request, and that Python,
 more than the database, was what the loop spent its time on. A ``CompiledQuery`` wraps a function
 that builds the queryset (or a list of querysets to try in turn) from keyword values. The first
 call for a database vendor and a *shape* builds it with placeholders standing in for the values,

@@ -251,21 +251,6 @@ def check_report(project: Project) -> CheckReport:
     return report
 
 
-def check_agreement_rows(project: Project) -> list[tuple]:
-    """(question, "first" / "second", answer) for every checked question: the long rows the evaluation app's
-    agreement functions read (Cohen's kappa between the first and the second answer)."""
-    rows = []
-    checked = (
-        Item.objects.filter(project=project, group__kind="scenario", metadata__has_key="check")
-        .order_by("pk")
-        .values_list("pk", "metadata")
-    )
-    for pk, metadata in checked:
-        check = metadata["check"]
-        rows += [(pk, "first", check.get("first_answer")), (pk, "second", check.get("answer"))]
-    return rows
-
-
 # --- export ------------------------------------------------------------------------------------
 
 

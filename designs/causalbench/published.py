@@ -37,13 +37,6 @@ SCENARIO_COLUMNS = {"scenario_and_question": "text", "mathematical_scenario": "m
 ID_COLUMNS = ("causal_scenario_id", "scenario_id")  # code; math and text ("Scenario_ID", "Scenario ID")
 
 
-def causalbench_published_import(
-    *, project: Project, data: bytes, filename: str, id_prefix: str = ""
-) -> list[ItemGroup]:
-    """Every scenario of a published CausalBench part. Raises ScenarioInvalid naming the rows."""
-    return causalbench_part_import(project=project, data=data, filename=filename, id_prefix=id_prefix)[0]
-
-
 def causalbench_part_import(
     *, project: Project, data: bytes, filename: str, id_prefix: str = ""
 ) -> tuple[list[ItemGroup], PublishedReport]:

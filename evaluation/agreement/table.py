@@ -170,8 +170,9 @@ class RatingTable:
 
 @dataclass(frozen=True)
 class UnitPatterns:
-    """Units that got the same value from every rater, counted once: 100,000 units rated 1–5 by five raters
-    have a few thousand patterns, so the statistics and their bootstrap work on thousands of columns.
+    """Units that got the same value from every rater, counted once: units rated on a five-point scale by five
+    raters have at most 5⁵ patterns however many units there are, so the statistics and their bootstrap work
+    on the patterns, not on the units.
 
     ``codes[:, p]`` is pattern p, ``sizes[p]`` how many units have it, ``of_unit[u]`` the pattern of unit u.
     """

@@ -16,8 +16,9 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from annotation.designs import design_for
-from annotation.models import ImportBatch, Item, ItemGroup, Membership, Option, Revision, Topic
+from annotation.models import ImportBatch, Item, ItemGroup, Membership, Option, Revision
 from core.db.bulk import StreamedInsert, gc_paused, read_ahead, wal_checkpoints_aside
+from topics.models import Topic, TopicRun
 
 from ..models import Release, ReleaseItem
 from ..selectors.releases import release_split_texts
@@ -324,8 +325,6 @@ def release_facts(release: Release, tally: dict, agreement: list[dict]) -> dict:
 
 def _topic_model(project) -> dict | None:
     """How the project's topics were found: the embedding model and clustering of the run applied last."""
-    from generation.models import TopicRun
-
     run = (
         TopicRun.objects.filter(project=project, applied_at__isnull=False)
         .order_by("-applied_at", "-pk")

@@ -15,8 +15,8 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.text import get_valid_filename
 
-from annotation.importing.service import import_stale_seconds
 from core.background import (
+    import_stale_seconds,
     work_beating,
     work_claim,
     work_fail_stale,

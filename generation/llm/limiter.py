@@ -205,9 +205,6 @@ class RedisLimiter:
         if held:
             self._refresh(keys=[self._leases_key], args=[self.lease_ms, *held])
 
-    def in_use(self) -> int:
-        return int(self.redis.zcard(self._leases_key))
-
 
 def _wait(seconds: float, cancel: threading.Event | None) -> bool:
     """Sleep; True if ``cancel`` was set before the time was up."""

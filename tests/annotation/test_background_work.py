@@ -19,7 +19,7 @@ from django.utils import timezone
 from annotation.importing import service as importing
 from annotation.models import ImportBatch, Item
 from annotation.tasks import import_questions_task
-from core.background import sweep_stale, work_claim, work_heartbeat
+from core.background import import_stale_seconds, sweep_stale, work_claim, work_heartbeat
 
 pytestmark = pytest.mark.django_db
 
@@ -37,7 +37,7 @@ def batch(project, **fields) -> ImportBatch:
 
 
 def long_ago(seconds=None):
-    return timezone.now() - timedelta(seconds=(seconds or importing.import_stale_seconds()) + 60)
+    return timezone.now() - timedelta(seconds=(seconds or import_stale_seconds()) + 60)
 
 
 def test_a_queued_import_is_claimed_once_and_only_its_owner_beats(project):
@@ -130,7 +130,8 @@ def test_the_six_kinds_of_work_share_one_model_mixin_and_its_field_names():
     from annotation.models import BulkRun
     from core.background import BackgroundWork, WorkProgress
     from evaluation.models import EvalRun, Release
-    from generation.models import GenerationJob, TopicRun
+    from generation.models import GenerationJob
+    from topics.models import TopicRun
 
     shared = {field.name for field in BackgroundWork._meta.get_fields()}
     assert {"status", "owner", "resumed", "error", "created_by", "created_at"} <= shared
@@ -144,8 +145,8 @@ def test_the_six_kinds_of_work_share_one_model_mixin_and_its_field_names():
 
 def test_a_release_and_a_topic_run_are_claimed_for_an_owner(project):
     from evaluation.models import Release
-    from generation.models import TopicRun
-    from generation.topics.run import topic_run_claim
+    from topics.models import TopicRun
+    from topics.run import topic_run_claim
 
     run = TopicRun.objects.create(project=project)
     assert topic_run_claim(run_id=run.pk) and not topic_run_claim(run_id=run.pk)
@@ -181,7 +182,7 @@ def test_an_import_whose_worker_died_is_retried_after_a_few_missed_heartbeats_no
     assert silent.status == ImportBatch.Status.QUEUED, "three minutes without a heartbeat: its worker is gone"
     assert beating.status == ImportBatch.Status.RUNNING, "two heartbeats missed is not yet lost"
     assert sent == [silent.pk]
-    assert importing.import_stale_seconds() <= 120, "a few heartbeats: minutes at most"
+    assert import_stale_seconds() <= 120, "a few heartbeats: minutes at most"
 
 
 @pytest.mark.django_db(transaction=True)

@@ -553,8 +553,8 @@ def test_in_many_finds_what_in_finds_for_ids_and_foreign_keys():
 
 @pytest.mark.django_db(transaction=True)
 def test_reserved_ids_are_never_given_to_another_row_inside_a_transaction_or_outside():
-    from annotation.models import Topic
     from tests.factories import ProjectFactory
+    from topics.models import Topic
 
     project = ProjectFactory()
     with transaction.atomic():

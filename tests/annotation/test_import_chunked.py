@@ -17,10 +17,12 @@ from annotation.importing import service as import_service
 from annotation.importing.errors import RowError
 from annotation.importing.funnel import length_bounds, text_key, word_count
 from annotation.importing.mapping import propose
-from annotation.importing.read import LabelResolver, SourceRow, UnknownValues, read_rows
+from annotation.importing.read import LabelResolver, SourceRow, UnknownValues
 from annotation.importing.service import FIELD_LIMITS
 from annotation.importing.tables import open_table
-from annotation.models import CurationDecision, DroppedRow, ImportBatch, Item, Project, Topic
+from annotation.models import CurationDecision, DroppedRow, ImportBatch, Item, Project
+from tests.annotation.import_rows import read_rows
+from topics.models import Topic
 
 pytestmark = pytest.mark.django_db
 Stage = DroppedRow.Stage

@@ -23,8 +23,8 @@ from annotation.importing.read import (
     UnknownValues,
     _text,
     json_value,
-    read_rows,
 )
+from tests.annotation.import_rows import read_rows
 
 LABELS = ["associational", "interventional", "counterfactual"]
 

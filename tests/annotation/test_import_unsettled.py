@@ -12,9 +12,10 @@ from django.http import QueryDict
 from annotation.importing import ImportRejected, questions_import
 from annotation.importing import service as import_service
 from annotation.item_browser import ItemQuery, items_matching
-from annotation.models import DroppedRow, ImportBatch, Item, Topic
+from annotation.models import DroppedRow, ImportBatch, Item
 from annotation.queue import assignment_next
 from tests.factories import ItemFactory, api_token_key
+from topics.models import Topic
 
 
 def _csv(count: int, prefix: str = "q") -> bytes:

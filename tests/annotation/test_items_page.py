@@ -7,10 +7,11 @@ import pytest
 from django.urls import reverse
 
 from annotation.item_browser import ItemQuery, items_matching, items_page
-from annotation.models import CurationDecision, Item, Judgment, Topic
+from annotation.models import CurationDecision, Item, Judgment
 from annotation.queue import assignment_next
 from tests.annotation.helpers import judge
 from tests.factories import ItemFactory
+from topics.models import Topic
 
 pytestmark = pytest.mark.django_db
 

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from annotation.models import Assignment, Item, Membership, Topic
+from annotation.models import Assignment, Item, Membership
 from annotation.queue import (
     ANSWER,
     REVIEW,
@@ -16,6 +16,7 @@ from annotation.queue import (
 )
 from tests.annotation.helpers import judge
 from tests.factories import ItemFactory, ProjectFactory, UserFactory
+from topics.models import Topic
 
 pytestmark = pytest.mark.django_db
 

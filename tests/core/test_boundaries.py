@@ -8,7 +8,7 @@ import pytest
 from django.db.models.query import QuerySet
 
 ROOT = Path(__file__).resolve().parents[2]
-APPS = ("annotation", "generation", "evaluation", "designs")
+APPS = ("annotation", "topics", "generation", "evaluation", "designs")
 OUTSIDE_CORE = (*APPS, "causalqa_site")
 # Members of a queryset that are no part of Django's public API, and the HTTP pool's that httpx has no argument
 # for (``core.http``).

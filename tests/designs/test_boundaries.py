@@ -1,4 +1,4 @@
-"""Shared code never names a design: the apps annotation, generation and evaluation and the shared templates ask
+"""Shared code never names a design: the apps annotation, topics, generation and evaluation and the shared templates ask
 the registries (``annotation.designs``, ``generation.kinds``) and never import a design's package, compare with a
 design's key or include a design's template. Prose (docstrings, comments, help texts) may cite the papers."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-SHARED_APPS = ("annotation", "generation", "evaluation")
+SHARED_APPS = ("annotation", "topics", "generation", "evaluation")
 ROOT = Path(settings.BASE_DIR)
 
 

@@ -23,7 +23,6 @@ from annotation.models import Assignment, CurationDecision, Item, ItemGroup, Mem
 from designs.causalbench.checks import (
     adjudication_queue,
     check_adjudicate,
-    check_agreement_rows,
     check_record,
     check_report,
     questions_to_check,
@@ -62,6 +61,21 @@ BALANCE_BY_PERSPECTIVE = {
 BALANCE_BY_DOMAIN = {"text": {"yes": 4, "no": 4}, "math": {"yes": 4, "no": 4}, "code": {"yes": 4, "no": 4}}
 # The two example questions the checking model answers the other way.
 DISPUTED = {"cb-03-effect_to_cause", "cb-06-cause_to_effect"}
+
+
+def check_agreement_rows(project: Project) -> list[tuple]:
+    """(question, "first" / "second", answer) for every checked question: the long rows the evaluation app's
+    agreement functions read (Cohen's kappa between the first and the second answer)."""
+    rows = []
+    checked = (
+        Item.objects.filter(project=project, group__kind="scenario", metadata__has_key="check")
+        .order_by("pk")
+        .values_list("pk", "metadata")
+    )
+    for pk, metadata in checked:
+        check = metadata["check"]
+        rows += [(pk, "first", check.get("first_answer")), (pk, "second", check.get("answer"))]
+    return rows
 
 
 def causalbench_project(owner, curator, annotators, slug="causalbench") -> Project:
@@ -592,13 +606,13 @@ def test_the_project_page_partial_reports_the_checks_and_the_balance(owner, cura
 def test_a_published_causalbench_part_becomes_scenarios_of_four_questions(db):
     from annotation.models import ItemGroup, Project
     from designs.causalbench.design import DATA, ScenarioInvalid
-    from designs.causalbench.published import causalbench_published_import
+    from designs.causalbench.published import causalbench_part_import
 
     project = Project.objects.create(
         name="CausalBench publicado", slug="cb-publicado", design="causalbench", answer_format="yes_no"
     )
     data = (DATA / "causalbench_text_published.csv").read_bytes()
-    [scenario] = causalbench_published_import(project=project, data=data, filename="text.csv")
+    [scenario], _report = causalbench_part_import(project=project, data=data, filename="text.csv")
 
     assert scenario.context.startswith("Imagine a self-contained")
     questions = list(scenario.items.order_by("position_in_group"))
@@ -613,7 +627,7 @@ def test_a_published_causalbench_part_becomes_scenarios_of_four_questions(db):
 
     three = b"\n".join(data.split(b"\n")[:-4]) + b"\n"  # the last question left out
     with pytest.raises(ScenarioInvalid, match="rows 1, 2, 3: .*needs exactly one question per perspective"):
-        causalbench_published_import(project=project, data=three, filename="text.csv")
+        causalbench_part_import(project=project, data=three, filename="text.csv")
     assert ItemGroup.objects.filter(project=project).count() == 1
 
 

@@ -158,6 +158,39 @@ def test_its_job_kind_runs_from_the_api_and_the_command_and_its_form_is_what_ann
     assert Judgment.objects.filter(item__project=proverbs).count() == 1
 
 
+def test_its_job_option_is_on_the_generation_page_and_checked_there_in_the_reader_s_language(
+    proverbs, endpoint, curator, client_for
+):
+    """The page's card is the shared form with a field built from the kind's options, the same options the API
+    and the command take: offered with the option's own label and choices, and a value outside them refused."""
+    from annotation.models import Membership
+
+    Membership.objects.create(user=curator, project=proverbs, role=Membership.Role.CURATOR)
+    client = client_for(curator)
+    page = client.get(reverse("generation:project", args=[proverbs.slug]), HTTP_ACCEPT_LANGUAGE="pt-br")
+    html = page.content.decode()
+    assert page.status_code == 200, html[:500]
+    assert "Explicar um provérbio" in html, "the card names the kind in Portuguese"
+    assert f'name="{EXPLAIN}-tone"' in html, "the kind's option is a field of the card"
+    assert "Tom" in html and "Como explicar." in html, "the option's label and help are in Portuguese"
+    assert '<option value="poetic"' in html, "the option's choices are offered"
+
+    start = reverse("generation:job_start", args=[proverbs.slug, EXPLAIN])
+    refused = client.post(
+        start,
+        {f"{EXPLAIN}-endpoint": endpoint.pk, f"{EXPLAIN}-tone": "shouted"},
+        HTTP_ACCEPT_LANGUAGE="pt-br",
+    )
+    assert refused.status_code == 400, refused.content.decode()[:500]
+    assert "Faça uma escolha válida. shouted não é uma das escolhas disponíveis." in refused.content.decode()
+    assert not GenerationJob.objects.filter(project=proverbs).exists()
+
+    started = client.post(start, {f"{EXPLAIN}-endpoint": endpoint.pk, f"{EXPLAIN}-tone": "poetic"})
+    assert started.status_code == 302, started.content.decode()[:500]
+    job = GenerationJob.objects.get(project=proverbs)
+    assert (job.kind, job.params["tone"]) == (EXPLAIN, "poetic")
+
+
 def test_its_job_kind_is_refused_in_other_designs_and_other_designs_kinds_in_it(proverbs, project, endpoint):
     from generation.services import JobInvalid
 
@@ -189,7 +222,10 @@ def test_its_page_prompt_and_portuguese_come_from_its_own_package(proverbs, cura
 def test_no_shared_file_names_the_sixth_design():
     """What makes it work is in its package: no app, shared template, catalogue or setting names it."""
     root = Path(settings.BASE_DIR)
-    shared = [root / name for name in ("annotation", "generation", "evaluation", "designs", "causalqa_site")]
+    shared = [
+        root / name
+        for name in ("annotation", "topics", "generation", "evaluation", "designs", "causalqa_site")
+    ]
     shared += [root / "templates", root / "locale", root / "pyproject.toml", root / "Makefile"]
     named = []
     for place in shared:

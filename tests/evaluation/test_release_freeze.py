@@ -7,11 +7,12 @@ replaced: the checksum and every item's split and position must not move.
 import pytest
 from django.db import connection
 
-from annotation.models import Item, ItemGroup, Topic
+from annotation.models import Item, ItemGroup
 from evaluation.releases.build import release_checksum
 from evaluation.services import release_cut
 from generation.models import LLMCall, ModelEndpoint, PromptTemplate
 from tests.factories import ItemFactory, OptionFactory
+from topics.models import Topic
 
 pytestmark = pytest.mark.django_db
 

@@ -225,9 +225,9 @@ def test_without_the_ml_extra_the_pages_say_which_stage_needs_it_before_anyone_s
     client = client_for(curator)
     runs_page = client.get(reverse("evaluation:run_list", args=[project.slug])).content.decode()
     Project.objects.filter(pk=project.pk).update(embedding_model="minilm")
-    topics_page = client.get(reverse("generation:topics", args=[project.slug])).content.decode()
+    topics_page = client.get(reverse("topics:topics", args=[project.slug])).content.decode()
     Project.objects.filter(pk=project.pk).update(embedding_model="")
-    default_topics_page = client.get(reverse("generation:topics", args=[project.slug])).content.decode()
+    default_topics_page = client.get(reverse("topics:topics", args=[project.slug])).content.decode()
 
     assert 'id="bertscore-ml-extra"' in runs_page and "BERTScore needs the local-model extra" in runs_page
     assert 'id="topic-ml-extra"' in topics_page

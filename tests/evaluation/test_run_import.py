@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from annotation.importing.service import import_stale_seconds
 from annotation.models import Item
+from core.background import import_stale_seconds
 from evaluation.models import EvalRun
 from evaluation.runs.imported import ResultFile, ResultsRejected, run_import_results
 from evaluation.runs.report import report_tables

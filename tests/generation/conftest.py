@@ -76,12 +76,3 @@ def run_now(job):
     result = job_run(job_id=job.pk, owner="test-run")
     job.refresh_from_db()
     return result
-
-
-@pytest.fixture
-def endpoint_embeddings(settings, fake_llm):
-    """Topic embeddings from the fake server's embeddings endpoint."""
-    settings.TOPIC_EMBEDDINGS = "endpoint"
-    settings.EMBEDDING_MODEL = "fake-embedding"
-    settings.EMBEDDING_BASE_URL = fake_llm.base_url
-    return fake_llm

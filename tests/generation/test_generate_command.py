@@ -5,10 +5,11 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from annotation.models import Item, Topic
+from annotation.models import Item
 from generation.models import GenerationJob
 from tests.factories import ItemFactory
 from tests.fake_llm import Reply
+from topics.models import Topic
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

@@ -8,7 +8,7 @@ import pytest
 from django.db import IntegrityError, connection, transaction
 from django.urls import reverse
 
-from annotation.models import CurationDecision, Item, Judgment, Option, Project, Revision, Topic
+from annotation.models import CurationDecision, Item, Judgment, Option, Project, Revision
 from annotation.signals import revision_requested
 from generation.models import GenerationJob, LLMCall, ProjectGenerationSettings
 from generation.services import (
@@ -22,6 +22,7 @@ from generation.services import (
 from generation.services.runner import JobRunner
 from tests.factories import ItemFactory, OptionFactory
 from tests.fake_llm import Reply
+from topics.models import Topic
 
 from .conftest import run_now
 

@@ -7,12 +7,13 @@ import pytest
 from annotation.models import Item, Project
 from evaluation.models import EvalRun, Release
 from evaluation.runs.services import run_create
-from generation.models import GenerationJob, LLMCall, TopicRun
+from generation.models import GenerationJob, LLMCall
 from generation.services import job_create
 from tests.evaluation.runs import mc_items, release_of, run_here
 from tests.factories import ItemFactory
 from tests.fake_llm import Reply
 from tests.generation.conftest import run_now
+from topics.models import TopicRun
 
 pytestmark = pytest.mark.django_db
 

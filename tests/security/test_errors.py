@@ -33,7 +33,7 @@ def messages_of(response) -> list[str]:
 
 def test_a_non_numeric_topic_id_is_a_400_not_a_500(project, client_for, curator):
     response = client_for(curator).post(
-        reverse("generation:balance_targets", args=[project.slug]), {"topic": "abc"}
+        reverse("topics:balance_targets", args=[project.slug]), {"topic": "abc"}
     )
     assert response.status_code in (400, 404)
 

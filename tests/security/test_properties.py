@@ -177,7 +177,7 @@ PAGES_WITH_QUERIES = {
     "annotation:review_queue": ["page", "preview", "votes", "min_mean_rating", "class_agreed"],
     "annotation:item_review": ["round"],
     "annotation:items_export": ["scope", "item", "format", "status", "q", "changed_after", "round", "sort"],
-    "generation:balance": [
+    "topics:balance": [
         "propose",
         "topic",
         "endpoint",
@@ -207,9 +207,9 @@ PAGES_WITH_QUERIES = {
 @pytest.fixture
 def reachable(project, curator):
     """What the pages show: items, a topic, a release and a finished run."""
-    from annotation.models import Topic
     from evaluation.models import EvalRun
     from tests.evaluation.runs import open_items, release_of
+    from topics.models import Topic
 
     items = open_items(project, 6)
     Topic.objects.create(project=project, label="chuva")

@@ -13,11 +13,12 @@ from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
 from annotation.demo import demo_load_all
-from annotation.models import Assignment, ImportBatch, ItemGroup, Membership, Project, Topic
+from annotation.models import Assignment, ImportBatch, ItemGroup, Membership, Project
 from annotation.queue import assignment_next
 from evaluation.models import EvalRun, Release
-from generation.models import GenerationJob, LLMCall, ModelEndpoint, PromptTemplate, TopicRun
+from generation.models import GenerationJob, LLMCall, ModelEndpoint, PromptTemplate
 from tests.security.test_permission_matrix import url_patterns
+from topics.models import Topic, TopicRun
 
 pytestmark = pytest.mark.django_db
 
@@ -92,7 +93,7 @@ def _values(project: Project, user) -> dict:
 
 
 def _run_ids(name: str, project: Project):
-    if name.startswith("generation:"):
+    if name.startswith("topics:"):
         return TopicRun.objects.filter(project=project).values_list("pk", flat=True).first()
     return EvalRun.objects.filter(project=project).values_list("pk", flat=True).first()
 

@@ -1,11 +1,12 @@
-"""The design's one job kind: a model explains the causal reading of each proverb, in the tone the job asks for."""
+"""The design's one job kind: a model explains the causal reading of each proverb, in the tone the job asks for,
+started from the API, the ``generate`` command or its card on the generation page."""
 
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 from annotation.models import Item
 from annotation.services import item_revise, item_start_round
-from generation.kinds import JobKind, job_kind_register
+from generation.kinds import JobKind, JobPage, job_kind_register, job_page_register
 from generation.options import JobOptions
 from generation.services.jobs import checked_items
 from generation.services.work import NotApplied, Work, author_of
@@ -16,7 +17,7 @@ TONES = ("plain", "poetic")
 
 class ExplainOptions(JobOptions):
     tone = serializers.ChoiceField(
-        choices=TONES, required=False, default="plain", help_text="How to explain."
+        choices=TONES, required=False, default="plain", label=_("Tone"), help_text=_("How to explain.")
     )
 
 
@@ -72,3 +73,5 @@ job_kind_register(
         options=ExplainOptions,
     )
 )
+# Its card on the generation page: the shared form, with a field for the kind's option.
+job_page_register(JobPage(key=EXPLAIN, kinds=(EXPLAIN,)))
