@@ -13,6 +13,7 @@ COPY pyproject.toml setup.py MANIFEST.in README.md LICENSE constraints.txt ./
 COPY causalqa_site ./causalqa_site
 COPY core ./core
 COPY annotation ./annotation
+COPY topics ./topics
 COPY generation ./generation
 COPY evaluation ./evaluation
 COPY designs ./designs
