@@ -395,9 +395,12 @@ def test_the_page_lists_colliding_rows_in_portuguese_and_keeps_both_when_asked(
     assert "--columns" not in refused.page
     assert "campo desconhecido" in refused.page
 
-    refused = post()
+    refused = post(columns="model=modelo")
     assert refused.results_import.status == ResultsImport.Status.FAILED
     assert 'id="import-conflicts"' in refused.page
+    assert 'id="back-to-mapping"' in refused.page and "Voltar ao mapeamento" in refused.page
+    project.refresh_from_db()
+    assert project.import_mappings["results"]["columns"] == {"model": "modelo"}  # kept after the failure
     assert "notas.csv, linha 26: uma segunda nota de cqa-1" in refused.page
     assert EvalRun.objects.count() == 0
 
