@@ -339,3 +339,45 @@ def test_the_command_prints_the_mapping_and_the_value_translations_it_used(proje
     assert "answer_by=respondido_pelo_llama, origin=gerada_pelo_gpt5" in said
     assert "values used: answer_by:false=person, true=llama" in said
     assert "values used: origin:false=natural, true=gpt5" in said
+
+
+def test_the_page_says_what_went_wrong_in_portuguese_naming_its_own_controls_never_a_flag(
+    project, curator, client_for
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+    from django.urls import reverse
+
+    from annotation.models import ImportBatch
+    from annotation.tasks import import_questions_task
+
+    client = client_for(curator)
+    files = {
+        "sem_pergunta.csv": b"codigo,nota\n1,2\n3,4\n",
+        "quem.csv": "pergunta,resposta,coluna_x\nPor que chove tanto no verão?,Porque o ar quente sobe.,sim\n".encode(),
+    }
+    pages = {}
+    for name, data in files.items():
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr("annotation.importing.service.import_enqueue", lambda batch_id: None)
+            form = {"file": SimpleUploadedFile(name, data)}
+            if name == "quem.csv":
+                form |= {
+                    "mapping_shown": "on",
+                    "column_question": "pergunta",
+                    "column_answer": "resposta",
+                    "column_answer_by": "coluna_x",
+                    "values": "",
+                }
+            client.post(
+                reverse("annotation:import_list", args=[project.slug]), form, HTTP_ACCEPT_LANGUAGE="pt-br"
+            )
+        batch = ImportBatch.objects.latest("pk")
+        import_questions_task(batch.pk)
+        pages[name] = client.get(
+            reverse("annotation:import_detail", args=[project.slug, batch.pk]), HTTP_ACCEPT_LANGUAGE="pt-br"
+        ).content.decode()
+    for name, page in pages.items():
+        assert "--columns" not in page and "--values" not in page, name
+        assert 'id="back-to-mapping"' in page, name
+    assert "Colunas do arquivo" in pages["sem_pergunta.csv"]
+    assert "diga qual valor significa uma pessoa" in pages["quem.csv"]
