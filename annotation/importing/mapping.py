@@ -230,6 +230,7 @@ PERSON_HEADER_WORDS = {"humano", "humana", "human", "pessoa", "person", "anotado
 GENERATION_WORDS = ("gerad", "generat", "sintet", "synthet")  # a header about where a question came from
 _BOOLEAN_TRUE = {"1", "true", "yes", "y", "sim", "s", "verdadeiro", "t"}
 _BOOLEAN_FALSE = {"0", "false", "no", "n", "nao", "falso", "f"}
+TEXT_FIELDS = ("question", "answer", "context")  # free text: never a column of yes/no values
 LONG_TEXT_CHARS = 15  # a column of free text: its values are this long on average, at least
 
 
@@ -301,6 +302,11 @@ def propose(
                 chosen[name] = column
                 break
     if sample:
+        for name in TEXT_FIELDS:  # "Resposta do GPT?" holding sim/não says who answered, not the answer
+            column = chosen.get(name)
+            remembered_here = column in remembered_mapping.columns.values()
+            if column is not None and not remembered_here and _is_boolean(_cells(sample, column)):
+                del chosen[name]
         _propose_from_values(columns, chosen, values, sample, labels or [], header_words)
     ordered = {name: chosen[name] for name in FIELDS if name in chosen}
     return Mapping(columns=ordered, values=values)

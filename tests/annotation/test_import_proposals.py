@@ -183,6 +183,9 @@ PORTUGUESE = (
 )
 
 
+FIELDS_OF_PORTUGUESE = ("question", "causal_class", "answer", "answer_by", "source", "id", "topic")
+
+
 def test_portuguese_headers_written_as_words_are_understood():
     mapping = propose(list(PORTUGUESE))
     assert mapping.columns == {
@@ -194,6 +197,35 @@ def test_portuguese_headers_written_as_words_are_understood():
         "topic": "Tema",
         "id": "ID#",
     }
+
+
+@pytest.mark.parametrize(
+    "true, false", [(True, False), ("True", "False"), ("sim", "não"), ("1", "0"), (1, 0)]
+)
+def test_portuguese_headers_with_their_values_are_all_proposed_whatever_the_yes_no_spelling(true, false):
+    sample = [
+        dict(
+            zip(
+                PORTUGUESE,
+                (
+                    f"Por que o caso número {n} acontece quando chove na cidade?",
+                    ("Associativa", "Intervencional", "Contrafactual")[n % 3],
+                    f"Porque a causa número {n} age sobre o efeito observado na cidade.",
+                    true if n % 2 else false,
+                    ("reddit", "wildchat")[n % 2],
+                    n + 1,
+                    "clima",
+                ),
+            )
+        )
+        for n in range(12)
+    ]
+    mapping = propose(list(PORTUGUESE), sample=sample, labels=LABELS)
+
+    assert mapping.columns == dict(zip(FIELDS_OF_PORTUGUESE, PORTUGUESE))
+    assert (
+        "answer_by" not in mapping.values
+    )  # "who answered?" says not which value is a person: the page asks
 
 
 @pytest.mark.parametrize(
@@ -225,6 +257,22 @@ def test_a_yes_no_column_naming_a_model_or_a_person_is_proposed_as_who_answered(
     else:
         assert meanings[true.casefold().replace("ã", "a")] in ("gpt", "llm", "model")
         assert meanings[false.casefold().replace("ã", "a")] == "person"
+
+
+def test_a_yes_no_column_named_like_an_answer_is_who_answered_not_the_answer():
+    sample = [
+        {
+            "Pergunta": f"Por que o caso número {n} acontece quando chove?",
+            "Resposta do GPT?": ("sim", "não")[n % 2],
+            "Explicação": f"Porque a causa número {n} age sobre o efeito observado, segundo os dados da cidade.",
+        }
+        for n in range(6)
+    ]
+    mapping = propose(list(sample[0]), sample=sample, labels=LABELS)
+
+    assert mapping.columns["answer_by"] == "Resposta do GPT?"
+    assert mapping.values["answer_by"] == {"sim": "gpt", "nao": "person"}
+    assert mapping.columns["answer"] == "Explicação"
 
 
 def test_an_integer_column_of_unique_values_is_proposed_as_the_id():
