@@ -157,11 +157,24 @@ class Mapping:
                     f"{name}={column}: the file has no column {column!r} "
                     f"(its columns: {', '.join(columns) or 'none'})"
                 )
-        used = [column for column in self.columns.values()]
+        used = [
+            column for name, column in self.columns.items() if not shares_source(name, column, self.columns)
+        ]
         twice = sorted({column for column in used if used.count(column) > 1})
         if twice:
             problems.append(f"column(s) mapped to two fields: {', '.join(twice)}")
         return problems
+
+
+def shares_source(name: str, column: str, columns: dict[str, str]) -> bool:
+    """Where a question came from may be read from the source's column: a file that names the model which
+    wrote a question as its source ("gpt5" beside "reddit") says both in one column."""
+    return name == "origin" and columns.get("source") == column
+
+
+def names_model(value) -> bool:
+    """A value that names a language model ("gpt5", "Llama 3", "gemma-3-27b"), not a place such as "sharegpt"."""
+    return any(word.startswith(MODEL_NAME_WORDS) for word in words(str(value)))
 
 
 QUESTIONS, RESULTS = "questions", "results"  # the kinds of import, each with its own remembered mapping
@@ -217,6 +230,7 @@ PERSON_HEADER_WORDS = {"humano", "humana", "human", "pessoa", "person", "anotado
 GENERATION_WORDS = ("gerad", "generat", "sintet", "synthet")  # a header about where a question came from
 _BOOLEAN_TRUE = {"1", "true", "yes", "y", "sim", "s", "verdadeiro", "t"}
 _BOOLEAN_FALSE = {"0", "false", "no", "n", "nao", "falso", "f"}
+TEXT_FIELDS = ("question", "answer", "context")  # free text: never a column of yes/no values
 LONG_TEXT_CHARS = 15  # a column of free text: its values are this long on average, at least
 
 
@@ -262,7 +276,7 @@ def propose(
 
     for name in FIELDS:
         column = remembered_mapping.columns.get(name)
-        if column in columns and free(column):
+        if column in columns and (free(column) or (name == "source" and chosen.get("origin") == column)):
             chosen[name] = column
     header_words = {column: words(column) for column in columns}
     joined = {}
@@ -288,6 +302,11 @@ def propose(
                 chosen[name] = column
                 break
     if sample:
+        for name in TEXT_FIELDS:  # "Resposta do GPT?" holding sim/não says who answered, not the answer
+            column = chosen.get(name)
+            remembered_here = column in remembered_mapping.columns.values()
+            if column is not None and not remembered_here and _is_boolean(_cells(sample, column)):
+                del chosen[name]
         _propose_from_values(columns, chosen, values, sample, labels or [], header_words)
     ordered = {name: chosen[name] for name in FIELDS if name in chosen}
     return Mapping(columns=ordered, values=values)
@@ -368,6 +387,9 @@ def _propose_from_values(columns, chosen, values, sample, labels, header_words) 
             ):
                 chosen["origin"] = column
                 break
+    source = chosen.get("source")
+    if "origin" not in chosen and source and any(names_model(cell) for cell in cells[source]):
+        chosen["origin"] = source  # "gpt5" beside "reddit": the questions a model wrote (read.OriginResolver)
     column = chosen.get("origin")
     if column and "origin" not in values and _is_boolean(cells[column]):
         true_is_person, model = _who(header_words[column]) or (False, "generated")

@@ -75,7 +75,7 @@ def value_previews(project: Project, mapping: Mapping, sample: list[dict]) -> tu
     causal_words = {fold(raw): value for raw, value in mapping.values.get("is_causal", {}).items()}
     known_models = {fold(name) for name in known_model_names(project)}
     previews, new_models = [], set()
-    origins = OriginResolver(mapping.values.get("origin"))
+    origins = OriginResolver.of(mapping)
     for name in ("causal_class", "answer_by", "origin", "is_causal"):
         column = mapping.columns.get(name)
         if not column:

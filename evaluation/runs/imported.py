@@ -362,7 +362,7 @@ def run_import_results(
         ):
             reader = {RESPONSES: _read_responses, SCORES: _read_scores, RANKINGS: _read_rankings}[kind]
             say(f"reading {result_file.name}")
-            used = _columns(table.columns, overrides)
+            used = _used(table.columns, overrides, kind)
             try:
                 count = reader(result_file.name, table, used, items, parsed, errors, project)
             except UNREADABLE as exc:
@@ -436,7 +436,7 @@ def results_preview(*, project, files: list[ResultFile], columns: str = "") -> d
                 problems.append(str(ResultError(result_file.name, 0, "", str(unreadable(exc)))))
                 continue
             kind = result_file.kind or _kind_of(table.columns, project, overrides)
-            used = _columns(table.columns, overrides)
+            used = _used(table.columns, overrides, kind)
             if kind == RESPONSES:
                 models |= {_cell(record, used, "model")[:100] or "model" for record in sample}
             every_column += [column for column in table.columns if column not in every_column]
@@ -491,6 +491,25 @@ class _Items:
         return self.by_id.get(text) or self.by_text.get(text_key(text)) if text else None
 
 
+_RESPONSE_PREFIXES = ("resposta_", "response_", "answer_", "output_")
+
+
+def _wide_responses(columns: list[str], used: dict) -> dict[str, str]:
+    """Column → condition, for a file with one response column per condition, as Causal_QA.PT publishes its
+    answers (``resposta_class_agnostic``, ``resposta_class_informed`` beside ``model``): the column's name after
+    the response word is the condition. A reference answer's column is none of them."""
+    found = {}
+    for column in columns:
+        name = fold(column)
+        prefix = next((prefix for prefix in _RESPONSE_PREFIXES if name.startswith(prefix)), None)
+        if prefix is None or column in used.values():
+            continue
+        suffix = name[len(prefix) :].strip("_")
+        if suffix and not set(suffix.split("_")) & REFERENCE_WORDS:
+            found[column] = suffix.replace("_", "-")[:32]
+    return found
+
+
 def _kind_of(columns: list[str], project, overrides: dict | None = None) -> str:
     mapped = {role for role, column in (overrides or {}).items() if column in columns}
     for role, kind in (("ranking", RANKINGS), ("score", SCORES), ("response", RESPONSES)):
@@ -502,7 +521,7 @@ def _kind_of(columns: list[str], project, overrides: dict | None = None) -> str:
     criteria = {fold(key) for key in project.criterion_keys} | set(CRITERION_ALIASES)
     if folded & set(KNOWN["score"]) or folded & criteria:
         return SCORES
-    if folded & set(KNOWN["response"]):
+    if folded & set(KNOWN["response"]) or _wide_responses(columns, {}):
         return RESPONSES
     return ""
 
@@ -540,6 +559,16 @@ def _columns(columns: list[str], overrides: dict) -> dict[str, str]:
                 chosen[role] = column
                 break
     return chosen
+
+
+def _used(columns: list[str], overrides: dict, kind: str) -> dict[str, str]:
+    """Role → column for a file of ``kind``; a file of responses without a response column gives one per
+    condition as ``response:CONDITION`` (see _wide_responses)."""
+    used = _columns(columns, overrides)
+    if kind == RESPONSES and "response" not in used:
+        wide = _wide_responses(columns, used)
+        used |= {f"response:{condition}": column for column, condition in wide.items()}
+    return used
 
 
 def _cell(record: dict, columns: dict, role: str) -> str:
@@ -590,8 +619,11 @@ def _repetition(name, line, record, columns, errors) -> int | None:
 
 
 def _read_responses(name, table, columns, items, parsed, errors, project) -> int:
-    missing = [role for role in ("response",) if role not in columns]
-    if missing:
+    # One response column, or one per condition (``response:CONDITION`` → its column, see _wide_responses).
+    wide = {
+        role.partition(":")[2]: column for role, column in columns.items() if role.startswith("response:")
+    }
+    if "response" not in columns and not wide:
         errors.append(
             ResultError(name, 1, "response", "no response column; map one, e.g. --columns response=COLUMN")
         )
@@ -603,19 +635,24 @@ def _read_responses(name, table, columns, items, parsed, errors, project) -> int
         release_item = _item(name, line, record, columns, items, errors)
         repetition = _repetition(name, line, record, columns, errors)
         model = _cell(record, columns, "model")[:100] or "model"
-        condition = _cell(record, columns, "condition")[:32] or "default"
         if release_item is None or repetition is None:
             parsed.refused[name] += len(errors) > before
             continue
-        parsed.put(
-            parsed.responses,
-            {(release_item, model, condition, repetition): _cell(record, columns, "response")},
-            name,
-            line,
-            f"{items.label(release_item)}: {model} · {condition} ({repetition})",
-            lambda key, n: (*key[:3], key[3] + n - 1),
-            RESPONSES,
+        answers = (
+            {condition: _cell(record, {"response": column}, "response") for condition, column in wide.items()}
+            if "response" not in columns
+            else {_cell(record, columns, "condition")[:32] or "default": _cell(record, columns, "response")}
         )
+        for condition, response in answers.items():
+            parsed.put(
+                parsed.responses,
+                {(release_item, model, condition, repetition): response},
+                name,
+                line,
+                f"{items.label(release_item)}: {model} · {condition} ({repetition})",
+                lambda key, n: (*key[:3], key[3] + n - 1),
+                RESPONSES,
+            )
     return count
 
 

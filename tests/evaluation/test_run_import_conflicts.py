@@ -395,9 +395,12 @@ def test_the_page_lists_colliding_rows_in_portuguese_and_keeps_both_when_asked(
     assert "--columns" not in refused.page
     assert "campo desconhecido" in refused.page
 
-    refused = post()
+    refused = post(columns="model=modelo")
     assert refused.results_import.status == ResultsImport.Status.FAILED
     assert 'id="import-conflicts"' in refused.page
+    assert 'id="back-to-mapping"' in refused.page and "Voltar ao mapeamento" in refused.page
+    project.refresh_from_db()
+    assert project.import_mappings["results"]["columns"] == {"model": "modelo"}  # kept after the failure
     assert "notas.csv, linha 26: uma segunda nota de cqa-1" in refused.page
     assert EvalRun.objects.count() == 0
 
@@ -488,3 +491,73 @@ def test_the_run_export_names_each_scores_judge_and_the_model_a_reference_was_sc
     assert {line["judge"] for line in scores} == {JUDGE, SECOND_JUDGE}
     assert {line["under"] for line in scores if line["of"] == "reference"} == set(MODELS)
     assert {line["judge"] for line in lines if line["type"] == "ranking"} == {JUDGE}
+
+
+def test_responses_published_one_column_per_condition_go_in_through_the_page_as_they_are(
+    project, published, curator, client_for, django_capture_on_commit_callbacks
+):
+    """``df_metrics.xlsx`` as published: a row per question and model, the answer of each prompting condition in a
+    column of its own, the reference and metric columns beside them."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from evaluation.models import ResultsImport
+    from tests.evaluation.results_pages import post_results
+
+    header = (
+        "Question",
+        "annot_pearl_class",
+        "groundtruth",
+        "respondido_pelo_llama",
+        "source",
+        "model",
+        "resposta_class_agnostic",
+        "resposta_class_informed",
+        "bertscore_f1_agnostic",
+    )
+    rows = [
+        (
+            f"Por que acontece o caso {external_id}?",
+            causal_class,
+            f"Porque a causa do caso {external_id} age sobre o efeito.",
+            by == Item.AnswerBy.MODEL,
+            "reddit",
+            model,
+            f"Sem a classe, {model} diz que o caso {external_id} tem uma causa.",
+            f"Com a classe, {model} diz que o caso {external_id} tem uma causa {causal_class}.",
+            0.5,
+        )
+        for external_id, causal_class, by in ITEMS
+        for model in MODELS
+    ]
+    metrics = xlsx_file("df_metrics.xlsx", header, rows)
+    client = client_for(curator)
+    preview = client.post(
+        reverse("evaluation:run_import_preview", args=[project.slug]),
+        {"responses": SimpleUploadedFile(metrics.name, metrics.data), "columns": ""},
+    )
+    assert preview.status_code == 200
+    ignored = preview.content.decode().split("Columns ignored:")[1].split("</p>")[0]
+    assert "groundtruth" in ignored and "resposta_class" not in ignored
+
+    posted = post_results(
+        client,
+        project,
+        {
+            "release": published.pk,
+            "split": "test",
+            "name": "Causal_QA.PT",
+            "responses": SimpleUploadedFile(metrics.name, metrics.data),
+        },
+        django_capture_on_commit_callbacks,
+    )
+    assert posted.results_import.status == ResultsImport.Status.DONE, posted.results_import.errors
+    run = posted.results_import.run
+    assert sorted(run.conditions) == ["class-agnostic", "class-informed"]
+    assert run.responses.count() == len(ITEMS) * len(MODELS) * 2
+    informed = run.responses.get(
+        release_item__data__id=ITEMS[0][0], endpoint__name=MODELS[0], condition="class-informed"
+    )
+    assert informed.text.startswith(f"Com a classe, {MODELS[0]}")
+    files = run.imported["files"]
+    assert files[0]["columns"]["response:class-agnostic"] == "resposta_class_agnostic"
+    assert "groundtruth" in files[0]["ignored"] and "resposta_class_agnostic" not in files[0]["ignored"]

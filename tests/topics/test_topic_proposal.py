@@ -405,6 +405,33 @@ def test_default_settings_leave_few_natural_questions_in_the_residual(project, s
     assert ari > 0.15, f"adjusted Rand index {ari:.2f}"
 
 
+def test_the_topics_page_shows_the_share_in_the_residual_and_how_to_lower_it(
+    project, settings, client_for, curator
+):
+    from .topic_corpus_natural import questions as natural_questions
+
+    settings.TOPIC_EMBEDDINGS, settings.TOPIC_EMBEDDING_MODEL, settings.LOCAL_MODEL_DIR = "local", "", ""
+    create_items(project, natural_questions("pt")[:60])
+    run = run_now(project, min_cluster_size=5)
+    assert run.status == TopicRun.Status.SUCCEEDED, run.error
+
+    page = client_for(curator).get(
+        reverse("generation:topics", args=[project.slug]), HTTP_ACCEPT_LANGUAGE="pt-br"
+    )
+    html = page.content.decode()
+    start = html.index('id="topic-residual-share"')
+    share = html[start : html.index("</span>", start)]
+    assert f"{run.residual_percent} %" in share
+    # The controls it names are the form's own, as the form labels them.
+    controls = (
+        "Agrupar de novo",
+        "Sair do resíduo para um tópico a partir da similaridade",
+        "Menor tópico (perguntas)",
+    )
+    for control in controls:
+        assert f"“{control}”" in share and html.replace(share, "").count(control) >= 1, control
+
+
 def test_a_question_typed_again_is_a_duplicate_and_a_different_one_is_not(project, settings):
     from .topic_corpus_natural import DUPLICATES, NOT_DUPLICATES
 
