@@ -110,6 +110,8 @@ TEMPLATES = (
     gettext_noop("must be the correct option's index, 0 to 4, not %(value)s"),
     gettext_noop("the file has no entries"),
     gettext_noop("the entry of this line of %(file)s is already in the project"),
+    gettext_noop("the scenario of this row is already in the project"),
+    gettext_noop("the item of this record of %(file)s is already in the project"),
     gettext_noop("unknown question type %(value)s (use %(types)s)"),
     gettext_noop("names no cell (use a file name such as PS-AJ_cleaned.json or a cell column)"),
     gettext_noop("is missing or empty (a process-judging row shows a causal chain)"),

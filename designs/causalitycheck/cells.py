@@ -63,10 +63,23 @@ def is_published_cell(columns: list[str], filename: str) -> bool:
 def published_cell_import(*, project: Project, data: bytes, filename: str) -> PublishedReport:
     """Every row of a published test cell as an item of its cell; all or none (refused rows are listed)."""
     specs, report = published_cell_read(data, filename)
+    items = [_new_item(spec, filename) for spec in specs]
+    # A row is an item of its file's row: the same file imported again would make each one twice.
+    taken = set(
+        Item.objects.filter(
+            project=project, external_id__in=[item.external_id for item in items]
+        ).values_list("external_id", flat=True)
+    )
+    for spec, item in zip(specs, items):
+        if item.external_id in taken:
+            report.refuse(
+                spec["line"], "", f"the item of this record of {filename} is already in the project"
+            )
+    report.refused.sort(key=lambda error: error.line)
     if report.refused:
         raise PublishedRowsRefused(filename, report)
     with transaction.atomic():
-        made = items_create(project=project, items=[_new_item(spec, filename) for spec in specs])
+        made = items_create(project=project, items=items)
     report.items = len(made)
     report.groups = len({spec["cell"] for spec in specs})
     return report
@@ -74,12 +87,13 @@ def published_cell_import(*, project: Project, data: bytes, filename: str) -> Pu
 
 def published_cell_read(data: bytes, filename: str) -> tuple[list[dict], PublishedReport]:
     table = open_table(data, filename)
-    columns = {fold(column): column for column in reversed(table.columns)}
     from_name = cell_of_name(Path(filename).name)
     report = PublishedReport(group_word="cells")
     specs = []
     for line, record in table.rows:
         report.records += 1
+        # The record's own keys: an object may have a key the first objects, which named the columns, lack.
+        columns = {fold(column): column for column in reversed(list(record))}
         cell = _cell_of_row(record, columns) or from_name
         if cell is None:
             report.refuse(
@@ -256,8 +270,10 @@ def answer_letter(task: str, value) -> str:
 
 def published_results_read(*, records: dict, files: list) -> dict | None:
     """The answers of CausalityCheck's published result files, matched to the release's items of each cell:
-    {"responses": {(release_item, model, condition, repetition): answer}, "errors": [(file, line, field,
-    reason)], "rows": {file: rows}}. None when the files are not in that layout.
+    {"responses": [(file, line, (release_item, model, condition, repetition), answer)], "errors": [(file, line,
+    field, reason)], "rows": {file: rows}, "refused": {file: rows}, "columns": {file: {role: column}}, "ignored":
+    {file: [column]}}. None when the files are not in that layout. Every row read is either a response (stored,
+    or a collision the import reports as a row of any results file) or an error.
 
     A result file's k-th object answers the k-th row of the cell's published file (its ``id`` is the seed's,
     which rows of a cell share), so it is matched to the released item from that row; an item imported some
@@ -278,7 +294,7 @@ def published_results_read(*, records: dict, files: list) -> dict | None:
         if meta.get("line"):
             by_line[(meta["cell"], int(meta["line"]))] = pk
         by_seed.setdefault((meta["cell"], seeds[pk]), []).append(pk)
-    responses, errors, rows = {}, [], {}
+    responses, errors, rows, refused, used, ignored = [], [], {}, {}, {}, {}
     for result_file, cell in zip(files, cells):
         if cell is None:
             errors.append(
@@ -300,6 +316,9 @@ def published_results_read(*, records: dict, files: list) -> dict | None:
             continue
         errors += [(result_file.name, error.line, error.field, error.reason) for error in table.errors]
         rows[result_file.name] = len(read)
+        refused[result_file.name] = 0
+        used[result_file.name] = {"item": "id", "response": key}
+        ignored[result_file.name] = [column for column in table.columns if column not in ("id", key)]
         for line, record in read:
             seed = _id_text(record.get("id"))
             pk = by_line.get((code, line))
@@ -315,9 +334,19 @@ def published_results_read(*, records: dict, files: list) -> dict | None:
                         f"seed {seed!r} matches no single item of cell {code} in the release",
                     )
                 )
+                refused[result_file.name] += 1
                 continue
             if key not in record:
                 errors.append((result_file.name, line, key, f"missing (the label of cell {code})"))
+                refused[result_file.name] += 1
                 continue
-            responses[(pk, model[:100], RESULT_CONDITION, 1)] = answer_letter(task, record[key])
-    return {"responses": responses, "errors": errors, "rows": rows}
+            answer = answer_letter(task, record[key])
+            responses.append((result_file.name, line, (pk, model[:100], RESULT_CONDITION, 1), answer))
+    return {
+        "responses": responses,
+        "errors": errors,
+        "rows": rows,
+        "refused": refused,
+        "columns": used,
+        "ignored": ignored,
+    }

@@ -68,10 +68,10 @@ def published_seed_specs(data: bytes, filename: str) -> list[dict]:
             if name in columns
         }
         used.update(column for column in (id_column, chain_column) if column)
-        kept = {
-            column: record[column]
-            for column in table.columns
-            if column not in used and record.get(column) not in (None, "")
+        kept = {  # the record's own keys: a key the first records, which named the columns, lack is kept too
+            column: value
+            for column, value in record.items()
+            if column not in used and value not in (None, "")
         }
         if kept:
             spec["published"] = kept

@@ -128,3 +128,21 @@ def test_files_without_the_four_choices_are_left_to_the_common_import(causalityc
         )
         is None
     )
+
+
+def test_a_key_that_only_later_seeds_have_is_kept_as_metadata(causalitycheck):
+    """The columns of a JSON array are named by its first records: a key that first appears further on is
+    still the seed's own, and kept."""
+    from tests.designs import causalitycheck_files as files
+
+    records = [files.seed_record(number) for number in range(1, 81)]
+    records[70]["source_dataset"] = "COPA"
+
+    seeds, _derived = published_seeds_import(
+        project=causalitycheck, data=files.array(records), filename="CausalProbe-H.json"
+    )
+
+    assert len(seeds) == 80
+    assert ItemGroup.objects.get(project=causalitycheck, external_id="71").metadata["published"] == {
+        "source_dataset": "COPA"
+    }
