@@ -17,11 +17,15 @@ platform's CVA). The cell comes from the file's name or from a ``cell`` column (
 Rows that share a context and question are distinct test items (other chains or labels), never merged. Every
 other field is kept in the item's metadata (``published``)."""
 
+import io
 import re
-from pathlib import Path
+import zipfile
+from pathlib import Path, PurePosixPath
 
 from django.db import transaction
 
+from annotation.importing import limits
+from annotation.importing.errors import ImportFileError
 from annotation.importing.mapping import fold
 from annotation.importing.published import PublishedReport, PublishedRowsRefused
 from annotation.importing.tables import open_table
@@ -272,12 +276,14 @@ def published_results_read(*, records: dict, files: list) -> dict | None:
     """The answers of CausalityCheck's published result files, matched to the release's items of each cell:
     {"responses": [(file, line, (release_item, model, condition, repetition), answer)], "errors": [(file, line,
     field, reason)], "rows": {file: rows}, "refused": {file: rows}, "columns": {file: {role: column}}, "ignored":
-    {file: [column]}}. None when the files are not in that layout. Every row read is either a response (stored,
+    {file: [column]}, "files": the files read}. None when the files are not in that layout. A .zip of a model's
+    result folder (a page takes one file) stands for the files it holds. Every row read is either a response (stored,
     or a collision the import reports as a row of any results file) or an error.
 
     A result file's k-th object answers the k-th row of the cell's published file (its ``id`` is the seed's,
     which rows of a cell share), so it is matched to the released item from that row; an item imported some
     other way is matched by its seed's id when only one item of the cell has it."""
+    files = _unpacked(files)
     cells = [result_file_cell(result_file.name) for result_file in files]
     if not files or not any(cells):
         return None
@@ -343,6 +349,7 @@ def published_results_read(*, records: dict, files: list) -> dict | None:
             answer = answer_letter(task, record[key])
             responses.append((result_file.name, line, (pk, model[:100], RESULT_CONDITION, 1), answer))
     return {
+        "files": files,
         "responses": responses,
         "errors": errors,
         "rows": rows,
@@ -350,3 +357,39 @@ def published_results_read(*, records: dict, files: list) -> dict | None:
         "columns": used,
         "ignored": ignored,
     }
+
+
+def _unpacked(files: list) -> list:
+    """``files``, each .zip that holds result files replaced by every file it holds (the others then name no
+    cell, and are reported)."""
+    unpacked = []
+    for result_file in files:
+        held = _zip_members(result_file) if result_file.name.lower().endswith(".zip") else None
+        unpacked.extend(held or [result_file])
+    return unpacked
+
+
+def _zip_members(result_file) -> list | None:
+    """The files in a zip of result files, named ``<zip>/<path>``; None for a zip of anything else (the common
+    import reads it, or says why it cannot)."""
+    from evaluation.runs.imported import ResultFile
+
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(result_file.data))
+        limits.zip_checked(archive, result_file.name)
+    except (zipfile.BadZipFile, ImportFileError):
+        return None
+    with archive:
+        members = [
+            info
+            for info in archive.infolist()
+            if not info.is_dir()
+            and not PurePosixPath(info.filename).name.startswith(".")
+            and "__MACOSX" not in PurePosixPath(info.filename).parts
+        ]
+        if not any(result_file_cell(info.filename) for info in members):
+            return None
+        return [
+            ResultFile(f"{result_file.name}/{info.filename}", archive.read(info), "responses")
+            for info in members
+        ]

@@ -1059,7 +1059,7 @@ def _store_published(
             "columns": published.get("columns", {}).get(f.name, {}),
             "ignored": published.get("ignored", {}).get(f.name, []),
         }
-        for f in files
+        for f in published.get("files", files)  # a zip given stands for the files it holds
     ]
     _count(parsed, errors)
     return _store(project, release, split, name, parsed, user, enqueue)

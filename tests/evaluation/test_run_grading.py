@@ -271,3 +271,64 @@ def test_a_published_result_row_that_answers_an_answered_item_again_is_never_kep
         enqueue=False,
     )
     assert sorted(EvalResponse.objects.filter(run=run).values_list("text", flat=True)) == ["A", "B"]
+
+
+def test_a_zip_of_a_model_s_result_folder_imports_every_cell_through_the_page(
+    released, owner, client_for, django_capture_on_commit_callbacks
+):
+    """The page takes one file of responses: a zip of ``result/<MODEL>/`` stands for the cells' files it holds."""
+    import zipfile
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from evaluation.models import ResultsImport
+    from tests.evaluation.results_pages import post_results
+
+    project, release = released
+    answers = {
+        "PS-OP": [{"id": 1, "answer": 2}, {"id": 2, "answer": 3}],  # 1 of 2 right
+        "PS-AJ": [
+            {"id": 1, "answerable": 1},
+            {"id": 1, "answerable": 0},
+            {"id": 2, "answerable": 1},
+            {"id": 2, "answerable": 0},
+        ],  # 4 of 4
+        "PS-PJ": [
+            {"id": 1, "correctness": 1},
+            {"id": 1, "correctness": 0},
+            {"id": 2, "correctness": 1},
+            {"id": 2, "correctness": 1},
+        ],  # 3 of 4
+        "PS-DV": [
+            {"id": 1, "verdict": 1},
+            {"id": 1, "verdict": 2},
+            {"id": 1, "verdict": 3},
+            {"id": 1, "verdict": 4},
+        ],
+    }
+    folder = io.BytesIO()
+    with zipfile.ZipFile(folder, "w") as archive:
+        for cell, rows in answers.items():
+            archive.writestr(f"gpt-x/{cell}res-gpt-x.json", json.dumps(rows, indent=2))
+
+    posted = post_results(
+        client_for(owner),
+        project,
+        {
+            "release": release.pk,
+            "split": "test",
+            "name": "gpt-x",
+            "responses": SimpleUploadedFile("gpt-x.zip", folder.getvalue()),
+        },
+        django_capture_on_commit_callbacks,
+    )
+
+    assert posted.results_import.status == ResultsImport.Status.DONE, posted.results_import.errors
+    run = posted.results_import.run
+    assert [(entry["name"], entry["rows"], entry["stored"]) for entry in run.imported["files"]] == [
+        (f"gpt-x.zip/gpt-x/{cell}res-gpt-x.json", len(rows), len(rows)) for cell, rows in answers.items()
+    ]
+    [units] = [table for table in report_tables([run]) if table.key == "unit_scores"]
+    [line] = units.rows
+    assert (line["task:op"], line["task:aj"], line["task:pj"], line["task:cva"]) == (0.5, 1.0, 0.75, 1.0)
+    assert EvalResponse.objects.filter(run=run).count() == 14
