@@ -168,6 +168,8 @@ def test_every_refused_seed_row_is_listed_with_its_reason_and_the_report_names_t
         (5, "the project already has a seed with this id (row 1)"),
     ]
     assert "line 4: question is missing or empty" in page
+    assert "goes in whole: fix the rows listed and import it again" in page
+    assert "Skip invalid rows" not in page  # the published readers take a file whole or not at all
     from django.utils import translation
 
     from annotation.importing.reasons import reason_translated
