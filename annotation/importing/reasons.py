@@ -110,11 +110,19 @@ TEMPLATES = (
     gettext_noop("must be the correct option's index, 0 to 4, not %(value)s"),
     gettext_noop("the file has no entries"),
     gettext_noop("the entry of this line of %(file)s is already in the project"),
+    gettext_noop("the scenario of this row is already in the project"),
+    gettext_noop("the item of this record of %(file)s is already in the project"),
     gettext_noop("unknown question type %(value)s (use %(types)s)"),
     gettext_noop("names no cell (use a file name such as PS-AJ_cleaned.json or a cell column)"),
     gettext_noop("is missing or empty (a process-judging row shows a causal chain)"),
     gettext_noop("must be %(allowed)s, not %(value)s"),
     gettext_noop("the file has no rows"),
+    gettext_noop("answer must be 1, 2, 3 or 4 (or A to D), not %(value)s"),
+    gettext_noop("options must be a list of four non-empty texts"),
+    gettext_noop("context is missing or empty"),
+    gettext_noop("question is missing or empty"),
+    gettext_noop("the project already has a seed with this id"),
+    gettext_noop("the project already has a seed with this id (row %(row)s)"),
     gettext_noop(
         "%(value)s is a yes/no value: say which value means a natural question, "
         "e.g. --values origin:False=natural,True=MODEL"

@@ -11,6 +11,7 @@ kept in the item's metadata (``published``). Read through the import's table rea
 TSV, XLSX, JSON, JSONL or Parquet. All scenarios or none: refused rows are listed with their reasons."""
 
 from collections import OrderedDict
+from pathlib import Path
 
 from django.db import transaction
 
@@ -19,7 +20,7 @@ from annotation.importing.published import PublishedReport, PublishedRowsRefused
 from annotation.importing.tables import open_table
 from annotation.models import ItemGroup, Project
 
-from .design import QUESTION_TYPES, ScenarioInvalid, normalise_answer, scenario_add
+from .design import QUESTION_TYPES, ScenarioInvalid, normalise_answer, scenario_add, scenario_check
 
 # The paper's names of the four question types, as the published parts write them (in any case).
 PAPER_TYPES = {
@@ -93,7 +94,14 @@ def causalbench_part_import(
         scenario_id = _id_text(record.get(id_column)) if id_column else ""
         key = f"id:{scenario_id}" if scenario_id else f"text:{context.strip()}"
         scenario = scenarios.setdefault(key, {"id": scenario_id, "context": context.strip(), "questions": []})
-        published = {column: record[column] for column in kept if record.get(column) not in (None, "")}
+        # The record's own fields: a part read from JSON may have a key its first records, which named the
+        # columns, lack.
+        published = {
+            column: value
+            for column, value in record.items()
+            if column not in used and value not in (None, "")
+        }
+        report.kept.update(published)
         scenario["questions"].append(
             {
                 "perspective": perspective,
@@ -105,6 +113,26 @@ def causalbench_part_import(
             }
         )
     report.refused.extend(table.errors)
+    report.refused.sort(key=lambda error: error.line)
+    if report.refused:
+        raise PublishedRowsRefused(filename, report)
+    # A scenario is named by its published id, else by its file and place in it (a part without ids).
+    prefix = id_prefix or f"causalbench-{domain}"
+    stem = Path(filename).stem[:100]
+    for number, scenario in enumerate(scenarios.values(), start=1):
+        scenario["external_id"] = (
+            f"{prefix}-{scenario['id']}" if scenario["id"] else f"{prefix}-{stem}-{number}"
+        )
+        _check(domain, scenario)
+    taken = set(
+        ItemGroup.objects.filter(
+            project=project, external_id__in=[scenario["external_id"] for scenario in scenarios.values()]
+        ).values_list("external_id", flat=True)
+    )
+    for scenario in scenarios.values():
+        if scenario["external_id"] in taken:  # the same part imported again
+            for question in scenario["questions"]:
+                report.refuse(question["row"], "", "the scenario of this row is already in the project")
     if report.refused:
         raise PublishedRowsRefused(filename, report)
     if other_answers:
@@ -113,7 +141,7 @@ def causalbench_part_import(
             f"{sum(other_answers.values())} questions have a Ground Truth other than yes or no, kept as "
             f"published: {values}"
         )
-    groups = _store(project, domain, scenarios, id_prefix or f"causalbench-{domain}")
+    groups = _store(project, domain, scenarios)
     report.groups = len(groups)
     report.items = sum(len(scenario["questions"]) for scenario in scenarios.values())
     return groups, report
@@ -145,26 +173,41 @@ def _split_text(value: str) -> tuple[str, str]:
     return (head + ".", tail + text[-1]) if sep else ("", text)
 
 
+def _check(domain: str, scenario: dict) -> None:
+    """Raise ScenarioInvalid naming the rows of a scenario that does not fit (four questions, one per type)."""
+    rows = ", ".join(str(question["row"]) for question in scenario["questions"])
+    try:
+        scenario_check(
+            domain=domain,
+            context=scenario["context"],
+            questions=scenario["questions"],
+            where=f"scenario {scenario['external_id']}",
+            other_answers=True,
+        )
+    except ScenarioInvalid as exc:
+        raise ScenarioInvalid(f"rows {rows}: {exc}") from exc
+
+
 @transaction.atomic
-def _store(project: Project, domain: str, scenarios: dict, prefix: str) -> list[ItemGroup]:
+def _store(project: Project, domain: str, scenarios: dict) -> list[ItemGroup]:
+    """The scenarios, each checked already (``_check``), with their four questions."""
     groups = []
-    for number, scenario in enumerate(scenarios.values(), start=1):
-        questions = scenario["questions"]
-        rows = ", ".join(str(question.pop("row")) for question in questions)
+    for scenario in scenarios.values():
+        questions = [
+            {key: value for key, value in question.items() if key != "row"}
+            for question in scenario["questions"]
+        ]
         metadata = {"published_scenario_id": scenario["id"]} if scenario["id"] else {}
-        try:
-            groups.append(
-                scenario_add(
-                    project=project,
-                    domain=domain,
-                    context=scenario["context"],
-                    questions=questions,
-                    external_id=f"{prefix}-{scenario['id'] or number}",
-                    source="causalbench:published",
-                    metadata=metadata,
-                    other_answers=True,
-                )
+        groups.append(
+            scenario_add(
+                project=project,
+                domain=domain,
+                context=scenario["context"],
+                questions=questions,
+                external_id=scenario["external_id"],
+                source="causalbench:published",
+                metadata=metadata,
+                other_answers=True,
             )
-        except ScenarioInvalid as exc:
-            raise ScenarioInvalid(f"rows {rows}: {exc}") from exc
+        )
     return groups

@@ -17,11 +17,15 @@ platform's CVA). The cell comes from the file's name or from a ``cell`` column (
 Rows that share a context and question are distinct test items (other chains or labels), never merged. Every
 other field is kept in the item's metadata (``published``)."""
 
+import io
 import re
-from pathlib import Path
+import zipfile
+from pathlib import Path, PurePosixPath
 
 from django.db import transaction
 
+from annotation.importing import limits
+from annotation.importing.errors import ImportFileError
 from annotation.importing.mapping import fold
 from annotation.importing.published import PublishedReport, PublishedRowsRefused
 from annotation.importing.tables import open_table
@@ -63,10 +67,23 @@ def is_published_cell(columns: list[str], filename: str) -> bool:
 def published_cell_import(*, project: Project, data: bytes, filename: str) -> PublishedReport:
     """Every row of a published test cell as an item of its cell; all or none (refused rows are listed)."""
     specs, report = published_cell_read(data, filename)
+    items = [_new_item(spec, filename) for spec in specs]
+    # A row is an item of its file's row: the same file imported again would make each one twice.
+    taken = set(
+        Item.objects.filter(
+            project=project, external_id__in=[item.external_id for item in items]
+        ).values_list("external_id", flat=True)
+    )
+    for spec, item in zip(specs, items):
+        if item.external_id in taken:
+            report.refuse(
+                spec["line"], "", f"the item of this record of {filename} is already in the project"
+            )
+    report.refused.sort(key=lambda error: error.line)
     if report.refused:
         raise PublishedRowsRefused(filename, report)
     with transaction.atomic():
-        made = items_create(project=project, items=[_new_item(spec, filename) for spec in specs])
+        made = items_create(project=project, items=items)
     report.items = len(made)
     report.groups = len({spec["cell"] for spec in specs})
     return report
@@ -74,12 +91,13 @@ def published_cell_import(*, project: Project, data: bytes, filename: str) -> Pu
 
 def published_cell_read(data: bytes, filename: str) -> tuple[list[dict], PublishedReport]:
     table = open_table(data, filename)
-    columns = {fold(column): column for column in reversed(table.columns)}
     from_name = cell_of_name(Path(filename).name)
     report = PublishedReport(group_word="cells")
     specs = []
     for line, record in table.rows:
         report.records += 1
+        # The record's own keys: an object may have a key the first objects, which named the columns, lack.
+        columns = {fold(column): column for column in reversed(list(record))}
         cell = _cell_of_row(record, columns) or from_name
         if cell is None:
             report.refuse(
@@ -256,12 +274,16 @@ def answer_letter(task: str, value) -> str:
 
 def published_results_read(*, records: dict, files: list) -> dict | None:
     """The answers of CausalityCheck's published result files, matched to the release's items of each cell:
-    {"responses": {(release_item, model, condition, repetition): answer}, "errors": [(file, line, field,
-    reason)], "rows": {file: rows}}. None when the files are not in that layout.
+    {"responses": [(file, line, (release_item, model, condition, repetition), answer)], "errors": [(file, line,
+    field, reason)], "rows": {file: rows}, "refused": {file: rows}, "columns": {file: {role: column}}, "ignored":
+    {file: [column]}, "files": the files read}. None when the files are not in that layout. A .zip of a model's
+    result folder (a page takes one file) stands for the files it holds. Every row read is either a response (stored,
+    or a collision the import reports as a row of any results file) or an error.
 
     A result file's k-th object answers the k-th row of the cell's published file (its ``id`` is the seed's,
     which rows of a cell share), so it is matched to the released item from that row; an item imported some
     other way is matched by its seed's id when only one item of the cell has it."""
+    files = _unpacked(files)
     cells = [result_file_cell(result_file.name) for result_file in files]
     if not files or not any(cells):
         return None
@@ -278,7 +300,7 @@ def published_results_read(*, records: dict, files: list) -> dict | None:
         if meta.get("line"):
             by_line[(meta["cell"], int(meta["line"]))] = pk
         by_seed.setdefault((meta["cell"], seeds[pk]), []).append(pk)
-    responses, errors, rows = {}, [], {}
+    responses, errors, rows, refused, used, ignored = [], [], {}, {}, {}, {}
     for result_file, cell in zip(files, cells):
         if cell is None:
             errors.append(
@@ -300,6 +322,9 @@ def published_results_read(*, records: dict, files: list) -> dict | None:
             continue
         errors += [(result_file.name, error.line, error.field, error.reason) for error in table.errors]
         rows[result_file.name] = len(read)
+        refused[result_file.name] = 0
+        used[result_file.name] = {"item": "id", "response": key}
+        ignored[result_file.name] = [column for column in table.columns if column not in ("id", key)]
         for line, record in read:
             seed = _id_text(record.get("id"))
             pk = by_line.get((code, line))
@@ -315,9 +340,56 @@ def published_results_read(*, records: dict, files: list) -> dict | None:
                         f"seed {seed!r} matches no single item of cell {code} in the release",
                     )
                 )
+                refused[result_file.name] += 1
                 continue
             if key not in record:
                 errors.append((result_file.name, line, key, f"missing (the label of cell {code})"))
+                refused[result_file.name] += 1
                 continue
-            responses[(pk, model[:100], RESULT_CONDITION, 1)] = answer_letter(task, record[key])
-    return {"responses": responses, "errors": errors, "rows": rows}
+            answer = answer_letter(task, record[key])
+            responses.append((result_file.name, line, (pk, model[:100], RESULT_CONDITION, 1), answer))
+    return {
+        "files": files,
+        "responses": responses,
+        "errors": errors,
+        "rows": rows,
+        "refused": refused,
+        "columns": used,
+        "ignored": ignored,
+    }
+
+
+def _unpacked(files: list) -> list:
+    """``files``, each .zip that holds result files replaced by every file it holds (the others then name no
+    cell, and are reported)."""
+    unpacked = []
+    for result_file in files:
+        held = _zip_members(result_file) if result_file.name.lower().endswith(".zip") else None
+        unpacked.extend(held or [result_file])
+    return unpacked
+
+
+def _zip_members(result_file) -> list | None:
+    """The files in a zip of result files, named ``<zip>/<path>``; None for a zip of anything else (the common
+    import reads it, or says why it cannot)."""
+    from evaluation.runs.imported import ResultFile
+
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(result_file.data))
+        limits.zip_checked(archive, result_file.name)
+    except (zipfile.BadZipFile, ImportFileError):
+        return None
+    with archive:
+        members = [
+            info
+            for info in archive.infolist()
+            if not info.is_dir()
+            and not PurePosixPath(info.filename).name.startswith(".")
+            and "__MACOSX" not in PurePosixPath(info.filename).parts
+        ]
+        if not any(result_file_cell(info.filename) for info in members):
+            return None
+        return [
+            ResultFile(f"{result_file.name}/{info.filename}", archive.read(info), "responses")
+            for info in members
+        ]

@@ -155,16 +155,10 @@ class CausalityCheckDesign(ProjectDesign):
             return published_cell_import(project=project, data=data, filename=filename)
         if not is_published_seeds(columns):
             return None
-        seeds, derived = published_seeds_import(project=project, data=data, filename=filename)
-        kept = {name for seed in seeds for name in (seed.metadata.get("published") or {})}
-        return PublishedReport(
-            records=len(seeds),
-            groups=len(seeds),
-            items=derived,
-            kept=kept,
-            group_word="seeds",
-            headline=f"{len(seeds)} seeds added, {derived} checklist items derived",
-        )
+        report = PublishedReport(group_word="seeds")
+        seeds, derived = published_seeds_import(project=project, data=data, filename=filename, report=report)
+        report.headline = f"{len(seeds)} seeds added, {derived} checklist items derived"
+        return report
 
     def published_import(self, *, project, data, filename):
         report = self.published_read(project=project, data=data, filename=filename)

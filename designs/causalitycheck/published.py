@@ -14,10 +14,11 @@ wait for the checklist job to write what they lack. Any other field is kept in t
 from django.db import transaction
 
 from annotation.importing.mapping import fold
+from annotation.importing.published import MAX_SHOWN, PublishedReport, PublishedRowsRefused
 from annotation.importing.tables import open_table
 from annotation.models import ItemGroup, Project
 
-from .seeds import INGREDIENTS, LETTERS, SeedInvalid, seed_create, seed_derive
+from .seeds import INGREDIENTS, LETTERS, SeedData, SeedInvalid, seed_create, seed_derive
 
 CHOICES = ("choice_1", "choice_2", "choice_3", "choice_4")
 CHAIN_COLUMNS = ("causal_chain", "reasoning_chain", "chain", "reasoning")
@@ -31,8 +32,24 @@ def is_published_seeds(columns: list[str]) -> bool:
     return all(choice in folded for choice in CHOICES)
 
 
-def published_seed_specs(data: bytes, filename: str) -> list[dict]:
-    """One seed spec per row (the shape ``seed_create`` takes). Raises SeedInvalid naming the row."""
+class SeedsRefused(PublishedRowsRefused, SeedInvalid):
+    """Rows of a published seeds file were refused: nothing was imported. The message lists every one by its
+    row (counted from 1, the header left out); ``report`` has them with their reasons."""
+
+    def __init__(self, filename: str, report: PublishedReport):
+        self.report = report
+        shown = "; ".join(f"row {error.line}: {error.reason}" for error in report.refused[:MAX_SHOWN])
+        more = f"; … and {len(report.refused) - MAX_SHOWN} more" if len(report.refused) > MAX_SHOWN else ""
+        ValueError.__init__(
+            self,
+            f"{filename}: {len(report.refused)} of {report.records} seeds refused, nothing was imported: "
+            f"{shown}{more}",
+        )
+
+
+def published_seed_specs(data: bytes, filename: str, report: PublishedReport) -> list[tuple[int, dict]]:
+    """One seed spec per row (the shape ``seed_create`` takes), with its row; a row that does not fit goes in
+    ``report`` with its reason. Raises SeedInvalid for a file without the layout's columns."""
     table = open_table(data, filename)
     columns = {fold(column): column for column in reversed(table.columns)}
     missing = [name for name in ("context", "question", *CHOICES, "answer") if name not in columns]
@@ -42,13 +59,20 @@ def published_seed_specs(data: bytes, filename: str) -> list[dict]:
         )
     id_column = next((columns[name] for name in ID_COLUMNS if name in columns), None)
     chain_column = next((columns[name] for name in CHAIN_COLUMNS if name in columns), None)
-    specs = []
+    used = {
+        columns[name] for name in ("context", "question", *CHOICES, "answer", *INGREDIENTS) if name in columns
+    }
+    used.update(column for column in (id_column, chain_column) if column)
+    report.used.update(used)
+    specs, rows_of_id = [], {}
     for row, (_line, record) in enumerate(table.rows, start=1):  # rows counted from 1, the header left out
+        report.records += 1
         answer = _answer_index(record.get(columns["answer"]))
         if answer is None:
-            raise SeedInvalid(
-                f"row {row}: answer must be 1, 2, 3 or 4 (or A to D), not {record.get(columns['answer'])!r}"
+            report.refuse(
+                row, "", f"answer must be 1, 2, 3 or 4 (or A to D), not {record.get(columns['answer'])!r}"
             )
+            continue
         spec = {
             "external_id": str(record.get(id_column) or "").strip() if id_column else "",
             "context": _text(record.get(columns["context"])),
@@ -62,23 +86,30 @@ def published_seed_specs(data: bytes, filename: str) -> list[dict]:
                 spec[name] = record[columns[name]]
         if chain_column and "causal_chain" not in spec and _text(record.get(chain_column)):
             spec["causal_chain"] = _text(record.get(chain_column))
-        used = {
-            columns[name]
-            for name in ("context", "question", *CHOICES, "answer", *INGREDIENTS)
-            if name in columns
-        }
-        used.update(column for column in (id_column, chain_column) if column)
-        kept = {
-            column: record[column]
-            for column in table.columns
-            if column not in used and record.get(column) not in (None, "")
+        kept = {  # the record's own keys: a key the first records, which named the columns, lack is kept too
+            column: value
+            for column, value in record.items()
+            if column not in used and value not in (None, "")
         }
         if kept:
             spec["published"] = kept
+            report.kept.update(kept)
+        try:
+            SeedData.from_dict(spec, where=f"row {row}")
+        except SeedInvalid as exc:
+            report.refuse(row, "", str(exc).removeprefix(f"row {row}: "))
+            continue
+        if spec["external_id"] in rows_of_id:
+            report.refuse(
+                row,
+                "",
+                f"the project already has a seed with this id (row {rows_of_id[spec['external_id']]})",
+            )
+            continue
+        rows_of_id[spec["external_id"]] = row
         specs.append((row, spec))
-    if table.errors:
-        raise SeedInvalid(str(table.errors[0]))
-    if not specs:
+    report.refused.extend(table.errors)
+    if not report.records and not report.refused:
         raise SeedInvalid(f"{filename}: the file has no seeds")
     return specs
 
@@ -96,10 +127,26 @@ def _answer_index(value) -> int | None:
 
 
 @transaction.atomic
-def published_seeds_import(*, project: Project, data: bytes, filename: str) -> tuple[list[ItemGroup], int]:
-    """Every seed of the published file; returns the seeds and how many items were derived at once."""
+def published_seeds_import(
+    *, project: Project, data: bytes, filename: str, report: PublishedReport | None = None
+) -> tuple[list[ItemGroup], int]:
+    """Every seed of the published file; returns the seeds and how many items were derived at once. All or
+    none: ``SeedsRefused`` lists every row refused. ``report``, when given, gets the counts and the fields."""
+    report = report if report is not None else PublishedReport(group_word="seeds")
+    specs = published_seed_specs(data, filename, report)
+    taken = set(
+        ItemGroup.objects.filter(
+            project=project, external_id__in=[spec["external_id"] for _row, spec in specs]
+        ).values_list("external_id", flat=True)
+    )
+    for row, spec in specs:
+        if spec["external_id"] in taken:
+            report.refuse(row, "", "the project already has a seed with this id")
+    report.refused.sort(key=lambda error: error.line)
+    if report.refused:
+        raise SeedsRefused(filename, report)
     seeds, derived = [], 0
-    for row, spec in published_seed_specs(data, filename):
+    for row, spec in specs:
         group = seed_create(project=project, spec=spec, where=f"row {row}")
         kept = {"published": spec["published"]} if spec.get("published") else {}
         group.metadata = {**group.metadata, "source": "causalitycheck:published", **kept}
@@ -110,4 +157,5 @@ def published_seeds_import(*, project: Project, data: bytes, filename: str) -> t
             except SeedInvalid as exc:
                 raise SeedInvalid(f"row {row}: {exc}") from exc
         seeds.append(group)
+    report.groups, report.items = len(seeds), derived
     return seeds, derived

@@ -325,7 +325,9 @@ def run_import_results(
     overrides = {**(remembered(project, RESULTS).get("columns") or {}), **given}
     published = design_for(project).published_results(records=items.records, files=files)
     if published is not None:  # the design's own result files (CausalityCheck's answers per cell)
-        return _store_published(project, release, split, name, files, published, user, enqueue)
+        return _store_published(
+            project, release, split, name, files, published, user, enqueue, conflicts, items
+        )
     say = progress or (lambda stage: None)
     parsed = _Parsed(policy=conflicts)
     tables = []
@@ -1059,20 +1061,44 @@ def _store(project, release, split, name, parsed: _Parsed, user, enqueue: bool) 
     return run
 
 
-def _store_published(project, release, split, name, files, published: dict, user, enqueue) -> EvalRun:
+def _store_published(
+    project, release, split, name, files, published: dict, user, enqueue, conflicts: str, items: _Items
+) -> EvalRun:
+    """The responses a design's reader found in its own result files, held, counted and reported per file as the
+    common path holds its rows: a row that repeats an answer is stored once, one that says otherwise is a
+    conflict settled by ``conflicts`` (else listed, and nothing is imported)."""
     errors = [ResultError(*error) for error in published["errors"]]
-    if not published["responses"] and not errors:
+    parsed = _Parsed(policy=conflicts)
+    for file, line, key, text in published["responses"]:
+        release_item, model, condition, repetition = key
+        parsed.put(
+            parsed.responses,
+            {key: text},
+            file,
+            line,
+            f"{items.label(release_item)}: {model} · {condition} ({repetition})",
+            lambda key, n: (*key[:3], key[3] + n - 1),
+            RESPONSES,
+        )
+    if not parsed.responses and not errors:
         errors.append(ResultError("files", 0, "", "no responses: give a file of model responses"))
+    conflicting = [] if conflicts else [c for c in parsed.collisions if not c.duplicate]
+    errors += [ResultError(c.file, c.line, "", c.reason) for c in conflicting]
     if errors:
-        raise ResultsRejected(errors)
-    # The design's reader checked the rows; each response is held as the common path holds it.
-    parsed = _Parsed(
-        responses={key: _Entry(text, file="", line=0) for key, text in published["responses"].items()}
-    )
+        raise ResultsRejected(sorted(errors, key=lambda e: (e.file, e.line)), conflicts=conflicting)
+    parsed.refused.update({file: count for file, count in published.get("refused", {}).items() if count})
     parsed.files = [
-        {"name": f.name, "kind": RESPONSES, "sha256": f.sha256, "rows": published["rows"].get(f.name, 0)}
-        for f in files
+        {
+            "name": f.name,
+            "kind": RESPONSES,
+            "sha256": f.sha256,
+            "rows": published["rows"].get(f.name, 0),
+            "columns": published.get("columns", {}).get(f.name, {}),
+            "ignored": published.get("ignored", {}).get(f.name, []),
+        }
+        for f in published.get("files", files)  # a zip given stands for the files it holds
     ]
+    _count(parsed, errors)
     return _store(project, release, split, name, parsed, user, enqueue)
 
 

@@ -6,7 +6,7 @@ import csv
 import io
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from annotation.importing.published import PublishedRowsRefused
 from annotation.models import ItemGroup, Project
@@ -156,3 +156,39 @@ def test_the_command_reports_the_scenarios_and_the_other_ground_truth_values(cau
     assert "1 scenarios added, four questions each" in out
     assert "kept as item metadata: Difficulty" in out
     assert "Ground Truth other than yes or no" in out
+
+
+def test_a_part_imported_again_is_refused_naming_its_rows_and_nothing_more_is_written(causalbench, tmp_path):
+    path = tmp_path / "CausalBench_Code_Part.csv"
+    path.write_bytes(code_part())
+    call_command("import_questions", str(path), project=causalbench.slug)
+
+    with pytest.raises(CommandError) as excinfo:
+        call_command("import_questions", str(path), project=causalbench.slug)
+
+    assert "line 1: the scenario of this row is already in the project" in str(excinfo.value)
+    assert "line 4: the scenario of this row is already in the project" in str(excinfo.value)
+    assert causalbench.items.count() == 4
+    assert ItemGroup.objects.filter(project=causalbench).count() == 1
+
+
+def test_parts_without_scenario_ids_are_named_by_their_file_and_place_and_both_go_in(causalbench):
+    """A part in the platform's earlier layout has no id column: its scenarios are named by the file they come
+    from, so a second such file is not taken for the first one."""
+
+    def without_ids(data: bytes) -> bytes:
+        rows = list(csv.reader(io.StringIO(data.decode())))
+        return part(rows[0][1:], [row[1:] for row in rows[1:]])
+
+    first, _report = causalbench_part_import(
+        project=causalbench, data=without_ids(text_part()), filename="rain.csv"
+    )
+    second, _report = causalbench_part_import(
+        project=causalbench,
+        data=without_ids(text_part()).replace(b"Rain raises", b"Snow raises"),
+        filename="snow.csv",
+    )
+
+    assert [group.external_id for group in first] == ["causalbench-text-rain-1", "causalbench-text-rain-2"]
+    assert [group.external_id for group in second] == ["causalbench-text-snow-1", "causalbench-text-snow-2"]
+    assert causalbench.items.count() == 16

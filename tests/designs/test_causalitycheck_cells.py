@@ -4,7 +4,7 @@ cells, each row an item of its cell that asks what its task asks, with its gold 
 import json
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from annotation.designs import design_for
 from annotation.importing.published import PublishedRowsRefused
@@ -167,3 +167,48 @@ def test_the_readers_reasons_read_in_portuguese_on_the_import_page(causalitychec
             "array JSON malformado depois do objeto 3 (parse error)"
         )
     assert not causalitycheck.items.exists()
+
+
+def test_a_cell_imported_again_is_refused_naming_its_records_and_nothing_more_is_written(
+    causalitycheck, tmp_path
+):
+    path = tmp_path / "PS-PJ_cleaned.json"
+    path.write_bytes(files.array(files.pj_cell()))
+    call_command("import_questions", str(path), project=causalitycheck.slug)
+
+    with pytest.raises(CommandError) as excinfo:
+        call_command("import_questions", str(path), project=causalitycheck.slug)
+
+    message = str(excinfo.value)
+    for line in (1, 2, 3, 4):
+        assert (
+            f"line {line}: the item of this record of PS-PJ_cleaned.json is already in the project" in message
+        )
+    assert causalitycheck.items.count() == 4
+    from django.utils import translation
+
+    from annotation.importing.reasons import reason_translated
+
+    with translation.override("pt-br"):
+        assert reason_translated(
+            "the item of this record of PS-PJ_cleaned.json is already in the project"
+        ) == ("o item deste registro de PS-PJ_cleaned.json já está no projeto")
+        assert reason_translated("the scenario of this row is already in the project") == (
+            "o cenário desta linha já está no projeto"
+        )
+
+
+def test_a_key_that_only_later_records_have_is_kept_as_metadata(causalitycheck):
+    """The columns of a JSON array are named by its first records: a key that first appears further on is
+    still each record's own, and kept."""
+    rows = [{**row, "id": number} for number, row in enumerate(files.aj_cell() * 20, start=1)]
+    rows[70]["annotator_note"] = "context shortened by hand"
+
+    report = published_cell_import(
+        project=causalitycheck, data=files.array(rows), filename="PS-AJ_cleaned.json"
+    )
+
+    assert report.items == 80
+    assert report.kept == {"annotator_note"}
+    item = causalitycheck.items.get(metadata__line=71)
+    assert item.metadata["published"] == {"annotator_note": "context shortened by hand"}

@@ -128,3 +128,66 @@ def test_files_without_the_four_choices_are_left_to_the_common_import(causalityc
         )
         is None
     )
+
+
+def test_a_key_that_only_later_seeds_have_is_kept_as_metadata(causalitycheck):
+    """The columns of a JSON array are named by its first records: a key that first appears further on is
+    still the seed's own, and kept."""
+    from tests.designs import causalitycheck_files as files
+
+    records = [files.seed_record(number) for number in range(1, 81)]
+    records[70]["source_dataset"] = "COPA"
+
+    seeds, _derived = published_seeds_import(
+        project=causalitycheck, data=files.array(records), filename="CausalProbe-H.json"
+    )
+
+    assert len(seeds) == 80
+    assert ItemGroup.objects.get(project=causalitycheck, external_id="71").metadata["published"] == {
+        "source_dataset": "COPA"
+    }
+
+
+def test_every_refused_seed_row_is_listed_with_its_reason_and_the_report_names_the_fields(
+    causalitycheck, owner, client_for
+):
+    from tests.designs import causalitycheck_files as files
+    from tests.designs.published_pages import upload_and_import
+
+    records = [files.seed_record(number) for number in range(1, 6)]
+    records[1]["answer"] = 0  # the published answers count from 1
+    records[3]["question"] = ""
+    records[4]["id"] = 1
+    client = client_for(owner)
+
+    batch, page = upload_and_import(client, causalitycheck, "CausalProbe-H.json", files.array(records))
+
+    assert [(error["line"], error["reason"]) for error in batch.errors] == [
+        (2, "answer must be 1, 2, 3 or 4 (or A to D), not 0"),
+        (4, "question is missing or empty"),
+        (5, "the project already has a seed with this id (row 1)"),
+    ]
+    assert "line 4: question is missing or empty" in page
+    assert "goes in whole: fix the rows listed and import it again" in page
+    assert "Skip invalid rows" not in page  # the published readers take a file whole or not at all
+    from django.utils import translation
+
+    from annotation.importing.reasons import reason_translated
+
+    with translation.override("pt-br"):
+        assert [reason_translated(error["reason"]) for error in batch.errors] == [
+            "answer deve ser 1, 2, 3 ou 4 (ou A a D), não 0",
+            "question está ausente ou vazio",
+            "o projeto já tem uma semente com este id (linha 1)",
+        ]
+    assert not ItemGroup.objects.filter(project=causalitycheck).exists()
+
+    records = [files.seed_record(number) for number in range(1, 4)]
+    records[2]["source_dataset"] = "COPA"
+    batch, _page = upload_and_import(client, causalitycheck, "CausalProbe-H.json", files.array(records))
+    report = batch.funnel["published"]
+    assert (report["records"], report["groups"], report["items"]) == (3, 3, 0)
+    assert report["used_fields"] == sorted(
+        ["id", "context", "question", "choice_1", "choice_2", "choice_3", "choice_4", "answer"]
+    )
+    assert report["kept_fields"] == ["source_dataset"]

@@ -198,3 +198,137 @@ def test_a_published_result_row_that_matches_no_item_is_named_and_nothing_is_sto
         excinfo.value
     )
     assert not EvalResponse.objects.exists()
+
+
+def test_published_result_files_are_reported_per_file_as_any_results_file(released, capsys):
+    """Each file's rows read and stored, and the columns its rows were read from, as the command prints them."""
+    from django.core.management import call_command
+
+    project, release = released
+    answers = {
+        "PS-OP": [{"id": 1, "answer": 2}, {"id": 2, "answer": 3}],
+        "PS-AJ": [
+            {"id": 1, "answerable": 1},
+            {"id": 1, "answerable": 0},
+            {"id": 2, "answerable": 1},
+            {"id": 2, "answerable": 0},
+        ],
+    }
+    run = run_import_results(
+        project=project,
+        release=release,
+        name="per file",
+        files=[result_file(cell, "gpt-x", rows) for cell, rows in answers.items()],
+        enqueue=False,
+    )
+
+    by_name = {entry["name"]: entry for entry in run.imported["files"]}
+    assert {name: (entry["rows"], entry["stored"], entry["refused"]) for name, entry in by_name.items()} == {
+        "PS-OPres-gpt-x.json": (2, 2, 0),
+        "PS-AJres-gpt-x.json": (4, 4, 0),
+    }
+    assert by_name["PS-AJres-gpt-x.json"]["columns"] == {"item": "id", "response": "answerable"}
+    from evaluation.management.commands.import_run_results import import_lines
+
+    assert (
+        "PS-AJres-gpt-x.json (responses): 4 rows read, 4 stored, 0 conflicting, 0 duplicates, 0 refused"
+        in (import_lines(run.imported))
+    )
+    assert "  columns used: item=id, response=answerable" in import_lines(run.imported)
+
+
+def test_a_published_result_row_that_answers_an_answered_item_again_is_never_kept_silently(released):
+    """A row past the cell's last matches its item by the seed's id: saying the same again is stored once, saying
+    otherwise is a conflict listed with both rows (nothing is imported until a person chooses)."""
+    project, release = released
+    same = [{"id": 1, "answer": 2}, {"id": 2, "answer": 3}, {"id": 2, "answer": 3}]
+    run = run_import_results(
+        project=project, release=release, name="again", files=[result_file("PS-OP", "m", same)], enqueue=False
+    )
+    [entry] = run.imported["files"]
+    assert (entry["rows"], entry["stored"], entry["duplicates"]) == (3, 2, 1)
+    assert EvalResponse.objects.filter(run=run).count() == 2
+
+    other = [{"id": 1, "answer": 2}, {"id": 2, "answer": 3}, {"id": 2, "answer": 1}]
+    with pytest.raises(ResultsRejected) as excinfo:
+        run_import_results(
+            project=project,
+            release=release,
+            name="other",
+            files=[result_file("PS-OP", "m", other)],
+            enqueue=False,
+        )
+    assert "PS-OPres-m.json, row 3: a second response of" in str(excinfo.value)
+    assert "other than PS-OPres-m.json, row 2" in str(excinfo.value)
+    assert EvalResponse.objects.count() == 2  # the first run's only
+
+    run = run_import_results(
+        project=project,
+        release=release,
+        name="last",
+        files=[result_file("PS-OP", "m", other)],
+        conflicts="last",
+        enqueue=False,
+    )
+    assert sorted(EvalResponse.objects.filter(run=run).values_list("text", flat=True)) == ["A", "B"]
+
+
+def test_a_zip_of_a_model_s_result_folder_imports_every_cell_through_the_page(
+    released, owner, client_for, django_capture_on_commit_callbacks
+):
+    """The page takes one file of responses: a zip of ``result/<MODEL>/`` stands for the cells' files it holds."""
+    import zipfile
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from evaluation.models import ResultsImport
+    from tests.evaluation.results_pages import post_results
+
+    project, release = released
+    answers = {
+        "PS-OP": [{"id": 1, "answer": 2}, {"id": 2, "answer": 3}],  # 1 of 2 right
+        "PS-AJ": [
+            {"id": 1, "answerable": 1},
+            {"id": 1, "answerable": 0},
+            {"id": 2, "answerable": 1},
+            {"id": 2, "answerable": 0},
+        ],  # 4 of 4
+        "PS-PJ": [
+            {"id": 1, "correctness": 1},
+            {"id": 1, "correctness": 0},
+            {"id": 2, "correctness": 1},
+            {"id": 2, "correctness": 1},
+        ],  # 3 of 4
+        "PS-DV": [
+            {"id": 1, "verdict": 1},
+            {"id": 1, "verdict": 2},
+            {"id": 1, "verdict": 3},
+            {"id": 1, "verdict": 4},
+        ],
+    }
+    folder = io.BytesIO()
+    with zipfile.ZipFile(folder, "w") as archive:
+        for cell, rows in answers.items():
+            archive.writestr(f"gpt-x/{cell}res-gpt-x.json", json.dumps(rows, indent=2))
+
+    posted = post_results(
+        client_for(owner),
+        project,
+        {
+            "release": release.pk,
+            "split": "test",
+            "name": "gpt-x",
+            "responses": SimpleUploadedFile("gpt-x.zip", folder.getvalue()),
+        },
+        django_capture_on_commit_callbacks,
+    )
+
+    assert posted.results_import.status == ResultsImport.Status.DONE, posted.results_import.errors
+    run = posted.results_import.run
+    assert [(entry["name"], entry["rows"], entry["stored"]) for entry in run.imported["files"]] == [
+        (f"gpt-x.zip/gpt-x/{cell}res-gpt-x.json", len(rows), len(rows)) for cell, rows in answers.items()
+    ]
+    [units] = [table for table in report_tables([run]) if table.key == "unit_scores"]
+    [line] = units.rows
+    assert (line["task:op"], line["task:aj"], line["task:pj"], line["task:cva"]) == (0.5, 1.0, 0.75, 1.0)
+    assert EvalResponse.objects.filter(run=run).count() == 14

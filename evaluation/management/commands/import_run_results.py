@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
+from annotation.importing.tables import FORMATS
 from annotation.management.lookup import project_or_error
 from core.errors import NotFound
 from evaluation.models import EvalRun, ReleaseItem, ResultsImport
@@ -19,8 +20,10 @@ from generation.services import new_owner_token
 class Command(BaseCommand):
     help = (
         "Create a benchmark run from files instead of model calls: model responses, judge scores and judge "
-        "rankings made elsewhere (CSV, TSV, XLSX or JSONL). Each file's kind is told by its columns, or by a "
-        "prefix: responses=FILE, scores=FILE, rankings=FILE. Nothing is imported if a row does not match. Example:\n"
+        f"rankings made elsewhere ({FORMATS}). Each file's kind is told by its columns, or by a "
+        "prefix: responses=FILE, scores=FILE, rankings=FILE; a design's own result files (CausalityCheck's "
+        "<VARIANT>-<TASK>res-<model>.json, one per cell) are read as published. Nothing is imported if a row does "
+        "not match. Example:\n"
         "  import_run_results --project causal-qa --release v1 --name 'paper' respostas.xlsx notas.csv rankings.csv"
     )
 
