@@ -314,6 +314,10 @@ def _write(project, batch, scan, rows, mapping, unknown, file_format, as_gold, u
         }
         batch.writing = False
         with transaction.atomic():  # the items, their new topics and the report appear together
+            # The project's one check for all the items (they carry no database constraint to it), under its
+            # lock: one deleted meanwhile leaves nothing of the import behind.
+            if not Project.objects.select_for_update().filter(pk=project.pk).exists():
+                raise Project.DoesNotExist(f"project {project.pk} was deleted during the import")
             scan.create_topics(project)
             batch.save(update_fields=["funnel", "errors", "status", "finished_at", "mapping", "writing"])
             remember(project, QUESTIONS, mapping.as_dict())
