@@ -365,8 +365,14 @@ class Item(models.Model):
         HUMAN = "human", _("A person")
         MODEL = "model", _("A model")
 
-    # The composite indexes below all start with project, so its own index would be redundant.
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="items", db_index=False)
+    # The composite indexes below all start with project, so its own index would be redundant. No database
+    # constraint either: the database would look the project up for every one of an import's 100,000 rows at
+    # each commit, where the import checks it once, locked, in the transaction that makes its items visible
+    # (``importing.service._write``); every other writer creates items for a project it has just read, and
+    # Django deletes a project's items with it (on_delete).
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="items", db_index=False, db_constraint=False
+    )
     # The three optional links below carry no database constraint: each would be checked for every one of an
     # import's 100,000 rows at its commit (0.2–0.9 s each on PostgreSQL, measured), for rows whose values the
     # import takes from the project it locks and the topics it writes. Django still nulls them when a group,

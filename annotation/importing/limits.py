@@ -120,7 +120,8 @@ def storable_record(line: int, record: dict) -> dict:
 
 def storable_columns(lines: list[int], columns: dict[str, list]) -> dict[str, list]:
     for column, values in columns.items():
-        if any(isinstance(value, _NEEDS_CARE) for value in values):
+        # The types of a column (one or two: text, and None where empty), gathered by a loop in C.
+        if any(issubclass(kind, _NEEDS_CARE) for kind in set(map(type, values))):
             columns[column] = [_storable(value, column, line) for line, value in zip(lines, values)]
     return columns
 

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Callable
 from contextlib import ExitStack, closing
 from datetime import timedelta
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +24,7 @@ from core.db.bulk import (
     gc_paused,
     one_writer_at_a_time,
     wal_checkpoints_aside,
+    written_aside,
 )
 
 from .. import services  # the package, not its names: annotation.services reads importing.funnel
@@ -269,14 +271,17 @@ def _write(project, batch, scan, rows, mapping, unknown, file_format, as_gold, u
         scan.start(project)
         say("writing")
         sources = {None: {"kind": "import", "import_batch": batch.pk}}
-        for chunk in _committed_chunks(scan.items(rows, sources)):
-            services.items_create_fast(
-                project=project,
-                items=chunk,
-                import_batch_id=batch.pk,
-                approved_by=user if as_gold else None,
-                decision_note=f"Imported as already reviewed (import #{batch.pk}, {batch.filename})",
-            )
+        write = partial(
+            services.items_create_fast,
+            project=project,
+            import_batch_id=batch.pk,
+            approved_by=user if as_gold else None,
+            decision_note=f"Imported as already reviewed (import #{batch.pk}, {batch.filename})",
+        )
+        # On PostgreSQL a chunk is written on a second connection while the funnel makes the next one.
+        with written_aside(lambda chunk: write(items=chunk)) as hand:
+            for chunk in _committed_chunks(scan.items(rows, sources)):
+                hand(chunk)
         if scan.errors and not scan.skip_invalid:
             raise _Invalid
         if not scan.rows and not scan.errors:
@@ -310,6 +315,10 @@ def _write(project, batch, scan, rows, mapping, unknown, file_format, as_gold, u
         }
         batch.writing = False
         with transaction.atomic():  # the items, their new topics and the report appear together
+            # The project's one check for all the items (they carry no database constraint to it), under its
+            # lock: one deleted meanwhile leaves nothing of the import behind.
+            if not Project.objects.select_for_update().filter(pk=project.pk).exists():
+                raise Project.DoesNotExist(f"project {project.pk} was deleted during the import")
             scan.create_topics(project)
             batch.save(update_fields=["funnel", "errors", "status", "finished_at", "mapping", "writing"])
             remember(project, QUESTIONS, mapping.as_dict())

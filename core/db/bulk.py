@@ -688,6 +688,53 @@ def read_ahead(produce: Callable[[], Iterator], *, depth: int = 2) -> Iterator:
         thread.join()
 
 
+@contextmanager
+def written_aside(write: Callable[[list], object]) -> Iterator[Callable[[list], None]]:
+    """A ``hand(chunk)`` that has ``write(chunk)`` done in a thread on its own database connection, one chunk
+    at a time and in the order handed, while the caller makes the next one.
+
+    For writes that each commit on their own and wait on a PostgreSQL server (an import's chunks: a COPY, then
+    the server updating the table's indexes): the thread waits without Python's lock while the caller's Python
+    work goes on, so the two overlap instead of adding up. At most one chunk waits while one is written. An
+    error of ``write`` is raised at the next ``hand`` or on leaving; on leaving, every chunk handed over has
+    been written (or one failed) and the thread's connection is closed, so what follows sees every write.
+    ``write`` runs here instead, as a plain call, on SQLite (the database works inside this process: a thread
+    only contends for Python's lock) and inside a transaction (a test's: another connection could not see its
+    uncommitted rows)."""
+    if connection.vendor != "postgresql" or connection.in_atomic_block:
+        yield write
+        return
+    handed: queue.Queue = queue.Queue(maxsize=1)
+    failed: list[BaseException] = []
+    end = object()
+
+    def work() -> None:
+        try:
+            while (chunk := handed.get()) is not end:
+                write(chunk)
+        except BaseException as exc:  # raised by the caller at its next hand-over or on leaving
+            failed.append(exc)
+            while handed.get() is not end:  # the chunks still handed over are only let through
+                pass
+        finally:
+            connections.close_all()  # this thread's connections only (they are per thread)
+
+    def hand(chunk: list) -> None:
+        if failed:
+            raise failed[0]
+        handed.put(chunk)
+
+    thread = threading.Thread(target=work, name="write-aside", daemon=True)
+    thread.start()
+    try:
+        yield hand
+    finally:
+        handed.put(end)
+        thread.join()
+    if failed:
+        raise failed[0]
+
+
 class ReservedIds:
     """Ids for rows of ``model`` that the current transaction (or, outside one, a later one) inserts, handed out without a query on
     its connection (which a COPY may hold, or which another thread may be using): an import gives each new

@@ -6,7 +6,7 @@ import csv
 import io
 
 import pytest
-from django.db import connection
+from django.db import DatabaseError, connection
 from django.http import QueryDict
 
 from annotation.importing import ImportRejected, questions_import
@@ -133,3 +133,29 @@ def test_the_items_of_an_import_still_writing_are_at_no_door(project, annotators
     # Once the import finishes they are items like any other.
     ImportBatch.objects.filter(pk=writing.pk).update(writing=False, status=ImportBatch.Status.DONE)
     assert hidden_ids <= set(project.items.values_list("pk", flat=True))
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_project_deleted_while_its_import_writes_keeps_no_item(project, monkeypatch):
+    # The items carry no database constraint to their project: the import checks it once, at its end.
+    from annotation import services
+    from annotation.models import Project
+
+    monkeypatch.setattr(import_service, "CHUNK_ROWS", 100)
+    monkeypatch.setattr(import_service, "WRITE_CHUNK_ROWS", 100)
+    monkeypatch.setattr("core.db.bulk.SQLITE_BATCH_ROWS", 100)
+    create = services.items_create_fast
+    written = []
+
+    def deleting_create(**kwargs):
+        written.append(create(**kwargs))
+        if len(written) == 1:  # on PostgreSQL the chunks after the first are written for a deleted project
+            Project.objects.filter(pk=project.pk).delete()
+        return written[-1]
+
+    monkeypatch.setattr(services, "items_create_fast", deleting_create)
+    with pytest.raises((Project.DoesNotExist, DatabaseError)):
+        questions_import(project=project, data=_csv(500, "gone"), filename="gone.csv")
+    assert sum(written) == 500
+    assert not Item.with_unsettled.filter(project_id=project.pk).exists()
+    assert not Item.with_unsettled.filter(question__contains="caso gone").exists()
