@@ -224,6 +224,20 @@ class Membership(models.Model):
         return f"{self.user} · {self.project} · {self.role}"
 
 
+class SettledQuerySet(models.QuerySet):
+    """Rows an import writes chunk by chunk (items, and the groups of a design's pair file): ``import_batch``."""
+
+    def settled(self) -> "SettledQuerySet":
+        """Without the rows of an import still being written (``ImportBatch.writing``): nothing half-written
+        is served, listed, returned or released."""
+        return self.exclude(import_batch_id__in=ImportBatch.objects.filter(writing=True).values("pk"))
+
+
+class SettledManager(models.Manager.from_queryset(SettledQuerySet)):
+    def get_queryset(self) -> SettledQuerySet:
+        return super().get_queryset().settled()
+
+
 class ItemGroup(models.Model):
     """Shared context of grouped items: a METER entry, a CausalBench scenario, a seed and its variants."""
 
@@ -233,6 +247,21 @@ class ItemGroup(models.Model):
     context = models.TextField(blank=True)
     metadata = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The import that wrote the group, chunk by chunk (an ExpliCa pair file): like its items, the group is no
+    # group of the project while that import is writing. Provenance only, so no database constraint.
+    import_batch = models.ForeignKey(
+        "ImportBatch",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="groups",
+        db_constraint=False,
+    )
+
+    # Every door reads groups through ``objects``: those of an import still being written are left out (as its
+    # items are, ``Item.objects``). ``with_unsettled``: those too, for the import that writes them.
+    objects = SettledManager()
+    with_unsettled = models.Manager.from_queryset(SettledQuerySet)()
 
     class Meta:
         verbose_name = _("item group")
@@ -334,18 +363,6 @@ class DroppedRow(models.Model):
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.stage}"
-
-
-class ItemQuerySet(models.QuerySet):
-    def settled(self) -> "ItemQuerySet":
-        """Without the items of an import still being written (``ImportBatch.writing``): nothing half-written
-        is served, listed, returned or released."""
-        return self.exclude(import_batch_id__in=ImportBatch.objects.filter(writing=True).values("pk"))
-
-
-class SettledItemManager(models.Manager.from_queryset(ItemQuerySet)):
-    def get_queryset(self) -> ItemQuerySet:
-        return super().get_queryset().settled()
 
 
 class Item(models.Model):
@@ -459,8 +476,8 @@ class Item(models.Model):
 
     # Every door (queue, items page, API, releases, exports) reads items through ``objects``: the items of an
     # import still being written are left out. ``with_unsettled``: those too, for the import that writes them.
-    objects = SettledItemManager()
-    with_unsettled = models.Manager.from_queryset(ItemQuerySet)()
+    objects = SettledManager()
+    with_unsettled = models.Manager.from_queryset(SettledQuerySet)()
 
     class Meta:
         verbose_name = _("item")

@@ -93,11 +93,15 @@ class ProjectDesign:
         folder = Path(sys.modules[type(self).__module__].__file__).resolve().parent / "data"
         return [folder / name for name in self.published_examples]
 
-    def published_read(self, *, project, data: bytes, filename: str):
+    def published_read(self, *, project, data: bytes, filename: str, batch=None):
         """Import the design's dataset in the layout its authors publish it in, as the common import's source
         (``annotation.importing.service``): a ``PublishedReport`` of what went in; None: the file is not in
         that layout. Raises ``PublishedRowsRefused`` or ValueError naming the rows at fault (nothing is then
-        imported). By default, ``published_import``'s words."""
+        imported). By default, ``published_import``'s words.
+
+        ``batch``: the common import's, claimed for writing. A reader that writes in several transactions
+        (``annotation.importing.service.chunks_commit``) marks its groups and items with it: no door shows them
+        before the import finishes, and they are removed if it stops."""
         from annotation.importing.published import PublishedReport
 
         added = self.published_import(project=project, data=data, filename=filename)

@@ -29,7 +29,7 @@ from core.db.bulk import (
 
 from .. import services  # the package, not its names: annotation.services reads importing.funnel
 from ..designs import design_for
-from ..models import DroppedRow, ImportBatch, Item, Project
+from ..models import DroppedRow, ImportBatch, Item, ItemGroup, Project
 from .chunks import KeyIndex, Spool, digests, id_digest
 from .errors import ImportFileError, RowError
 from .funnel import MIN_WORDS, length_bounds, question_digest, word_count
@@ -176,9 +176,15 @@ def _published_source(
     if not design.reads_published() or (path is not None and path.is_dir()):
         return False
     raw = data if data is not None else path.read_bytes()
+    # A reader that writes chunk by chunk (``chunks_commit``) marks what it writes with the batch, unseen until
+    # the report's save below; if it stops, what it wrote is removed.
+    _claim_writing(project, batch)
     try:
-        report = design.published_read(project=project, data=raw, filename=filename)
-    except (PublishedRowsRefused, ImportFileError, ValueError) as exc:
+        report = design.published_read(project=project, data=raw, filename=filename, batch=batch)
+    except BaseException as exc:
+        written_remove(batch)
+        if not isinstance(exc, PublishedRowsRefused | ImportFileError | ValueError):
+            raise
         if isinstance(exc, PublishedRowsRefused):
             errors, read = exc.report.refused, exc.report.records
         elif isinstance(exc, ImportFileError):
@@ -190,6 +196,7 @@ def _published_source(
         batch.save(update_fields=["funnel"])
         raise ImportRejected(batch, errors) from exc
     if report is None:
+        written_remove(batch)
         return False
     batch.funnel = {
         "read": report.records,
@@ -200,8 +207,25 @@ def _published_source(
     }
     batch.status = ImportBatch.Status.DONE
     batch.finished_at = timezone.now()
-    batch.save(update_fields=["funnel", "status", "finished_at"])
+    batch.writing = False  # what the reader wrote appears with its report
+    batch.save(update_fields=["funnel", "status", "finished_at", "writing"])
     return True
+
+
+# Groups (with their items) a design's published reader writes per transaction: each commits in a moment.
+CHUNK_GROUPS = 50
+
+
+def chunks_commit(things, write: Callable) -> list:
+    """``write`` each piece of ``things`` (``CHUNK_GROUPS``) in a transaction of its own, and return what the
+    calls gave, in order. For a design's published reader within the batch that ``questions_import`` claimed
+    for writing: what it writes is marked with the batch (``import_batch``), so no door sees it until the
+    import finishes, and it is removed if the import stops (``written_remove``)."""
+    written = []
+    for chunk in batches(things, CHUNK_GROUPS):
+        with transaction.atomic():
+            written.extend(write(chunk))
+    return written
 
 
 # Formats whose reading costs several times the rest of their import: the XML of a spreadsheet (expat parses
@@ -374,11 +398,15 @@ REMOVE_ROWS = 5_000
 
 
 def written_remove(batch: ImportBatch, *, still_writing: bool = False) -> None:
-    """Remove what an import that did not finish wrote (its items, their curation decisions, its dropped rows),
+    """Remove what an import that did not finish wrote (its items, their curation decisions, its groups, its
+    dropped rows),
     a chunk per transaction, then let go of its writing (unless ``still_writing``): the project is as before."""
     ids = list(Item.with_unsettled.filter(import_batch_id=batch.pk).order_by().values_list("pk", flat=True))
     for start in range(0, len(ids), REMOVE_ROWS):
         Item.with_unsettled.filter(pk__in=ids[start : start + REMOVE_ROWS]).delete()
+    groups = list(ItemGroup.with_unsettled.filter(import_batch_id=batch.pk).values_list("pk", flat=True))
+    for start in range(0, len(groups), REMOVE_ROWS):
+        ItemGroup.with_unsettled.filter(pk__in=groups[start : start + REMOVE_ROWS]).delete()
     DroppedRow.objects.filter(batch_id=batch.pk).delete()
     if not still_writing:
         ImportBatch.objects.filter(pk=batch.pk).update(writing=False)

@@ -234,7 +234,7 @@ class CausalBenchDesign(ProjectDesign):
     def label_names(self) -> dict:
         return PERSPECTIVE_NAMES
 
-    def published_read(self, *, project, data, filename):
+    def published_read(self, *, project, data, filename, batch=None):
         from .published import causalbench_part_import
 
         scenarios, report = causalbench_part_import(project=project, data=data, filename=filename)

@@ -137,7 +137,7 @@ class CausalityCheckDesign(ProjectDesign):
             "design_settings": {"double_prompt": True, "kappa_threshold": KAPPA_THRESHOLD},
         }
 
-    def published_read(self, *, project, data, filename):
+    def published_read(self, *, project, data, filename, batch=None):
         """The authors' seeds (``CausalProbe-H.json``: id, context, question, choice_1 … choice_4, answer) and
         each of their 16 test cells (``<VARIANT>-<TASK>_cleaned.json``), as published (``published``, ``cells``)."""
         from annotation.importing.errors import ImportFileError

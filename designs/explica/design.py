@@ -18,7 +18,7 @@ from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 
 from annotation.designs.base import ExportFile, ProjectDesign, Stage, register
-from annotation.models import Item, ItemGroup, Project
+from annotation.models import ImportBatch, Item, ItemGroup, Project
 from annotation.services import NewItem, items_create
 
 DATA = Path(__file__).resolve().parent / "data"  # the example dataset
@@ -194,9 +194,11 @@ def explica_pair_add(
     external_id: str = "",
     metadata: dict | None = None,
     item_metadata: dict | None = None,
+    import_batch: ImportBatch | None = None,
 ) -> ItemGroup:
     """A sentence pair and its generated items (every connective × both orders), ready to be rated.
-    ``item_metadata``: kept in each item's metadata too (a published file's columns, so a release carries them)."""
+    ``item_metadata``: kept in each item's metadata too (a published file's columns, so a release carries them).
+    ``import_batch``: the import writing the pair, which no door shows before that import finishes."""
     sentence_a, sentence_b = (sentence_a or "").strip(), (sentence_b or "").strip()
     if not sentence_a or not sentence_b:
         raise ValueError(f"pair {external_id or '(new)'}: both sentence_a and sentence_b are needed")
@@ -206,6 +208,7 @@ def explica_pair_add(
         kind="pair",
         external_id=external_id,
         metadata={**(metadata or {}), "sentence_a": sentence_a, "sentence_b": sentence_b},
+        import_batch=import_batch,
     )
     items = []
     for connective in connectives:
@@ -234,7 +237,7 @@ def explica_pair_add(
                     },
                 )
             )
-    items_create(project=project, items=items)
+    items_create(project=project, items=items, import_batch_id=import_batch.pk if import_batch else None)
     return group
 
 
@@ -280,15 +283,16 @@ class ExplicaDesign(ProjectDesign):
 
         return f"{len(published_pairs_import(project=project, data=data, filename=filename))} pairs added"
 
-    def published_read(self, *, project, data, filename):
+    def published_read(self, *, project, data, filename, batch=None):
         from annotation.importing.published import PublishedReport
 
         from .published import published_pairs_import
 
-        groups = published_pairs_import(project=project, data=data, filename=filename)
+        groups = published_pairs_import(project=project, data=data, filename=filename, batch=batch)
         kept = {name for group in groups for name in (group.metadata.get("published") or {})}
         rows = sum(len(group.metadata.get("published_rows") or []) for group in groups)
-        items = sum(group.items.count() for group in groups)
+        # Counted before the import's batch is done writing: its items are not yet the project's.
+        items = Item.with_unsettled.filter(group_id__in_many=[group.pk for group in groups]).count()
         return PublishedReport(
             records=rows,
             groups=len(groups),

@@ -3,7 +3,7 @@ per pair — ``pair_id``, ``Sentence_A``, ``Sentence_B``, the mean rating per co
 (``rating_iconic_causal`` …), ``human_preferred_connective``, ``human_preferred_connective_desc``,
 ``additional_dimension`` — or one row per pair and order, the pair id repeated. Read through the import's table
 reader (CSV, TSV, XLSX, JSON, JSONL, Parquet) and column names (English or Portuguese, any case), then added
-with ``explica_pair_add``: all pairs or none.
+with ``explica_pair_add``: all pairs or none (within the common import, a chunk of pairs per transaction).
 
 Every published column is kept: each row as published (its columns in the file's order, its values as the file
 writes them) in the pair's items' metadata (``published_rows``), so a release exports the file again column by
@@ -15,8 +15,9 @@ from collections import OrderedDict
 from django.db import transaction
 
 from annotation.importing.mapping import fold
+from annotation.importing.service import chunks_commit
 from annotation.importing.tables import open_table
-from annotation.models import ItemGroup, Project
+from annotation.models import ImportBatch, ItemGroup, Project
 
 from .design import explica_pair_add
 
@@ -102,33 +103,47 @@ def _number(value):
         return value
 
 
-@transaction.atomic
-def published_pairs_import(*, project: Project, data: bytes, filename: str) -> list[ItemGroup]:
-    """Every pair of the published file, with its published mean ratings kept in the pair's metadata."""
-    groups = []
-    for pair in published_pairs_read(data, filename):
-        if (
-            pair["external_id"]
-            and ItemGroup.objects.filter(project=project, external_id=pair["external_id"]).exists()
-        ):
-            raise PublishedPairsError(
-                f"row {pair['line']}: pair {pair['external_id']} is already in the project"
-            )
-        metadata = {"published_ratings": pair["ratings"]} if pair["ratings"] else {}
-        kept = {"published_rows": pair["rows"], "published_line": pair["line"]}
-        if pair["published"]:
-            kept["published"] = pair["published"]
-        try:
-            groups.append(
-                explica_pair_add(
-                    project=project,
-                    sentence_a=pair["sentence_a"],
-                    sentence_b=pair["sentence_b"],
-                    external_id=pair["external_id"],
-                    metadata={**metadata, **kept},
-                    item_metadata=kept,
-                )
-            )
-        except ValueError as exc:
-            raise PublishedPairsError(f"row {pair['line']}: {exc}") from exc
-    return groups
+def published_pairs_import(
+    *, project: Project, data: bytes, filename: str, batch: ImportBatch | None = None
+) -> list[ItemGroup]:
+    """Every pair of the published file, with its published mean ratings kept in the pair's metadata; all or none.
+
+    Within ``batch``, the common import's (claimed for writing), the pairs are written a chunk per transaction
+    (``chunks_commit``), unseen by every door until the import finishes, and removed by it if it stops; without,
+    in one transaction."""
+    pairs = published_pairs_read(data, filename)
+    # Pairs any import wrote, finished or not: an id is the project's once (its unique constraint).
+    present = set(
+        ItemGroup.with_unsettled.filter(
+            project=project, external_id__in=[pair["external_id"] for pair in pairs if pair["external_id"]]
+        ).values_list("external_id", flat=True)
+    )
+
+    def write(chunk: list[dict]) -> list[ItemGroup]:
+        return [_pair_add(project, pair, present, batch) for pair in chunk]
+
+    if batch is None:
+        with transaction.atomic():
+            return write(pairs)
+    return chunks_commit(pairs, write)
+
+
+def _pair_add(project: Project, pair: dict, present: set, batch: ImportBatch | None) -> ItemGroup:
+    if pair["external_id"] in present:
+        raise PublishedPairsError(f"row {pair['line']}: pair {pair['external_id']} is already in the project")
+    metadata = {"published_ratings": pair["ratings"]} if pair["ratings"] else {}
+    kept = {"published_rows": pair["rows"], "published_line": pair["line"]}
+    if pair["published"]:
+        kept["published"] = pair["published"]
+    try:
+        return explica_pair_add(
+            project=project,
+            sentence_a=pair["sentence_a"],
+            sentence_b=pair["sentence_b"],
+            external_id=pair["external_id"],
+            metadata={**metadata, **kept},
+            item_metadata=kept,
+            import_batch=batch,
+        )
+    except ValueError as exc:
+        raise PublishedPairsError(f"row {pair['line']}: {exc}") from exc

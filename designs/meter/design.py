@@ -109,7 +109,7 @@ class MeterDesign(ProjectDesign):
             "design_settings": {"seed": pipeline.DEFAULT_SEED, "class_definitions": LEVEL_DEFINITIONS},
         }
 
-    def published_read(self, *, project, data, filename):
+    def published_read(self, *, project, data, filename, batch=None):
         """METER's ``dataset.jsonl`` as the authors publish it (``published``); the earlier layout too."""
         from annotation.importing.published import PublishedReport
 
