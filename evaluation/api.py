@@ -26,7 +26,7 @@ from .releases.harnesses import HARNESSES
 from .releases.splits import SPLITS, SplitRatioError
 from .runs.export import run_jsonl
 from .runs.report import report_tables
-from .runs.services import RunInvalid, run_cancel, run_create
+from .runs.services import RunInvalid, run_cancel, run_create, run_judge
 from .selectors import (
     AGREEMENT_BOOTSTRAP,
     agreement_breakdowns,
@@ -45,6 +45,7 @@ from .serializers import (
     ReleaseRecordSerializer,
     RunCreateInputSerializer,
     RunDetailOutputSerializer,
+    RunJudgeInputSerializer,
     RunOutputSerializer,
     SplitQueryInputSerializer,
 )
@@ -375,6 +376,38 @@ class RunCancelApi(StrictApiMixin, APIView):
     def post(self, request, slug, run_id):
         run = run_cancel(run=run_for_project(self.project, run_id))
         return Response(RunOutputSerializer(run, context={"request": request}).data)
+
+
+@extend_schema_view(
+    post=extend_schema(
+        operation_id="run_judge",
+        request=RunJudgeInputSerializer,
+        responses={202: RunOutputSerializer},
+        description="Judge a finished run's open answers (curators and owners) — one imported from a harness's "
+        "logs or a results file, or one made without a judge: the judge scores and ranks them in the "
+        "background, as in a run started with it; poll the run's URL. Refused (400) when the run has no open "
+        "answers, is not finished, or already carries this judge's scores.",
+    )
+)
+class RunJudgeApi(StrictApiMixin, APIView):
+    permission_classes = [IsAuthenticated, ProjectRole]
+    required_roles = {"POST": Role.CURATOR}
+    body_serializer_classes = {"POST": RunJudgeInputSerializer}
+
+    def post(self, request, slug, run_id):
+        run = run_for_project(self.project, run_id)
+        judge = _endpoint_named(self.project, self.validated_body()["judge"], "judge")
+        try:
+            run = run_judge(run=run, judge_endpoint=judge, user=request.user)
+        except RunInvalid as exc:
+            raise ValidationError(
+                {
+                    "judge" if field == "judge_endpoint" else field: [message]
+                    for field, message in exc.errors.items()
+                }
+            ) from exc
+        body = RunOutputSerializer(run, context={"request": request}).data
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": body["url"]})
 
 
 @extend_schema_view(

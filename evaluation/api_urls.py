@@ -29,5 +29,6 @@ urlpatterns = [
     path("projects/<slug:slug>/runs/", api.RunListApi.as_view(), name="api-run-list"),
     path("projects/<slug:slug>/runs/<int:run_id>/", api.RunDetailApi.as_view(), name="api-run-detail"),
     path("projects/<slug:slug>/runs/<int:run_id>/cancel/", api.RunCancelApi.as_view(), name="api-run-cancel"),
+    path("projects/<slug:slug>/runs/<int:run_id>/judge/", api.RunJudgeApi.as_view(), name="api-run-judge"),
     path("projects/<slug:slug>/runs/<int:run_id>/export/", api.RunExportApi.as_view(), name="api-run-export"),
 ]

@@ -22,7 +22,7 @@ from .runs.export import run_jsonl
 from .runs.imported import KNOWN, ResultError, ResultFile, results_preview
 from .runs.report import report_tables
 from .runs.results_import import results_import_start
-from .runs.services import RunInvalid, run_cancel, run_create
+from .runs.services import RunInvalid, run_cancel, run_create, run_judge
 from .selectors import (
     empty_responses,
     results_imports_for_project,
@@ -212,11 +212,16 @@ def _bertscore_language(project, model_dir: str) -> dict | None:
 def run_detail(request, slug, run_id):
     project = get_project_for_user(request.user, slug)
     run = run_for_project(project, run_id)
+    curates = project.user_role in (Role.CURATOR, Role.OWNER)
     context = {
         "project": project,
         "run": run,
         "progress": run_progress(run),
-        "can_cancel": project.user_role in (Role.CURATOR, Role.OWNER) and not run.is_finished,
+        "can_cancel": curates and not run.is_finished,
+        # the judges that may score a finished run's open answers (``run_judge`` says why one may not)
+        "judges": endpoints_for_project(project)
+        if curates and run.answer_format == OPEN and run.status == EvalRun.Status.SUCCEEDED
+        else [],
     }
     if request.htmx:
         response = poll_response(
@@ -244,6 +249,35 @@ def run_cancel_view(request, slug, run_id):
     project = get_project_for_user(request.user, slug, Role.CURATOR)
     run = run_cancel(run=run_for_project(project, run_id))
     messages.info(request, _("Run #%(id)s: cancel requested.") % {"id": run.pk})
+    return redirect("evaluation:run_detail", slug=project.slug, run_id=run.pk)
+
+
+@login_required
+@require_POST
+def run_judge_view(request, slug, run_id):
+    """Judge a finished run's open answers (one imported from a harness's logs, say) with one of the platform's
+    judges: the run goes back to a worker, and its page follows the judging."""
+    project = get_project_for_user(request.user, slug, Role.CURATOR)
+    run = run_for_project(project, run_id)
+    wanted = request.POST.get("judge", "")
+    judge = (
+        endpoints_for_project(project).filter(pk=int(wanted)).first()
+        if wanted.isascii() and wanted.isdigit() and len(wanted) < 10
+        else None
+    )
+    if judge is None:
+        messages.error(request, _("Choose the judge that scores and ranks the answers."))
+        return redirect("evaluation:run_detail", slug=project.slug, run_id=run.pk)
+    try:
+        run_judge(run=run, judge_endpoint=judge, user=request.user)
+    except RunInvalid as exc:
+        for message in exc.errors.values():
+            messages.error(request, message)
+    else:
+        messages.info(
+            request,
+            _("Run #%(id)s: %(judge)s scores and ranks its answers.") % {"id": run.pk, "judge": judge.label},
+        )
     return redirect("evaluation:run_detail", slug=project.slug, run_id=run.pk)
 
 

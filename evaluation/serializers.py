@@ -347,6 +347,13 @@ class RunCreateInputSerializer(StrictInputSerializer):
     differences = serializers.CharField(required=False, default="", allow_blank=True, max_length=5000)
 
 
+class RunJudgeInputSerializer(StrictInputSerializer):
+    judge = serializers.CharField(
+        max_length=100,
+        help_text="Name (or id) of the judge endpoint that scores and ranks the run's open answers.",
+    )
+
+
 class RunOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.CharField()

@@ -32,7 +32,7 @@ from .releases.options import (
     STRATUM_FIELD_MAX_LENGTH,
     TEXT_MAX_LENGTH,
 )
-from .releases.splits import parse_ratios
+from .releases.splits import assign_splits, parse_ratios
 from .selectors import AGREEMENT_BOOTSTRAP, project_agreement
 
 logger = logging.getLogger(__name__)
@@ -232,7 +232,14 @@ def demo_release(*, project: Project, user=None) -> int | None:
     """The demo's first release of ``project``, cut if it has none yet; its version, or None."""
     if Release.objects.filter(project=project).exists():
         return None
-    return release_cut(project=project, user=user, notes="Demo release.").version
+    # The default ratios, unless they would leave the test split empty (an example of one group, whole groups
+    # being split units): then every item is in it, so the demo's runs and harness tasks have items to ask.
+    ratios = parse_ratios(RELEASE_OPTIONS["split_ratios"])
+    units, _item_ids = approved_units(project)
+    assignment, _order = assign_splits(units, ratios, RELEASE_OPTIONS["seed"])
+    if "test" not in assignment.values():
+        ratios = {"train": 0.0, "dev": 0.0, "test": 1.0}
+    return release_cut(project=project, user=user, notes="Demo release.", split_ratios=ratios).version
 
 
 def release_agreement(release: Release) -> list[dict]:

@@ -29,6 +29,7 @@ urlpatterns = [
     ),
     path("p/<slug:slug>/runs/<int:run_id>/", run_views.run_detail, name="run_detail"),
     path("p/<slug:slug>/runs/<int:run_id>/cancel/", run_views.run_cancel_view, name="run_cancel"),
+    path("p/<slug:slug>/runs/<int:run_id>/judge/", run_views.run_judge_view, name="run_judge"),
     path("p/<slug:slug>/runs/<int:run_id>/export.jsonl", run_views.run_export, name="run_export"),
     path(
         "p/<slug:slug>/runs/<int:run_id>/tables/<slug:table>.csv",

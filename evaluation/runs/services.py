@@ -19,6 +19,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from core.background import work_cancel, work_claim, work_requeue_stale
 from generation.local_models import LocalModelUnavailable, model_dir_allowed, while_beating
@@ -34,7 +35,7 @@ from generation.services import (
     template_latest,
 )
 
-from ..models import EvalResponse, EvalRun, Release, ReleaseItem, default_metadata_keys
+from ..models import EvalResponse, EvalRun, JudgeScore, Ranking, Release, ReleaseItem, default_metadata_keys
 from .bertscore import bertscore, idf_weights
 from .bertscore import scorer as bertscore_scorer
 from .conditions import CONDITIONS, DEFAULT_CONDITIONS, OPEN
@@ -109,20 +110,7 @@ def run_create(
         and not ReleaseItem.objects.filter(release=release, split=ReleaseItem.Split.TRAIN).exists()
     ):
         errors["conditions"] = "few-shot prompts take their examples from the train split, which is empty"
-    judge_templates = {}
-    if judge_endpoint is not None:
-        if answer_format != OPEN:
-            errors["judge_endpoint"] = (
-                "a judge scores and ranks open answers; closed formats are scored exactly"
-            )
-        elif not endpoint_usable(judge_endpoint, project):
-            errors["judge_endpoint"] = "choose an active model endpoint of this project or of the site"
-        for kind in (Kind.JUDGE_SCORE, Kind.JUDGE_RANKING):
-            judge_templates[kind] = template_latest(kind=kind, language=project.language)
-            if judge_templates[kind] is None:
-                errors["judge_endpoint"] = (
-                    f"no {kind} prompt template; run `python manage.py load_prompt_templates`"
-                )
+    judge_templates = _judge_templates(project, judge_endpoint, errors) if judge_endpoint is not None else {}
     if not run_option_in_bounds("repetitions", repetitions):
         errors["repetitions"] = "ask for {} to {} repetitions".format(*RUN_BOUNDS["repetitions"])
     if not run_option_in_bounds("few_shot", few_shot):
@@ -178,6 +166,87 @@ def run_create(
             project.save(update_fields=["bertscore_model"])
         if enqueue:
             transaction.on_commit(lambda: run_enqueue(run.pk), robust=True)
+    return run
+
+
+def _judge_templates(
+    project, judge_endpoint: ModelEndpoint, errors: dict
+) -> dict[str, PromptTemplate | None]:
+    """The judge's score and ranking templates; what stands in the way of this judge goes in ``errors``. One rule
+    for a run that starts with a judge and for a judge asked afterwards (``run_judge``)."""
+    if project.answer_format != OPEN:
+        errors["judge_endpoint"] = _(
+            "a judge scores and ranks open answers; closed formats are scored exactly"
+        )
+    elif not endpoint_usable(judge_endpoint, project):
+        errors["judge_endpoint"] = _("choose an active model endpoint of this project or of the site")
+    templates = {}
+    for kind in (Kind.JUDGE_SCORE, Kind.JUDGE_RANKING):
+        templates[kind] = template_latest(kind=kind, language=project.language)
+        if templates[kind] is None:
+            errors["judge_endpoint"] = _(
+                "no %(kind)s prompt template; run `python manage.py load_prompt_templates`"
+            ) % {"kind": kind}
+    return templates
+
+
+def judged_by(run: EvalRun, judge_endpoint: ModelEndpoint) -> bool:
+    """Whether the run carries scores or rankings of this judge: its own judge's (no name), or rows under the
+    judge's name (a judge asked afterwards, or an imported file's judge of that name)."""
+    names = [judge_endpoint.name]
+    if run.judge_endpoint_id == judge_endpoint.pk:
+        names.append("")
+    return (
+        JudgeScore.objects.filter(run=run, judge__in=names).exists()
+        or Ranking.objects.filter(run=run, judge__in=names).exists()
+    )
+
+
+def run_judge(*, run: EvalRun, judge_endpoint: ModelEndpoint, user=None, enqueue: bool = True) -> EvalRun:
+    """Have one of the platform's judges score and rank the open answers of a finished run — one imported from
+    files (lm-eval, Inspect, a published table), or one made without a judge — as a run with that judge would
+    have: the run goes back to the queue at its judging stage, and its report then has the judge's scores and
+    rankings beside any it had. Raises ``RunInvalid`` (by field) when the run has no open answers, is not
+    finished, or already carries this judge's scores, or when the judge cannot be used."""
+    errors: dict[str, str] = {}
+    project = run.project
+    templates = _judge_templates(project, judge_endpoint, errors)
+    if "judge_endpoint" not in errors and judged_by(run, judge_endpoint):
+        errors["judge_endpoint"] = _("run #%(run)s already carries judge scores from %(judge)s") % {
+            "run": run.pk,
+            "judge": judge_endpoint.label,
+        }
+    if (
+        run.answer_format != OPEN
+        or not EvalResponse.objects.filter(run=run, error="").exclude(text="").exists()
+    ):
+        errors["run"] = _("run #%(run)s has no open answers to judge") % {"run": run.pk}
+    elif run.status != Status.SUCCEEDED:
+        errors["run"] = _("run #%(run)s is %(status)s; judge a run that has finished") % {
+            "run": run.pk,
+            "status": run.get_status_display().lower(),
+        }
+    if errors:
+        raise RunInvalid(errors)
+    with transaction.atomic():
+        reopened = EvalRun.objects.filter(pk=run.pk, status=Status.SUCCEEDED).update(
+            status=Status.QUEUED,
+            stage=Stage.JUDGING,
+            judge_endpoint=judge_endpoint,
+            judge_score_template=templates[Kind.JUDGE_SCORE],
+            judge_ranking_template=templates[Kind.JUDGE_RANKING],
+            owner="",
+            error="",
+            cancel_requested=False,
+            finished_at=None,
+            heartbeat_at=timezone.now(),
+        )
+        if not reopened:  # another request reopened it first
+            raise RunInvalid({"run": _("run #%(run)s is already being judged") % {"run": run.pk}})
+        if enqueue:
+            transaction.on_commit(lambda: run_enqueue(run.pk), robust=True)
+    logger.info("run %s: judge %s asked for by %s", run.pk, judge_endpoint.label, user)
+    run.refresh_from_db()
     return run
 
 
@@ -291,11 +360,12 @@ def run_execute(*, run_id: int, owner: str, hand_off: bool = False) -> dict:
 
 
 def _stages(run: EvalRun) -> list[str]:
-    if run.imported:  # the answers, scores and rankings came from files: only BERTScore is left to compute
-        return [Stage.SCORING] if run.answer_format == OPEN else []
-    stages = [Stage.ANSWERING]
+    # Imported, the answers (and any scores and rankings) came from files: the platform's judge, when one was
+    # asked for (``run_judge``: an imported judge's endpoint has no templates, and is never called), and
+    # BERTScore are left to compute.
+    stages = [] if run.imported else [Stage.ANSWERING]
     if run.answer_format == OPEN:
-        if run.judge_endpoint_id:
+        if run.judge_endpoint_id and run.judge_score_template_id:
             stages.append(Stage.JUDGING)
         stages.append(Stage.SCORING)
     return stages
@@ -306,7 +376,11 @@ def _stage_jobs(run: EvalRun, stage: str) -> list[GenerationJob]:
     kinds = [Kind.BENCHMARK_ANSWER] if stage == Stage.ANSWERING else [Kind.JUDGE_SCORE, Kind.JUDGE_RANKING]
     with transaction.atomic():
         EvalRun.objects.select_for_update().filter(pk=run.pk).first()
-        jobs = list(run.jobs.filter(kind__in=kinds).select_related("endpoint").order_by("pk"))
+        jobs = run.jobs.filter(kind__in=kinds).select_related("endpoint").order_by("pk")
+        # a judge asked for afterwards (``run_judge``) has jobs of its own beside an earlier judge's
+        if stage == Stage.JUDGING:
+            jobs = jobs.filter(endpoint=run.judge_endpoint_id)
+        jobs = list(jobs)
         if jobs:
             return jobs
         params = {"eval_run": run.pk}
@@ -318,6 +392,10 @@ def _stage_jobs(run: EvalRun, stage: str) -> list[GenerationJob]:
                 for endpoint in run.endpoints.order_by("pk")
             ]
         else:
+            # The first judge's rows go unnamed, as a run's own judge's; a judge after it (or after an imported
+            # file's) signs its rows with its endpoint's name, so each judge's scores stand apart.
+            earlier = JudgeScore.objects.filter(run=run).exists() or Ranking.objects.filter(run=run).exists()
+            params = {**params, "judge": run.judge_endpoint.name if earlier else ""}
             specs = [
                 (Kind.JUDGE_SCORE, run.judge_endpoint, run.judge_score_template_id, params),
                 (Kind.JUDGE_RANKING, run.judge_endpoint, run.judge_ranking_template_id, params),

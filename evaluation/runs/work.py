@@ -258,6 +258,7 @@ class JudgeScoreWork(RunWork):
             release_item_id=planned["release_item"],
             response_id=planned["response"],
             call_id=call.pk,
+            judge=self.job.params.get("judge", ""),
             **fields,
         )
 
@@ -353,6 +354,7 @@ class JudgeRankingWork(RunWork):
             endpoint_id=planned["endpoint"],
             repetition=planned["repetition"],
             call_id=call.pk,
+            judge=self.job.params.get("judge", ""),
             shown=planned["shown"],
             **fields,
         )

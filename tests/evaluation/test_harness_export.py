@@ -5,6 +5,7 @@ the platform's BERTScore."""
 import importlib.util
 import io
 import json
+import re
 import sys
 import zipfile
 
@@ -201,3 +202,47 @@ def test_lm_eval_samples_without_their_results_file_are_refused_by_name():
     broken = ResultFile("run.eval", b"not a log")
     with pytest.raises(ResultsRejected, match="run.eval: is not an Inspect log"):
         harness_result_files([broken])
+
+
+def _task_names(release, tmp_path) -> set[str]:
+    folder = export_folder(release, "lm-eval", tmp_path / f"{release.project.slug}-{release.tag}")
+    return {path.stem for path in folder.glob("*.yaml") if not path.name.startswith("_")}
+
+
+def _named_tasks(card: str, prefix: str) -> set[str]:
+    return set(re.findall(rf"`?({prefix}_[a-z0-9_]+)`?", card)) - {f"{prefix}_by"}
+
+
+def test_every_task_the_card_names_is_in_the_release_folder(project, tmp_path):
+    mc_project(project, 9)
+    release = release_of(project, ratios=(0.8, 0.1, 0.1))  # a test split holding only some of the classes
+    named = _named_tasks(release.card, "causal_qa_v1")
+    assert named and "causal_qa_v1_zero_shot" in named
+    assert named <= _task_names(release, tmp_path), named - _task_names(release, tmp_path)
+
+
+def test_a_release_without_test_items_says_how_to_cut_one_the_harnesses_can_run(project):
+    mc_project(project, 6)
+    release = release_of(project, ratios=(1, 0, 0))
+    card = release.card
+    assert "## Run it in lm-evaluation-harness and Inspect" in card
+    assert "lm_eval --model" not in card and "inspect eval" not in card
+    assert "no items in its test split" in card
+    assert "python manage.py release causal-qa --splits 0,0,1" in card
+
+
+def test_the_demo_releases_cards_give_the_commands_of_tasks_their_folders_hold(tmp_path):
+    from annotation.demo import demo_load_all
+    from evaluation.models import Release
+    from evaluation.releases.harnesses import harness_available, task_prefix
+
+    demo_load_all()
+    asked = [release for release in Release.objects.all() if harness_available(release.project)]
+    assert {release.project.answer_format for release in asked} == {"multiple_choice", "yes_no", "open"}
+    for release in asked:
+        card = release.card
+        prefix = task_prefix(release)
+        assert "lm_eval --model local-chat-completions" in card, release.project.slug
+        assert "inspect eval task.py --model openai/MODEL" in card, release.project.slug
+        named = _named_tasks(card, prefix)
+        assert named and named <= _task_names(release, tmp_path), (release.project.slug, named)

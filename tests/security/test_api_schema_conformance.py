@@ -45,6 +45,9 @@ SEMANTIC_BODIES += (
 SEMANTIC_BODIES += ("item_control_create",)
 # A saved view's query is the items page's query string, read as the page reads it: a bad filter is a 400.
 SEMANTIC_BODIES += ("item_views_create",)
+# A judge asked for a finished run names an endpoint of the project, and the run must have open answers that
+# judge has not scored yet.
+SEMANTIC_BODIES += ("run_judge",)
 
 
 def config(project, items, job, run) -> str:

@@ -93,6 +93,17 @@ def card_section(release, facts: dict) -> list[str]:
         return []
     prefix = task_prefix(release)
     project = release.project
+    heading = ["## Run it in lm-evaluation-harness and Inspect", ""]
+    if not facts.get("splits", {}).get("test"):
+        return heading + [
+            "The harness tasks (the folders `lm-eval/` and `inspect/`) ask a release's test split, and this "
+            "release has no items in its test split. Cut a release that puts items in it, every item for a "
+            "benchmark:",
+            "",
+            "```bash",
+            f"python manage.py release {project.slug} --splits 0,0,1",
+            "```",
+        ]
     chat = [variant for variant in variants if variant.output == "generate_until"]
     first = chat[0]
     open_answers = project.answer_format == "open"
@@ -102,10 +113,12 @@ def card_section(release, facts: dict) -> list[str]:
         if open_answers
         else "accuracy, the letter (or yes/no) read from the answer by the platform's own code"
     )
-    classes = ", ".join(f"`{prefix}_{first.key}_{field_key(label)}`" for label in facts.get("classes", []))
+    # a class has a task only where the test split has items of it
+    by_class = facts.get("by_class_split", {})
+    tested = [label for label in facts.get("classes", []) if by_class.get(label, {}).get("test")]
+    classes = ", ".join(f"`{prefix}_{first.key}_{field_key(label)}`" for label in tested)
     lines = [
-        "## Run it in lm-evaluation-harness and Inspect",
-        "",
+        *heading,
         "The folders `lm-eval/` and `inspect/` hold this release's test split as tasks of the two harnesses: every "
         "prompt is the platform's own benchmark-answer prompt in the project's language, and every answer is read "
         f"by `causalqa_scoring.py`, the platform's own code. Scored by {scored}.",
