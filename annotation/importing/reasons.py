@@ -112,6 +112,10 @@ TEMPLATES = (
     gettext_noop("the entry of this line of %(file)s is already in the project"),
     gettext_noop("the scenario of this row is already in the project"),
     gettext_noop("the item of this record of %(file)s is already in the project"),
+    gettext_noop(
+        "records of this file were written into the project by another import at the same moment; nothing was "
+        "imported: import it again to see which rows are already in the project"
+    ),
     gettext_noop("unknown question type %(value)s (use %(types)s)"),
     gettext_noop("names no cell (use a file name such as PS-AJ_cleaned.json or a cell column)"),
     gettext_noop("is missing or empty (a process-judging row shows a causal chain)"),

@@ -2,6 +2,7 @@
 dropped row, in one go. The page (through its task), the command and the designs' imports call it."""
 
 import json
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -11,7 +12,7 @@ from functools import partial
 from pathlib import Path
 
 import numpy as np
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F, Min, Window
 from django.db.models.functions import RowNumber
 from django.utils import timezone
@@ -39,6 +40,7 @@ from .published import PublishedRowsRefused
 from .read import LabelResolver, RowChecker, Rows, UnknownValues, taker
 from .tables import UNREADABLE, open_table, unreadable
 
+logger = logging.getLogger(__name__)
 Stage = DroppedRow.Stage
 MAX_STORED_ERRORS = 1000
 
@@ -177,23 +179,29 @@ def _published_source(
         return False
     raw = data if data is not None else path.read_bytes()
     # A reader that writes chunk by chunk (``chunks_commit``) marks what it writes with the batch, unseen until
-    # the report's save below; if it stops, what it wrote is removed.
+    # the report's save below; if it stops, what it wrote is removed. The claim also makes the reader's "already in
+    # the project" look-up and its writes one import's at a time: an import of the same file at the same moment
+    # waits, then refuses its rows one by one.
     _claim_writing(project, batch)
     try:
         report = design.published_read(project=project, data=raw, filename=filename, batch=batch)
     except BaseException as exc:
         written_remove(batch)
-        if not isinstance(exc, PublishedRowsRefused | ImportFileError | ValueError):
+        if not isinstance(exc, PublishedRowsRefused | ImportFileError | ValueError | IntegrityError):
             raise
         if isinstance(exc, PublishedRowsRefused):
             errors, read = exc.report.refused, exc.report.records
         elif isinstance(exc, ImportFileError):
             errors, read = exc.errors, 0
+        elif isinstance(exc, IntegrityError):  # rows written meanwhile by a way in that takes no claim
+            logger.warning("published import %s clashed with rows already written: %s", batch.pk, exc)
+            errors, read = [RowError(0, "", PUBLISHED_CLASH)], 0
         else:  # a design's reader names the row at fault in its message
             errors, read = [RowError(0, "", str(exc))], 0
         _reject(batch, errors, None)
         batch.funnel = {**batch.funnel, "read": read, "format": "published"}
-        batch.save(update_fields=["funnel"])
+        batch.writing = False
+        batch.save(update_fields=["funnel", "writing"])
         raise ImportRejected(batch, errors) from exc
     if report is None:
         written_remove(batch)
@@ -226,6 +234,13 @@ def chunks_commit(things, write: Callable) -> list:
         with transaction.atomic():
             written.extend(write(chunk))
     return written
+
+
+# What a published import says when the database refused its rows as already there (nothing was imported).
+PUBLISHED_CLASH = (
+    "records of this file were written into the project by another import at the same moment; nothing was "
+    "imported: import it again to see which rows are already in the project"
+)
 
 
 # Formats whose reading costs several times the rest of their import: the XML of a spreadsheet (expat parses
