@@ -2,7 +2,12 @@
 
 UMAP (the paper's reducer) is not available here; PCA reduces the vectors before HDBSCAN
 (scikit-learn's), which finds clusters of any shape and leaves out what fits none (label -1,
-the residual topic). Clusters are numbered by size, largest first, as in the paper's Table 2.
+the residual topic). HDBSCAN keeps its most persistent clusters; on a few hundred short questions these can
+merge several themes into one cluster holding half the corpus, depending on the number of dimensions kept.
+When one cluster holds more than ``MIXED_SHARE`` of the clustered questions and its questions are clearly
+less alike than those of the other clusters (``MIXED_GAP``), the finest stable clusters of the same tree
+(HDBSCAN's leaf selection) are kept instead. Clusters are numbered by size, largest first, as in the
+paper's Table 2.
 """
 
 import re
@@ -15,12 +20,17 @@ import numpy as np
 # starts: every process loads this module through the app's sweep registration, few of them cluster.
 
 RESIDUAL = -1
+# A cluster larger than this share of the clustered questions, whose questions are less similar to its centre
+# (mean cosine) than the other clusters' by at least this gap, mixes themes: HDBSCAN keeps its finest clusters.
+MIXED_SHARE = 0.25
+MIXED_GAP = 0.05
 
 
 @dataclass
 class Clustering:
     labels: np.ndarray  # one per vector; RESIDUAL for those that fit no cluster
     dimensions: int  # what the vectors were reduced to before clustering (their own size if not reduced)
+    finest: bool = False  # HDBSCAN's finest clusters were kept, its most persistent ones being too mixed
 
 
 def normalised(vectors: np.ndarray) -> np.ndarray:
@@ -59,16 +69,48 @@ def cluster(
     dimensions: int = 10,
     seed: int = 0,
 ) -> Clustering:
-    """HDBSCAN over the (reduced) unit vectors; labels renumbered by cluster size."""
+    """HDBSCAN over the (reduced) unit vectors, its finest clusters when the most persistent ones leave one
+    holding too many questions (see the module's docstring); labels renumbered by cluster size."""
     if len(vectors) < max(2, min_cluster_size):
         raise ValueError(f"{len(vectors)} questions are too few for clusters of at least {min_cluster_size}")
     from sklearn.cluster import HDBSCAN
 
     reduced = reduce(normalised(vectors), dimensions, seed)
-    found = HDBSCAN(min_cluster_size=min_cluster_size, min_samples=min_samples, copy=True).fit_predict(
-        reduced
-    )
-    return Clustering(labels=by_size(found), dimensions=reduced.shape[1])
+
+    def clusters(selection: str) -> np.ndarray:
+        return HDBSCAN(
+            min_cluster_size=min_cluster_size,
+            min_samples=min_samples,
+            cluster_selection_method=selection,
+            copy=True,
+        ).fit_predict(reduced)
+
+    found = clusters("eom")
+    finest = too_mixed(vectors, found)
+    if finest:
+        found = clusters("leaf")
+    return Clustering(labels=by_size(found), dimensions=reduced.shape[1], finest=finest)
+
+
+def too_mixed(vectors: np.ndarray, labels: np.ndarray) -> bool:
+    """Whether the largest cluster holds more than ``MIXED_SHARE`` of the questions placed in a cluster and its
+    questions are less similar to its centre, on average, than the other clusters' are to theirs by at least
+    ``MIXED_GAP`` (a lone cluster that large counts as mixed)."""
+    placed = labels != RESIDUAL
+    if not placed.any():
+        return False
+    found, sizes = np.unique(labels[placed], return_counts=True)
+    largest = found[sizes.argmax()]
+    if sizes.max() <= MIXED_SHARE * placed.sum():
+        return False
+    unit = normalised(vectors)
+
+    def coherence(label) -> float:
+        members = unit[labels == label]
+        return float((members @ normalised(members.mean(axis=0, keepdims=True))[0]).mean())
+
+    others = [coherence(label) for label in found if label != largest]
+    return not others or coherence(largest) <= float(np.mean(others)) - MIXED_GAP
 
 
 def by_size(labels: np.ndarray) -> np.ndarray:

@@ -268,6 +268,8 @@ def _execute(run: TopicRun, embedder) -> None:
             "min_samples": min_samples,
             "dimensions": found.dimensions,
             "questions": len(natural),
+            # The share of the clustered questions one cluster went beyond, when HDBSCAN's finest were kept.
+            "finest_above_percent": round(100 * clustering.MIXED_SHARE) if found.finest else None,
         },
     }
     _update(run, params=params)

@@ -27,11 +27,22 @@ def test_clustering_finds_clearly_separated_themes():
 
     assert sorted(set(found.labels.tolist()) - {clustering.RESIDUAL}) == [0, 1, 2]
     assert found.dimensions == 10
+    assert not found.finest, "no cluster mixes themes: HDBSCAN's most persistent clusters are kept"
     for theme in range(3):  # each theme lands in one cluster, and no two themes share one
         labels = set(found.labels[truth == theme].tolist()) - {clustering.RESIDUAL}
         assert len(labels) == 1
     assert len({next(iter(set(found.labels[truth == t].tolist()) - {-1})) for t in range(3)}) == 3
     assert (found.labels == clustering.RESIDUAL).sum() <= 3
+
+
+def test_a_large_cluster_of_two_themes_is_mixed_and_large_clusters_of_one_theme_are_not():
+    vectors, truth = themes(n_themes=4)
+
+    assert not clustering.too_mixed(vectors, truth), "four themes, a quarter each, all as tight"
+    assert not clustering.too_mixed(vectors[truth < 3], truth[truth < 3]), "a third each, all as tight"
+    two_in_one = np.where(truth == 1, 0, truth)
+    assert clustering.too_mixed(vectors, two_in_one), "half the questions, on two themes"
+    assert not clustering.too_mixed(vectors, np.where(truth == 1, clustering.RESIDUAL, truth))
 
 
 def test_clusters_are_numbered_by_size_largest_first():

@@ -11,6 +11,7 @@ from django.urls import reverse
 
 from annotation.models import Item
 from topics import ctfidf
+from topics.clustering import RESIDUAL
 from topics.models import NearDuplicate, Topic, TopicRun
 from topics.proposal import (
     pending_proposal,
@@ -381,9 +382,12 @@ def test_a_stale_page_applies_nothing_and_says_why(project, endpoint_embeddings,
 
 
 @pytest.mark.parametrize("language", ["pt", "en"])
-def test_default_settings_leave_few_natural_questions_in_the_residual(project, settings, language):
-    """Short questions written one by one (not built from a template): HDBSCAN alone left 23-40 % of them
-    in the residual; the default joins the close ones to their nearest topic."""
+def test_default_settings_leave_few_natural_questions_in_the_residual(
+    project, settings, language, client_for, curator
+):
+    """Short questions written one by one (not built from a template): HDBSCAN alone leaves many of them in
+    the residual, and its most persistent clusters can merge several themes into one; the default keeps the
+    finest stable clusters and joins the close left-out questions to their nearest topic."""
     from sklearn.metrics import adjusted_rand_score
 
     from .topic_corpus_natural import questions as natural_questions
@@ -399,10 +403,21 @@ def test_default_settings_leave_few_natural_questions_in_the_residual(project, s
     theme_of = {item.pk: item.metadata["theme"] for item in Item.objects.filter(project=project)}
     labels, _words, _seeds = proposal_of(run)
     ari = adjusted_rand_score([theme_of[pk] for pk in labels], list(labels.values()))
-    print(f"{language}: {share:.0%} in the residual, adjusted Rand index {ari:.2f} against the themes")
+    largest = max(Counter(label for label in labels.values() if label != RESIDUAL).values()) / len(corpus)
+    print(
+        f"{language}: {share:.0%} in the residual, adjusted Rand index {ari:.2f} against the themes, "
+        f"largest topic {largest:.0%}"
+    )
     assert share < 0.25, f"{share:.0%} of the questions left in the residual"
     assert run.residual_percent == round(100 * share)
     assert ari > 0.15, f"adjusted Rand index {ari:.2f}"
+    assert ari >= 0.35, f"adjusted Rand index {ari:.2f}: the topics do not follow the themes"
+    assert largest <= 0.3, f"one topic holds {largest:.0%} of the questions: it mixes themes"
+    page = client_for(curator).get(reverse("topics:topics", args=[project.slug])).content.decode()
+    finest = run.params["used"]["finest_above_percent"]
+    assert ('id="topic-run-finest"' in page) == bool(finest)
+    if finest:
+        assert f"One cluster held more than {finest} % of the clustered questions" in page
 
 
 def test_the_topics_page_shows_the_share_in_the_residual_and_how_to_lower_it(
@@ -416,7 +431,7 @@ def test_the_topics_page_shows_the_share_in_the_residual_and_how_to_lower_it(
     assert run.status == TopicRun.Status.SUCCEEDED, run.error
 
     page = client_for(curator).get(
-        reverse("generation:topics", args=[project.slug]), HTTP_ACCEPT_LANGUAGE="pt-br"
+        reverse("topics:topics", args=[project.slug]), HTTP_ACCEPT_LANGUAGE="pt-br"
     )
     html = page.content.decode()
     start = html.index('id="topic-residual-share"')
