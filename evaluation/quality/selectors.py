@@ -202,9 +202,15 @@ def project_quality(project: Project, *, resamples: int = QUALITY_RESAMPLES) -> 
     """Every method on every question of the project, with annotator competence (cached under the judgments'
     state, so an unchanged project costs two queries)."""
     controls = control_answers(project)
+    # The questions and their names come from the design and the project's criteria, which a curator may
+    # change while the judgments stay as they are.
+    questions = [
+        {**question, "name": question_name(project, question)}
+        for question in design_for(project).quality_questions(project)
+    ]
     fingerprint = hashlib.sha256(
         json.dumps(
-            [repr(judgments_state(project)), sorted(controls.items()), resamples], default=str
+            [repr(judgments_state(project)), sorted(controls.items()), resamples, questions], default=str
         ).encode()
     ).hexdigest()[:24]
     # The questions' names are in the page's language: one entry per language.
@@ -272,7 +278,8 @@ def item_estimates(*, project: Project, items) -> dict[int, list[dict]]:
 
 def _online_models(project: Project) -> dict:
     """The chosen method's annotator models per question, refitted once the judgments grew enough."""
-    key = f"quality-online:{project.pk}:{project.aggregation}"
+    questions = sorted(question["key"] for question in design_for(project).quality_questions(project))
+    key = f"quality-online:{project.pk}:{project.aggregation}:{hashlib.sha256(repr(questions).encode()).hexdigest()[:12]}"
     count = Judgment.objects.filter(item__project=project).count()
     fitted = cache.get(key)
     if fitted is not None and count < max(fitted["count"] * (1 + REFIT_GROWTH), fitted["count"] + REFIT_MIN):
