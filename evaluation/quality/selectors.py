@@ -253,8 +253,10 @@ def project_quality(project: Project, *, resamples: int = QUALITY_RESAMPLES) -> 
 
 def item_estimates(*, project: Project, items) -> dict[int, list[dict]]:
     """Per item: for each question it has judgments on, the majority, the chosen method's label and its
-    probability (the review page)."""
+    probability, and every annotator model's label and probability (the review page shows the models
+    whichever method proposes the labels)."""
     quality = project_quality(project)
+    method_names = dict(Project._meta.get_field("aggregation").choices)
     ids = {item.pk if hasattr(item, "pk") else item for item in items}
     estimates: dict[int, list[dict]] = defaultdict(list)
     for question in quality.questions:
@@ -271,6 +273,18 @@ def item_estimates(*, project: Project, items) -> dict[int, list[dict]]:
                     "probability": chosen.probability(item),
                     "differs": chosen.labels[item] != majority.labels[item],
                     "control": item in question.gold,
+                    "models": [
+                        {
+                            "method": method,
+                            "name": method_names[method],
+                            "label": question.methods[method].labels[item],
+                            "probability": question.methods[method].probability(item),
+                            "differs": question.methods[method].labels[item] != majority.labels[item],
+                            "chosen": method == quality.method,
+                        }
+                        for method in METHODS
+                        if method != "majority"
+                    ],
                 }
             )
     return dict(estimates)

@@ -5,7 +5,7 @@ from django.urls import reverse
 
 from annotation.demo import demo_load
 from annotation.models import Item
-from evaluation.quality.selectors import project_quality
+from evaluation.quality.selectors import item_estimates, project_quality
 from evaluation.services import release_cut
 
 pytestmark = pytest.mark.django_db
@@ -40,6 +40,21 @@ def test_the_review_page_shows_the_majority_and_the_models_label_with_its_probab
     body = client.get(reverse("annotation:item_review", args=[demo.slug, item.pk])).content.decode()
     assert 'id="label-estimates"' in body
     assert "Aggregated labels" in body and "Probability" in body
+
+
+def test_the_review_page_shows_each_annotator_models_label_even_when_the_majority_proposes(client, demo):
+    assert demo.aggregation == "majority"
+    item = Item.objects.filter(project=demo, round_judged__gte=2, status=Item.Status.IN_REVIEW).first()
+    body = client.get(reverse("annotation:item_review", args=[demo.slug, item.pk])).content.decode()
+    table = body[body.index('id="label-estimates"') :]
+    table = table[: table.index("</table>")]
+    causal_class = next(
+        e for e in item_estimates(project=demo, items=[item])[item.pk] if e["source"] == "causal_class"
+    )
+    for model in causal_class["models"]:
+        assert f"({model['name']})" in table, model["method"]
+        assert f"{round(model['probability'] * 100)}%" in table, model["method"]
+    assert {model["method"] for model in causal_class["models"]} == {"dawid_skene", "mace"}
 
 
 def test_the_dashboard_names_the_least_competent_annotator(client, demo):
