@@ -28,6 +28,17 @@ def test_the_models_find_the_careless_rater_of_the_demo(demo):
     assert least_competent(demo, "causal_class") == "careless"
 
 
+def test_every_method_finds_the_careless_rater_least_competent_and_mace_the_likeliest_spammer(demo):
+    quality = project_quality(demo)
+    question = next(q for q in quality.questions if q.key == "causal_class")
+    careless = next(a for a, name in quality.names.items() if name == "careless")
+    for method in ("majority", "dawid_skene", "mace"):
+        competence = question.methods[method].competence
+        assert min(competence, key=lambda a: competence[a].value) == careless, method
+    spam = question.methods["mace"].competence
+    assert max(spam, key=lambda a: spam[a].spam) == careless
+
+
 def test_the_agreement_page_shows_each_annotators_competence_with_its_interval(client, demo):
     body = client.get(reverse("evaluation:agreement", args=[demo.slug])).content.decode()
     assert 'id="annotator-competence"' in body
