@@ -19,6 +19,8 @@ def control_answers_default(item: Item) -> dict:
     design = design_for(item.project)
     answers = {}
     for question in design.quality_questions(item.project):
+        if not design.quality_question_applies(question, item.metadata or {}):
+            continue
         if question["source"] == "vote" and design.judgment_asks_vote(item):
             answers[question["key"]] = Judgment.Vote.ACCEPT
         elif question["source"] == "causal_class" and item.causal_class in design.judgment_labels(item):
@@ -33,12 +35,16 @@ def item_mark_control(*, item: Item, answers: dict | None = None) -> Item:
     if item.status != Item.Status.APPROVED:
         raise ValidationError({"control": _("only an approved item can be a control item")})
     design = design_for(item.project)
-    questions = {question["key"]: question for question in design.quality_questions(item.project)}
+    questions = {
+        question["key"]: question
+        for question in design.quality_questions(item.project)
+        if design.quality_question_applies(question, item.metadata or {})
+    }
     answers = control_answers_default(item) if answers is None else dict(answers)
     unknown = sorted(set(answers) - set(questions))
     if unknown:
         raise ValidationError(
-            {"control": _("not a question of this design: %(keys)s") % {"keys": ", ".join(unknown)}}
+            {"control": _("not a question asked of this item: %(keys)s") % {"keys": ", ".join(unknown)}}
         )
     for key, value in answers.items():
         allowed = _allowed(design, item, questions[key])
@@ -74,3 +80,4 @@ def _allowed(design, item: Item, question: dict) -> list[str] | None:
     if criterion is None:
         return None
     return [str(n) for n in range(int(criterion.get("min", 1)), int(criterion.get("max", 5)) + 1)]
+

@@ -143,6 +143,8 @@ class ProjectQuality:
 
 
 def question_name(project: Project, question: dict) -> str:
+    if question.get("name"):
+        return str(question["name"])
     if question["source"] == "vote":
         return _("Vote")
     if question["source"] == "causal_class":
@@ -171,18 +173,21 @@ def judgment_label(judgment_values: dict, question: dict) -> str:
 def question_rows(project: Project, items=None) -> tuple[list[dict], dict[str, list[Row]], dict]:
     """The design's questions, each question's rows (current rounds only, own answers left out), and the
     annotators' names; one query."""
-    questions = design_for(project).quality_questions(project)
+    design = design_for(project)
+    questions = design.quality_questions(project)
     judgments = Judgment.objects.filter(item__project=project, round=F("item__round"), own_answer=False)
     if items is not None:
         judgments = judgments.filter(item__in=items)
     values = judgments.order_by("item_id", "annotator_id").values(
-        "item_id", "annotator_id", "annotator__username", "vote", "causal_class", "ratings"
+        "item_id", "annotator_id", "annotator__username", "vote", "causal_class", "ratings", "item__metadata"
     )
     rows: dict[str, list[Row]] = {question["key"]: [] for question in questions}
     names = {}
     for value in values:
         names[value["annotator_id"]] = value["annotator__username"]
         for question in questions:
+            if not design.quality_question_applies(question, value["item__metadata"] or {}):
+                continue
             label = judgment_label(value, question)
             if label != "":
                 rows[question["key"]].append(Row(value["item_id"], value["annotator_id"], label))
@@ -315,13 +320,16 @@ def _online_models(project: Project) -> dict:
 
 def round_confidence(*, item: Item, project: Project) -> float | None:
     """The probability of the item's least certain aggregated label in its current round (adaptive overlap)."""
-    questions = design_for(project).quality_questions(project)
+    design = design_for(project)
+    questions = design.quality_questions(project)
     values = Judgment.objects.filter(item=item, round=item.round, own_answer=False).values(
         "annotator_id", "vote", "causal_class", "ratings"
     )
     models = _online_models(project)
     lowest = None
     for question in questions:
+        if not design.quality_question_applies(question, item.metadata or {}):
+            continue
         labels = [(v["annotator_id"], judgment_label(v, question)) for v in values]
         labels = [(annotator, label) for annotator, label in labels if label != ""]
         if not labels:

@@ -111,3 +111,69 @@ def test_a_renamed_or_rescaled_criterion_is_seen_at_once_though_no_judgment_chan
     ]
     project.save(update_fields=["criteria"])
     assert "rating:sound" not in {q.key for q in project_quality(project).questions}, "no longer yes/no"
+
+
+def causalitycheck_demo_project():
+    """The CausalityCheck example with the demo's round of inspection (two annotators, one of whom confuses
+    neighbouring verdicts)."""
+    from annotation.designs import design_for
+
+    project = project_create(
+        name="Checklist", slug="checklist-quality", design="causalitycheck", created_by=None
+    )
+    users = {name: UserFactory(username=f"cc-{name}") for name in ("annotator1", "annotator2")}
+    design_for(project).load_example(project, users)
+    return project
+
+
+def test_causalitychecks_tasks_are_each_aggregated_over_their_own_labels():
+    from designs.causalitycheck.seeds import LETTERS, TASK_ROLES
+
+    project = causalitycheck_demo_project()
+    labels_of = {
+        task: set(LETTERS) if task == "op" else set(roles.values()) for task, roles in TASK_ROLES.items()
+    }
+    questions = {question.key: question for question in project_quality(project, resamples=20).questions}
+    assert {f"causal_class:{task}" for task in TASK_ROLES} <= set(questions)
+    assert "causal_class" not in questions, "no item outside the checklist: no mixed question"
+    tasks = dict(
+        (item, (metadata or {}).get("task")) for item, metadata in project.items.values_list("id", "metadata")
+    )
+    for task, labels in labels_of.items():
+        question = questions[f"causal_class:{task}"]
+        assert {tasks[row.item] for row in question.rows} == {task}
+        by_item = {}
+        for row in question.rows:
+            by_item.setdefault(row.item, set()).add(row.label)
+        unanimous = {item: next(iter(given)) for item, given in by_item.items() if len(given) == 1}
+        assert unanimous, task
+        for method in METHODS:
+            result = question.methods[method]
+            assert set(result.labels.values()) <= labels, (task, method)
+            for item, label in unanimous.items():
+                assert result.labels[item] in labels, (task, method, item, label)
+
+
+def test_causalitychecks_per_task_aggregation_equals_crowdkits_on_that_tasks_judgments():
+    from crowdkit.aggregation import MACE, DawidSkene, MajorityVote
+
+    from tests.evaluation.test_quality_aggregation import crowdkit_fit
+
+    project = causalitycheck_demo_project()
+    models = {
+        "majority": lambda: MajorityVote(),
+        "dawid_skene": lambda: DawidSkene(n_iter=100),
+        "mace": lambda: MACE(n_iter=50, n_restarts=1, random_state=0),
+    }
+    questions = [
+        q for q in project_quality(project, resamples=20).questions if q.key.startswith("causal_class:")
+    ]
+    assert len(questions) == 4
+    for question in questions:
+        for method, model in models.items():
+            _fitted, labels, probas, _workers = crowdkit_fit(model(), question.rows)
+            ours = question.methods[method]
+            assert ours.labels == labels, (question.key, method)
+            for item, row in probas.iterrows():
+                for label, value in row.items():
+                    assert ours.probabilities[item][label] == pytest.approx(value, abs=1e-9)
