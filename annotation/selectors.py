@@ -4,6 +4,7 @@ from collections import Counter
 
 from django.db.models import Count, Q, QuerySet
 
+from .control_items import with_status_seen
 from .labels import class_label
 from .models import ImportBatch, Item, Membership, Project
 from .permissions import projects_for_user
@@ -21,20 +22,22 @@ def projects_overview(user) -> QuerySet[Project]:
     )
 
 
-def status_counts(project: Project) -> list[dict]:
-    counts = dict(project.items.values_list("status").annotate(n=Count("id")))
+def status_counts(project: Project, *, curator: bool = True) -> list[dict]:
+    """Items by status, as the reader sees them (an annotator sees control items in review)."""
+    items = with_status_seen(project.items.order_by(), curator=curator)
+    counts = dict(items.values_list("status_seen").annotate(n=Count("id")))
     return [
         {"status": value, "label": label, "count": counts.get(value, 0)}
         for value, label in Item.Status.choices
     ]
 
 
-def class_status_table(project: Project) -> list[dict]:
-    """Rows of causal class × status counts, with the project's target per class."""
+def class_status_table(project: Project, *, curator: bool = True) -> list[dict]:
+    """Rows of causal class × status counts (as the reader sees the statuses), with the project's target per
+    class."""
     cells: dict[str, dict[str, int]] = {}
-    for causal_class, status, n in project.items.values_list("causal_class", "status").annotate(
-        n=Count("id")
-    ):
+    items = with_status_seen(project.items.order_by(), curator=curator)
+    for causal_class, status, n in items.values_list("causal_class", "status_seen").annotate(n=Count("id")):
         cells.setdefault(causal_class or "", {})[status] = n
     labels = list(project.label_set) + sorted(key for key in cells if key not in project.label_set)
     rows = []
