@@ -1,7 +1,10 @@
 """The annotator models on every door, on the demo: review page, agreement page, dashboard, API, release card."""
 
+import re
+
 import pytest
 from django.urls import reverse
+from django.utils import translation
 
 from annotation.demo import demo_load
 from annotation.models import Item
@@ -100,3 +103,23 @@ def test_the_release_card_says_which_aggregation_proposed_the_gold_labels(demo):
     assert "## Label aggregation" in release.card
     assert "proposed by **Dawid–Skene**" in release.card
     assert release.counts["label_aggregation"]["method"] == "dawid_skene"
+
+
+def test_the_agreement_page_shows_each_demo_annotators_accuracy_on_control_items_with_its_interval(
+    client, demo
+):
+    assert demo.control_rate > 0
+    assert Item.objects.filter(project=demo, control_answers__isnull=False).count() >= 3
+    with translation.override("en"):
+        name = str(project_quality(demo).questions[1].name)
+    body = client.get(
+        reverse("evaluation:agreement", args=[demo.slug]), HTTP_ACCEPT_LANGUAGE="en"
+    ).content.decode()
+    section = body[body.index('id="annotator-competence"') :]
+    table = section[section.index(f"<h3>{name}</h3>") :]
+    table = table[: table.index("</table>")]
+    accuracy = re.compile(r"[01]\.\d\d <span class=\"muted\">\(\d+/\d+\) \[[01]\.\d\d, [01]\.\d\d\]</span>")
+    for annotator in ("annotator1", "annotator2", "annotator3", "careless"):
+        row = table[table.index(f'<th scope="row">{annotator}</th>') :]
+        cells = re.findall(r'<td class="num">(.*?)</td>', row[: row.index("</tr>")])
+        assert accuracy.fullmatch(cells[5]), (annotator, cells)
