@@ -96,7 +96,8 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
             current = active_assignment(project=project, annotator=annotator, kind=kind)
             if current is not None:
                 return current
-        if project.control_rate and random.random() < project.control_rate:
+        # A control item is one to judge: never handed out for an answer to write.
+        if kind != ANSWER and project.control_rate and random.random() < project.control_rate:
             control = control_assignment_new(project=project, annotator=annotator)
             if control is not None:
                 return control

@@ -11,15 +11,31 @@ from .permissions import projects_for_user
 
 
 def projects_overview(user) -> QuerySet[Project]:
-    """The user's projects with item counts by status, in one query."""
+    """The user's projects with item counts by status, in one query; where the user is an annotator, control
+    items count as they see them, in review."""
     Status = Item.Status
+    control = Q(items__status=Status.APPROVED, items__control_answers__isnull=False)
+    sees_truth = Q(pk__in=_curated_by(user))
     # By id, so the membership join that picks the user's projects does not also limit the member count.
     return Project.objects.filter(pk__in=projects_for_user(user).values("pk")).annotate(
         n_items=Count("items", distinct=True),
-        n_gold=Count("items", filter=Q(items__status=Status.APPROVED), distinct=True),
-        n_in_review=Count("items", filter=Q(items__status=Status.IN_REVIEW), distinct=True),
+        n_gold=Count(
+            "items", filter=Q(items__status=Status.APPROVED) & (~control | sees_truth), distinct=True
+        ),
+        n_in_review=Count(
+            "items", filter=Q(items__status=Status.IN_REVIEW) | (control & ~sees_truth), distinct=True
+        ),
         n_members=Count("memberships", distinct=True),
     )
+
+
+def _curated_by(user):
+    """The ids of the projects whose items ``user`` sees as they are (curator, owner, superuser)."""
+    if user.is_superuser:
+        return Project.objects.values("pk")
+    return Membership.objects.filter(
+        user=user, role__in=[Membership.Role.CURATOR, Membership.Role.OWNER]
+    ).values("project_id")
 
 
 def status_counts(project: Project, *, curator: bool = True) -> list[dict]:
@@ -68,15 +84,16 @@ def recent_imports(project: Project, limit: int = 20) -> QuerySet[ImportBatch]:
     return project.imports.select_related("created_by")[:limit]
 
 
-def class_funnel(project: Project) -> list[dict]:
+def class_funnel(project: Project, *, curator: bool = True) -> list[dict]:
     """The paper's Table 3 for the project, per class: items whose reference answer a person wrote and items
-    whose answer a model wrote (generated, or imported with the model named), gold and all (not rejected)."""
+    whose answer a model wrote (generated, or imported with the model named), gold and all (not rejected);
+    gold as the reader sees it (an annotator sees control items in review)."""
     By = Item.AnswerBy
     paths = {By.HUMAN: "human", By.MODEL: "model"}
     cells: dict[str, dict] = {}
     rows = (
-        project.items.exclude(status=Item.Status.REJECTED)
-        .values_list("causal_class", "answer_by", "status", "origin")
+        with_status_seen(project.items.exclude(status=Item.Status.REJECTED), curator=curator)
+        .values_list("causal_class", "answer_by", "status_seen", "origin")
         .annotate(n=Count("id"))
         .order_by()
     )

@@ -153,3 +153,14 @@ def test_control_items_marked_with_the_one_class_question_move_to_their_tasks_qu
     migration.backwards(apps, None)
     item.refresh_from_db()
     assert item.control_answers == {"vote": "accept", "causal_class": item.causal_class}
+
+
+def test_asking_for_a_question_to_answer_is_never_served_a_control_item(project, annotator, control):
+    project.control_rate = 0.5
+    project.save()
+    waiting = ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="")
+    for _ in range(30):
+        assignment = assignment_next(project=project, annotator=annotator, kind="answer")
+        assert assignment.item_id == waiting.pk, "a control item is judged, never answered"
+        assignment.delete()
+        Item.objects.filter(pk=waiting.pk).update(round_assigned=0)

@@ -11,6 +11,8 @@ from django.urls import reverse
 from annotation.control_items import item_mark_control
 from annotation.models import Item
 from annotation.queue import control_assignment_new
+from annotation.selectors import projects_overview
+from annotation.services import items_close
 from tests.factories import ItemFactory
 
 pytestmark = pytest.mark.django_db
@@ -19,7 +21,7 @@ VARYING = {"id", "external_id", "question", "created_at", "updated_at", "item", 
 
 
 @pytest.fixture
-def pair(project):
+def pair(project, curator):
     """An ordinary item awaiting judgment and a control item, alike but for their id and text."""
     ordinary = ItemFactory(
         project=project, question="Por que a chuva molha a rua?", causal_class="interventional"
@@ -27,7 +29,8 @@ def pair(project):
     control = ItemFactory(
         project=project, question="Por que o sol seca a roupa?", causal_class="interventional"
     )
-    Item.objects.filter(pk=control.pk).update(status=Item.Status.APPROVED)
+    items_close(item_ids=[control.pk], curator=curator, note="")
+    Item.objects.filter(pk=control.pk).update(round_assigned=3, round_judged=3)  # its round, decided
     control.refresh_from_db()
     item_mark_control(item=control)
     return ordinary, control
@@ -93,9 +96,28 @@ def test_an_annotator_reads_a_control_item_as_an_ordinary_item_awaiting_judgment
             content_type="application/json",
         )
         assert response.status_code == 201, response.content
+        changed = client.put(
+            f"/api/v1/projects/{project.slug}/assignments/{data['id']}/judgment/",
+            {
+                "ratings": {key: 3 for key in project.criterion_keys},
+                "vote": "reject",
+                "causal_class": "associational",
+                "comment": "Vaga.",
+            },
+            content_type="application/json",
+        )
+        assert changed.status_code == 200, changed.content
         again = client.get(f"/api/v1/projects/{project.slug}/assignments/{data['id']}/").json()
-        judged.append((without_identity(response.json()), without_identity(again["item"])))
+        judged.append(
+            (
+                without_identity(response.json()),
+                without_identity(changed.json()),
+                without_identity(again["item"]),
+            )
+        )
     assert judged[0] == judged[1]
+    control.refresh_from_db()
+    assert (control.status, control.round_disagreement) == (Item.Status.APPROVED, None), "the decision stays"
 
 
 def test_the_items_list_and_its_counts_show_an_annotator_a_control_item_in_review(
@@ -112,11 +134,15 @@ def test_the_items_list_and_its_counts_show_an_annotator_a_control_item_in_revie
     assert approved["results"] == []
     counts = annotator.get(f"/api/v1/projects/{project.slug}/").json()["item_counts"]
     assert counts.get("approved", 0) == 0 and counts["in_review"] == 2
-    page = annotator.get(reverse("annotation:project_detail", args=[project.slug])).content.decode()
-    curators_page = (
-        client_of(curator).get(reverse("annotation:project_detail", args=[project.slug])).content
-    ).decode()
-    assert page != curators_page, "the curator's counts tell the truth, the annotator's do not"
+    for user, gold, in_review in ((annotators[0], 0, 2), (curator, 1, 1)):
+        page = client_of(user).get(reverse("annotation:project_detail", args=[project.slug])).context
+        statuses = {row["status"]: row["count"] for row in page["status_counts"]}
+        assert (statuses["approved"], statuses["in_review"]) == (gold, in_review), user
+        interventional = next(row for row in page["class_rows"] if row["key"] == "interventional")
+        assert interventional["gold"] == gold, user
+        assert next(row for row in page["funnel"] if row["key"] == "interventional")["gold"] == gold, user
+        overview = projects_overview(user).get(pk=project.pk)
+        assert (overview.n_gold, overview.n_in_review) == (gold, in_review), user
 
     truth = client_of(curator)
     listed = truth.get(f"/api/v1/projects/{project.slug}/items/", {"status": "approved"}).json()["results"]
