@@ -15,7 +15,7 @@ from core.api.strict import CheckedCursorPagination, JsonBoolean, StrictApiMixin
 
 from . import selectors
 from .api_permissions import ProjectRole
-from .control_items import item_mark_control, item_unmark_control
+from .control_items import item_mark_control, item_unmark_control, with_status_seen
 from .models import Judgment, SavedItemView
 from .permissions import Role, get_item_for_user, get_project_for_user, has_role, projects_for_user
 from .saved_views import saved_view_delete, saved_view_save, saved_views_for
@@ -60,8 +60,9 @@ class ProjectDetailApi(StrictApiMixin, generics.RetrieveAPIView):
     def retrieve(self, request, *args, **kwargs):
         project = get_project_for_user(request.user, kwargs["slug"])
         items = project.items.order_by()
+        seen = with_status_seen(items, curator=has_role(request.user, project, Role.CURATOR))
         counts = {
-            "status": dict(items.values_list("status").annotate(n=Count("id"))),
+            "status": dict(seen.values_list("status_seen").annotate(n=Count("id"))),
             "class": dict(items.values_list("causal_class").annotate(n=Count("id"))),
             "answers": selectors.answer_counts(project),
             "origins": selectors.origin_counts(project),
@@ -107,7 +108,10 @@ class ItemListApi(StrictApiMixin, generics.ListAPIView):
                     "judgments", queryset=Judgment.objects.select_related("annotator").order_by("round", "id")
                 )
             )
-        for name in ("status", "causal_class", "origin", "round"):
+        if "status" in wanted:  # as the caller sees it: an annotator sees a control item in review
+            items = with_status_seen(items, curator=has_role(self.request.user, self.project, Role.CURATOR))
+            items = items.filter(status_seen=wanted["status"])
+        for name in ("causal_class", "origin", "round"):
             if name in wanted:
                 items = items.filter(**{name: wanted[name]})
         if "topic" in wanted:

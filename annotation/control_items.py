@@ -4,10 +4,15 @@ A curator marks an approved item as a control item with its known answer to each
 models aggregate (``ProjectDesign.quality_questions``): by default the item's own decision (the vote "accept",
 its causal class). The queue serves one instead of the next item at the project's ``control_rate``; its
 judgment is recorded in the item's round like any other, but changes neither the item nor its counters.
+
+Unannounced through every door: an annotator sees a control item as an item of its round awaiting judgment
+(status "in review"), in the API's items and assignments, in the list filtered by status and in the counts by
+status; curators and owners see it as it is, approved.
 """
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import models, transaction
+from django.db.models import Case, F, Q, Value, When
 from django.utils.translation import gettext as _
 
 from .designs import design_for
@@ -19,6 +24,8 @@ def control_answers_default(item: Item) -> dict:
     design = design_for(item.project)
     answers = {}
     for question in design.quality_questions(item.project):
+        if not design.quality_question_applies(question, item.metadata or {}):
+            continue
         if question["source"] == "vote" and design.judgment_asks_vote(item):
             answers[question["key"]] = Judgment.Vote.ACCEPT
         elif question["source"] == "causal_class" and item.causal_class in design.judgment_labels(item):
@@ -33,12 +40,16 @@ def item_mark_control(*, item: Item, answers: dict | None = None) -> Item:
     if item.status != Item.Status.APPROVED:
         raise ValidationError({"control": _("only an approved item can be a control item")})
     design = design_for(item.project)
-    questions = {question["key"]: question for question in design.quality_questions(item.project)}
+    questions = {
+        question["key"]: question
+        for question in design.quality_questions(item.project)
+        if design.quality_question_applies(question, item.metadata or {})
+    }
     answers = control_answers_default(item) if answers is None else dict(answers)
     unknown = sorted(set(answers) - set(questions))
     if unknown:
         raise ValidationError(
-            {"control": _("not a question of this design: %(keys)s") % {"keys": ", ".join(unknown)}}
+            {"control": _("not a question asked of this item: %(keys)s") % {"keys": ", ".join(unknown)}}
         )
     for key, value in answers.items():
         allowed = _allowed(design, item, questions[key])
@@ -74,3 +85,32 @@ def _allowed(design, item: Item, question: dict) -> list[str] | None:
     if criterion is None:
         return None
     return [str(n) for n in range(int(criterion.get("min", 1)), int(criterion.get("max", 5)) + 1)]
+
+
+# What annotators see of a control item's status: that of any item of a round awaiting judgment.
+STATUS_SEEN_BY_ANNOTATORS = Item.Status.IN_REVIEW
+CONTROL = Q(status=Item.Status.APPROVED, control_answers__isnull=False)
+
+
+def is_control(item: Item) -> bool:
+    """Whether ``item`` is served as a control item (approved, with known answers)."""
+    return item.status == Item.Status.APPROVED and item.control_answers is not None
+
+
+def status_seen(item: Item, *, curator: bool) -> str:
+    """The status ``item`` shows its reader: the truth for a curator, a control item's disguise otherwise."""
+    return STATUS_SEEN_BY_ANNOTATORS if not curator and is_control(item) else item.status
+
+
+def with_status_seen(items, *, curator: bool):
+    """``items`` annotated with ``status_seen``, the status their reader sees (``status_seen``), to filter and
+    count by it."""
+    if curator:
+        return items.annotate(status_seen=F("status"))
+    return items.annotate(
+        status_seen=Case(
+            When(CONTROL, then=Value(STATUS_SEEN_BY_ANNOTATORS)),
+            default=F("status"),
+            output_field=models.CharField(),
+        )
+    )

@@ -43,9 +43,10 @@ def status_by_round(project: Project) -> dict:
     return {"rows": rows, "chart": chart}
 
 
-def class_balance(project: Project) -> dict:
-    """Per causal class: gold, in review and the rest, against the project's target (the marker)."""
-    rows = class_status_table(project)
+def class_balance(project: Project, *, curator: bool = True) -> dict:
+    """Per causal class: gold, in review and the rest (as the reader sees them), against the project's target
+    (the marker)."""
+    rows = class_status_table(project, curator=curator)
     index = {value: position for position, (value, _label) in enumerate(Status.choices)}
     series = [("gold", _("Gold")), ("in_review", _("In review")), ("other", _("Pending or needing revision"))]
     chart_rows = []

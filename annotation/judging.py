@@ -16,6 +16,7 @@ from django.utils.translation import gettext as _
 from core.db.compiled import CompiledQuery
 
 from .agreement import item_agreement
+from .control_items import is_control
 from .designs import design_for, unseen_before_judging
 from .label_models import round_confidence, round_wanted
 from .labels import criterion_label
@@ -105,10 +106,12 @@ def judgment_change(
     The earlier version is kept (JudgmentVersion); agreement and the round's disagreement read the latest.
     """
     item = Item.objects.select_for_update().select_related("project").get(pk=judgment.item_id)
-    if (
-        item.round != judgment.round
-        or item.status != Item.Status.IN_REVIEW
-        or CurationDecision.objects.filter(item=item, round=item.round).exists()
+    decided = CurationDecision.objects.filter(item=item, round=item.round)
+    # A control item's judgment given after its round was decided stays open as an ordinary one does, so that
+    # nothing tells it apart (annotation.control_items); it never touches the decided round's figures.
+    control = is_control(item) and not decided.filter(created_at__gte=judgment.created_at).exists()
+    if item.round != judgment.round or (
+        not control and (item.status != Item.Status.IN_REVIEW or decided.exists())
     ):
         raise JudgmentLocked(
             _("This round is over (decided or a new round began): the judgment stays as it is.")
@@ -138,7 +141,7 @@ def judgment_change(
     judgment.ratings, judgment.vote, judgment.causal_class = clean_ratings, vote, causal_class
     judgment.comment, judgment.changed_at = comment.strip(), timezone.now()
     judgment.save(update_fields=["ratings", "vote", "causal_class", "comment", "changed_at"])
-    if item.round_judged >= (item.round_wanted or project.overlap):
+    if not control and item.round_judged >= (item.round_wanted or project.overlap):
         round_judgments = Judgment.objects.filter(item=item, round=item.round)
         item.round_disagreement = item_agreement(round_judgments, criteria).disagreement
         item.save(update_fields=["round_disagreement"])

@@ -96,10 +96,11 @@ def assignment_next(*, project: Project, annotator, kind: str | None = None) -> 
             current = active_assignment(project=project, annotator=annotator, kind=kind)
             if current is not None:
                 return current
-        if project.control_rate and random.random() < project.control_rate:
-            control = _control_candidate(project, annotator)
+        # A control item is one to judge: never handed out for an answer to write.
+        if kind != ANSWER and project.control_rate and random.random() < project.control_rate:
+            control = control_assignment_new(project=project, annotator=annotator)
             if control is not None:
-                return _assign(project, control, annotator, control=True)
+                return control
         if membership is not None:
             tags, topics_selected = (
                 [str(tag) for tag in membership.expertise or []],
@@ -373,6 +374,13 @@ def _assign(project: Project, item: Item, annotator, control: bool = False) -> A
         item.round_assigned += 1
     assignment.item = item
     return assignment
+
+
+def control_assignment_new(*, project: Project, annotator) -> Assignment | None:
+    """Hand the annotator a control item they have not judged, as ``assignment_next`` does at the project's
+    rate (the demo also calls it, to have control items judged); None when none is left for them."""
+    control = _control_candidate(project, annotator)
+    return None if control is None else _assign(project, control, annotator, control=True)
 
 
 def _control_candidate(project: Project, annotator) -> Item | None:

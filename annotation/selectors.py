@@ -4,37 +4,56 @@ from collections import Counter
 
 from django.db.models import Count, Q, QuerySet
 
+from .control_items import with_status_seen
 from .labels import class_label
 from .models import ImportBatch, Item, Membership, Project
 from .permissions import projects_for_user
 
 
 def projects_overview(user) -> QuerySet[Project]:
-    """The user's projects with item counts by status, in one query."""
+    """The user's projects with item counts by status, in one query; where the user is an annotator, control
+    items count as they see them, in review."""
     Status = Item.Status
+    control = Q(items__status=Status.APPROVED, items__control_answers__isnull=False)
+    sees_truth = Q(pk__in=_curated_by(user))
     # By id, so the membership join that picks the user's projects does not also limit the member count.
     return Project.objects.filter(pk__in=projects_for_user(user).values("pk")).annotate(
         n_items=Count("items", distinct=True),
-        n_gold=Count("items", filter=Q(items__status=Status.APPROVED), distinct=True),
-        n_in_review=Count("items", filter=Q(items__status=Status.IN_REVIEW), distinct=True),
+        n_gold=Count(
+            "items", filter=Q(items__status=Status.APPROVED) & (~control | sees_truth), distinct=True
+        ),
+        n_in_review=Count(
+            "items", filter=Q(items__status=Status.IN_REVIEW) | (control & ~sees_truth), distinct=True
+        ),
         n_members=Count("memberships", distinct=True),
     )
 
 
-def status_counts(project: Project) -> list[dict]:
-    counts = dict(project.items.values_list("status").annotate(n=Count("id")))
+def _curated_by(user):
+    """The ids of the projects whose items ``user`` sees as they are (curator, owner, superuser)."""
+    if user.is_superuser:
+        return Project.objects.values("pk")
+    return Membership.objects.filter(
+        user=user, role__in=[Membership.Role.CURATOR, Membership.Role.OWNER]
+    ).values("project_id")
+
+
+def status_counts(project: Project, *, curator: bool = True) -> list[dict]:
+    """Items by status, as the reader sees them (an annotator sees control items in review)."""
+    items = with_status_seen(project.items.order_by(), curator=curator)
+    counts = dict(items.values_list("status_seen").annotate(n=Count("id")))
     return [
         {"status": value, "label": label, "count": counts.get(value, 0)}
         for value, label in Item.Status.choices
     ]
 
 
-def class_status_table(project: Project) -> list[dict]:
-    """Rows of causal class × status counts, with the project's target per class."""
+def class_status_table(project: Project, *, curator: bool = True) -> list[dict]:
+    """Rows of causal class × status counts (as the reader sees the statuses), with the project's target per
+    class."""
     cells: dict[str, dict[str, int]] = {}
-    for causal_class, status, n in project.items.values_list("causal_class", "status").annotate(
-        n=Count("id")
-    ):
+    items = with_status_seen(project.items.order_by(), curator=curator)
+    for causal_class, status, n in items.values_list("causal_class", "status_seen").annotate(n=Count("id")):
         cells.setdefault(causal_class or "", {})[status] = n
     labels = list(project.label_set) + sorted(key for key in cells if key not in project.label_set)
     rows = []
@@ -65,15 +84,16 @@ def recent_imports(project: Project, limit: int = 20) -> QuerySet[ImportBatch]:
     return project.imports.select_related("created_by")[:limit]
 
 
-def class_funnel(project: Project) -> list[dict]:
+def class_funnel(project: Project, *, curator: bool = True) -> list[dict]:
     """The paper's Table 3 for the project, per class: items whose reference answer a person wrote and items
-    whose answer a model wrote (generated, or imported with the model named), gold and all (not rejected)."""
+    whose answer a model wrote (generated, or imported with the model named), gold and all (not rejected);
+    gold as the reader sees it (an annotator sees control items in review)."""
     By = Item.AnswerBy
     paths = {By.HUMAN: "human", By.MODEL: "model"}
     cells: dict[str, dict] = {}
     rows = (
-        project.items.exclude(status=Item.Status.REJECTED)
-        .values_list("causal_class", "answer_by", "status", "origin")
+        with_status_seen(project.items.exclude(status=Item.Status.REJECTED), curator=curator)
+        .values_list("causal_class", "answer_by", "status_seen", "origin")
         .annotate(n=Count("id"))
         .order_by()
     )

@@ -2,9 +2,10 @@ from rest_framework import serializers
 
 from core.api.strict import StrictInputSerializer, cursor_query_field
 
+from .control_items import status_seen
 from .designs import design_for, unseen_before_judging
 from .models import Item, Judgment, Option, Project
-from .permissions import project_role
+from .permissions import Role, has_role, project_role
 
 
 class ProjectOutputSerializer(serializers.ModelSerializer):
@@ -135,6 +136,7 @@ class ItemOutputSerializer(serializers.ModelSerializer):
         data = super().to_representation(item)
         if not self.hides_for_annotators:
             return data
+        data["status"] = status_seen(item, curator=self._curator(item))
         hidden = design_for(item.project).hidden_from_annotators(item) | self._unseen(item)
         if "causal_class" in hidden:
             data["causal_class"] = ""
@@ -150,6 +152,10 @@ class ItemOutputSerializer(serializers.ModelSerializer):
         return data
 
     hides_for_annotators = True  # annotators get this serializer; curators the one with judgments
+
+    def _curator(self, item) -> bool:
+        request = self.context.get("request")
+        return request is not None and has_role(request.user, item.project, Role.CURATOR)
 
     def _unseen(self, item) -> set[str]:
         """The fields the caller is asked to judge and has not judged yet (``judged_item_ids`` in the context)."""

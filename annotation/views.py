@@ -18,7 +18,7 @@ from .importing import import_start
 from .importing.mapping import FIELDS, Mapping, MappingError, parse_values
 from .importing.preview import import_file_preview
 from .models import ImportBatch, Item
-from .permissions import Role, get_project_for_user
+from .permissions import Role, get_project_for_user, has_role
 from .projects import can_create_projects, project_create
 
 
@@ -65,6 +65,7 @@ def project_detail(request, slug):
     project = get_project_for_user(request.user, slug)
     design = design_for(project)
     stage_counts = design.stage_counts(project)
+    curator = has_role(request.user, project, Role.CURATOR)
     context = {
         "project": project,
         "design": design,
@@ -73,10 +74,10 @@ def project_detail(request, slug):
         ],
         "stages_counted": bool(stage_counts),
         "design_context": design.project_context(project),
-        "status_counts": selectors.status_counts(project),
-        "class_rows": selectors.class_status_table(project),
-        "balance": dashboard.class_balance(project),
-        "funnel": selectors.class_funnel(project),
+        "status_counts": selectors.status_counts(project, curator=curator),
+        "class_rows": selectors.class_status_table(project, curator=curator),
+        "balance": dashboard.class_balance(project, curator=curator),
+        "funnel": selectors.class_funnel(project, curator=curator),
         "status_choices": Item.Status.choices,
         "members": selectors.members_by_role(project),
         "can_curate": project.user_role in (Role.CURATOR, Role.OWNER),

@@ -107,6 +107,47 @@ def accuracies(project, truth: dict) -> dict[str, float]:
     }
 
 
+METHOD_NAMES = {"majority": "majority vote", "dawid_skene": "Dawid–Skene", "mace": "MACE"}
+
+
+def table(f: dict) -> list[str]:
+    """The run's table and what it shows, from its JSON line alone: the script prints it, and
+    ``scripts/docs_pages.py`` writes it into docs/quality-control.md from ``benchmarks/results.jsonl``."""
+    rule = f["adaptive_rule"]
+    method = METHOD_NAMES[rule["method"]]
+    lines = [
+        f"{f['items']} items, {f['annotators']} annotators ({f['spammers']} spammers, 1 adversary), "
+        f"{len(CLASSES)} classes, database {f['database']}.",
+        "",
+        "| overlap | judgments | per item | majority | Dawid–Skene | MACE |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name, key in (
+        ("fixed 3", "fixed3"),
+        (f"adaptive {rule['at_least']}–{rule['at_most']}, p ≥ {rule['threshold']} ({method})", "adaptive"),
+    ):
+        spent = f[f"judgments_{key}"]
+        lines.append(
+            f"| {name} | {spent} | {spent / f['items']:.2f} | {f[f'accuracy_{key}_majority']:.3f} | "
+            f"{f[f'accuracy_{key}_dawid_skene']:.3f} | {f[f'accuracy_{key}_mace']:.3f} |"
+        )
+    fixed = f["accuracy_fixed3_majority"]
+    models = (f["accuracy_fixed3_dawid_skene"], f["accuracy_fixed3_mace"])
+    spam_share = f["spammers"] / f["annotators"]
+    lines += [
+        "",
+        f"Label accuracy against the true classes. The adaptive overlap spent "
+        f"**{f['judgments_saved_share']:.0%} fewer judgments** ({f['judgments_adaptive']} against "
+        f"{f['judgments_fixed3']}) for a gold-label accuracy ({method}) of {f['accuracy_adaptive']:.3f} against "
+        f"{fixed:.3f} for fixed overlap 3 with majority vote: "
+        + ("the same or better." if f["accuracy_adaptive"] >= fixed else "**worse**.")
+        + f" With {spam_share:.0%} spammers, Dawid–Skene ({models[0]:.3f}) and MACE ({models[1]:.3f}) are "
+        + ("both at least as accurate as" if min(models) >= fixed else "**not both as accurate as**")
+        + f" the majority ({fixed:.3f}) on the same judgments.",
+    ]
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=300)
@@ -153,27 +194,10 @@ def main() -> None:
     adaptive_accuracy = accuracies(adaptive, adaptive_truth)
 
     n_spam = sum(kind == "spammer" for kind, _ in profiles.values())
-    print(
-        f"{args.items} items, {len(profiles)} annotators ({n_spam} spammers, 1 adversary), "
-        f"3 classes, database {_django.database_label()}"
-    )
-    print()
-    print("| overlap | judgments | per item | majority | Dawid–Skene | MACE |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, spent, accuracy in (
-        ("fixed 3", fixed_judgments, fixed_accuracy),
-        (
-            f"adaptive {RULE['at_least']}–{RULE['at_most']}, p ≥ {RULE['threshold']} ({RULE['method']})",
-            adaptive_judgments,
-            adaptive_accuracy,
-        ),
-    ):
-        print(
-            f"| {name} | {spent} | {spent / args.items:.2f} | {accuracy['majority']:.3f} | "
-            f"{accuracy['dawid_skene']:.3f} | {accuracy['mace']:.3f} |"
-        )
     saved = 1 - adaptive_judgments / fixed_judgments
     result = {
+        "benchmark": "quality_control",
+        "database": _django.database_label(),
         "items": args.items,
         "annotators": len(profiles),
         "spammers": n_spam,
@@ -195,6 +219,7 @@ def main() -> None:
         "goal_models_at_least_majority": min(fixed_accuracy["dawid_skene"], fixed_accuracy["mace"])
         >= fixed_accuracy["majority"],
     }
+    print("\n".join(table(result)))
     print()
     print(json.dumps(result))
 

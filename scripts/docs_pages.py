@@ -7,6 +7,8 @@
   in English: one source for both.
 - ``docs/performance.md`` is the table ``benchmarks/_table.py`` makes from the benchmarks' JSON lines
   (``benchmarks/results.jsonl``).
+- ``docs/quality-control.md``: its measured table, between two markers, is the one
+  ``benchmarks/quality_control.py`` prints, made from that benchmark's latest full-size line there.
 """
 
 import argparse
@@ -54,7 +56,33 @@ def performance_page() -> str:
     return _table.page(_table.load(ROOT / "benchmarks" / "results.jsonl"))
 
 
-PAGES = {"docs/metrics.md": metrics_page, "docs/performance.md": performance_page}
+QUALITY_BEGIN = (
+    "<!-- Made by scripts/docs_pages.py from the latest full-size run of benchmarks/quality_control.py in "
+    "benchmarks/results.jsonl: do not edit. -->\n"
+)
+QUALITY_END = "<!-- End of the generated table. -->\n"
+
+
+def quality_control_page() -> str:
+    """docs/quality-control.md with its measured table rewritten from the benchmark's recorded JSON line."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import _table
+    import quality_control
+
+    text = (ROOT / "docs" / "quality-control.md").read_text(encoding="utf-8")
+    before, rest = text.split(QUALITY_BEGIN, 1)
+    _old, after = rest.split(QUALITY_END, 1)
+    latest = _table.load(ROOT / "benchmarks" / "results.jsonl")
+    entry = next((e for k, e in latest.items() if k[0] == "quality_control" and not k[2]), None)
+    table = quality_control.table(entry["figures"]) if entry else ["Not measured yet."]
+    return before + QUALITY_BEGIN + "\n" + "\n".join(table) + "\n\n" + QUALITY_END + after
+
+
+PAGES = {
+    "docs/metrics.md": metrics_page,
+    "docs/performance.md": performance_page,
+    "docs/quality-control.md": quality_control_page,
+}
 
 
 def main() -> int:

@@ -237,6 +237,7 @@ def demo_work_for_every_role(project: Project, users: dict) -> dict:
       what the design lets a release hold (the approved items of earlier loading count too);
     - the demo annotators take what the queue hands them and judge it (top ratings, accept, the item's own
       class), until a few rounds are complete: those wait for the curator's decision;
+    - a few approved items become control items, served at a rate, and the annotators answer them;
     - everything else stays in the queue for the annotators.
     """
     design = design_for(project)
@@ -250,12 +251,75 @@ def demo_work_for_every_role(project: Project, users: dict) -> dict:
         if chosen:
             items_close(item_ids=chosen, curator=curator, note="")
     completed = _judge_until_complete(project, users, DEMO_COMPLETE_ROUNDS)
+    _demo_control_items(project, users)
     released = None
     releasable = design.releasable(Item.objects.filter(project=project, status=Item.Status.APPROVED))
     if releasable.exists():
         for cut in DEMO_RELEASE_CUTTERS:
             released = cut(project=project, user=curator) or released
     return {"rounds_completed": completed, "release": released}
+
+
+def _demo_control_items(project: Project, users: dict, seed: int = 11) -> int:
+    """A few approved items become control items with their decision as the known answer, served at
+    ``DEMO_CONTROL_RATE``; each demo annotator who has not judged one is handed it and answers it (the careless
+    rater at random, the others as decided), so the agreement page shows each annotator's
+    accuracy on control items with its interval. Returns how many judgments they gave."""
+    from django.core.exceptions import ValidationError
+
+    from ..control_items import item_mark_control
+    from ..judging import AssignmentClosed, judgment_submit
+    from ..queue import control_assignment_new
+
+    design = design_for(project)
+    approved = Item.objects.filter(project=project, status=Item.Status.APPROVED, round__gt=0).order_by("pk")
+    controls = []
+    for item in approved[: DEMO_CONTROL_ITEMS * 2]:
+        try:
+            controls.append(item_mark_control(item=item))
+        except ValidationError:  # nothing of the item's decision is a question the models aggregate
+            continue
+        if len(controls) == DEMO_CONTROL_ITEMS:
+            break
+    if not controls:
+        return 0
+    project.control_rate = DEMO_CONTROL_RATE
+    project.save(update_fields=["control_rate"])
+    rng = random.Random(seed)
+    annotators = [
+        users[name] for name, _password, role, _expertise in DEMO_USERS if role == Membership.Role.ANNOTATOR
+    ]
+    given = 0
+    for annotator in annotators:
+        for _control in controls:
+            assignment = control_assignment_new(project=project, annotator=annotator)
+            if assignment is None:
+                break
+            item = assignment.item
+            answers = item.control_answers
+            labels = design.judgment_labels(item)
+            vote = answers.get("vote", Judgment.Vote.ACCEPT)
+            causal_class = item.causal_class if item.causal_class in labels else (labels[0] if labels else "")
+            if users["careless"] == annotator:
+                vote = rng.choice(Judgment.Vote.values)
+                causal_class = rng.choice(labels) if labels else ""
+            criteria = design.judgment_criteria(item)
+            try:
+                judgment_submit(
+                    assignment=assignment,
+                    ratings={criterion["key"]: int(criterion.get("max", 5)) for criterion in criteria},
+                    vote=vote if design.judgment_asks_vote(item) else "",
+                    causal_class=causal_class,
+                )
+            except (ValidationError, AssignmentClosed):
+                Assignment.objects.filter(pk=assignment.pk).delete()
+                continue
+            given += 1
+    return given
+
+
+DEMO_CONTROL_ITEMS = 4  # approved items that become control items, where the design has approved ones
+DEMO_CONTROL_RATE = 0.1  # the share of requests served a control item
 
 
 # Who cuts the demo's first release: releases live in a layer above this one (evaluation registers at start).

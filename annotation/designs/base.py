@@ -193,6 +193,11 @@ class ProjectDesign:
                 )
         return questions
 
+    def quality_question_applies(self, question: dict, metadata: dict) -> bool:
+        """Whether ``question`` is asked of an item with ``metadata`` (CausalityCheck: each task's class question
+        only of that task's items, each with its own labels). Default: every question of every item."""
+        return True
+
     def judgment_criteria_of_project(self, project) -> list[dict]:
         """The rating criteria the project's judgments may hold (every item's, at the project level)."""
         return list(project.criteria)

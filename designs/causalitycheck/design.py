@@ -80,6 +80,30 @@ class CausalityCheckDesign(ProjectDesign):
             return list(LETTERS)
         return list(dict.fromkeys(TASK_ROLES[task].values()))
 
+    def quality_questions(self, project) -> list[dict]:
+        """The class is one question per task, each with its own labels (the option letters, answerable /
+        unanswerable, valid / invalid chain, the four verdicts): one model over all of them would propose a
+        verdict for an answerable item and mix an annotator's competence across tasks. Items outside the
+        checklist keep the project's class question."""
+        questions = super().quality_questions(project)
+        index = next(n for n, question in enumerate(questions) if question["source"] == "causal_class")
+        per_task = [
+            {
+                "key": f"causal_class:{task}",
+                "source": "causal_class",
+                "task": task,
+                "name": _("Causal class: %(task)s") % {"task": TASKS[task][1]},
+            }
+            for task in TASK_ROLES
+        ]
+        return [*questions[:index], *per_task, *questions[index:]]
+
+    def quality_question_applies(self, question: dict, metadata: dict) -> bool:
+        if question["source"] != "causal_class":
+            return True
+        task = (metadata or {}).get("task")
+        return question.get("task") == (task if task in TASK_ROLES else None)
+
     def judged_fields(self, item) -> set[str]:
         """The gold label (the class), and what gives it away: the variant's role (answerable, correct or corrupted
         chain, the verdict) and, for the original problem, which option is the correct one: the options' roles

@@ -143,6 +143,8 @@ class ProjectQuality:
 
 
 def question_name(project: Project, question: dict) -> str:
+    if question.get("name"):
+        return str(question["name"])
     if question["source"] == "vote":
         return _("Vote")
     if question["source"] == "causal_class":
@@ -171,18 +173,21 @@ def judgment_label(judgment_values: dict, question: dict) -> str:
 def question_rows(project: Project, items=None) -> tuple[list[dict], dict[str, list[Row]], dict]:
     """The design's questions, each question's rows (current rounds only, own answers left out), and the
     annotators' names; one query."""
-    questions = design_for(project).quality_questions(project)
+    design = design_for(project)
+    questions = design.quality_questions(project)
     judgments = Judgment.objects.filter(item__project=project, round=F("item__round"), own_answer=False)
     if items is not None:
         judgments = judgments.filter(item__in=items)
     values = judgments.order_by("item_id", "annotator_id").values(
-        "item_id", "annotator_id", "annotator__username", "vote", "causal_class", "ratings"
+        "item_id", "annotator_id", "annotator__username", "vote", "causal_class", "ratings", "item__metadata"
     )
     rows: dict[str, list[Row]] = {question["key"]: [] for question in questions}
     names = {}
     for value in values:
         names[value["annotator_id"]] = value["annotator__username"]
         for question in questions:
+            if not design.quality_question_applies(question, value["item__metadata"] or {}):
+                continue
             label = judgment_label(value, question)
             if label != "":
                 rows[question["key"]].append(Row(value["item_id"], value["annotator_id"], label))
@@ -202,9 +207,15 @@ def project_quality(project: Project, *, resamples: int = QUALITY_RESAMPLES) -> 
     """Every method on every question of the project, with annotator competence (cached under the judgments'
     state, so an unchanged project costs two queries)."""
     controls = control_answers(project)
+    # The questions and their names come from the design and the project's criteria, which a curator may
+    # change while the judgments stay as they are.
+    questions = [
+        {**question, "name": question_name(project, question)}
+        for question in design_for(project).quality_questions(project)
+    ]
     fingerprint = hashlib.sha256(
         json.dumps(
-            [repr(judgments_state(project)), sorted(controls.items()), resamples], default=str
+            [repr(judgments_state(project)), sorted(controls.items()), resamples, questions], default=str
         ).encode()
     ).hexdigest()[:24]
     # The questions' names are in the page's language: one entry per language.
@@ -247,8 +258,10 @@ def project_quality(project: Project, *, resamples: int = QUALITY_RESAMPLES) -> 
 
 def item_estimates(*, project: Project, items) -> dict[int, list[dict]]:
     """Per item: for each question it has judgments on, the majority, the chosen method's label and its
-    probability (the review page)."""
+    probability, and every annotator model's label and probability (the review page shows the models
+    whichever method proposes the labels)."""
     quality = project_quality(project)
+    method_names = dict(Project._meta.get_field("aggregation").choices)
     ids = {item.pk if hasattr(item, "pk") else item for item in items}
     estimates: dict[int, list[dict]] = defaultdict(list)
     for question in quality.questions:
@@ -265,6 +278,18 @@ def item_estimates(*, project: Project, items) -> dict[int, list[dict]]:
                     "probability": chosen.probability(item),
                     "differs": chosen.labels[item] != majority.labels[item],
                     "control": item in question.gold,
+                    "models": [
+                        {
+                            "method": method,
+                            "name": method_names[method],
+                            "label": question.methods[method].labels[item],
+                            "probability": question.methods[method].probability(item),
+                            "differs": question.methods[method].labels[item] != majority.labels[item],
+                            "chosen": method == quality.method,
+                        }
+                        for method in METHODS
+                        if method != "majority"
+                    ],
                 }
             )
     return dict(estimates)
@@ -272,7 +297,8 @@ def item_estimates(*, project: Project, items) -> dict[int, list[dict]]:
 
 def _online_models(project: Project) -> dict:
     """The chosen method's annotator models per question, refitted once the judgments grew enough."""
-    key = f"quality-online:{project.pk}:{project.aggregation}"
+    questions = sorted(question["key"] for question in design_for(project).quality_questions(project))
+    key = f"quality-online:{project.pk}:{project.aggregation}:{hashlib.sha256(repr(questions).encode()).hexdigest()[:12]}"
     count = Judgment.objects.filter(item__project=project).count()
     fitted = cache.get(key)
     if fitted is not None and count < max(fitted["count"] * (1 + REFIT_GROWTH), fitted["count"] + REFIT_MIN):
@@ -294,13 +320,16 @@ def _online_models(project: Project) -> dict:
 
 def round_confidence(*, item: Item, project: Project) -> float | None:
     """The probability of the item's least certain aggregated label in its current round (adaptive overlap)."""
-    questions = design_for(project).quality_questions(project)
+    design = design_for(project)
+    questions = design.quality_questions(project)
     values = Judgment.objects.filter(item=item, round=item.round, own_answer=False).values(
         "annotator_id", "vote", "causal_class", "ratings"
     )
     models = _online_models(project)
     lowest = None
     for question in questions:
+        if not design.quality_question_applies(question, item.metadata or {}):
+            continue
         labels = [(v["annotator_id"], judgment_label(v, question)) for v in values]
         labels = [(annotator, label) for annotator, label in labels if label != ""]
         if not labels:

@@ -3,7 +3,7 @@
 import pytest
 
 from annotation.label_models import round_wanted
-from annotation.models import Item, Membership
+from annotation.models import CurationDecision, Item, Membership
 from annotation.queue import assignment_next
 from tests.annotation.helpers import judge
 from tests.factories import ItemFactory, UserFactory
@@ -58,6 +58,18 @@ def test_a_round_closes_when_the_label_is_sure_enough(project, team):
     assert (item.round_judged, item.round_wanted) == (2, 2)
     assert item.round_disagreement is not None, "the round is complete"
     assert assignment_next(project=project, annotator=team[2]) is None
+
+
+@pytest.mark.parametrize("aggregation", ["majority", "dawid_skene", "mace"])
+def test_a_closed_round_waits_for_a_curator_whatever_the_aggregation(project, team, aggregation):
+    adaptive(project, threshold=0.5, aggregation=aggregation)
+    item = ItemFactory(project=project)
+    for annotator in team[:2]:
+        judge(assignment_next(project=project, annotator=annotator), causal_class="associational")
+    item.refresh_from_db()
+    assert item.round_disagreement is not None, "the round is complete"
+    assert item.status == Item.Status.IN_REVIEW, "no aggregation approves an item"
+    assert not CurationDecision.objects.filter(item=item).exists()
 
 
 def test_a_round_closes_at_the_maximum_however_unsure(project, team):

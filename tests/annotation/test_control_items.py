@@ -110,3 +110,57 @@ def test_the_api_marks_and_unmarks_a_control_item(client, project, curator, anno
     assert bad.status_code == 400
     assert "causal_class: choose among" in bad.content.decode()
     assert client.delete(url).json()["control_answers"] is None
+
+
+def test_a_causalitycheck_control_item_knows_the_class_of_its_own_task(owner):
+    from annotation.designs import design_for
+    from annotation.projects import project_create
+
+    project = project_create(
+        name="Checklist", slug="checklist-control", design="causalitycheck", created_by=owner
+    )
+    design_for(project).load_example(project, {})
+    item = project.items.filter(metadata__task="aj").first()
+    Item.objects.filter(pk=item.pk).update(status=Item.Status.APPROVED)
+    marked = item_mark_control(item=item)
+    assert marked.control_answers == {"vote": "accept", "causal_class:aj": item.causal_class}
+    with pytest.raises(ValidationError, match="not a question asked of this item: causal_class:op"):
+        item_mark_control(item=item, answers={"causal_class:op": "A"})
+    with pytest.raises(ValidationError, match="causal_class:aj: choose among answerable, unanswerable"):
+        item_mark_control(item=item, answers={"causal_class:aj": "correct_and_reliable"})
+
+
+def test_control_items_marked_with_the_one_class_question_move_to_their_tasks_question(owner):
+    import importlib
+
+    from django.apps import apps
+
+    from annotation.designs import design_for
+    from annotation.projects import project_create
+
+    migration = importlib.import_module("annotation.migrations.0010_control_answers_per_task")
+    project = project_create(
+        name="Checklist", slug="checklist-moved", design="causalitycheck", created_by=owner
+    )
+    design_for(project).load_example(project, {})
+    item = project.items.filter(metadata__task="cva").first()
+    Item.objects.filter(pk=item.pk).update(
+        status=Item.Status.APPROVED, control_answers={"vote": "accept", "causal_class": item.causal_class}
+    )
+    migration.forwards(apps, None)
+    item.refresh_from_db()
+    assert item.control_answers == {"vote": "accept", "causal_class:cva": item.causal_class}
+    migration.backwards(apps, None)
+    item.refresh_from_db()
+    assert item.control_answers == {"vote": "accept", "causal_class": item.causal_class}
+
+
+def test_asking_for_a_question_to_answer_is_never_served_a_control_item(project, annotator, control):
+    project.control_rate = 0.5
+    project.save()
+    waiting = ItemFactory(project=project, status=Item.Status.PENDING, round=0, reference_answer="")
+    for _ in range(30):
+        assignment = assignment_next(project=project, annotator=annotator, kind="answer")
+        assert assignment.item_id == waiting.pk, "a control item is judged, never answered"
+        assignment.delete()
+        Item.objects.filter(pk=waiting.pk).update(round_assigned=0)

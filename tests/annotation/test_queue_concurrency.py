@@ -82,6 +82,25 @@ def test_many_annotators_at_once_never_exceed_the_overlap(trial):
         assert Item.objects.get(pk=item.pk).round_assigned == 3
 
 
+@pytest.mark.parametrize("trial", range(3))
+def test_an_adaptive_rounds_extra_judgments_are_never_handed_out_twice_at_once(trial):
+    project = Project.objects.create(
+        name=f"Adaptive {trial}", slug=f"adaptive-{trial}", overlap=2, overlap_max=4, overlap_threshold=0.9
+    )
+    unsure, surer = ItemFactory(project=project), ItemFactory(project=project)
+    for item, confidence in ((unsure, 0.4), (surer, 0.8)):
+        Item.objects.filter(pk=item.pk).update(
+            round_assigned=2, round_judged=2, round_wanted=3, round_confidence=confidence
+        )
+    crowd = annotators_of(project, 3, "extra")
+
+    results = ask_all_at_once(project.pk, crowd)
+
+    assert sorted(results.values(), key=str) == sorted([unsure.pk, surer.pk, None], key=str)
+    for item in (unsure, surer):
+        assert Item.objects.get(pk=item.pk).round_assigned == 3, "one extra judgment each, as wanted"
+
+
 @pytest.mark.allow_skip  # SQLite has no row locks to skip; it serialises whole transactions instead (tested above)
 @pytest.mark.skipif(
     connection.vendor != "postgresql", reason="row locks with SKIP LOCKED exist on PostgreSQL only"

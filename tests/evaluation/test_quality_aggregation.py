@@ -119,6 +119,20 @@ def test_control_items_keep_their_known_label_and_seed_dawid_skene():
     assert result.labels[1] == "a"
 
 
+def test_dawid_skene_seeded_by_control_items_equals_crowdkits_with_those_true_labels():
+    _truth, rows = simulated_rows(seed=6, items=25)
+    gold = {0: "c", 3: "a", 7: "b"}
+    ours = aggregate(rows, method=DAWID_SKENE, gold=gold, resamples=10)
+    fitted = DawidSkene(n_iter=100).fit(crowdkit_frame(rows), true_labels=pd.Series(gold))
+    probas = fitted.probas_.fillna(0.0)
+    for item, row in probas.iterrows():
+        if item in gold:
+            continue  # reported as known, with probability 1
+        assert ours.labels[item] == fitted.labels_[item], item
+        for label, value in row.items():
+            assert ours.probabilities[item][label] == pytest.approx(value, abs=1e-9), (item, label)
+
+
 def test_an_annotator_standing_alone_is_named_with_the_item():
     rows = [Row(1, "a", "x"), Row(1, "b", "x"), Row(1, "c", "y"), Row(2, "a", "x"), Row(2, "c", "x")]
     assert standing_alone(rows) == {"c": [1]}

@@ -15,6 +15,26 @@ def test_generated_pages_are_current():
     assert result.returncode == 0, result.stderr
 
 
+def test_the_quality_control_table_is_the_benchmarks_recorded_output():
+    """The measured table of docs/quality-control.md is the one the benchmark prints, from its recorded line."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import _table
+    import quality_control
+
+    entry = next(
+        (e for k, e in _table.load(ROOT / "benchmarks/results.jsonl").items() if k[0] == "quality_control"),
+        None,
+    )
+    assert entry is not None, "no full-size run of benchmarks/quality_control.py in benchmarks/results.jsonl"
+    figures = entry["figures"]
+    page = (ROOT / "docs/quality-control.md").read_text(encoding="utf-8")
+    assert "\n".join(quality_control.table(figures)) in page
+    assert figures["judgments_saved_share"] >= 0.3, figures
+    assert figures["accuracy_adaptive"] >= figures["accuracy_fixed3_majority"], figures
+    assert figures["accuracy_fixed3_dawid_skene"] >= figures["accuracy_fixed3_majority"], figures
+    assert figures["accuracy_fixed3_mace"] >= figures["accuracy_fixed3_majority"], figures
+
+
 # A variable read by name: the settings' helpers, os.environ and os.getenv.
 ENV_READ = re.compile(
     r"""(?:\benv_(?:str|bool|int|list)\(|os\.environ(?:\.get)?[\[(]|os\.getenv\()\s*["']([A-Z][A-Z0-9_]+)["']"""
