@@ -4,19 +4,16 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.lookup import project_or_error
 from core.errors import NotFound
+from evaluation.management.following import run_follow
 from evaluation.models import EvalRun
 from evaluation.runs.options import RUN_BOUNDS, RUN_OPTIONS
 from evaluation.runs.report import report_tables
 from evaluation.runs.services import (
     RunInvalid,
-    run_cancel,
-    run_claim,
     run_create,
-    run_execute,
     template_versions_parse,
 )
 from evaluation.selectors import release_for_user, run_progress
-from generation.management.progress import follow, run_here
 from generation.selectors import endpoint_named
 from generation.services import endpoint_from_environment
 
@@ -131,14 +128,7 @@ class Command(BaseCommand):
             self.stdout.write(str(run.pk))
             return
         self.stderr.write(f"run #{run.pk} on {run.release.tag} ({run.split}): {', '.join(run.conditions)}")
-        runner = None
-        if options["here"]:
-            runner = run_here(
-                claim=lambda owner: run_claim(run_id=run.pk, owner=owner),
-                execute=lambda owner: run_execute(run_id=run.pk, owner=owner),
-                name=f"run #{run.pk}",
-            )
-        run = self._follow(run, runner, quiet=options["json"])
+        run = run_follow(run, here=options["here"], stream=self.stderr._out, quiet=options["json"])
         progress = run_progress(run)
         if options["json"]:
             tables = [table.as_dict() for table in report_tables([run])]
@@ -197,23 +187,3 @@ class Command(BaseCommand):
             return template_versions_parse(pairs)
         except ValueError as exc:
             raise CommandError(f"--template-version: {exc}") from exc
-
-    def _follow(self, run, runner, quiet):
-        def describe(run):
-            progress = run_progress(run)
-            return (
-                progress.total,
-                progress.done + progress.failed,
-                (
-                    f"{run.status} · {run.get_stage_display()} · failed {progress.failed} · ${progress.cost:.4f}"
-                ),
-            )
-
-        return follow(
-            run,
-            runner=runner,
-            stream=self.stderr._out,
-            quiet=quiet,
-            describe=describe,
-            cancel=lambda run: run_cancel(run=run),
-        )

@@ -2,11 +2,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from annotation.management.lookup import project_or_error
 from core.errors import NotFound
+from evaluation.management.following import run_follow
 from evaluation.models import EvalRun
 from evaluation.runs.report import report_tables
-from evaluation.runs.services import RunInvalid, run_cancel, run_claim, run_execute, run_judge
+from evaluation.runs.services import RunInvalid, run_judge
 from evaluation.selectors import run_for_project, run_progress
-from generation.management.progress import follow, run_here
 from generation.selectors import endpoint_named
 from generation.services import endpoint_from_environment
 
@@ -51,21 +51,7 @@ class Command(BaseCommand):
             self.stdout.write(str(run.pk))
             return
         self.stderr.write(f"run #{run.pk}: {judge.label} scores and ranks its answers")
-        runner = None
-        if options["here"]:
-            runner = run_here(
-                claim=lambda owner: run_claim(run_id=run.pk, owner=owner),
-                execute=lambda owner: run_execute(run_id=run.pk, owner=owner),
-                name=f"run #{run.pk}",
-            )
-        run = follow(
-            run,
-            runner=runner,
-            stream=self.stderr._out,
-            quiet=False,
-            describe=self._describe,
-            cancel=lambda run: run_cancel(run=run),
-        )
+        run = run_follow(run, here=options["here"], stream=self.stderr._out, quiet=False)
         progress = run_progress(run)
         self.stdout.write(
             f"run #{run.pk} {run.status}: {progress.done} calls done, {progress.failed} failed; "
@@ -76,12 +62,3 @@ class Command(BaseCommand):
                 self.stdout.write(f"\n{table.title}\n{table.csv()}")
         if run.status != EvalRun.Status.SUCCEEDED:
             raise CommandError(f"run #{run.pk} {run.status}" + (f": {run.error}" if run.error else ""))
-
-    @staticmethod
-    def _describe(run):
-        progress = run_progress(run)
-        return (
-            progress.total,
-            progress.done + progress.failed,
-            f"{run.status} · {run.get_stage_display()} · failed {progress.failed} · ${progress.cost:.4f}",
-        )
