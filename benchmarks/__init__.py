@@ -11,5 +11,7 @@ A script that should run more than once names its extra argument lists in a modu
 takes only at full size, in ``BENCH_FULL = ["--peer"]`` (the import measures its peer then). Scripts that measure a
 step a user waits for on a large set (import, release cut, export, agreement) report their peak resident
 memory as ``peak_mb`` (or ``<step>_peak_mb``) in that JSON line, from ``_django.peak_mb()``.
-``DATABASE_URL`` is passed on, so ``make bench DATABASE_URL=postgres://…/bench18`` measures PostgreSQL.
+``DATABASE_URL`` is passed on, so ``make bench DATABASE_URL=postgres://…/bench18`` measures PostgreSQL; a
+script with ``BENCH_BOTH_DATABASES = True`` (the import, judged against each database's floor) then runs on
+its own SQLite file first and on PostgreSQL after, so that one run prints both.
 """

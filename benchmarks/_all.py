@@ -42,6 +42,18 @@ def variants(path: Path, full: bool = False) -> list[list[str]]:
     return [_constant(path, "BENCH_FULL", []) if full else [], *_constant(path, "BENCH_VARIANTS", [])]
 
 
+def databases(path: Path) -> list[dict]:
+    """The environments to run ``path`` in: as given; and, for a script with ``BENCH_BOTH_DATABASES`` when
+    ``DATABASE_URL`` names PostgreSQL, first on its own SQLite file (``DATABASE_URL`` left out) and then on
+    PostgreSQL, so that one ``make bench`` compares the two."""
+    environment = dict(os.environ)
+    given = environment.get("DATABASE_URL", "")
+    if not _constant(path, "BENCH_BOTH_DATABASES", False) or not given.startswith(("postgres", "postgresql")):
+        return [environment]
+    on_sqlite = {name: value for name, value in environment.items() if name != "DATABASE_URL"}
+    return [on_sqlite, environment]
+
+
 def last_json(output: str) -> dict | None:
     for line in reversed(output.strip().splitlines()):
         if line.startswith("{"):
@@ -65,7 +77,7 @@ def main() -> None:
     for path in scripts():
         if args.only and path.stem not in args.only:
             continue
-        for extra in variants(path, args.full):
+        for environment, extra in [(e, x) for e in databases(path) for x in variants(path, args.full)]:
             command = [
                 sys.executable,
                 str(path.relative_to(HERE.parent)),
@@ -73,10 +85,11 @@ def main() -> None:
                 *([] if args.full else ["--quick"]),
             ]
             load = os.getloadavg()[0]
-            print(f"\n== {' '.join(command[1:])}  (load average {load:.2f})", flush=True)
+            on = "" if environment.get("DATABASE_URL") else "  [SQLite]"
+            print(f"\n== {' '.join(command[1:])}{on}  (load average {load:.2f})", flush=True)
             began = time.perf_counter()
             result = subprocess.run(
-                command, cwd=HERE.parent, capture_output=True, text=True, env={**os.environ}, check=False
+                command, cwd=HERE.parent, capture_output=True, text=True, env=environment, check=False
             )
             seconds = time.perf_counter() - began
             print(result.stdout, end="", flush=True)
@@ -116,6 +129,14 @@ def main() -> None:
                     if figures.get("peer_ratio")
                     else ""
                 )
+            )
+    given = os.environ.get("DATABASE_URL", "")
+    if not given.startswith(("postgres", "postgresql")):
+        both = [path.name for path in scripts() if _constant(path, "BENCH_BOTH_DATABASES", False)]
+        if both and (not args.only or set(args.only) & {name.removesuffix(".py") for name in both}):
+            print(
+                f"  {', '.join(both)} ran on SQLite only; with DATABASE_URL=postgres://…/bench "
+                "it runs on SQLite, then on PostgreSQL"
             )
     if failed:
         sys.exit(f"failed: {', '.join(failed)}")

@@ -7,11 +7,12 @@
 The import's time is judged against its floor, measured in the same run on the same rows: the items it
 wrote, written again by the plainest means the database has into a copy of the items table without any
 index, constraint or trigger — one ``COPY`` on PostgreSQL, one ``executemany`` on SQLite, one transaction
-each. ``floor_ratio`` is the import's time over that floor. ``--peer`` measures the peer in the same run:
-Label Studio's own server on SQLite (``benchmarks/_peer.py``, installed into ``var/peer/`` by the first run)
-imports the same questions as tasks through its HTTP API just before and just after this import, on the same
-machine under the same load; ``peer_seconds`` is the mean of its two imports and ``peer_ratio`` that over
-the import's time. ``--peer-seconds S`` gives a peer's time by hand instead.
+each. ``floor_ratio`` is the import's time over that floor. The import is timed ``--runs`` times (3), each
+into a new project, and its time is the median; so are the floors. ``--peer`` measures the peer in the same
+run: Label Studio's own server on SQLite (``benchmarks/_peer.py``, installed into ``var/peer/`` by the first
+run) imports the same questions as tasks through its HTTP API before each of this import's runs, on the same
+machine under the same load; ``peer_seconds`` is the median of its imports and ``peer_ratio`` that over the
+import's time. ``--peer-seconds S`` gives a peer's time by hand instead.
 
 ``--megabytes N`` writes a file of about N MB to disk (streamed, so building it costs no memory) and imports it
 from its path, as the worker does with an upload; the peak resident memory of the process is the figure
@@ -27,11 +28,15 @@ import io
 import json
 import os
 import random
+import statistics
 import time
 
 import _django
 
 BENCH_FULL = ["--peer"]  # make bench FULL=1 measures Label Studio's import beside this one
+BENCH_BOTH_DATABASES = (
+    True  # with DATABASE_URL=postgres://…, make bench runs it on SQLite, then on PostgreSQL
+)
 
 STEMS = [
     "Por que {a} aumenta quando {b} diminui em {c}",
@@ -188,6 +193,7 @@ def main() -> None:
     parser.add_argument(
         "--peer-seconds", type=float, help="a peer's time for the same file, measured beside this run"
     )
+    parser.add_argument("--runs", type=int, help="imports timed, the median reported (3; 1 with --megabytes)")
     parser.add_argument(
         "--peer", action="store_true", help="measure Label Studio's import of the same questions in this run"
     )
@@ -215,7 +221,7 @@ def main() -> None:
             path.write_bytes(data)
             data = None
     reimport = not args.megabytes
-    project = Project.objects.create(name="bench import", slug=f"bench-import-{int(time.time())}")
+    runs = args.runs or (1 if args.megabytes else 3)
     peer, peer_runs = None, []
     if args.peer:
         import _peer
@@ -223,18 +229,31 @@ def main() -> None:
         questions = [row[1] for row in build_rows(args.rows, 1)]
         peer = _peer.Server()
     rss_before = rss_mb()
+    project, timed = None, []
     try:
-        if peer:
-            peer_runs.append(peer.time_import(questions))
-        started, cpu_started = time.perf_counter(), time.process_time()
-        batch = questions_import(project=project, data=data, path=path, filename=filename)
-        seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
-        if peer:
-            peer_runs.append(peer.time_import(questions))
-            args.peer_seconds = sum(peer_runs) / len(peer_runs)
+        # Turn about, the peer's import then this one, each timed ``runs`` times: each side's figure is the
+        # median of its runs, so that one slow moment of a noisy machine moves neither.
+        for run in range(runs):
+            if peer:
+                peer_runs.append(peer.time_import(questions))
+            if project is not None:
+                _remove(project)
+            project = Project.objects.create(name="bench import", slug=f"bench-import-{time.time_ns()}")
+            # Each side starts with the other's writes on disk: the peer's 100,000 tasks, written and deleted
+            # just before, would otherwise be flushed by the kernel while this import commits.
+            os.sync()
+            started, cpu_started = time.perf_counter(), time.process_time()
+            batch = questions_import(project=project, data=data, path=path, filename=filename)
+            timed.append((time.perf_counter() - started, time.process_time() - cpu_started))
+            print(f"run {run + 1}: {timed[-1][0]:.2f} s", flush=True)
+        seconds, cpu_seconds = sorted(timed)[len(timed) // 2]
+        if peer_runs:
+            args.peer_seconds = statistics.median(peer_runs)
         peak_import = _django.peak_mb()
-        floor_seconds = measure_floor(project)
-        indexed_floor_seconds = measure_floor(project, indexed=True)
+        floor_seconds = statistics.median(measure_floor(project) for _run in range(runs))
+        indexed_floor_seconds = statistics.median(
+            measure_floor(project, indexed=True) for _run in range(runs)
+        )
         # The search vectors, filled after the commit by a background task (annotation.search), here in-process.
         from annotation.search import search_catch_up
 
@@ -249,7 +268,8 @@ def main() -> None:
     finally:
         if peer:
             peer.close()
-        _remove(project)
+        if project is not None:
+            _remove(project)
         folder.cleanup()
     funnel = batch.funnel
     print(
@@ -285,7 +305,7 @@ def main() -> None:
     if again is not None:
         print(f"re-import of the same file: {again_seconds:.2f} s, {again.funnel['imported']} imported")
     print(
-        f"memory: {rss_before:.0f} MB before the import, peak {peak_import:.0f} MB during it; "
+        f"memory: {rss_before:.0f} MB before the import, peak {peak_import:.0f} MB during its {runs} run(s); "
         f"peak of the whole run {_django.peak_mb():.0f} MB"
     )
     print(
@@ -298,6 +318,7 @@ def main() -> None:
                 "megabytes": round(size / 1e6, 1),
                 "from_path": path is not None,
                 "seconds": round(seconds, 3),
+                "runs_seconds": [round(run, 3) for run, _cpu in timed],
                 "floor_seconds": round(floor_seconds, 3),
                 "floor_ratio": round(floor_ratio, 2) if floor_ratio else None,
                 "indexed_floor_seconds": round(indexed_floor_seconds, 3),

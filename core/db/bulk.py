@@ -50,7 +50,8 @@ def fast_insert(
     """Insert ``rows`` (tuples in the order of ``fields``) and return how many were written.
 
     ``made_apart``: making ``rows`` touches no database (they come from memory or a file); on SQLite each batch
-    is then made in a second thread while the database writes the one before (``_BatchesAhead``)."""
+    is then made in a second thread while the database writes the one before — and, outside a transaction,
+    put into its scratch table there too (``_sqlite_insert_filled_apart``; inside one, ``_BatchesAhead``)."""
     table, all_columns, constant_values = _insert_columns(model, fields, constants)
     written = 0
     with connection.cursor() as cursor:
@@ -65,8 +66,13 @@ def fast_insert(
                     copy.write_row((*row, *constant_values))
                     written += 1
         else:
-            made = _BatchesAhead(rows) if made_apart else _Batches(rows)
-            written = _sqlite_insert(cursor, table, all_columns, len(fields), constant_values, made)
+            if made_apart and not connection.in_atomic_block:
+                written = _sqlite_insert_filled_apart(
+                    cursor, table, all_columns, len(fields), constant_values, rows
+                )
+            else:
+                made = _BatchesAhead(rows) if made_apart else _Batches(rows)
+                written = _sqlite_insert(cursor, table, all_columns, len(fields), constant_values, made)
             if written >= ANALYZE_AFTER_ROWS:
                 _sqlite_analyze(cursor, table)
     return written
@@ -124,22 +130,12 @@ def _sqlite_insert(cursor, table: str, columns: str, width: int, constant_values
             if scratch is None:
                 scratch = f"temp.fast_insert_rows_{next(_scratch_tables)}"
                 cursor.execute(f"CREATE TABLE {scratch} ({', '.join(f'c{n}' for n in range(width))})")
-            by_column = list(zip(*batch, strict=True))
-            same = [_same_throughout(column) for column in by_column]
-            if all(same):
-                same[0] = False  # the scratch table's rows say how many rows there are
-            varying = [n for n in range(width) if not same[n]]
-            fill = (
-                f"INSERT INTO {scratch} ({', '.join(f'c{n}' for n in varying)}) "
-                f"VALUES ({', '.join(['%s'] * len(varying))})"
-            )
-            selected = ", ".join("%s" if same[n] else f"c{n}" for n in range(width))
-            move = (
-                f"INSERT INTO {table} ({columns}) SELECT {selected}{constants} FROM {scratch} ORDER BY rowid"
-            )
-            cursor.executemany(fill, list(zip(*(by_column[n] for n in varying))))
+            staged = _Staged(batch, width)
+            cursor.executemany(staged.fill(scratch, "%s"), staged.rows)
             made.make_next()
-            cursor.execute(move, (*(by_column[n][0] for n in range(width) if same[n]), *constant_values))
+            cursor.execute(
+                staged.move(table, columns, scratch, constants), (*staged.same_values, *constant_values)
+            )
             cursor.execute(f"DELETE FROM {scratch}")
             written += len(batch)
     finally:
@@ -149,6 +145,138 @@ def _sqlite_insert(cursor, table: str, columns: str, width: int, constant_values
             with suppress(DatabaseError):
                 cursor.execute(f"DROP TABLE IF EXISTS {scratch}")
     return written
+
+
+def _sqlite_insert_filled_apart(
+    cursor, table: str, columns: str, width: int, constant_values: tuple, rows
+) -> int:
+    """``_sqlite_insert`` with the rows made and put into the scratch tables by a second thread, on a connection
+    of its own, while this one moves the batch before into ``table``.
+
+    The scratch tables (two, used in turn) live in a database in memory that both connections share: the
+    thread fills one while this connection reads the other, so the filling (which binds values one by one,
+    holding Python's lock) goes on beside the ``INSERT … SELECT`` (which holds none). Outside a transaction
+    only: a database is attached (never inside one)."""
+    constants = f", {', '.join(['%s'] * len(constant_values))}" if constant_values else ""
+    direct = f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * (width + len(constant_values)))})"
+    written = 0
+    with _FilledApart(width, rows) as filled:
+        cursor.execute(f"ATTACH DATABASE %s AS {filled.alias}", [filled.uri])
+        try:
+            while (batch := filled.next()) is not None:
+                if isinstance(batch, list):
+                    cursor.executemany(direct, [(*row, *constant_values) for row in batch])
+                    written += len(batch)
+                    continue
+                slot, staged = batch
+                scratch = f"{filled.alias}.s{slot}"
+                cursor.execute(
+                    staged.move(table, columns, scratch, constants), (*staged.same_values, *constant_values)
+                )
+                # Fewer: not the thread's table (as a connection opened without URIs would attach).
+                if cursor.rowcount != staged.count:
+                    raise DatabaseError(
+                        f"{cursor.rowcount} of a batch of {staged.count} rows reached {table}"
+                    )
+                filled.done(slot)
+                written += staged.count
+        finally:
+            with suppress(DatabaseError):
+                cursor.execute(f"DETACH DATABASE {filled.alias}")
+    return written
+
+
+class _FilledApart:
+    """Batches of ``rows`` made, and put into scratch tables, by a thread of its own (``_sqlite_insert_filled_apart``).
+
+    ``next()`` gives a filled table as ``(slot, _Staged)``, a short batch as its list of rows, or None at the
+    end; ``done(slot)`` lets the thread fill that table again."""
+
+    SLOTS = 2
+
+    def __init__(self, width: int, rows: Iterable):
+        number = next(_scratch_tables)
+        self.alias = f"fast_insert_scratch_{number}"
+        self.uri = f"file:fast_insert_{id(self)}_{number}?mode=memory&cache=shared"
+        self.width = width
+        self._db = sqlite3.connect(self.uri, uri=True, check_same_thread=False, isolation_level=None)
+        for slot in range(self.SLOTS):
+            self._db.execute(f"CREATE TABLE s{slot} ({', '.join(f'c{n}' for n in range(width))})")
+        self._rows = rows
+        self._free: queue.SimpleQueue = queue.SimpleQueue()
+        for slot in range(self.SLOTS):
+            self._free.put(slot)
+        self._ready: queue.SimpleQueue = queue.SimpleQueue()
+        self._stop = False
+        self._thread = threading.Thread(target=self._work, name="insert-filled-apart", daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._stop = True
+        for _slot in range(self.SLOTS):
+            self._free.put(None)
+        self._thread.join()
+        self._db.close()
+
+    def next(self):
+        batch, error = self._ready.get()
+        if error is not None:
+            raise error
+        return batch
+
+    def done(self, slot: int) -> None:
+        self._free.put(slot)
+
+    def _work(self) -> None:
+        try:
+            for batch in batches(self._rows, SQLITE_BATCH_ROWS):
+                if self._stop:
+                    return
+                if len(batch) < SQLITE_STAGE_FROM_ROWS:
+                    self._ready.put((batch, None))
+                    continue
+                slot = self._free.get()
+                if slot is None:
+                    return
+                staged = _Staged(batch, self.width)
+                self._db.execute("BEGIN")
+                self._db.execute(f"DELETE FROM s{slot}")
+                self._db.executemany(staged.fill(f"s{slot}", "?"), staged.rows)
+                self._db.execute("COMMIT")
+                self._ready.put(((slot, staged), None))
+            self._ready.put((None, None))
+        except BaseException as exc:  # raised by the insert at its next batch
+            self._ready.put((None, exc))
+
+
+class _Staged:
+    """A batch as it goes through a scratch table: the values of the columns that vary, row by row (``rows``,
+    to fill the table with), and of those the same in every row, once (``same_values``, bound in the move)."""
+
+    def __init__(self, batch: list, width: int):
+        by_column = list(zip(*batch, strict=True))
+        self.same = [_same_throughout(column) for column in by_column]
+        if all(self.same):
+            self.same[0] = False  # the scratch table's rows say how many rows there are
+        self.varying = [n for n in range(width) if not self.same[n]]
+        self.rows = list(zip(*(by_column[n] for n in self.varying)))
+        self.same_values = tuple(column[0] for column, same in zip(by_column, self.same, strict=True) if same)
+        self.count = len(batch)
+
+    def fill(self, scratch: str, mark: str) -> str:
+        """The statement that puts a row into ``scratch``; ``mark``: the connection's parameter mark."""
+        return (
+            f"INSERT INTO {scratch} ({', '.join(f'c{n}' for n in self.varying)}) "
+            f"VALUES ({', '.join([mark] * len(self.varying))})"
+        )
+
+    def move(self, table: str, columns: str, scratch: str, constants: str) -> str:
+        """The statement that moves the rows of ``scratch`` into ``table``, in order, with the values bound once."""
+        selected = ", ".join("%s" if same else f"c{n}" for n, same in enumerate(self.same))
+        return f"INSERT INTO {table} ({columns}) SELECT {selected}{constants} FROM {scratch} ORDER BY rowid"
 
 
 def _same_throughout(column: tuple) -> bool:

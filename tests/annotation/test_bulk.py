@@ -293,6 +293,135 @@ def test_rows_made_apart_are_stored_in_order_and_a_failure_on_either_side_stops_
     assert not [thread for thread in threading.enumerate() if thread.name == "insert-ahead"]
 
 
+@pytest.mark.allow_skip
+@pytest.mark.django_db(transaction=True)
+def test_rows_filled_apart_outside_a_transaction_are_stored_as_the_insert_here_stores_them(monkeypatch):
+    """Outside a transaction (an import) on SQLite, rows made apart are made and put into scratch tables by a
+    second thread while this connection moves the batch before into the table. Every value is stored as the
+    batches filled on this connection store it — Portuguese text with quotes, tabs and backslashes, JSON,
+    NULLs, a batch whose columns are all the same, ``1.0`` beside 1 in a text column, a short last batch — in
+    the order given, with consecutive ids; the thread, the shared scratch database and its attachment are
+    gone afterwards."""
+    if connection.vendor != "sqlite":
+        pytest.skip("on PostgreSQL an insert is one COPY")
+    monkeypatch.setattr(bulk, "SQLITE_BATCH_ROWS", 4)
+    monkeypatch.setattr(bulk, "SQLITE_STAGE_FROM_ROWS", 3)  # batches of 4 staged, the last (2 rows) direct
+    fields = ["question", "causal_class", "metadata", "topic_id", "position_in_group", "source", "text_key"]
+    threads = set()
+
+    def rows(tag):
+        for n in range(14):
+            threads.add(threading.get_ident())
+            varying = n >= 4  # the first batch: every column the same in its 4 rows
+            yield (
+                f"[{tag}] Por que “a maré” {n if varying else 0} sobe?\tÉ\\assim; 'aspas'",
+                "contrafactual" if n % 3 else "associativa",
+                json.dumps({"fonte": "ação", "n": n % 2 if varying else 0, "nota": None}),
+                None,
+                0,
+                1.0 if n == 9 else 1,
+                f"{tag}{n:039x}",
+            )
+
+    stored = {}
+    for tag, made_apart in (("h", False), ("a", True)):
+        project = ProjectFactory()
+        constants = {k: v for k, v in _item_constants(project).items() if k not in fields}
+        threads.clear()
+        if made_apart:
+            assert fast_insert(Item, fields, rows(tag), constants=constants, made_apart=True) == 14
+            assert threads and threading.get_ident() not in threads
+        else:
+            with transaction.atomic():  # inside a transaction: filled on this connection
+                assert fast_insert(Item, fields, rows(tag), constants=constants, made_apart=True) == 14
+        items = list(Item.objects.filter(project=project).order_by("pk").values_list("pk", *fields))
+        assert [pk for pk, *_rest in items] == list(range(items[0][0], items[0][0] + 14))
+        stored[tag] = [
+            (question.replace(f"[{tag}]", ""), *rest, key[1:]) for _pk, question, *rest, key in items
+        ]
+    assert stored["a"] == stored["h"]
+    assert [row[5] for row in stored["a"]] == ["1"] * 9 + ["1.0"] + ["1"] * 4
+    assert not [thread for thread in threading.enumerate() if thread.name == "insert-filled-apart"]
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA database_list")
+        assert not [name for _seq, name, _file in cursor.fetchall() if name.startswith("fast_insert")]
+
+
+@pytest.mark.allow_skip
+@pytest.mark.django_db(transaction=True)
+def test_a_failure_on_either_side_of_rows_filled_apart_stops_both_and_detaches(monkeypatch):
+    """An error while the second thread makes the rows reaches the caller; an insert that breaks a
+    constraint raises the database's IntegrityError. Either way the thread ends and the scratch database is
+    let go; the batches committed before the failure stay (each commits on its own, as outside a
+    transaction every insert does: the import removes what it wrote), none after it."""
+    from django.db import IntegrityError
+
+    if connection.vendor != "sqlite":
+        pytest.skip("on PostgreSQL an insert is one COPY")
+    monkeypatch.setattr(bulk, "SQLITE_BATCH_ROWS", 5)
+    monkeypatch.setattr(bulk, "SQLITE_STAGE_FROM_ROWS", 3)
+    project = ProjectFactory()
+    constants = {k: v for k, v in _item_constants(project).items() if k != "external_id"}
+    fields = ["question", "text_key", "external_id"]
+
+    def rows(count=30, fail_at=None, repeat_id=None):
+        for n in range(count):
+            if n == fail_at:
+                raise ValueError("linha 12 ilegível")
+            yield (f"Por que a chuva {n} molha?", f"{n:040x}", "x0" if n == repeat_id else f"x{n}")
+
+    with pytest.raises(ValueError, match="linha 12"):
+        fast_insert(Item, fields, rows(fail_at=12), constants=constants, made_apart=True)
+    kept = set(Item.objects.filter(project=project).values_list("external_id", flat=True))
+    assert kept <= {f"x{n}" for n in range(10)}  # at most the two batches made before the error
+    Item.objects.filter(project=project).delete()
+
+    with pytest.raises(IntegrityError):
+        fast_insert(Item, fields, rows(300, repeat_id=7), constants=constants, made_apart=True)
+    assert sorted(Item.objects.filter(project=project).values_list("external_id", flat=True)) == sorted(
+        f"x{n}" for n in range(5)
+    )
+    assert not [thread for thread in threading.enumerate() if thread.name == "insert-filled-apart"]
+    with connection.cursor() as cursor:
+        cursor.execute("PRAGMA database_list")
+        assert not [name for _seq, name, _file in cursor.fetchall() if name.startswith("fast_insert")]
+
+
+@pytest.mark.allow_skip
+@pytest.mark.django_db(transaction=True)
+def test_rows_filled_apart_that_do_not_reach_the_table_raise_instead_of_being_lost(monkeypatch):
+    """Were the scratch database the connection attaches not the one the thread fills (a connection opened
+    without URIs would attach a file of that name instead), the move finds an empty table: the insert raises,
+    naming how many rows of the batch arrived, instead of returning as if it had written them."""
+    import sqlite3
+
+    from django.db import DatabaseError
+
+    if connection.vendor != "sqlite":
+        pytest.skip("on PostgreSQL an insert is one COPY")
+    monkeypatch.setattr(bulk, "SQLITE_STAGE_FROM_ROWS", 3)
+    elsewhere = f"file:elsewhere_{uuid.uuid4().hex}?mode=memory&cache=shared"
+    empty = sqlite3.connect(elsewhere, uri=True)
+    for slot in range(2):
+        empty.execute(f"CREATE TABLE s{slot} ({', '.join(f'c{n}' for n in range(2))})")
+    made = bulk._FilledApart.__init__
+
+    def attached_elsewhere(self, *args):
+        made(self, *args)
+        self.uri = elsewhere
+
+    monkeypatch.setattr(bulk._FilledApart, "__init__", attached_elsewhere)
+    project = ProjectFactory()
+    constants = {k: v for k, v in _item_constants(project).items() if k not in ("question", "text_key")}
+    rows = [(f"Por que {n}?", f"{n:040x}") for n in range(10)]
+    try:
+        with pytest.raises(DatabaseError, match="0 of a batch of 10 rows"):
+            fast_insert(Item, ["question", "text_key"], rows, constants=constants, made_apart=True)
+    finally:
+        empty.close()
+    assert not Item.objects.filter(project=project).exists()
+
+
 def _item_constants(project) -> dict:
     now = timezone.now()
     return {
