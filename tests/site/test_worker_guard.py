@@ -66,6 +66,8 @@ def test_a_killed_test_run_leaves_no_worker(tmp_path, how):
                 **os.environ,
                 "DJANGO_SETTINGS_MODULE": "causalqa_site.settings",
                 "CAUSALQA_VAR_DIR": str(tmp_path / "var"),
+                # A run that does not end when told: SIGABRT then prints where each of its threads stands.
+                "PYTHONFAULTHANDLER": "1",
             },
         )
     group = 0
@@ -80,7 +82,15 @@ def test_a_killed_test_run_leaves_no_worker(tmp_path, how):
         assert len(alive_in_group(group)) >= 2, "the worker and its embedded beat run"
 
         run.send_signal(how)
-        run.wait(timeout=60)
+        try:
+            run.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            run.send_signal(signal.SIGABRT)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                run.wait(timeout=10)
+            pytest.fail(
+                f"the run did not end within 60 s of {how.name}; where it stood:\n{tail(tmp_path / 'run.log')}"
+            )
         deadline = time.monotonic() + 15
         while alive_in_group(group) and time.monotonic() < deadline:
             time.sleep(0.1)
