@@ -133,7 +133,8 @@ class Command(BaseCommand):
         self.stdout.write(f"run #{run.pk} {run.status}")
         for table in report_tables([run])[:3]:
             self.stdout.write(f"\n{table.title}\n{table.csv()}")
-        if run.status not in (EvalRun.Status.SUCCEEDED, EvalRun.Status.QUEUED):
+        # Queued or running (with --no-wait a worker may have taken it already) is what was asked for.
+        if run.status in (EvalRun.Status.FAILED, EvalRun.Status.CANCELLED):
             raise CommandError(f"run #{run.pk} {run.status}" + (f": {run.error}" if run.error else ""))
 
     def _file(self, argument: str) -> ResultUpload:
