@@ -92,15 +92,22 @@ def model():
 
 
 @pytest.fixture(scope="module")
-def reference_package(model):
+def reference_package(model, tmp_path_factory):
     bert_score = pytest.importorskip("bert_score", reason="the reference bert-score package is not installed")
     from generation.local_models import default_model_dir
+
+    # The package loads any model whose name contains "t5" as a T5 encoder, and the model's directory is
+    # named by where the checkout is (a clone in /tmp/t5 scored against random weights): it is given the
+    # same directory by a link whose path says nothing of the kind.
+    model_dir = tmp_path_factory.mktemp("reference") / "model"
+    model_dir.symlink_to(default_model_dir(), target_is_directory=True)
+    assert "t5" not in str(model_dir).lower(), f"the reference package would read {model_dir} as a T5 model"
 
     def score(candidates, references, idf):
         _p, _r, f1 = bert_score.score(
             candidates,
             references,
-            model_type=default_model_dir(),
+            model_type=str(model_dir),
             num_layers=model.layer,
             idf=idf,
             batch_size=64,
