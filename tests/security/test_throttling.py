@@ -85,6 +85,7 @@ def test_the_api_throttle_holds_under_concurrent_requests(project, curator, monk
     """16 threads send 200 requests at a rate of 60 a minute: exactly 60 pass (a read-then-write count let 92)."""
     import threading
     import time
+    from types import SimpleNamespace
 
     from django.db import connection
     from django.test import Client
@@ -95,9 +96,7 @@ def test_the_api_throttle_holds_under_concurrent_requests(project, curator, monk
     # The windows are whole minutes of the clock: requests sent across the turn of a minute are counted in two
     # windows (64 passed once). The throttle's clock stands still in the middle of this minute.
     middle_of_the_minute = time.time() // 60 * 60 + 30
-    monkeypatch.setattr(
-        throttling, "time", type("StillClock", (), {"time": staticmethod(lambda: middle_of_the_minute)})
-    )
+    monkeypatch.setattr(throttling, "time", SimpleNamespace(time=lambda: middle_of_the_minute))
     headers = {"Authorization": f"Token {api_token_key(curator)}"}
     answers = []
     lock = threading.Lock()
